@@ -1,0 +1,11 @@
+mod arguments;
+mod dialects;
+mod gemini;
+mod generic;
+mod hostile;
+mod properties;
+mod refs;
+mod snapshots;
+mod strict;
+mod top_level;
+mod util;

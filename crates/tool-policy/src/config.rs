@@ -1,0 +1,205 @@
+//! The policy sections of the configuration file, with OpenClaw's key
+//! names. The `talon-config` crate composes these into the whole file.
+//!
+//! Every struct rejects unknown keys; lists are kept as written (entries are
+//! normalised when compiled, see [`crate::PolicyEngine`]).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An allow / alsoAllow / deny triple.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolPolicyConfig {
+    /// Tools to allow. Absent or empty = everything not denied. Entries may
+    /// be tool names, `*` globs, `group:*` ids, plugin ids or `bundle-mcp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    /// Tools to add to `allow` (with no `allow`, means "everything plus
+    /// these", which matters only for plugin-only entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub also_allow: Option<Vec<String>>,
+    /// Tools to remove. Deny always wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<Vec<String>>,
+}
+
+impl ToolPolicyConfig {
+    /// Whether no list is set.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_none() && self.also_allow.is_none() && self.deny.is_none()
+    }
+}
+
+/// A policy that may also pick a profile (`tools.*`, `tools.byProvider.*`,
+/// `agents.list[].tools`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProfiledPolicyConfig {
+    /// A built-in profile: `minimal`, `coding`, `messaging` or `full`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// See [`ToolPolicyConfig::allow`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    /// See [`ToolPolicyConfig::also_allow`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub also_allow: Option<Vec<String>>,
+    /// See [`ToolPolicyConfig::deny`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<Vec<String>>,
+}
+
+impl ProfiledPolicyConfig {
+    /// The allow/alsoAllow/deny part.
+    pub fn policy(&self) -> ToolPolicyConfig {
+        ToolPolicyConfig {
+            allow: self.allow.clone(),
+            also_allow: self.also_allow.clone(),
+            deny: self.deny.clone(),
+        }
+    }
+}
+
+/// `tools.sandbox` / `agents.list[].tools.sandbox`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxToolsSection {
+    /// The tool policy applied when the session is sandboxed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolPolicyConfig>,
+}
+
+/// `tools.subagents`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubagentsToolsSection {
+    /// The sub-agent tool policy; an allowed entry lifts the matching
+    /// default sub-agent deny.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolPolicyConfig>,
+}
+
+/// One entry of `tools.groups`: the policy of a group chat / channel, with
+/// optional per-sender policies inside that group.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GroupToolPolicyConfig {
+    /// See [`ToolPolicyConfig::allow`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    /// See [`ToolPolicyConfig::also_allow`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub also_allow: Option<Vec<String>>,
+    /// See [`ToolPolicyConfig::deny`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<Vec<String>>,
+    /// Per-sender policies within this group (sender id → policy; `*` is the
+    /// fallback). Takes precedence over the global `tools.toolsBySender`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_by_sender: Option<BTreeMap<String, ToolPolicyConfig>>,
+}
+
+impl GroupToolPolicyConfig {
+    /// The allow/alsoAllow/deny part.
+    pub fn policy(&self) -> ToolPolicyConfig {
+        ToolPolicyConfig {
+            allow: self.allow.clone(),
+            also_allow: self.also_allow.clone(),
+            deny: self.deny.clone(),
+        }
+    }
+}
+
+/// The `tools` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// The base profile: `minimal`, `coding`, `messaging` or `full`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Global allow list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    /// Added to the global allow list (and to the profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub also_allow: Option<Vec<String>>,
+    /// Global deny list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<Vec<String>>,
+    /// Per model provider (`openai`) or provider/model (`openai/gpt-5`):
+    /// a profile and a policy. The provider/model key wins over the provider
+    /// key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_provider: Option<BTreeMap<String, ProfiledPolicyConfig>>,
+    /// Per group chat / channel id (`*` is the fallback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<BTreeMap<String, GroupToolPolicyConfig>>,
+    /// Per sender id (`*` is the fallback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_by_sender: Option<BTreeMap<String, ToolPolicyConfig>>,
+    /// The sandbox tool policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxToolsSection>,
+    /// The sub-agent tool policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<SubagentsToolsSection>,
+    /// `tools.exec` (accepted; interpreted by the exec tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<Value>,
+    /// `tools.web` (accepted; interpreted by the web tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<Value>,
+    /// `tools.loopDetection` (accepted; interpreted by the hooks crate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_detection: Option<Value>,
+}
+
+/// `agents.list[].tools`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentToolsConfig {
+    /// The agent's profile (replaces `tools.profile` for this agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// Agent allow list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    /// Added to the agent allow list (and to the profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub also_allow: Option<Vec<String>>,
+    /// Agent deny list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<Vec<String>>,
+    /// Per provider, for this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_provider: Option<BTreeMap<String, ProfiledPolicyConfig>>,
+    /// The agent's sandbox tool policy (each list replaces the global one
+    /// wholesale).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxToolsSection>,
+}
+
+impl AgentToolsConfig {
+    /// The allow/alsoAllow/deny part.
+    pub fn policy(&self) -> ToolPolicyConfig {
+        ToolPolicyConfig {
+            allow: self.allow.clone(),
+            also_allow: self.also_allow.clone(),
+            deny: self.deny.clone(),
+        }
+    }
+}
+
+/// Everything the policy pipeline reads from the configuration file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyConfig {
+    /// The `tools` section.
+    pub tools: ToolsConfig,
+    /// Per agent id, that agent's `tools` block (from `agents.list[]` or
+    /// `agents.entries`).
+    pub agents: BTreeMap<String, AgentToolsConfig>,
+}

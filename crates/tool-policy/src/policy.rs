@@ -1,0 +1,189 @@
+//! One compiled allow/deny policy and OpenClaw's matcher semantics.
+
+use crate::config::ToolPolicyConfig;
+use crate::list::CompiledList;
+use crate::universe::ToolEntry;
+
+/// Where each list of a policy comes from, for audit output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct PolicyKeys {
+    pub(crate) allow: String,
+    pub(crate) deny: String,
+}
+
+impl PolicyKeys {
+    pub(crate) fn under(prefix: &str) -> Self {
+        PolicyKeys {
+            allow: format!("{prefix}.allow"),
+            deny: format!("{prefix}.deny"),
+        }
+    }
+}
+
+/// A compiled policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CompiledPolicy {
+    /// `None` = no allow list (everything not denied).
+    pub(crate) allow: Option<CompiledList>,
+    pub(crate) deny: CompiledList,
+    /// OpenClaw's runtime matcher lets `apply_patch` through when the allow
+    /// list matches `write`; the sandbox classifier does not.
+    pub(crate) apply_patch_via_write: bool,
+    /// The allow list was written explicitly as `[]` (allows everything).
+    pub(crate) explicit_empty_allow: bool,
+    pub(crate) keys: PolicyKeys,
+    /// Deny entries that are built-in defaults rather than configured, with
+    /// the rule prefix and the key that lifts them.
+    pub(crate) default_deny: Option<DefaultDeny>,
+}
+
+/// Built-in default deny entries of a layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct DefaultDeny {
+    pub(crate) entries: Vec<String>,
+    pub(crate) rule_prefix: &'static str,
+    pub(crate) lift_key: String,
+}
+
+/// Why a policy removed a tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Allow,
+    Denied { entry: String },
+    NotAllowed,
+}
+
+impl CompiledPolicy {
+    /// Build from allow / alsoAllow / deny with OpenClaw's `alsoAllow`
+    /// rules; `None` when no list is set at all.
+    pub(crate) fn from_lists(
+        allow: Option<&[String]>,
+        also_allow: Option<&[String]>,
+        deny: Option<&[String]>,
+        keys: PolicyKeys,
+    ) -> Option<Self> {
+        if allow.is_none() && also_allow.is_none() && deny.is_none() {
+            return None;
+        }
+        let explicit_empty_allow =
+            matches!(allow, Some(a) if a.iter().all(|e| e.trim().is_empty()))
+                && also_allow.is_none_or(|a| a.is_empty());
+        let allow_list = match (allow, also_allow) {
+            (None, None) => None,
+            (Some(a), None) => Some(CompiledList::compile(a)),
+            (None, Some(extra)) => {
+                if extra.is_empty() {
+                    None
+                } else {
+                    let star = ["*".to_owned()];
+                    Some(CompiledList::compile(&CompiledList::union(&star[..], extra)))
+                }
+            }
+            (Some(a), Some(extra)) => {
+                let base: Vec<String> = if a.iter().all(|e| e.trim().is_empty()) {
+                    vec!["*".to_owned()]
+                } else {
+                    a.to_vec()
+                };
+                Some(CompiledList::compile(&CompiledList::union(&base[..], extra)))
+            }
+        };
+        Some(CompiledPolicy {
+            allow: allow_list,
+            deny: deny.map(CompiledList::compile).unwrap_or_default(),
+            apply_patch_via_write: true,
+            explicit_empty_allow,
+            keys,
+            default_deny: None,
+        })
+    }
+
+    pub(crate) fn from_config(cfg: &ToolPolicyConfig, keys: PolicyKeys) -> Option<Self> {
+        Self::from_lists(
+            cfg.allow.as_deref(),
+            cfg.also_allow.as_deref(),
+            cfg.deny.as_deref(),
+            keys,
+        )
+    }
+
+    /// A policy that denies exactly these names.
+    pub(crate) fn deny_only(names: &[&str], deny_key: &str) -> Self {
+        CompiledPolicy {
+            allow: None,
+            deny: CompiledList::compile(names),
+            apply_patch_via_write: true,
+            explicit_empty_allow: false,
+            default_deny: None,
+            keys: PolicyKeys {
+                allow: String::new(),
+                deny: deny_key.to_owned(),
+            },
+        }
+    }
+
+    /// OpenClaw's matcher: deny wins; no or empty allow allows; an allow
+    /// match allows; `apply_patch` rides on `write`; else not allowed.
+    pub(crate) fn decide(&self, tool: &ToolEntry) -> Verdict {
+        if let Some(entry) = self.deny.matching_entry(tool) {
+            return Verdict::Denied {
+                entry: entry.to_owned(),
+            };
+        }
+        match &self.allow {
+            None => Verdict::Allow,
+            Some(list) if list.is_empty() => Verdict::Allow,
+            Some(list) => {
+                if list.matching_entry(tool).is_some()
+                    || (self.apply_patch_via_write
+                        && tool.name == "apply_patch"
+                        && list.matches_name("write"))
+                {
+                    Verdict::Allow
+                } else {
+                    Verdict::NotAllowed
+                }
+            }
+        }
+    }
+
+    /// The rule text for a verdict that removed a tool.
+    pub(crate) fn rule_text(&self, verdict: &Verdict) -> String {
+        match verdict {
+            Verdict::Allow => String::new(),
+            Verdict::Denied { entry } => match &self.default_deny {
+                Some(d) if d.entries.contains(entry) => format!("{} {entry}", d.rule_prefix),
+                _ => format!("deny {entry}"),
+            },
+            Verdict::NotAllowed => {
+                let entries = self
+                    .allow
+                    .as_ref()
+                    .map(|l| l.entries())
+                    .unwrap_or_default();
+                let shown: Vec<&str> = entries.iter().take(6).map(String::as_str).collect();
+                let more = if entries.len() > 6 {
+                    format!(", … {} more", entries.len() - 6)
+                } else {
+                    String::new()
+                };
+                format!("not in allow list [{}{more}]", shown.join(", "))
+            }
+        }
+    }
+
+    /// The config key to change for a verdict.
+    pub(crate) fn key_for(&self, verdict: &Verdict) -> &str {
+        match verdict {
+            Verdict::Denied { entry } => match &self.default_deny {
+                Some(d) if d.entries.contains(entry) => &d.lift_key,
+                _ => &self.keys.deny,
+            },
+            _ => &self.keys.allow,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;
