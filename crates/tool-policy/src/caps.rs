@@ -25,7 +25,10 @@ pub struct CappedTools {
 /// entries that match none of them are reported in `dropped`, so the caller
 /// can tell the model instead of widening silently.
 pub fn cap_cron_job_tools(creator_tools: &[String], requested: Option<&[String]>) -> CappedTools {
-    let creator: Vec<String> = creator_tools.iter().map(|t| normalize_tool_name(t)).collect();
+    let creator: Vec<String> = creator_tools
+        .iter()
+        .map(|t| normalize_tool_name(t))
+        .collect();
     let Some(requested) = requested else {
         return CappedTools {
             tools: creator,
@@ -54,7 +57,11 @@ pub fn cap_cron_job_tools(creator_tools: &[String], requested: Option<&[String]>
     }
     // Keep the creator's order.
     let chosen: HashSet<&String> = tools.iter().collect();
-    let tools = creator.iter().filter(|t| chosen.contains(t)).cloned().collect();
+    let tools = creator
+        .iter()
+        .filter(|t| chosen.contains(t))
+        .cloned()
+        .collect();
     CappedTools { tools, dropped }
 }
 

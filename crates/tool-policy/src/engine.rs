@@ -1,6 +1,7 @@
 //! The pipeline: every layer compiled once per configuration, then applied
 //! to a run's candidate tools with an audit of what each layer removed.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use talon_tool_catalog::{Profile, normalize_tool_name};
@@ -18,10 +19,13 @@ use crate::universe::{ToolEntry, ToolUniverse};
 use crate::warnings::{AllowlistStep, analyse_allowlist};
 
 /// Core tools removed for senders known not to be the owner.
-pub const OWNER_ONLY_CORE_TOOLS: &[&str] = &["cron", "gateway", "sessions", "nodes", "computer", "openclaw"];
+pub const OWNER_ONLY_CORE_TOOLS: &[&str] = &[
+    "cron", "gateway", "sessions", "nodes", "computer", "openclaw",
+];
 
 /// What a `node` message provider may use.
-pub const NODE_PROVIDER_TOOLS: &[&str] = &["canvas", "image", "pdf", "tts", "web_fetch", "web_search"];
+pub const NODE_PROVIDER_TOOLS: &[&str] =
+    &["canvas", "image", "pdf", "tts", "web_fetch", "web_search"];
 
 /// A profile layer: the profile id and its compiled policy.
 #[derive(Debug, Clone)]
@@ -162,11 +166,17 @@ fn agent_layers(
             &format!("{prefix}.profile"),
             &format!("{prefix}.alsoAllow"),
         )?,
-        None => profile_layer(tools.profile.as_deref(), &also, "tools.profile", "tools.alsoAllow")?,
+        None => profile_layer(
+            tools.profile.as_deref(),
+            &also,
+            "tools.profile",
+            "tools.alsoAllow",
+        )?,
     };
     Ok(AgentLayers {
         profile,
-        policy: agent.and_then(|a| CompiledPolicy::from_config(&a.policy(), PolicyKeys::under(&prefix))),
+        policy: agent
+            .and_then(|a| CompiledPolicy::from_config(&a.policy(), PolicyKeys::under(&prefix))),
         by_provider: compile_by_provider(raw.by_provider.as_ref(), &prefix)?,
         sandbox: resolve_sandbox_tool_policy(tools, agent, agent_id).compile(),
         raw,
@@ -206,13 +216,17 @@ impl PolicyEngine {
         }
         let mut senders = HashMap::new();
         for (sid, p) in tools.tools_by_sender.iter().flatten() {
-            if let Some(c) =
-                CompiledPolicy::from_config(p, PolicyKeys::under(&format!("tools.toolsBySender.{sid}")))
-            {
+            if let Some(c) = CompiledPolicy::from_config(
+                p,
+                PolicyKeys::under(&format!("tools.toolsBySender.{sid}")),
+            ) {
                 senders.insert(sid.trim().to_lowercase(), c);
             }
         }
-        let node: Vec<String> = NODE_PROVIDER_TOOLS.iter().map(|s| (*s).to_owned()).collect();
+        let node: Vec<String> = NODE_PROVIDER_TOOLS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
         let memory = ["read".to_owned(), "write".to_owned()];
         let exact = |mut p: CompiledPolicy| {
             p.apply_patch_via_write = false;
@@ -232,27 +246,31 @@ impl PolicyEngine {
             subagent_orchestrator: subagent_policy(tools, SubagentKind::Orchestrator),
             subagent_leaf: subagent_policy(tools, SubagentKind::Leaf),
             owner_only: CompiledPolicy::deny_only(OWNER_ONLY_CORE_TOOLS, "sender.isOwner"),
-            node_provider: exact(CompiledPolicy::from_lists(
-                Some(&node[..]),
-                None,
-                None,
-                PolicyKeys {
-                    allow: "messageProvider (node)".to_owned(),
-                    deny: String::new(),
-                },
-            )
-            .unwrap_or_default()),
+            node_provider: exact(
+                CompiledPolicy::from_lists(
+                    Some(&node[..]),
+                    None,
+                    None,
+                    PolicyKeys {
+                        allow: "messageProvider (node)".to_owned(),
+                        deny: String::new(),
+                    },
+                )
+                .unwrap_or_default(),
+            ),
             voice_provider: CompiledPolicy::deny_only(&["tts"], "messageProvider (voice)"),
-            memory_trigger: exact(CompiledPolicy::from_lists(
-                Some(&memory[..]),
-                None,
-                None,
-                PolicyKeys {
-                    allow: "trigger (memory)".to_owned(),
-                    deny: String::new(),
-                },
-            )
-            .unwrap_or_default()),
+            memory_trigger: exact(
+                CompiledPolicy::from_lists(
+                    Some(&memory[..]),
+                    None,
+                    None,
+                    PolicyKeys {
+                        allow: "trigger (memory)".to_owned(),
+                        deny: String::new(),
+                    },
+                )
+                .unwrap_or_default(),
+            ),
             tools: tools.clone(),
         })
     }
@@ -265,8 +283,21 @@ impl PolicyEngine {
             .unwrap_or_else(|| unreachable_agent())
     }
 
-    /// Run the whole pipeline for one run.
+    /// Run the whole pipeline for one run: the hot path used when a run's
+    /// tool table is assembled. Allowlist warnings are not computed here
+    /// (`warnings` is empty); [`PolicyEngine::explain`] adds them.
     pub fn evaluate(&self, ctx: &RunContext, universe: &ToolUniverse) -> PolicyOutcome {
+        self.run(ctx, universe, false)
+    }
+
+    /// [`PolicyEngine::evaluate`] plus the unknown-allowlist and
+    /// explicit-empty-allow warnings, for `talon policy explain` and for
+    /// logging once per configuration.
+    pub fn explain(&self, ctx: &RunContext, universe: &ToolUniverse) -> PolicyOutcome {
+        self.run(ctx, universe, true)
+    }
+
+    fn run(&self, ctx: &RunContext, universe: &ToolUniverse, warn: bool) -> PolicyOutcome {
         let agent = self.agent(&ctx.agent_id);
         let agent_id = ctx.agent_id.trim().to_lowercase();
         let mut alive: Vec<&ToolEntry> = universe.tools().iter().collect();
@@ -274,20 +305,35 @@ impl PolicyEngine {
         let mut warnings = Vec::new();
 
         // Pre-filter A: the message provider.
-        let channel = ctx.message_provider.as_deref().map(|c| c.trim().to_lowercase());
+        let channel = ctx
+            .message_provider
+            .as_deref()
+            .map(|c| c.trim().to_lowercase());
         let channel_policy = match channel.as_deref() {
             Some("node") => Some(&self.node_provider),
             Some("voice" | "discord-voice") => Some(&self.voice_provider),
             _ => None,
         };
-        let label = format!("message provider ({})", channel.as_deref().unwrap_or("none"));
-        apply(&mut alive, &mut layers, "message-provider", label, channel_policy);
+        let label = format!(
+            "message provider ({})",
+            channel.as_deref().unwrap_or("none")
+        );
+        apply(
+            &mut alive,
+            &mut layers,
+            "message-provider",
+            label,
+            channel_policy,
+        );
 
         // Pre-filter B: the model provider must accept the tool's name.
         let rule = ctx.model_provider.as_deref().and_then(provider_name_rule);
         let mut audit = LayerAudit {
             id: "model-provider".to_owned(),
-            label: format!("model provider ({})", ctx.model_provider.as_deref().unwrap_or("none")),
+            label: format!(
+                "model provider ({})",
+                ctx.model_provider.as_deref().unwrap_or("none")
+            ),
             active: rule.is_some(),
             removed: Vec::new(),
         };
@@ -308,22 +354,45 @@ impl PolicyEngine {
 
         // Trigger filter: memory-flush runs get read + write only.
         let trigger_policy = (ctx.trigger == Trigger::Memory).then_some(&self.memory_trigger);
-        apply(&mut alive, &mut layers, "trigger", "memory-triggered compaction runs expose only read and append-only write".to_owned(), trigger_policy);
+        apply(
+            &mut alive,
+            &mut layers,
+            "trigger",
+            "memory-triggered compaction runs expose only read and append-only write".to_owned(),
+            trigger_policy,
+        );
 
         // 1. profile
         let label = match &agent.profile {
             Some(p) => format!("tools.profile ({})", p.profile.id()),
             None => "tools.profile".to_owned(),
         };
-        if let Some(p) = &agent.profile {
-            let entries: Vec<String> = p.policy.allow.as_ref().map(|l| l.entries().to_vec()).unwrap_or_default();
-            warnings.extend(analyse_allowlist(&label, &entries, universe, AllowlistStep::BuiltinProfile));
+        if warn && let Some(p) = &agent.profile {
+            let entries: Vec<String> = p
+                .policy
+                .allow
+                .as_ref()
+                .map(|l| l.entries().to_vec())
+                .unwrap_or_default();
+            warnings.extend(analyse_allowlist(
+                &label,
+                &entries,
+                universe,
+                AllowlistStep::BuiltinProfile,
+            ));
         }
         let profile_policy = agent.profile.as_ref().map(|p| &p.policy);
-        apply_with(&mut alive, &mut layers, "profile", label, profile_policy, |v, p| match (v, &agent.profile) {
-            (Verdict::NotAllowed, Some(pl)) => format!("not in profile {}", pl.profile.id()),
-            _ => p.rule_text(v),
-        });
+        apply_with(
+            &mut alive,
+            &mut layers,
+            "profile",
+            label,
+            profile_policy,
+            |v, p| match (v, &agent.profile) {
+                (Verdict::NotAllowed, Some(pl)) => format!("not in profile {}", pl.profile.id()),
+                _ => p.rule_text(v),
+            },
+        );
 
         // 2. provider profile (agent byProvider wins over global byProvider)
         let agent_provider = find_provider(&agent.by_provider, ctx);
@@ -335,61 +404,156 @@ impl PolicyEngine {
             Some(p) => format!("tools.byProvider.profile ({})", p.profile.id()),
             None => "tools.byProvider.profile".to_owned(),
         };
-        apply_with(&mut alive, &mut layers, "provider-profile", label, provider_profile.map(|p| &p.policy), |v, p| match (v, provider_profile) {
-            (Verdict::NotAllowed, Some(pl)) => format!("not in provider profile {}", pl.profile.id()),
-            _ => p.rule_text(v),
-        });
+        apply_with(
+            &mut alive,
+            &mut layers,
+            "provider-profile",
+            label,
+            provider_profile.map(|p| &p.policy),
+            |v, p| match (v, provider_profile) {
+                (Verdict::NotAllowed, Some(pl)) => {
+                    format!("not in provider profile {}", pl.profile.id())
+                }
+                _ => p.rule_text(v),
+            },
+        );
 
         // 3. global
         let label = "tools.allow".to_owned();
-        self.warn_policy(&mut warnings, &label, self.tools.allow.as_deref(), self.tools.also_allow.as_deref(), universe);
-        apply(&mut alive, &mut layers, "global", label, self.global.as_ref());
+        if warn {
+            self.warn_policy(
+                &mut warnings,
+                &label,
+                self.tools.allow.as_deref(),
+                self.tools.also_allow.as_deref(),
+                universe,
+            );
+        }
+        apply(
+            &mut alive,
+            &mut layers,
+            "global",
+            label,
+            self.global.as_ref(),
+        );
 
         // 4. global provider
         let label = "tools.byProvider.allow".to_owned();
-        if let Some(e) = global_provider {
-            self.warn_policy(&mut warnings, &format!("tools.byProvider.{}.allow", e.key), e.raw.allow.as_deref(), e.raw.also_allow.as_deref(), universe);
+        if warn && let Some(e) = global_provider {
+            self.warn_policy(
+                &mut warnings,
+                &format!("tools.byProvider.{}.allow", e.key),
+                e.raw.allow.as_deref(),
+                e.raw.also_allow.as_deref(),
+                universe,
+            );
         }
-        apply(&mut alive, &mut layers, "global-provider", label, global_provider.and_then(|e| e.policy.as_ref()));
+        apply(
+            &mut alive,
+            &mut layers,
+            "global-provider",
+            label,
+            global_provider.and_then(|e| e.policy.as_ref()),
+        );
 
         // 5. agent
         let label = format!("agents.{agent_id}.tools.allow");
-        self.warn_policy(&mut warnings, &label, agent.raw.allow.as_deref(), agent.raw.also_allow.as_deref(), universe);
-        apply(&mut alive, &mut layers, "agent", label, agent.policy.as_ref());
+        if warn {
+            self.warn_policy(
+                &mut warnings,
+                &label,
+                agent.raw.allow.as_deref(),
+                agent.raw.also_allow.as_deref(),
+                universe,
+            );
+        }
+        apply(
+            &mut alive,
+            &mut layers,
+            "agent",
+            label,
+            agent.policy.as_ref(),
+        );
 
         // 6. agent provider
         let label = format!("agents.{agent_id}.tools.byProvider.allow");
-        if let Some(e) = agent_provider {
-            self.warn_policy(&mut warnings, &label, e.raw.allow.as_deref(), e.raw.also_allow.as_deref(), universe);
+        if warn && let Some(e) = agent_provider {
+            self.warn_policy(
+                &mut warnings,
+                &label,
+                e.raw.allow.as_deref(),
+                e.raw.also_allow.as_deref(),
+                universe,
+            );
         }
-        apply(&mut alive, &mut layers, "agent-provider", label, agent_provider.and_then(|e| e.policy.as_ref()));
+        apply(
+            &mut alive,
+            &mut layers,
+            "agent-provider",
+            label,
+            agent_provider.and_then(|e| e.policy.as_ref()),
+        );
 
         // 7. group (exact id, else "*")
-        let group = ctx.group_id.as_deref().map(|g| g.trim().to_lowercase()).and_then(|g| {
-            self.groups.get(&g).or_else(|| self.groups.get("*"))
-        });
+        let group = ctx
+            .group_id
+            .as_deref()
+            .map(|g| g.trim().to_lowercase())
+            .and_then(|g| self.groups.get(&g).or_else(|| self.groups.get("*")));
         let label = "group tools.allow".to_owned();
-        if let (Some(g), Some(gid)) = (group, ctx.group_id.as_deref()) {
-            let raw = self.tools.groups.as_ref().and_then(|m| m.get(gid.trim()).or_else(|| m.get("*")));
+        if warn && let (Some(g), Some(gid)) = (group, ctx.group_id.as_deref()) {
+            let raw = self
+                .tools
+                .groups
+                .as_ref()
+                .and_then(|m| m.get(gid.trim()).or_else(|| m.get("*")));
             if let Some(raw) = raw {
-                self.warn_policy(&mut warnings, &label, raw.allow.as_deref(), raw.also_allow.as_deref(), universe);
+                self.warn_policy(
+                    &mut warnings,
+                    &label,
+                    raw.allow.as_deref(),
+                    raw.also_allow.as_deref(),
+                    universe,
+                );
             }
             let _ = g;
         }
-        apply(&mut alive, &mut layers, "group", label, group.and_then(|g| g.policy.as_ref()));
+        apply(
+            &mut alive,
+            &mut layers,
+            "group",
+            label,
+            group.and_then(|g| g.policy.as_ref()),
+        );
 
         // 8. sender (the group's per-sender policy wins over the global one)
-        let sender_policy = ctx.sender_id.as_deref().map(|s| s.trim().to_lowercase()).and_then(|s| {
-            group
-                .and_then(|g| g.by_sender.get(&s).or_else(|| g.by_sender.get("*")))
-                .or_else(|| self.senders.get(&s))
-                .or_else(|| self.senders.get("*"))
-        });
-        apply(&mut alive, &mut layers, "sender", "tools.toolsBySender".to_owned(), sender_policy);
+        let sender_policy = ctx
+            .sender_id
+            .as_deref()
+            .map(|s| s.trim().to_lowercase())
+            .and_then(|s| {
+                group
+                    .and_then(|g| g.by_sender.get(&s).or_else(|| g.by_sender.get("*")))
+                    .or_else(|| self.senders.get(&s))
+                    .or_else(|| self.senders.get("*"))
+            });
+        apply(
+            &mut alive,
+            &mut layers,
+            "sender",
+            "tools.toolsBySender".to_owned(),
+            sender_policy,
+        );
 
         // 9. sandbox
         let sandbox_policy = ctx.sandboxed.then_some(&agent.sandbox);
-        apply(&mut alive, &mut layers, "sandbox", "sandbox tools.allow".to_owned(), sandbox_policy);
+        apply(
+            &mut alive,
+            &mut layers,
+            "sandbox",
+            "sandbox tools.allow".to_owned(),
+            sandbox_policy,
+        );
 
         // 10. owner-only (only when the sender is known not to be the owner)
         let mut audit = LayerAudit {
@@ -400,8 +564,8 @@ impl PolicyEngine {
         };
         if audit.active {
             alive.retain(|t| {
-                let denied = t.owner_only
-                    || matches!(self.owner_only.decide(t), Verdict::Denied { .. });
+                let denied =
+                    t.owner_only || matches!(self.owner_only.decide(t), Verdict::Denied { .. });
                 if denied {
                     audit.removed.push(Removal {
                         tool: t.name.clone(),
@@ -420,7 +584,13 @@ impl PolicyEngine {
             Some(SubagentKind::Orchestrator) => Some(&self.subagent_orchestrator),
             None => None,
         };
-        apply(&mut alive, &mut layers, "subagent", "subagent tools.allow".to_owned(), sub);
+        apply(
+            &mut alive,
+            &mut layers,
+            "subagent",
+            "subagent tools.allow".to_owned(),
+            sub,
+        );
 
         // 12. inherited: an exact set. An empty parent set leaves nothing
         // (it is never read as "empty allow = everything").
@@ -431,9 +601,14 @@ impl PolicyEngine {
             removed: Vec::new(),
         };
         if let Some(parent) = &ctx.inherited {
-            let set: HashSet<String> = parent.iter().map(|t| normalize_tool_name(t)).collect();
+            // A hash set pays off for whole tables; `check` (one tool) scans.
+            let set: Option<HashSet<Cow<'_, str>>> =
+                (alive.len() > 8).then(|| parent.iter().map(|t| normalized(t)).collect());
             alive.retain(|t| {
-                let keep = set.contains(&t.name);
+                let keep = match &set {
+                    Some(set) => set.contains(t.name.as_str()),
+                    None => parent.iter().any(|p| normalized(p) == t.name.as_str()),
+                };
                 if !keep {
                     audit.removed.push(Removal {
                         tool: t.name.clone(),
@@ -458,16 +633,13 @@ impl PolicyEngine {
     /// that name.
     pub fn check(&self, ctx: &RunContext, universe: &ToolUniverse, name: &str) -> CheckOutcome {
         let normalised = normalize_tool_name(name);
-        let entry = universe
-            .get(&normalised)
-            .cloned()
-            .unwrap_or_else(|| {
-                if talon_tool_catalog::is_core_tool(&normalised) {
-                    ToolEntry::core(&normalised)
-                } else {
-                    ToolEntry::plugin(&normalised, &normalised)
-                }
-            });
+        let entry = universe.get(&normalised).cloned().unwrap_or_else(|| {
+            if talon_tool_catalog::is_core_tool(&normalised) {
+                ToolEntry::core(&normalised)
+            } else {
+                ToolEntry::plugin(&normalised, &normalised)
+            }
+        });
         let single = ToolUniverse::new().with(entry);
         let outcome = self.evaluate(ctx, &single);
         let removed_by = outcome.removed_by(&normalised);
@@ -493,11 +665,21 @@ impl PolicyEngine {
                 ));
                 return;
             }
-            warnings.extend(analyse_allowlist(label, a, universe, AllowlistStep::Configured));
+            warnings.extend(analyse_allowlist(
+                label,
+                a,
+                universe,
+                AllowlistStep::Configured,
+            ));
         }
         if let Some(a) = also_allow {
             let also_label = label.replace(".allow", ".alsoAllow");
-            warnings.extend(analyse_allowlist(&also_label, a, universe, AllowlistStep::AlsoAllow));
+            warnings.extend(analyse_allowlist(
+                &also_label,
+                a,
+                universe,
+                AllowlistStep::AlsoAllow,
+            ));
         }
     }
 }
@@ -513,6 +695,21 @@ fn unreachable_agent() -> &'static AgentLayers {
         sandbox: resolve_sandbox_tool_policy(&ToolsConfig::default(), None, "main").compile(),
         raw: AgentToolsConfig::default(),
     })
+}
+
+/// Normalise only when needed: effective tool lists are normally already
+/// normalised, so the common case borrows.
+fn normalized(name: &str) -> Cow<'_, str> {
+    let clean = name.bytes().all(|b| {
+        b.is_ascii_lowercase()
+            || b.is_ascii_digit()
+            || matches!(b, b'_' | b'-' | b'.' | b':' | b'/')
+    });
+    if clean && name != "bash" && name != "apply-patch" {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(normalize_tool_name(name))
+    }
 }
 
 fn apply(
@@ -531,7 +728,7 @@ fn apply_with(
     id: &str,
     label: String,
     policy: Option<&CompiledPolicy>,
-    rule: impl Fn(&Verdict, &CompiledPolicy) -> String,
+    rule: impl Fn(&Verdict<'_>, &CompiledPolicy) -> String,
 ) {
     let mut audit = LayerAudit {
         id: id.to_owned(),
@@ -540,14 +737,21 @@ fn apply_with(
         removed: Vec::new(),
     };
     if let Some(policy) = policy {
+        // The "not in allow list [...]" text is the same for every tool a
+        // layer removes that way: build it once.
+        let mut not_allowed: Option<String> = None;
         alive.retain(|t| {
             let verdict = policy.decide(t);
-            if verdict == Verdict::Allow {
-                return true;
-            }
+            let rule_text = match verdict {
+                Verdict::Allow => return true,
+                Verdict::NotAllowed => not_allowed
+                    .get_or_insert_with(|| rule(&verdict, policy))
+                    .clone(),
+                Verdict::Denied { .. } => rule(&verdict, policy),
+            };
             audit.removed.push(Removal {
                 tool: t.name.clone(),
-                rule: rule(&verdict, policy),
+                rule: rule_text,
                 config_key: policy.key_for(&verdict).to_owned(),
             });
             false

@@ -3,10 +3,10 @@ use std::collections::BTreeMap;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::subagent::{LEAF_SUBAGENT_EXTRA_DENY, SUBAGENT_DEFAULT_DENY};
 use crate::config::{
     GroupToolPolicyConfig, SandboxToolsSection, SubagentsToolsSection, ToolPolicyConfig,
 };
+use crate::subagent::{LEAF_SUBAGENT_EXTRA_DENY, SUBAGENT_DEFAULT_DENY};
 
 fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
@@ -38,7 +38,10 @@ fn no_config_allows_everything_in_order() {
 
 #[test]
 fn coding_profile_keeps_mcp_but_hides_plugin_tools() {
-    let e = engine(ToolsConfig { profile: Some("coding".into()), ..Default::default() });
+    let e = engine(ToolsConfig {
+        profile: Some("coding".into()),
+        ..Default::default()
+    });
     let out = e.evaluate(&RunContext::new("main"), &universe());
     assert!(out.allows("fs__read_file"));
     assert!(!out.allows("honcho_recall"));
@@ -53,19 +56,31 @@ fn coding_profile_keeps_mcp_but_hides_plugin_tools() {
         also_allow: Some(s(&["honcho"])),
         ..Default::default()
     });
-    assert!(e.evaluate(&RunContext::new("main"), &universe()).allows("honcho_recall"));
+    assert!(
+        e.evaluate(&RunContext::new("main"), &universe())
+            .allows("honcho_recall")
+    );
 }
 
 #[test]
 fn full_profile_is_star() {
-    let e = engine(ToolsConfig { profile: Some("full".into()), ..Default::default() });
-    assert!(e.evaluate(&RunContext::new("main"), &universe()).allows("browser"));
+    let e = engine(ToolsConfig {
+        profile: Some("full".into()),
+        ..Default::default()
+    });
+    assert!(
+        e.evaluate(&RunContext::new("main"), &universe())
+            .allows("browser")
+    );
 }
 
 #[test]
 fn unknown_profile_is_an_error() {
     let err = PolicyEngine::new(&PolicyConfig {
-        tools: ToolsConfig { profile: Some("codign".into()), ..Default::default() },
+        tools: ToolsConfig {
+            profile: Some("codign".into()),
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap_err();
@@ -78,16 +93,34 @@ fn unknown_profile_is_an_error() {
 #[test]
 fn provider_model_key_wins_over_provider_key() {
     let mut by = BTreeMap::new();
-    by.insert("openai".to_string(), ProfiledPolicyConfig { deny: Some(s(&["exec"])), ..Default::default() });
-    by.insert("openai/gpt-5".to_string(), ProfiledPolicyConfig { deny: Some(s(&["read"])), ..Default::default() });
-    let e = engine(ToolsConfig { by_provider: Some(by), ..Default::default() });
+    by.insert(
+        "openai".to_string(),
+        ProfiledPolicyConfig {
+            deny: Some(s(&["exec"])),
+            ..Default::default()
+        },
+    );
+    by.insert(
+        "openai/gpt-5".to_string(),
+        ProfiledPolicyConfig {
+            deny: Some(s(&["read"])),
+            ..Default::default()
+        },
+    );
+    let e = engine(ToolsConfig {
+        by_provider: Some(by),
+        ..Default::default()
+    });
     let mut ctx = RunContext::new("main");
     ctx.model_provider = Some("OpenAI".into());
     ctx.model = Some("gpt-5".into());
     let out = e.evaluate(&ctx, &universe());
     assert!(out.allows("exec"));
     assert!(!out.allows("read"));
-    assert_eq!(out.removed_by("read").unwrap().config_key, "tools.byProvider.openai/gpt-5.deny");
+    assert_eq!(
+        out.removed_by("read").unwrap().config_key,
+        "tools.byProvider.openai/gpt-5.deny"
+    );
     ctx.model = Some("gpt-4o".into());
     let out = e.evaluate(&ctx, &universe());
     assert!(!out.allows("exec"));
@@ -99,11 +132,24 @@ fn agent_layers_and_agent_profile() {
     let mut agents = BTreeMap::new();
     agents.insert(
         "ops".to_string(),
-        AgentToolsConfig { profile: Some("minimal".into()), also_allow: Some(s(&["read"])), ..Default::default() },
+        AgentToolsConfig {
+            profile: Some("minimal".into()),
+            also_allow: Some(s(&["read"])),
+            ..Default::default()
+        },
     );
-    agents.insert("dev".to_string(), AgentToolsConfig { deny: Some(s(&["write"])), ..Default::default() });
+    agents.insert(
+        "dev".to_string(),
+        AgentToolsConfig {
+            deny: Some(s(&["write"])),
+            ..Default::default()
+        },
+    );
     let e = PolicyEngine::new(&PolicyConfig {
-        tools: ToolsConfig { profile: Some("coding".into()), ..Default::default() },
+        tools: ToolsConfig {
+            profile: Some("coding".into()),
+            ..Default::default()
+        },
         agents,
     })
     .unwrap();
@@ -111,23 +157,49 @@ fn agent_layers_and_agent_profile() {
     assert_eq!(ops.tools, s(&["read", "session_status"]));
     let dev = e.evaluate(&RunContext::new("dev"), &ToolUniverse::core());
     assert!(!dev.allows("write"));
-    assert!(dev.allows("apply_patch"), "v7.2: denying write leaves apply_patch");
+    assert!(
+        dev.allows("apply_patch"),
+        "v7.2: denying write leaves apply_patch"
+    );
     let r = dev.removed_by("write").unwrap();
-    assert_eq!((r.layer.as_str(), r.config_key.as_str()), ("agent", "agents.dev.tools.deny"));
+    assert_eq!(
+        (r.layer.as_str(), r.config_key.as_str()),
+        ("agent", "agents.dev.tools.deny")
+    );
 }
 
 #[test]
 fn group_and_sender_layers() {
     let mut by_sender = BTreeMap::new();
-    by_sender.insert("alice".to_string(), ToolPolicyConfig { deny: Some(s(&["read"])), ..Default::default() });
+    by_sender.insert(
+        "alice".to_string(),
+        ToolPolicyConfig {
+            deny: Some(s(&["read"])),
+            ..Default::default()
+        },
+    );
     let mut groups = BTreeMap::new();
     groups.insert(
         "*".to_string(),
-        GroupToolPolicyConfig { deny: Some(s(&["exec"])), tools_by_sender: Some(by_sender), ..Default::default() },
+        GroupToolPolicyConfig {
+            deny: Some(s(&["exec"])),
+            tools_by_sender: Some(by_sender),
+            ..Default::default()
+        },
     );
     let mut senders = BTreeMap::new();
-    senders.insert("*".to_string(), ToolPolicyConfig { deny: Some(s(&["write"])), ..Default::default() });
-    let e = engine(ToolsConfig { groups: Some(groups), tools_by_sender: Some(senders), ..Default::default() });
+    senders.insert(
+        "*".to_string(),
+        ToolPolicyConfig {
+            deny: Some(s(&["write"])),
+            ..Default::default()
+        },
+    );
+    let e = engine(ToolsConfig {
+        groups: Some(groups),
+        tools_by_sender: Some(senders),
+        ..Default::default()
+    });
 
     let mut ctx = RunContext::new("main");
     ctx.group_id = Some("g1".into());
@@ -135,7 +207,10 @@ fn group_and_sender_layers() {
     let out = e.evaluate(&ctx, &ToolUniverse::core());
     assert_eq!(out.removed_by("exec").unwrap().layer, "group");
     assert_eq!(out.removed_by("read").unwrap().layer, "sender");
-    assert!(out.allows("write"), "the group's sender policy wins over the global one");
+    assert!(
+        out.allows("write"),
+        "the group's sender policy wins over the global one"
+    );
 
     ctx.group_id = None;
     let out = e.evaluate(&ctx, &ToolUniverse::core());
@@ -145,7 +220,12 @@ fn group_and_sender_layers() {
 #[test]
 fn sandbox_layer_only_when_sandboxed() {
     let e = engine(ToolsConfig {
-        sandbox: Some(SandboxToolsSection { tools: Some(ToolPolicyConfig { deny: Some(s(&["exec"])), ..Default::default() }) }),
+        sandbox: Some(SandboxToolsSection {
+            tools: Some(ToolPolicyConfig {
+                deny: Some(s(&["exec"])),
+                ..Default::default()
+            }),
+        }),
         ..Default::default()
     });
     let mut ctx = RunContext::new("main");
@@ -166,7 +246,12 @@ fn sandbox_layer_only_when_sandboxed() {
 #[test]
 fn default_sandbox_deny_names_the_key_that_lifts_it() {
     let e = engine(ToolsConfig {
-        sandbox: Some(SandboxToolsSection { tools: Some(ToolPolicyConfig { allow: Some(vec![]), ..Default::default() }) }),
+        sandbox: Some(SandboxToolsSection {
+            tools: Some(ToolPolicyConfig {
+                allow: Some(vec![]),
+                ..Default::default()
+            }),
+        }),
         ..Default::default()
     });
     let mut ctx = RunContext::new("main");
@@ -203,11 +288,18 @@ fn subagent_defaults_and_lifting() {
     ctx.subagent = Some(SubagentKind::Orchestrator);
     let out = e.evaluate(&ctx, &ToolUniverse::core());
     assert!(out.allows("sessions_spawn"));
-    assert_eq!(out.removed_by("cron").unwrap().rule, "default sub-agent deny cron");
+    assert_eq!(
+        out.removed_by("cron").unwrap().rule,
+        "default sub-agent deny cron"
+    );
 
     let e = engine(ToolsConfig {
         subagents: Some(SubagentsToolsSection {
-            tools: Some(ToolPolicyConfig { also_allow: Some(s(&["cron"])), deny: Some(s(&["exec"])), ..Default::default() }),
+            tools: Some(ToolPolicyConfig {
+                also_allow: Some(s(&["cron"])),
+                deny: Some(s(&["exec"])),
+                ..Default::default()
+            }),
         }),
         ..Default::default()
     });
@@ -222,7 +314,10 @@ fn inherited_is_an_exact_cap_and_empty_means_nothing() {
     let e = engine(ToolsConfig::default());
     let mut ctx = RunContext::new("main");
     ctx.inherited = Some(s(&["read", "EXEC"]));
-    assert_eq!(e.evaluate(&ctx, &ToolUniverse::core()).tools, s(&["read", "exec"]));
+    assert_eq!(
+        e.evaluate(&ctx, &ToolUniverse::core()).tools,
+        s(&["read", "exec"])
+    );
     ctx.inherited = Some(vec![]);
     assert!(e.evaluate(&ctx, &ToolUniverse::core()).tools.is_empty());
 }
@@ -233,12 +328,18 @@ fn message_provider_and_trigger_prefilters() {
     let mut ctx = RunContext::new("main");
     ctx.message_provider = Some("node".into());
     let out = e.evaluate(&ctx, &ToolUniverse::core());
-    assert_eq!(out.tools, s(&["web_search", "web_fetch", "canvas", "image", "tts"]));
+    assert_eq!(
+        out.tools,
+        s(&["web_search", "web_fetch", "canvas", "image", "tts"])
+    );
     ctx.message_provider = Some("voice".into());
     assert!(!e.evaluate(&ctx, &ToolUniverse::core()).allows("tts"));
     let mut ctx = RunContext::new("main");
     ctx.trigger = Trigger::Memory;
-    assert_eq!(e.evaluate(&ctx, &ToolUniverse::core()).tools, s(&["read", "write"]));
+    assert_eq!(
+        e.evaluate(&ctx, &ToolUniverse::core()).tools,
+        s(&["read", "write"])
+    );
 }
 
 #[test]
@@ -255,12 +356,18 @@ fn model_provider_drops_names_it_would_reject() {
 
 #[test]
 fn check_normalises_and_treats_unknown_names_as_plugins() {
-    let e = engine(ToolsConfig { allow: Some(s(&["group:plugins", "read"])), ..Default::default() });
+    let e = engine(ToolsConfig {
+        allow: Some(s(&["group:plugins", "read"])),
+        ..Default::default()
+    });
     let ctx = RunContext::new("main");
     let c = e.check(&ctx, &ToolUniverse::core(), " BASH ");
     assert_eq!(c.tool, "exec");
     assert!(!c.allowed);
-    assert_eq!(c.removed_by.unwrap().rule, "not in allow list [group:plugins, read]");
+    assert_eq!(
+        c.removed_by.unwrap().rule,
+        "not in allow list [group:plugins, read]"
+    );
     let c = e.check(&ctx, &ToolUniverse::core(), "my_plugin_tool");
     assert!(c.allowed);
     assert_eq!(c.removed_by, None);
@@ -268,17 +375,30 @@ fn check_normalises_and_treats_unknown_names_as_plugins() {
 
 #[test]
 fn warnings_for_unknown_and_empty_allow_lists() {
-    let e = engine(ToolsConfig { allow: Some(s(&["read", "reaad", "zz_*"])), ..Default::default() });
-    let out = e.evaluate(&RunContext::new("main"), &ToolUniverse::core());
+    let e = engine(ToolsConfig {
+        allow: Some(s(&["read", "reaad", "zz_*"])),
+        ..Default::default()
+    });
+    let out = e.explain(&RunContext::new("main"), &ToolUniverse::core());
     assert_eq!(
         out.warnings,
         vec!["tools: tools.allow allowlist contains unknown entries (reaad, zz_*). These entries won't match any tool unless the plugin is enabled.".to_string()]
     );
-    let e = engine(ToolsConfig { allow: Some(vec![]), ..Default::default() });
-    let out = e.evaluate(&RunContext::new("main"), &ToolUniverse::core());
-    assert!(out.warnings[0].contains("explicit empty allow list"), "{:?}", out.warnings);
-    let e = engine(ToolsConfig { allow: Some(s(&["honcho"])), ..Default::default() });
-    let out = e.evaluate(&RunContext::new("main"), &universe());
+    let e = engine(ToolsConfig {
+        allow: Some(vec![]),
+        ..Default::default()
+    });
+    let out = e.explain(&RunContext::new("main"), &ToolUniverse::core());
+    assert!(
+        out.warnings[0].contains("explicit empty allow list"),
+        "{:?}",
+        out.warnings
+    );
+    let e = engine(ToolsConfig {
+        allow: Some(s(&["honcho"])),
+        ..Default::default()
+    });
+    let out = e.explain(&RunContext::new("main"), &universe());
     assert_eq!(
         out.warnings,
         vec!["tools: tools.allow allowlist contains only plugin entries; core tools will not be available.".to_string()]
@@ -287,9 +407,12 @@ fn warnings_for_unknown_and_empty_allow_lists() {
 
 #[test]
 fn unavailable_core_tools_are_reported_separately() {
-    let e = engine(ToolsConfig { allow: Some(s(&["read", "browser"])), ..Default::default() });
+    let e = engine(ToolsConfig {
+        allow: Some(s(&["read", "browser"])),
+        ..Default::default()
+    });
     let u = ToolUniverse::new().with(ToolEntry::core("read"));
-    let out = e.evaluate(&RunContext::new("main"), &u);
+    let out = e.explain(&RunContext::new("main"), &u);
     assert_eq!(
         out.warnings,
         vec!["tools: tools.allow allowlist contains unknown entries (browser). These entries are shipped core tools but unavailable in the current runtime/provider/model/config.".to_string()]

@@ -5,7 +5,9 @@
 #[non_exhaustive]
 pub enum PolicyError {
     /// A `profile` value is not a built-in profile.
-    #[error("{key}: unknown tool profile `{value}` (expected one of: minimal, coding, messaging, full)")]
+    #[error(
+        "{key}: unknown tool profile `{value}` (expected one of: minimal, coding, messaging, full)"
+    )]
     UnknownProfile {
         /// The config key.
         key: String,

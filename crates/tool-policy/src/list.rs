@@ -1,7 +1,7 @@
 //! A compiled allow or deny list: entries normalised, core groups expanded,
 //! plugin entries kept as predicates on the tool's plugin id.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use talon_tool_catalog::{PLUGINS_GROUP_ID, core_group_members, normalize_tool_name};
 
@@ -12,7 +12,7 @@ use crate::universe::ToolEntry;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct CompiledList {
     /// Exact names → the entry as written that produced them.
-    exact: HashMap<String, String>,
+    exact: FxHashMap<String, String>,
     /// Glob patterns with their entry as written.
     globs: Vec<(Pattern, String)>,
     /// `*` as written, when present.
@@ -58,9 +58,7 @@ impl CompiledList {
                 list.globs.push((Pattern::compile(&normalised), normalised));
                 continue;
             }
-            list.exact
-                .entry(normalised.clone())
-                .or_insert(normalised);
+            list.exact.entry(normalised.clone()).or_insert(normalised);
         }
         list
     }
@@ -77,11 +75,15 @@ impl CompiledList {
 
     /// The entry (as written) that matches this tool, if any.
     pub(crate) fn matching_entry(&self, tool: &ToolEntry) -> Option<&str> {
-        if let Some(e) = self.exact.get(&tool.name) {
+        if !self.exact.is_empty()
+            && let Some(e) = self.exact.get(&tool.name)
+        {
             return Some(e);
         }
         if let Some(pid) = &tool.plugin_id {
-            if let Some(e) = self.exact.get(pid) {
+            if !self.exact.is_empty()
+                && let Some(e) = self.exact.get(pid)
+            {
                 return Some(e);
             }
             if let Some(e) = &self.plugins_group {

@@ -3,7 +3,10 @@ use super::*;
 #[test]
 fn groups_expand_and_remember_the_entry() {
     let list = CompiledList::compile(&["group:fs", "BASH"]);
-    assert_eq!(list.matching_entry(&ToolEntry::core("edit")), Some("group:fs"));
+    assert_eq!(
+        list.matching_entry(&ToolEntry::core("edit")),
+        Some("group:fs")
+    );
     assert_eq!(list.matching_entry(&ToolEntry::core("exec")), Some("exec"));
     assert_eq!(list.matching_entry(&ToolEntry::core("process")), None);
     assert_eq!(list.entries(), ["group:fs", "exec"]);
@@ -12,11 +15,23 @@ fn groups_expand_and_remember_the_entry() {
 #[test]
 fn plugin_entries_match_by_plugin_id() {
     let list = CompiledList::compile(&["bundle-mcp", "honcho"]);
-    assert!(list.matching_entry(&ToolEntry::mcp("fs__read", "fs")).is_some());
-    assert!(list.matching_entry(&ToolEntry::plugin("honcho_recall", "honcho")).is_some());
-    assert!(list.matching_entry(&ToolEntry::plugin("other", "x")).is_none());
+    assert!(
+        list.matching_entry(&ToolEntry::mcp("fs__read", "fs"))
+            .is_some()
+    );
+    assert!(
+        list.matching_entry(&ToolEntry::plugin("honcho_recall", "honcho"))
+            .is_some()
+    );
+    assert!(
+        list.matching_entry(&ToolEntry::plugin("other", "x"))
+            .is_none()
+    );
     let list = CompiledList::compile(&["group:plugins"]);
-    assert!(list.matching_entry(&ToolEntry::plugin("other", "x")).is_some());
+    assert!(
+        list.matching_entry(&ToolEntry::plugin("other", "x"))
+            .is_some()
+    );
     assert!(list.matching_entry(&ToolEntry::core("read")).is_none());
 }
 

@@ -83,11 +83,14 @@ impl PolicyOutcome {
     /// The first layer that removed `tool`, if any.
     pub fn removed_by(&self, tool: &str) -> Option<RemovedBy> {
         self.layers.iter().find_map(|l| {
-            l.removed.iter().find(|r| r.tool == tool).map(|r| RemovedBy {
-                layer: l.id.clone(),
-                rule: r.rule.clone(),
-                config_key: r.config_key.clone(),
-            })
+            l.removed
+                .iter()
+                .find(|r| r.tool == tool)
+                .map(|r| RemovedBy {
+                    layer: l.id.clone(),
+                    rule: r.rule.clone(),
+                    config_key: r.config_key.clone(),
+                })
         })
     }
 }

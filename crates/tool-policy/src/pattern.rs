@@ -136,10 +136,19 @@ pub fn validate_entry(entry: &str) -> Result<(), PatternError> {
             entry: entry.to_owned(),
         });
     }
-    if let Some(ch) = trimmed.chars().find(|c| matches!(c, '?' | '[' | ']' | '{' | '}' | '!')) {
+    if let Some(ch) = trimmed
+        .chars()
+        .find(|c| matches!(c, '?' | '[' | ']' | '{' | '}' | '!'))
+    {
         let suggestion: String = trimmed
             .chars()
-            .map(|c| if matches!(c, '?' | '[' | ']' | '{' | '}' | '!') { '*' } else { c })
+            .map(|c| {
+                if matches!(c, '?' | '[' | ']' | '{' | '}' | '!') {
+                    '*'
+                } else {
+                    c
+                }
+            })
             .collect::<String>()
             .split("**")
             .collect::<Vec<_>>()

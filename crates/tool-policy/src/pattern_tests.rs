@@ -48,8 +48,14 @@ fn validation() {
         err.to_string(),
         "`exe?` uses `?`, which is not a wildcard here: only `*` is (write e.g. `exe*`)"
     );
-    assert!(matches!(validate_entry("web fetch"), Err(PatternError::Whitespace { .. })));
-    assert!(matches!(validate_entry("group:"), Err(PatternError::EmptyGroup { .. })));
+    assert!(matches!(
+        validate_entry("web fetch"),
+        Err(PatternError::Whitespace { .. })
+    ));
+    assert!(matches!(
+        validate_entry("group:"),
+        Err(PatternError::EmptyGroup { .. })
+    ));
 }
 
 proptest::proptest! {

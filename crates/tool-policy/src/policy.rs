@@ -47,9 +47,9 @@ pub(crate) struct DefaultDeny {
 
 /// Why a policy removed a tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Verdict {
+pub(crate) enum Verdict<'a> {
     Allow,
-    Denied { entry: String },
+    Denied { entry: &'a str },
     NotAllowed,
 }
 
@@ -65,9 +65,8 @@ impl CompiledPolicy {
         if allow.is_none() && also_allow.is_none() && deny.is_none() {
             return None;
         }
-        let explicit_empty_allow =
-            matches!(allow, Some(a) if a.iter().all(|e| e.trim().is_empty()))
-                && also_allow.is_none_or(|a| a.is_empty());
+        let explicit_empty_allow = matches!(allow, Some(a) if a.iter().all(|e| e.trim().is_empty()))
+            && also_allow.is_none_or(|a| a.is_empty());
         let allow_list = match (allow, also_allow) {
             (None, None) => None,
             (Some(a), None) => Some(CompiledList::compile(a)),
@@ -76,7 +75,10 @@ impl CompiledPolicy {
                     None
                 } else {
                     let star = ["*".to_owned()];
-                    Some(CompiledList::compile(&CompiledList::union(&star[..], extra)))
+                    Some(CompiledList::compile(&CompiledList::union(
+                        &star[..],
+                        extra,
+                    )))
                 }
             }
             (Some(a), Some(extra)) => {
@@ -85,7 +87,10 @@ impl CompiledPolicy {
                 } else {
                     a.to_vec()
                 };
-                Some(CompiledList::compile(&CompiledList::union(&base[..], extra)))
+                Some(CompiledList::compile(&CompiledList::union(
+                    &base[..],
+                    extra,
+                )))
             }
         };
         Some(CompiledPolicy {
@@ -124,11 +129,9 @@ impl CompiledPolicy {
 
     /// OpenClaw's matcher: deny wins; no or empty allow allows; an allow
     /// match allows; `apply_patch` rides on `write`; else not allowed.
-    pub(crate) fn decide(&self, tool: &ToolEntry) -> Verdict {
+    pub(crate) fn decide(&self, tool: &ToolEntry) -> Verdict<'_> {
         if let Some(entry) = self.deny.matching_entry(tool) {
-            return Verdict::Denied {
-                entry: entry.to_owned(),
-            };
+            return Verdict::Denied { entry };
         }
         match &self.allow {
             None => Verdict::Allow,
@@ -148,19 +151,23 @@ impl CompiledPolicy {
     }
 
     /// The rule text for a verdict that removed a tool.
-    pub(crate) fn rule_text(&self, verdict: &Verdict) -> String {
+    pub(crate) fn rule_text(&self, verdict: &Verdict<'_>) -> String {
         match verdict {
             Verdict::Allow => String::new(),
             Verdict::Denied { entry } => match &self.default_deny {
-                Some(d) if d.entries.contains(entry) => format!("{} {entry}", d.rule_prefix),
+                Some(d) if d.entries.iter().any(|e| e == entry) => {
+                    format!("{} {entry}", d.rule_prefix)
+                }
                 _ => format!("deny {entry}"),
             },
-            Verdict::NotAllowed => {
-                let entries = self
-                    .allow
-                    .as_ref()
-                    .map(|l| l.entries())
-                    .unwrap_or_default();
+            Verdict::NotAllowed => self.not_allowed_text(),
+        }
+    }
+
+    fn not_allowed_text(&self) -> String {
+        {
+            {
+                let entries = self.allow.as_ref().map(|l| l.entries()).unwrap_or_default();
                 let shown: Vec<&str> = entries.iter().take(6).map(String::as_str).collect();
                 let more = if entries.len() > 6 {
                     format!(", … {} more", entries.len() - 6)
@@ -173,10 +180,10 @@ impl CompiledPolicy {
     }
 
     /// The config key to change for a verdict.
-    pub(crate) fn key_for(&self, verdict: &Verdict) -> &str {
+    pub(crate) fn key_for(&self, verdict: &Verdict<'_>) -> &str {
         match verdict {
             Verdict::Denied { entry } => match &self.default_deny {
-                Some(d) if d.entries.contains(entry) => &d.lift_key,
+                Some(d) if d.entries.iter().any(|e| e == entry) => &d.lift_key,
                 _ => &self.keys.deny,
             },
             _ => &self.keys.allow,

@@ -4,11 +4,20 @@ fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
 
-fn pol(allow: Option<&[&str]>, also: Option<&[&str]>, deny: Option<&[&str]>) -> Option<CompiledPolicy> {
+fn pol(
+    allow: Option<&[&str]>,
+    also: Option<&[&str]>,
+    deny: Option<&[&str]>,
+) -> Option<CompiledPolicy> {
     let a = allow.map(s);
     let b = also.map(s);
     let d = deny.map(s);
-    CompiledPolicy::from_lists(a.as_deref(), b.as_deref(), d.as_deref(), PolicyKeys::under("tools"))
+    CompiledPolicy::from_lists(
+        a.as_deref(),
+        b.as_deref(),
+        d.as_deref(),
+        PolicyKeys::under("tools"),
+    )
 }
 
 #[test]
@@ -19,7 +28,10 @@ fn no_lists_no_policy() {
 #[test]
 fn deny_wins_over_allow() {
     let p = pol(Some(&["exec", "read"]), None, Some(&["exec"])).unwrap();
-    assert_eq!(p.decide(&ToolEntry::core("exec")), Verdict::Denied { entry: "exec".into() });
+    assert_eq!(
+        p.decide(&ToolEntry::core("exec")),
+        Verdict::Denied { entry: "exec" }
+    );
     assert_eq!(p.decide(&ToolEntry::core("read")), Verdict::Allow);
     assert_eq!(p.decide(&ToolEntry::core("write")), Verdict::NotAllowed);
 }
@@ -29,7 +41,10 @@ fn empty_allow_allows_everything_not_denied() {
     let p = pol(Some(&[]), None, Some(&["exec"])).unwrap();
     assert!(p.explicit_empty_allow);
     assert_eq!(p.decide(&ToolEntry::core("browser")), Verdict::Allow);
-    assert!(matches!(p.decide(&ToolEntry::core("exec")), Verdict::Denied { .. }));
+    assert!(matches!(
+        p.decide(&ToolEntry::core("exec")),
+        Verdict::Denied { .. }
+    ));
 }
 
 #[test]
@@ -50,7 +65,10 @@ fn apply_patch_rides_on_write() {
     assert_eq!(p.decide(&ToolEntry::core("apply_patch")), Verdict::Allow);
     let mut p = pol(Some(&["write"]), None, None).unwrap();
     p.apply_patch_via_write = false;
-    assert_eq!(p.decide(&ToolEntry::core("apply_patch")), Verdict::NotAllowed);
+    assert_eq!(
+        p.decide(&ToolEntry::core("apply_patch")),
+        Verdict::NotAllowed
+    );
 }
 
 #[test]

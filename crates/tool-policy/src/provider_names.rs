@@ -17,7 +17,9 @@ pub(crate) enum NameRule {
 pub(crate) fn provider_name_rule(provider: &str) -> Option<NameRule> {
     let p = provider.trim().to_lowercase();
     if p.contains("anthropic") {
-        Some(NameRule::Strict { provider: "anthropic" })
+        Some(NameRule::Strict {
+            provider: "anthropic",
+        })
     } else if p.contains("google") || p.contains("gemini") {
         Some(NameRule::Gemini)
     } else if p.contains("openai") {
@@ -34,13 +36,17 @@ impl NameRule {
     pub(crate) fn reject(self, name: &str) -> Option<String> {
         let len = name.chars().count();
         if len == 0 || len > 64 {
-            return Some(format!("name is {len} characters; providers accept 1 to 64"));
+            return Some(format!(
+                "name is {len} characters; providers accept 1 to 64"
+            ));
         }
         match self {
             NameRule::Strict { provider } => name
                 .chars()
                 .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-                .map(|c| format!("{provider} rejects `{c}` in tool names (allowed: A-Z a-z 0-9 _ -)")),
+                .map(|c| {
+                    format!("{provider} rejects `{c}` in tool names (allowed: A-Z a-z 0-9 _ -)")
+                }),
             NameRule::Gemini => {
                 let first_ok = name
                     .chars()
@@ -51,7 +57,9 @@ impl NameRule {
                 }
                 name.chars()
                     .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')))
-                    .map(|c| format!("gemini rejects `{c}` in tool names (allowed: A-Z a-z 0-9 _ - . :)"))
+                    .map(|c| {
+                        format!("gemini rejects `{c}` in tool names (allowed: A-Z a-z 0-9 _ - . :)")
+                    })
             }
         }
     }

@@ -169,7 +169,8 @@ pub fn resolve_sandbox_tool_policy(
         let allow_list = CompiledList::compile(&final_allow);
         let deny_list = CompiledList::compile(&final_deny);
         let image = ToolEntry::core("image");
-        if allow_list.matching_entry(&image).is_none() && deny_list.matching_entry(&image).is_none() {
+        if allow_list.matching_entry(&image).is_none() && deny_list.matching_entry(&image).is_none()
+        {
             final_allow.push("image".to_owned());
         }
     }
@@ -237,7 +238,11 @@ pub fn is_session_sandboxed(mode: SandboxMode, agent_id: &str, session_key: &str
         SandboxMode::NonMain => {
             let key = session_key.trim().to_lowercase();
             let main = format!("agent:{}:main", agent_id.trim().to_lowercase());
-            let canonical = if key == "main" || key.is_empty() { main.clone() } else { key };
+            let canonical = if key == "main" || key.is_empty() {
+                main.clone()
+            } else {
+                key
+            };
             canonical != main
         }
     }

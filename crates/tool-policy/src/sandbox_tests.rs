@@ -5,7 +5,9 @@ use crate::config::{SandboxToolsSection, ToolPolicyConfig};
 
 fn tools_with(policy: ToolPolicyConfig) -> ToolsConfig {
     ToolsConfig {
-        sandbox: Some(SandboxToolsSection { tools: Some(policy) }),
+        sandbox: Some(SandboxToolsSection {
+            tools: Some(policy),
+        }),
         ..ToolsConfig::default()
     }
 }
@@ -26,7 +28,10 @@ fn defaults() {
 #[test]
 fn explicit_empty_allow_means_all() {
     let p = resolve_sandbox_tool_policy(
-        &tools_with(ToolPolicyConfig { allow: Some(vec![]), ..Default::default() }),
+        &tools_with(ToolPolicyConfig {
+            allow: Some(vec![]),
+            ..Default::default()
+        }),
         None,
         "main",
     );
@@ -38,7 +43,10 @@ fn explicit_empty_allow_means_all() {
 #[test]
 fn explicit_allow_lifts_default_deny() {
     let p = resolve_sandbox_tool_policy(
-        &tools_with(ToolPolicyConfig { allow: Some(s(&["exec", "browser"])), ..Default::default() }),
+        &tools_with(ToolPolicyConfig {
+            allow: Some(s(&["exec", "browser"])),
+            ..Default::default()
+        }),
         None,
         "main",
     );
@@ -48,14 +56,20 @@ fn explicit_allow_lifts_default_deny() {
     assert_eq!(p.allow, s(&["exec", "browser", "image"]));
 
     let p = resolve_sandbox_tool_policy(
-        &tools_with(ToolPolicyConfig { allow: Some(s(&["*"])), ..Default::default() }),
+        &tools_with(ToolPolicyConfig {
+            allow: Some(s(&["*"])),
+            ..Default::default()
+        }),
         None,
         "main",
     );
     assert!(p.deny.is_empty());
 
     let p = resolve_sandbox_tool_policy(
-        &tools_with(ToolPolicyConfig { also_allow: Some(s(&["group:automation"])), ..Default::default() }),
+        &tools_with(ToolPolicyConfig {
+            also_allow: Some(s(&["group:automation"])),
+            ..Default::default()
+        }),
         None,
         "main",
     );
@@ -67,10 +81,17 @@ fn explicit_allow_lifts_default_deny() {
 
 #[test]
 fn configured_deny_replaces_defaults_and_agent_wins_wholesale() {
-    let tools = tools_with(ToolPolicyConfig { deny: Some(s(&["exec"])), allow: Some(s(&["read"])), ..Default::default() });
+    let tools = tools_with(ToolPolicyConfig {
+        deny: Some(s(&["exec"])),
+        allow: Some(s(&["read"])),
+        ..Default::default()
+    });
     let agent = AgentToolsConfig {
         sandbox: Some(SandboxToolsSection {
-            tools: Some(ToolPolicyConfig { allow: Some(s(&["write"])), ..Default::default() }),
+            tools: Some(ToolPolicyConfig {
+                allow: Some(s(&["write"])),
+                ..Default::default()
+            }),
         }),
         ..Default::default()
     };
@@ -83,16 +104,30 @@ fn configured_deny_replaces_defaults_and_agent_wins_wholesale() {
 
 #[test]
 fn sandbox_classifier_has_no_write_rule() {
-    let tools = tools_with(ToolPolicyConfig { allow: Some(s(&["write"])), ..Default::default() });
+    let tools = tools_with(ToolPolicyConfig {
+        allow: Some(s(&["write"])),
+        ..Default::default()
+    });
     let compiled = resolve_sandbox_tool_policy(&tools, None, "main").compile();
-    assert_eq!(compiled.decide(&ToolEntry::core("apply_patch")), crate::policy::Verdict::NotAllowed);
+    assert_eq!(
+        compiled.decide(&ToolEntry::core("apply_patch")),
+        crate::policy::Verdict::NotAllowed
+    );
 }
 
 #[test]
 fn non_main_mode() {
     assert!(!is_session_sandboxed(SandboxMode::NonMain, "main", "main"));
-    assert!(!is_session_sandboxed(SandboxMode::NonMain, "ops", "agent:ops:main"));
-    assert!(is_session_sandboxed(SandboxMode::NonMain, "ops", "agent:ops:telegram:dm:42"));
+    assert!(!is_session_sandboxed(
+        SandboxMode::NonMain,
+        "ops",
+        "agent:ops:main"
+    ));
+    assert!(is_session_sandboxed(
+        SandboxMode::NonMain,
+        "ops",
+        "agent:ops:telegram:dm:42"
+    ));
     assert!(is_session_sandboxed(SandboxMode::All, "ops", "main"));
     assert!(!is_session_sandboxed(SandboxMode::Off, "ops", "x"));
 }

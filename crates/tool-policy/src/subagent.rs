@@ -7,8 +7,13 @@ use crate::policy::{CompiledPolicy, DefaultDeny, PolicyKeys};
 use crate::universe::ToolEntry;
 
 /// Denied for every sub-agent.
-pub const SUBAGENT_DEFAULT_DENY: &[&str] =
-    &["gateway", "agents_list", "session_status", "cron", "sessions_send"];
+pub const SUBAGENT_DEFAULT_DENY: &[&str] = &[
+    "gateway",
+    "agents_list",
+    "session_status",
+    "cron",
+    "sessions_send",
+];
 
 /// Additionally denied for leaf sub-agents.
 pub const LEAF_SUBAGENT_EXTRA_DENY: &[&str] = &[

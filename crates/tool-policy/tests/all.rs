@@ -1,0 +1,3 @@
+//! Integration tests of the policy pipeline.
+
+mod suite;

@@ -1,0 +1,2 @@
+mod caps;
+mod properties;
