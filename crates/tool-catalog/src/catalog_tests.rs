@@ -15,8 +15,15 @@ fn catalog_has_42_unique_ids() {
 fn coding_profile_is_derived_and_ends_with_bundle_mcp() {
     let coding = Profile::Coding.allow_list();
     assert_eq!(coding.last().map(String::as_str), Some("bundle-mcp"));
-    assert_eq!(&coding[..6], ["read", "write", "edit", "apply_patch", "exec", "process"]);
-    assert!(!coding.iter().any(|t| t == "message" || t == "browser" || t == "tts"));
+    assert_eq!(
+        &coding[..6],
+        ["read", "write", "edit", "apply_patch", "exec", "process"]
+    );
+    assert!(
+        !coding
+            .iter()
+            .any(|t| t == "message" || t == "browser" || t == "tts")
+    );
     assert!(coding.iter().any(|t| t == "cron"));
 }
 
@@ -42,7 +49,15 @@ fn messaging_profile_matches_openclaw() {
 fn openclaw_group_excludes_files_shell_and_canvas() {
     let members = core_group_members(OPENCLAW_GROUP_ID).unwrap();
     assert_eq!(members.len(), 35);
-    for excluded in ["read", "write", "edit", "apply_patch", "exec", "process", "canvas"] {
+    for excluded in [
+        "read",
+        "write",
+        "edit",
+        "apply_patch",
+        "exec",
+        "process",
+        "canvas",
+    ] {
         assert!(!members.contains(&excluded), "{excluded}");
     }
 }
@@ -55,7 +70,13 @@ fn section_groups() {
     );
     assert_eq!(
         core_group_members("group:media").unwrap(),
-        vec!["image", "image_generate", "music_generate", "video_generate", "tts"]
+        vec![
+            "image",
+            "image_generate",
+            "music_generate",
+            "video_generate",
+            "tts"
+        ]
     );
     assert_eq!(core_group_members("group:nope"), None);
     assert_eq!(core_group_members("group:plugins"), None);

@@ -169,7 +169,10 @@ pub struct NumberOpts<'a> {
 /// Parse the longest numeric prefix of `s`, like JavaScript's `parseFloat`.
 fn parse_float_prefix(s: &str) -> Option<f64> {
     let s = s.trim_start();
-    if let Some(rest) = s.strip_prefix("Infinity").or_else(|| s.strip_prefix("+Infinity")) {
+    if let Some(rest) = s
+        .strip_prefix("Infinity")
+        .or_else(|| s.strip_prefix("+Infinity"))
+    {
         let _ = rest;
         return Some(f64::INFINITY);
     }
@@ -236,7 +239,12 @@ pub fn read_number(
         None | Some(Value::Null) => None,
         Some(Value::Number(n)) => match n.as_f64() {
             Some(f) if f.is_finite() => Some(f),
-            _ => return Err(ToolError::input(key, format!("{label} must be a finite number"))),
+            _ => {
+                return Err(ToolError::input(
+                    key,
+                    format!("{label} must be a finite number"),
+                ));
+            }
         },
         Some(Value::String(s)) if s.trim().is_empty() => None,
         Some(Value::String(s)) => {
@@ -294,14 +302,22 @@ impl Bounds {
 
     fn check(&self, key: &str, value: f64) -> Result<(), ToolError> {
         if let Some(min) = self.min {
-            let bad = if self.min_exclusive { value <= min } else { value < min };
+            let bad = if self.min_exclusive {
+                value <= min
+            } else {
+                value < min
+            };
             if bad {
                 let op = if self.min_exclusive { ">" } else { ">=" };
                 return Err(ToolError::input(key, format!("{key} must be {op} {min}")));
             }
         }
         if let Some(max) = self.max {
-            let bad = if self.max_exclusive { value >= max } else { value > max };
+            let bad = if self.max_exclusive {
+                value >= max
+            } else {
+                value > max
+            };
             if bad {
                 let op = if self.max_exclusive { "<" } else { "<=" };
                 return Err(ToolError::input(key, format!("{key} must be {op} {max}")));
@@ -346,7 +362,13 @@ pub fn read_positive_integer(
     key: &str,
     bounds: Bounds,
 ) -> Result<Option<u64>, ToolError> {
-    let v = read_strict(params, key, "positive integer", |f| is_safe_integer(f) && f > 0.0, bounds)?;
+    let v = read_strict(
+        params,
+        key,
+        "positive integer",
+        |f| is_safe_integer(f) && f > 0.0,
+        bounds,
+    )?;
     Ok(v.map(|f| f as u64))
 }
 

@@ -13,9 +13,18 @@ fn p(v: Value) -> Map<String, Value> {
 #[test]
 fn string_reader_trims_and_does_not_coerce() {
     let params = p(json!({"path": "  a.txt ", "n": 42, "blank": "   "}));
-    assert_eq!(read_string(&params, "path", StringOpts::default()).unwrap(), Some("a.txt".into()));
-    assert_eq!(read_string(&params, "n", StringOpts::default()).unwrap(), None);
-    assert_eq!(read_string(&params, "blank", StringOpts::default()).unwrap(), None);
+    assert_eq!(
+        read_string(&params, "path", StringOpts::default()).unwrap(),
+        Some("a.txt".into())
+    );
+    assert_eq!(
+        read_string(&params, "n", StringOpts::default()).unwrap(),
+        None
+    );
+    assert_eq!(
+        read_string(&params, "blank", StringOpts::default()).unwrap(),
+        None
+    );
     let err = read_string(&params, "n", StringOpts::required().label("Count")).unwrap_err();
     assert_eq!(err.to_string(), "Count required");
     assert_eq!(err.param(), Some("n"));
@@ -28,7 +37,10 @@ fn string_reader_trims_and_does_not_coerce() {
 #[test]
 fn snake_case_keys_are_accepted() {
     let params = p(json!({"max_chars": "12", "old_text": "x"}));
-    assert_eq!(read_number(&params, "maxChars", NumberOpts::default()).unwrap(), Some(12.0));
+    assert_eq!(
+        read_number(&params, "maxChars", NumberOpts::default()).unwrap(),
+        Some(12.0)
+    );
     assert_eq!(require_string(&params, "oldText").unwrap(), "x");
     assert_eq!(to_snake_case("sessionKeyId"), "session_key_id");
 }
@@ -36,52 +48,106 @@ fn snake_case_keys_are_accepted() {
 #[test]
 fn string_or_number() {
     let params = p(json!({"id": 7, "s": "x"}));
-    assert_eq!(read_string_or_number(&params, "id", StringOpts::default()).unwrap(), Some("7".into()));
-    assert_eq!(read_string_or_number(&params, "s", StringOpts::default()).unwrap(), Some("x".into()));
+    assert_eq!(
+        read_string_or_number(&params, "id", StringOpts::default()).unwrap(),
+        Some("7".into())
+    );
+    assert_eq!(
+        read_string_or_number(&params, "s", StringOpts::default()).unwrap(),
+        Some("x".into())
+    );
 }
 
 #[test]
 fn number_reader_is_lenient_like_parse_float() {
     let params = p(json!({"a": "42", "b": " 3.5px", "c": "abc", "d": true, "e": "", "f": 7.9}));
-    assert_eq!(read_number(&params, "a", NumberOpts::default()).unwrap(), Some(42.0));
-    assert_eq!(read_number(&params, "b", NumberOpts::default()).unwrap(), Some(3.5));
+    assert_eq!(
+        read_number(&params, "a", NumberOpts::default()).unwrap(),
+        Some(42.0)
+    );
+    assert_eq!(
+        read_number(&params, "b", NumberOpts::default()).unwrap(),
+        Some(3.5)
+    );
     assert!(read_number(&params, "c", NumberOpts::default()).is_err());
     assert!(read_number(&params, "d", NumberOpts::default()).is_err());
-    assert_eq!(read_number(&params, "e", NumberOpts::default()).unwrap(), None);
-    let int = NumberOpts { integer: true, ..NumberOpts::default() };
+    assert_eq!(
+        read_number(&params, "e", NumberOpts::default()).unwrap(),
+        None
+    );
+    let int = NumberOpts {
+        integer: true,
+        ..NumberOpts::default()
+    };
     assert_eq!(read_number(&params, "f", int).unwrap(), Some(7.0));
-    let strict = NumberOpts { strict: true, ..NumberOpts::default() };
+    let strict = NumberOpts {
+        strict: true,
+        ..NumberOpts::default()
+    };
     assert!(read_number(&params, "b", strict).is_err());
-    let req = NumberOpts { required: true, ..NumberOpts::default() };
-    assert_eq!(read_number(&params, "zz", req).unwrap_err().to_string(), "zz required");
+    let req = NumberOpts {
+        required: true,
+        ..NumberOpts::default()
+    };
+    assert_eq!(
+        read_number(&params, "zz", req).unwrap_err().to_string(),
+        "zz required"
+    );
 }
 
 #[test]
 fn strict_integer_readers() {
     let params = p(json!({"a": "5", "b": 0, "c": 1.5, "d": " ", "e": "0x10", "f": -1}));
-    assert_eq!(read_positive_integer(&params, "a", Bounds::default()).unwrap(), Some(5));
     assert_eq!(
-        read_positive_integer(&params, "b", Bounds::default()).unwrap_err().to_string(),
+        read_positive_integer(&params, "a", Bounds::default()).unwrap(),
+        Some(5)
+    );
+    assert_eq!(
+        read_positive_integer(&params, "b", Bounds::default())
+            .unwrap_err()
+            .to_string(),
         "b must be a positive integer"
     );
-    assert_eq!(read_non_negative_integer(&params, "b", Bounds::default()).unwrap(), Some(0));
+    assert_eq!(
+        read_non_negative_integer(&params, "b", Bounds::default()).unwrap(),
+        Some(0)
+    );
     assert!(read_non_negative_integer(&params, "c", Bounds::default()).is_err());
-    assert_eq!(read_positive_integer(&params, "d", Bounds::default()).unwrap(), None);
+    assert_eq!(
+        read_positive_integer(&params, "d", Bounds::default()).unwrap(),
+        None
+    );
     assert!(read_positive_integer(&params, "e", Bounds::default()).is_err());
     assert!(read_non_negative_integer(&params, "f", Bounds::default()).is_err());
     assert_eq!(
-        read_positive_integer(&params, "a", Bounds::inclusive(1.0, 3.0)).unwrap_err().to_string(),
+        read_positive_integer(&params, "a", Bounds::inclusive(1.0, 3.0))
+            .unwrap_err()
+            .to_string(),
         "a must be <= 3"
     );
-    assert_eq!(read_finite_number(&params, "c", Bounds::default()).unwrap(), Some(1.5));
+    assert_eq!(
+        read_finite_number(&params, "c", Bounds::default()).unwrap(),
+        Some(1.5)
+    );
 }
 
 #[test]
 fn string_array_reader() {
     let params = p(json!({"a": [" x ", "", 3, "y"], "b": " z ", "c": []}));
-    assert_eq!(read_string_array(&params, "a", false, None).unwrap(), Some(vec!["x".into(), "y".into()]));
-    assert_eq!(read_string_array(&params, "b", false, None).unwrap(), Some(vec!["z".into()]));
-    assert_eq!(read_string_array(&params, "c", true, Some("Targets")).unwrap_err().to_string(), "Targets required");
+    assert_eq!(
+        read_string_array(&params, "a", false, None).unwrap(),
+        Some(vec!["x".into(), "y".into()])
+    );
+    assert_eq!(
+        read_string_array(&params, "b", false, None).unwrap(),
+        Some(vec!["z".into()])
+    );
+    assert_eq!(
+        read_string_array(&params, "c", true, Some("Targets"))
+            .unwrap_err()
+            .to_string(),
+        "Targets required"
+    );
 }
 
 #[test]

@@ -9,3 +9,4 @@ mod snapshots;
 mod strict;
 mod top_level;
 mod util;
+mod core_tools;
