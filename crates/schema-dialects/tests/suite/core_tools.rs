@@ -2,7 +2,9 @@
 //! catalog schema or to a dialect rule shows up as a reviewed diff.
 
 use serde_json::{Map, Value, json};
-use talon_schema_dialects::{Dialect, NormalizeOptions, normalize_schema, openai_strict_compatible};
+use talon_schema_dialects::{
+    Dialect, NormalizeOptions, normalize_schema, openai_strict_compatible,
+};
 use talon_tool_catalog::core_tool_specs;
 
 fn all_for(dialect: Dialect) -> Value {
@@ -30,8 +32,19 @@ fn every_core_schema_is_a_top_level_object_for_every_dialect() {
     for dialect in Dialect::ALL {
         for spec in core_tool_specs() {
             let n = normalize_schema(&spec.parameters, dialect, &NormalizeOptions::default());
-            assert_eq!(n.schema["type"], "object", "{} / {}", spec.name, dialect.as_str());
-            assert!(n.schema["properties"].is_object(), "{} / {}", spec.name, dialect.as_str());
+            assert_eq!(
+                n.schema["type"],
+                "object",
+                "{} / {}",
+                spec.name,
+                dialect.as_str()
+            );
+            assert!(
+                n.schema["properties"].is_object(),
+                "{} / {}",
+                spec.name,
+                dialect.as_str()
+            );
         }
     }
 }
@@ -50,12 +63,19 @@ fn gemini_output_of_core_schemas_has_no_stripped_keyword() {
                     walk(child, &format!("{path}/{k}"), bad);
                 }
             }
-            Value::Array(a) => a.iter().enumerate().for_each(|(i, c)| walk(c, &format!("{path}/{i}"), bad)),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .for_each(|(i, c)| walk(c, &format!("{path}/{i}"), bad)),
             _ => {}
         }
     }
     for spec in core_tool_specs() {
-        let n = normalize_schema(&spec.parameters, Dialect::Gemini, &NormalizeOptions::default());
+        let n = normalize_schema(
+            &spec.parameters,
+            Dialect::Gemini,
+            &NormalizeOptions::default(),
+        );
         let mut bad = Vec::new();
         walk(&n.schema, "", &mut bad);
         assert!(bad.is_empty(), "{}: {bad:?}", spec.name);
@@ -65,10 +85,18 @@ fn gemini_output_of_core_schemas_has_no_stripped_keyword() {
 #[test]
 fn strict_openai_core_schemas_close_the_top_level() {
     for spec in core_tool_specs() {
-        let n = normalize_schema(&spec.parameters, Dialect::OpenAiStrict, &NormalizeOptions::default());
+        let n = normalize_schema(
+            &spec.parameters,
+            Dialect::OpenAiStrict,
+            &NormalizeOptions::default(),
+        );
         // Strict mode adds `additionalProperties: false` only where the
         // catalog left it unset (cron's job payload keeps its explicit value).
-        let expected = spec.parameters.get("additionalProperties").cloned().unwrap_or(Value::Bool(false));
+        let expected = spec
+            .parameters
+            .get("additionalProperties")
+            .cloned()
+            .unwrap_or(Value::Bool(false));
         assert_eq!(n.schema["additionalProperties"], expected, "{}", spec.name);
         // Optional parameters keep core schemas out of full strict mode.
         let _ = openai_strict_compatible(&n.schema);

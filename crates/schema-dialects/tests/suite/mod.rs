@@ -1,4 +1,5 @@
 mod arguments;
+mod core_tools;
 mod dialects;
 mod gemini;
 mod generic;
@@ -9,4 +10,3 @@ mod snapshots;
 mod strict;
 mod top_level;
 mod util;
-mod core_tools;
