@@ -1,3 +1,114 @@
-//! Talon's configuration file loader (not yet implemented: see issue 2's
-//! closing note). The policy sections' types live in
-//! `talon_tool_policy::config`.
+//! Talon's configuration file: one JSON5 file, by default
+//! `~/.talon/talon.json`, with OpenClaw's key names.
+//!
+//! # Overview
+//!
+//! * [`load`] / [`load_str`] turn a file into a [`Loaded`]: the typed
+//!   [`TalonConfig`], the [`Notice`]s worth showing (ignored OpenClaw keys,
+//!   sections accepted without validation) and the origin name.
+//! * When the file is not valid, loading fails with
+//!   [`ConfigError::Invalid`], which lists **every** problem found — not
+//!   the first — as an [`Issue`] with a key path
+//!   (`agents.list[1].tools.sandbox.tools.dney`), a line and a column. Its
+//!   `Display` prints one `origin:line:column: key_path: message` per line.
+//!   JSON5 syntax errors are [`ConfigError::Syntax`] (line, column, what was
+//!   expected).
+//! * [`resolve_config_path`] / [`resolve_config_path_from`] pick the file
+//!   (`--config` > `TALON_CONFIG` > `~/.talon/talon.json`) and
+//!   [`ConfigLocation::load`] treats a missing default file as an empty
+//!   configuration; [`state_dir_from`] picks the state directory
+//!   (`TALON_STATE_DIR` > `~/.talon`).
+//! * [`TalonConfig::policy_config`] hands the tool policy sections to
+//!   `talon-tool-policy`; [`TalonConfig::resolved_sandbox`] applies
+//!   `agents.defaults.sandbox` under an agent's own `sandbox`;
+//!   [`TalonConfig::default_agent_id`] and [`TalonConfig::agent_ids`] list
+//!   the agents of `agents.list[]` and `agents.entries`.
+//! * [`config_schema`] is the JSON Schema of the whole file.
+//!
+//! # How a file is checked
+//!
+//! 1. A JSON5 parser written for this crate parses the text and records the
+//!    line and column of every key and value. A key repeated within one
+//!    object is an error (a duplicate silently replacing a `deny` list would
+//!    be a security bug), and so are `Infinity` / `NaN`. Files over
+//!    [`MAX_CONFIG_BYTES`] and nesting deeper than 128 levels are refused.
+//! 2. OpenClaw keys that Talon knows but does not use (`channels`,
+//!    `models`, `agents.defaults.model`, `agents.list[].identity`, …) are
+//!    removed, each with a notice, so a whole `openclaw.json` loads.
+//!    OpenClaw settings that *restrict* tools but that Talon does not
+//!    enforce yet (`tools.fs.workspaceOnly: true`, a per-agent
+//!    `tools.exec`, …) are errors instead: ignoring them would widen
+//!    access.
+//! 3. The value is walked against the schemars-generated schema of
+//!    [`TalonConfig`]: unknown keys (with "did you mean `allow`?"), wrong
+//!    types and bad enum values are all collected.
+//! 4. Semantic checks: every allow / alsoAllow / deny entry goes through
+//!    [`talon_tool_policy::validate_entry`], every `profile` through
+//!    [`talon_tool_catalog::Profile`], agent ids must be
+//!    `[a-z0-9][a-z0-9_-]*` after lowercasing and unique across
+//!    `agents.list` and `agents.entries`.
+//! 5. Only then is the value deserialized with serde.
+//!
+//! # Example
+//!
+//! ```
+//! let text = r#"{
+//!   // JSON5: comments, unquoted keys, trailing commas.
+//!   tools: { profile: "coding", deny: ["exec"], },
+//!   agents: { list: [{ id: "Main", default: true, sandbox: { mode: "all" } }] },
+//!   channels: { telegram: {} },
+//! }"#;
+//! let loaded = talon_config::load_str(text, "talon.json").unwrap();
+//! assert_eq!(loaded.config.default_agent_id(), "main");
+//! assert_eq!(
+//!     loaded.config.resolved_sandbox("main").mode,
+//!     talon_config::SandboxMode::All
+//! );
+//! assert_eq!(loaded.notices[0].key_path, "channels");
+//!
+//! let err = talon_config::load_str("{ tools: { alow: [] } }", "talon.json").unwrap_err();
+//! assert_eq!(
+//!     err.to_string(),
+//!     "talon.json:1:12: tools.alow: unknown key `alow` (did you mean `allow`?)"
+//! );
+//! ```
+//!
+//! # What this crate does not do
+//!
+//! * It does not decide which tools a run gets (`talon-tool-policy` does,
+//!   from [`TalonConfig::policy_config`]) and does not check that allow
+//!   entries name existing tools (plugin and MCP tools are only known at
+//!   run time).
+//! * It does not validate the `sandbox`, `skills`, `mcp`, `cron`, `plugins`
+//!   and `gateway` sections, `tools.exec` / `tools.web` /
+//!   `tools.loopDetection`, or the sandbox `docker` / `ssh` / `browser` /
+//!   `prune` blocks yet: they are accepted as JSON and reported with a
+//!   notice saying so.
+//! * It does not resolve paths (`~` in `workspace`), watch the file for
+//!   changes, write the file, or read the process environment except in
+//!   [`resolve_config_path`], [`state_dir`] and [`home_dir`].
+//! * It does not support OpenClaw's `$include` or `${ENV}` substitution.
+#![deny(missing_docs)]
+
+pub use crate::error::{ConfigError, Issue, Notice, Result};
+pub use crate::load::{Loaded, MAX_CONFIG_BYTES, config_schema, load, load_str};
+pub use crate::location::{
+    CONFIG_ENV, ConfigLocation, DEFAULT_CONFIG_FILE, DEFAULT_DIR_NAME, STATE_DIR_ENV, home_dir,
+    resolve_config_path, resolve_config_path_from, state_dir, state_dir_from,
+};
+pub use crate::model::{
+    AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,
+    ResolvedSandbox, SandboxConfig, SandboxMode, SandboxScope, TalonConfig, WorkspaceAccess,
+};
+
+mod error;
+mod findings;
+mod json5_spanned;
+mod load;
+mod location;
+mod model;
+mod openclaw_keys;
+mod schema_check;
+mod semantic;
+mod spans;
+mod suggest;

@@ -1,0 +1,79 @@
+//! Collecting issues and notices while walking a parsed file.
+
+use crate::error::{Issue, Notice};
+use crate::spans::{Pos, Seg, render_path};
+
+/// More issues than this are summarised in one final issue, so a hostile
+/// file cannot make the error report unbounded.
+pub(crate) const MAX_ISSUES: usize = 500;
+
+/// Issues and notices found so far.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    pub(crate) issues: Vec<Issue>,
+    pub(crate) notices: Vec<Notice>,
+    dropped: usize,
+}
+
+impl Findings {
+    /// Record a problem at `path`.
+    pub(crate) fn issue(&mut self, path: &[Seg], pos: Pos, message: impl Into<String>) {
+        if self.issues.len() >= MAX_ISSUES {
+            self.dropped += 1;
+            return;
+        }
+        self.issues.push(Issue {
+            key_path: render_path(path),
+            line: pos.line,
+            column: pos.column,
+            message: message.into(),
+        });
+    }
+
+    /// Record a notice at `path`.
+    pub(crate) fn notice(&mut self, path: &[Seg], pos: Pos, message: impl Into<String>) {
+        if self.notices.len() >= MAX_ISSUES {
+            return;
+        }
+        self.notices.push(Notice {
+            key_path: render_path(path),
+            line: pos.line,
+            message: message.into(),
+        });
+    }
+
+    /// The issues in file order (by line, column, then path), with a final
+    /// summary if some were dropped.
+    pub(crate) fn sorted_issues(&mut self) -> Vec<Issue> {
+        let mut issues = std::mem::take(&mut self.issues);
+        issues.sort_by(|a, b| {
+            (a.line, a.column, &a.key_path, &a.message).cmp(&(
+                b.line,
+                b.column,
+                &b.key_path,
+                &b.message,
+            ))
+        });
+        issues.dedup();
+        if self.dropped > 0 {
+            let last = issues.last().map_or(0, |i| i.line);
+            issues.push(Issue {
+                key_path: String::new(),
+                line: last,
+                column: 1,
+                message: format!(
+                    "{} more problems not listed (only the first {MAX_ISSUES} are shown)",
+                    self.dropped
+                ),
+            });
+        }
+        issues
+    }
+
+    /// The notices in file order.
+    pub(crate) fn sorted_notices(&mut self) -> Vec<Notice> {
+        let mut notices = std::mem::take(&mut self.notices);
+        notices.sort_by(|a, b| (a.line, &a.key_path).cmp(&(b.line, &b.key_path)));
+        notices
+    }
+}

@@ -1,0 +1,78 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+#[test]
+fn blank_files_are_empty_configs() {
+    for text in ["", "   \n", "// nothing yet\n", "\u{FEFF}/* */"] {
+        let loaded = load_str(text, "t.json").unwrap();
+        assert_eq!(loaded.config, TalonConfig::default());
+        assert_eq!(loaded.notices, vec![]);
+    }
+}
+
+#[test]
+fn the_root_must_be_an_object() {
+    let err = load_str("\n [1]", "t.json").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "t.json:2:2: the configuration must be an object (`{ … }`), found an array"
+    );
+}
+
+#[test]
+fn accepted_sections_get_notices() {
+    let loaded = load_str(
+        "{ skills: {}, mcp: { servers: {} }, gateway: null, tools: { exec: {} },\n agents: { entries: { a: { sandbox: { docker: {}, prune: {} } } } } }",
+        "t.json",
+    )
+    .unwrap();
+    let got: Vec<String> = loaded.notices.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        got,
+        vec![
+            "line 1: mcp: accepted; not validated by this version of Talon",
+            "line 1: skills: accepted; not validated by this version of Talon",
+            "line 1: tools.exec: accepted; not validated by this version of Talon",
+            "line 2: agents.entries.a.sandbox.docker: accepted; not validated by this version of Talon",
+            "line 2: agents.entries.a.sandbox.prune: accepted; not validated by this version of Talon",
+        ]
+    );
+}
+
+#[test]
+fn several_default_agents_get_a_notice() {
+    let loaded = load_str(
+        "{ agents: { list: [{ id: 'a', default: true }, { id: 'b', default: true }] } }",
+        "t",
+    )
+    .unwrap();
+    assert_eq!(loaded.config.default_agent_id(), "a");
+    assert_eq!(loaded.notices.len(), 1);
+    assert_eq!(loaded.notices[0].key_path, "agents.list[1].default");
+    assert!(
+        loaded.notices[0]
+            .message
+            .contains("`agents.list[0]` is used")
+    );
+}
+
+#[test]
+fn too_large_text() {
+    let text = " ".repeat(usize::try_from(MAX_CONFIG_BYTES).unwrap() + 1);
+    assert!(
+        matches!(load_str(&text, "t"), Err(ConfigError::TooLarge { size, .. }) if size == MAX_CONFIG_BYTES + 1)
+    );
+}
+
+#[test]
+fn served_schema_lists_ignored_openclaw_keys() {
+    let schema = config_schema();
+    assert_eq!(
+        schema["properties"]["channels"]["description"],
+        "OpenClaw section not used by Talon (ignored)"
+    );
+    assert_eq!(schema["additionalProperties"], false);
+    assert!(schema["$defs"]["AgentEntry"]["properties"]["identity"].is_object());
+    assert!(validation_schema()["properties"].get("channels").is_none());
+}

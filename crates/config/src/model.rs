@@ -1,0 +1,400 @@
+//! The typed configuration file.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use talon_tool_policy::config::{AgentToolsConfig, PolicyConfig, ToolsConfig};
+
+/// The agent id used when the file configures no agent.
+pub const DEFAULT_AGENT_ID: &str = "main";
+
+/// The whole configuration file (`~/.talon/talon.json`).
+///
+/// Key names are OpenClaw's, so a section of an `openclaw.json` pastes in
+/// unchanged. Sections that later versions of Talon will type (`sandbox`,
+/// `skills`, `mcp`, `cron`, `plugins`, `gateway`) are accepted as they are
+/// and reported by a notice saying they were not validated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(title = "Talon configuration")]
+pub struct TalonConfig {
+    /// The JSON Schema this file follows (for editors; not interpreted).
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Tool policy: profile, allow / alsoAllow / deny, per provider, per
+    /// group, per sender, sandbox and sub-agent policies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsConfig>,
+    /// Agents: shared defaults and the agents themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<AgentsConfig>,
+    /// Sandbox backends (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<Value>,
+    /// Skills (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Value>,
+    /// MCP servers (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<Value>,
+    /// Cron (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cron: Option<Value>,
+    /// Plugins (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<Value>,
+    /// The gateway daemon (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<Value>,
+}
+
+/// The `agents` section. Agents may be written as a list (`list[]`, each
+/// with an `id`), as a map keyed by id (`entries`), or both; an id may
+/// appear only once across the two.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentsConfig {
+    /// Settings every agent inherits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<AgentDefaults>,
+    /// Agents as a list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<Vec<AgentEntry>>,
+    /// Agents keyed by id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<BTreeMap<String, AgentBody>>,
+}
+
+/// `agents.defaults`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentDefaults {
+    /// The default agent workspace directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// The default sandbox settings; each agent's `sandbox` overrides them
+    /// field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxConfig>,
+}
+
+/// One element of `agents.list`: an `id` plus the fields of [`AgentBody`].
+///
+/// (The fields are repeated rather than flattened because serde's
+/// `flatten` does not combine with `deny_unknown_fields`.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentEntry {
+    /// The agent id: after lowercasing, `[a-z0-9][a-z0-9_-]*`, at most 64
+    /// characters.
+    pub id: String,
+    /// See [`AgentBody::default`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<bool>,
+    /// See [`AgentBody::name`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// See [`AgentBody::workspace`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// See [`AgentBody::tools`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<AgentToolsConfig>,
+    /// See [`AgentBody::sandbox`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxConfig>,
+}
+
+impl AgentEntry {
+    /// Everything but the id.
+    pub fn body(&self) -> AgentBody {
+        AgentBody {
+            default: self.default,
+            name: self.name.clone(),
+            workspace: self.workspace.clone(),
+            tools: self.tools.clone(),
+            sandbox: self.sandbox.clone(),
+        }
+    }
+}
+
+/// One agent's settings (the value of `agents.entries.<id>`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentBody {
+    /// Whether this is the default agent (the first one marked wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<bool>,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The agent's workspace directory (overrides `agents.defaults.workspace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// The agent's tool policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<AgentToolsConfig>,
+    /// The agent's sandbox settings (override `agents.defaults.sandbox`
+    /// field by field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxConfig>,
+}
+
+/// When sessions run in a sandbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Never (the default).
+    #[default]
+    Off,
+    /// Every session except the agent's main session.
+    NonMain,
+    /// Every session.
+    All,
+}
+
+/// What one sandbox is shared by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxScope {
+    /// One sandbox per session.
+    Session,
+    /// One sandbox per agent (the default).
+    #[default]
+    Agent,
+    /// One sandbox for everything.
+    Shared,
+}
+
+/// How the sandbox sees the agent's workspace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkspaceAccess {
+    /// Not at all: the sandbox works on its own copy (the default).
+    #[default]
+    None,
+    /// Read-only.
+    Ro,
+    /// Read-write.
+    Rw,
+}
+
+/// `agents.defaults.sandbox` / `agents.list[].sandbox` (partial: the
+/// backend blocks are accepted but not validated yet).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `off` (default), `non-main` or `all`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<SandboxMode>,
+    /// The backend id (default `docker`; `ssh`; plugins add more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// `session`, `agent` (default) or `shared`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<SandboxScope>,
+    /// Legacy form of `scope`: `true` = `session`, `false` = `shared`.
+    /// `scope` wins when both are set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_session: Option<bool>,
+    /// `none` (default), `ro` or `rw`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_access: Option<WorkspaceAccess>,
+    /// Where per-scope sandbox workspaces live (default
+    /// `<state dir>/sandboxes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_root: Option<String>,
+    /// Docker backend settings (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docker: Option<Value>,
+    /// SSH backend settings (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh: Option<Value>,
+    /// Sandbox browser settings (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<Value>,
+    /// Pruning settings (accepted; not validated by this version of Talon).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prune: Option<Value>,
+}
+
+/// An agent's sandbox settings after defaults are applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolvedSandbox {
+    /// When sessions are sandboxed.
+    pub mode: SandboxMode,
+    /// What one sandbox is shared by.
+    pub scope: SandboxScope,
+    /// How the sandbox sees the agent workspace.
+    pub workspace_access: WorkspaceAccess,
+    /// The backend id.
+    pub backend: String,
+    /// The configured workspace root, if any (`None` means the default,
+    /// `<state dir>/sandboxes`, which the sandbox crate resolves).
+    pub workspace_root: Option<String>,
+}
+
+/// The backend used when none is configured.
+pub const DEFAULT_SANDBOX_BACKEND: &str = "docker";
+
+/// An agent as found in either `agents.list` or `agents.entries`.
+struct AgentRef<'a> {
+    id: String,
+    default: Option<bool>,
+    tools: Option<&'a AgentToolsConfig>,
+    sandbox: Option<&'a SandboxConfig>,
+    body: AgentBodyRef<'a>,
+}
+
+enum AgentBodyRef<'a> {
+    Listed(&'a AgentEntry),
+    Keyed(&'a AgentBody),
+}
+
+impl TalonConfig {
+    /// Every configured agent, `agents.list` first (in order), then
+    /// `agents.entries` (sorted by id); ids lowercased.
+    fn agent_refs(&self) -> Vec<AgentRef<'_>> {
+        let mut out = Vec::new();
+        let Some(agents) = &self.agents else {
+            return out;
+        };
+        for entry in agents.list.iter().flatten() {
+            out.push(AgentRef {
+                id: entry.id.trim().to_lowercase(),
+                default: entry.default,
+                tools: entry.tools.as_ref(),
+                sandbox: entry.sandbox.as_ref(),
+                body: AgentBodyRef::Listed(entry),
+            });
+        }
+        for (id, body) in agents.entries.iter().flatten() {
+            out.push(AgentRef {
+                id: id.trim().to_lowercase(),
+                default: body.default,
+                tools: body.tools.as_ref(),
+                sandbox: body.sandbox.as_ref(),
+                body: AgentBodyRef::Keyed(body),
+            });
+        }
+        out
+    }
+
+    /// The ids of every configured agent (lowercased): `agents.list` in
+    /// order, then `agents.entries` sorted. Empty when none is configured
+    /// (the runtime then uses [`DEFAULT_AGENT_ID`]).
+    pub fn agent_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        for agent in self.agent_refs() {
+            if !ids.contains(&agent.id) {
+                ids.push(agent.id);
+            }
+        }
+        ids
+    }
+
+    /// The agent with `default: true` (the first such one), else the first
+    /// configured agent, else [`DEFAULT_AGENT_ID`].
+    pub fn default_agent_id(&self) -> String {
+        let agents = self.agent_refs();
+        agents
+            .iter()
+            .find(|a| a.default == Some(true))
+            .or_else(|| agents.first())
+            .map_or_else(|| DEFAULT_AGENT_ID.to_owned(), |a| a.id.clone())
+    }
+
+    /// One agent's settings, looked up by id (case-insensitively).
+    pub fn agent(&self, agent_id: &str) -> Option<AgentBody> {
+        let wanted = agent_id.trim().to_lowercase();
+        self.agent_refs()
+            .into_iter()
+            .find(|a| a.id == wanted)
+            .map(|a| match a.body {
+                AgentBodyRef::Listed(entry) => entry.body(),
+                AgentBodyRef::Keyed(body) => body.clone(),
+            })
+    }
+
+    /// What the policy pipeline reads: the `tools` section and, per agent id
+    /// (lowercased, from both `agents.list` and `agents.entries`), that
+    /// agent's `tools` block (empty when it has none).
+    pub fn policy_config(&self) -> PolicyConfig {
+        let mut agents = BTreeMap::new();
+        for agent in self.agent_refs() {
+            agents
+                .entry(agent.id)
+                .or_insert_with(|| agent.tools.cloned().unwrap_or_default());
+        }
+        PolicyConfig {
+            tools: self.tools.clone().unwrap_or_default(),
+            agents,
+        }
+    }
+
+    /// The sandbox settings of `agent_id`: the agent's `sandbox` fields
+    /// override `agents.defaults.sandbox` field by field, then the built-in
+    /// defaults apply (mode `off`, scope `agent`, workspace access `none`,
+    /// backend `docker`).
+    ///
+    /// An explicit `scope` (agent's, else the defaults') wins over the
+    /// legacy `perSession` (agent's, else the defaults'): `true` means
+    /// `session`, `false` means `shared`. An unknown agent id gets the
+    /// defaults alone. The backend blocks (`docker`, `ssh`, `browser`,
+    /// `prune`) are not resolved here; that is the sandbox crate's job
+    /// (OpenClaw ignores an agent's blocks when the scope is `shared`).
+    pub fn resolved_sandbox(&self, agent_id: &str) -> ResolvedSandbox {
+        let wanted = agent_id.trim().to_lowercase();
+        let agent = self
+            .agent_refs()
+            .into_iter()
+            .find(|a| a.id == wanted)
+            .and_then(|a| a.sandbox);
+        let defaults = self
+            .agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.sandbox.as_ref());
+        let mode = layered(agent, defaults, |s| s.mode).unwrap_or_default();
+        let scope = match (
+            layered(agent, defaults, |s| s.scope),
+            layered(agent, defaults, |s| s.per_session),
+        ) {
+            (Some(scope), _) => scope,
+            (None, Some(true)) => SandboxScope::Session,
+            (None, Some(false)) => SandboxScope::Shared,
+            (None, None) => SandboxScope::default(),
+        };
+        let workspace_access = layered(agent, defaults, |s| s.workspace_access).unwrap_or_default();
+        let backend = layered(agent, defaults, |s| {
+            s.backend
+                .as_ref()
+                .map(|b| b.trim().to_owned())
+                .filter(|b| !b.is_empty())
+        });
+        let workspace_root = layered(agent, defaults, |s| s.workspace_root.clone());
+        ResolvedSandbox {
+            mode,
+            scope,
+            workspace_access,
+            backend: backend.unwrap_or_else(|| DEFAULT_SANDBOX_BACKEND.to_owned()),
+            workspace_root,
+        }
+    }
+}
+
+/// The agent's value of a field if set, else the defaults'.
+fn layered<T>(
+    agent: Option<&SandboxConfig>,
+    defaults: Option<&SandboxConfig>,
+    field: impl Fn(&SandboxConfig) -> Option<T>,
+) -> Option<T> {
+    agent.and_then(&field).or_else(|| defaults.and_then(&field))
+}
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tests;

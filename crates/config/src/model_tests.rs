@@ -1,0 +1,170 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+
+fn config(v: serde_json::Value) -> TalonConfig {
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn sandbox_defaults_when_nothing_is_configured() {
+    assert_eq!(
+        TalonConfig::default().resolved_sandbox("main"),
+        ResolvedSandbox {
+            mode: SandboxMode::Off,
+            scope: SandboxScope::Agent,
+            workspace_access: WorkspaceAccess::None,
+            backend: "docker".to_owned(),
+            workspace_root: None,
+        }
+    );
+}
+
+#[test]
+fn agent_sandbox_overrides_defaults_field_by_field() {
+    let c = config(json!({
+        "agents": {
+            "defaults": { "sandbox": { "mode": "non-main", "workspaceAccess": "ro", "backend": "ssh", "workspaceRoot": "/srv/sbx" } },
+            "list": [
+                { "id": "Work", "sandbox": { "mode": "all", "scope": "session" } },
+                { "id": "plain" }
+            ],
+            "entries": { "ops": { "sandbox": { "workspaceAccess": "rw", "backend": " " } } }
+        }
+    }));
+    assert_eq!(
+        c.resolved_sandbox("work"),
+        ResolvedSandbox {
+            mode: SandboxMode::All,
+            scope: SandboxScope::Session,
+            workspace_access: WorkspaceAccess::Ro,
+            backend: "ssh".to_owned(),
+            workspace_root: Some("/srv/sbx".to_owned()),
+        }
+    );
+    assert_eq!(c.resolved_sandbox("WORK"), c.resolved_sandbox("work"));
+    let plain = c.resolved_sandbox("plain");
+    assert_eq!(
+        (plain.mode, plain.scope, plain.workspace_access),
+        (
+            SandboxMode::NonMain,
+            SandboxScope::Agent,
+            WorkspaceAccess::Ro
+        )
+    );
+    let ops = c.resolved_sandbox("ops");
+    // A blank backend falls back to the defaults' backend.
+    assert_eq!(
+        (ops.workspace_access, ops.backend.as_str()),
+        (WorkspaceAccess::Rw, "ssh")
+    );
+    assert_eq!(c.resolved_sandbox("unknown").mode, SandboxMode::NonMain);
+}
+
+#[test]
+fn legacy_per_session_maps_to_scope_and_explicit_scope_wins() {
+    let c = config(json!({
+        "agents": {
+            "defaults": { "sandbox": { "perSession": true } },
+            "list": [
+                { "id": "a" },
+                { "id": "b", "sandbox": { "perSession": false } },
+                { "id": "c", "sandbox": { "scope": "agent", "perSession": true } }
+            ]
+        }
+    }));
+    assert_eq!(c.resolved_sandbox("a").scope, SandboxScope::Session);
+    assert_eq!(c.resolved_sandbox("b").scope, SandboxScope::Shared);
+    assert_eq!(c.resolved_sandbox("c").scope, SandboxScope::Agent);
+    let d = config(json!({
+        "agents": { "defaults": { "sandbox": { "scope": "shared" } }, "list": [{ "id": "x", "sandbox": { "perSession": true } }] }
+    }));
+    assert_eq!(d.resolved_sandbox("x").scope, SandboxScope::Shared);
+}
+
+#[test]
+fn default_agent_id_rules() {
+    assert_eq!(TalonConfig::default().default_agent_id(), "main");
+    assert_eq!(TalonConfig::default().agent_ids(), Vec::<String>::new());
+    let first = config(json!({ "agents": { "list": [{ "id": "Alpha" }, { "id": "beta" }] } }));
+    assert_eq!(first.default_agent_id(), "alpha");
+    let marked = config(json!({
+        "agents": { "list": [{ "id": "alpha" }], "entries": { "ops": { "default": true }, "zed": {} } }
+    }));
+    assert_eq!(marked.default_agent_id(), "ops");
+    assert_eq!(marked.agent_ids(), vec!["alpha", "ops", "zed"]);
+    let only_entries =
+        config(json!({ "agents": { "entries": { "maintenance-agent": { "workspace": "~/w" } } } }));
+    assert_eq!(only_entries.default_agent_id(), "maintenance-agent");
+    assert_eq!(
+        only_entries
+            .agent("Maintenance-Agent")
+            .and_then(|a| a.workspace),
+        Some("~/w".to_owned())
+    );
+    assert_eq!(only_entries.agent("nobody"), None);
+}
+
+#[test]
+fn policy_config_collects_both_agent_forms() {
+    let c = config(json!({
+        "tools": { "profile": "coding", "deny": ["exec"] },
+        "agents": {
+            "list": [{ "id": "Main", "tools": { "allow": ["read"] } }],
+            "entries": { "ops": {} }
+        }
+    }));
+    let policy = c.policy_config();
+    assert_eq!(policy.tools.deny, Some(vec!["exec".to_owned()]));
+    assert_eq!(
+        policy.agents.keys().collect::<Vec<_>>(),
+        vec!["main", "ops"]
+    );
+    assert_eq!(policy.agents["main"].allow, Some(vec!["read".to_owned()]));
+    assert_eq!(policy.agents["ops"], AgentToolsConfig::default());
+}
+
+#[test]
+fn entry_body_round_trip() {
+    let entry = AgentEntry {
+        id: "x".to_owned(),
+        default: Some(true),
+        name: Some("X".to_owned()),
+        workspace: None,
+        tools: None,
+        sandbox: Some(SandboxConfig {
+            mode: Some(SandboxMode::All),
+            ..SandboxConfig::default()
+        }),
+    };
+    assert_eq!(
+        entry.body(),
+        AgentBody {
+            default: Some(true),
+            name: Some("X".to_owned()),
+            workspace: None,
+            tools: None,
+            sandbox: Some(SandboxConfig {
+                mode: Some(SandboxMode::All),
+                ..SandboxConfig::default()
+            }),
+        }
+    );
+}
+
+#[test]
+fn enums_use_openclaw_spellings() {
+    assert_eq!(
+        serde_json::to_value(SandboxMode::NonMain).unwrap(),
+        json!("non-main")
+    );
+    assert_eq!(
+        serde_json::to_value(SandboxScope::Shared).unwrap(),
+        json!("shared")
+    );
+    assert_eq!(
+        serde_json::to_value(WorkspaceAccess::Rw).unwrap(),
+        json!("rw")
+    );
+}

@@ -1,0 +1,434 @@
+//! OpenClaw keys that Talon knows but does not use.
+//!
+//! Source: OpenClaw's config schema — `OpenClawSchema` in
+//! `src/config/zod-schema.ts` (top-level keys), `AgentDefaultsSchema` /
+//! `types.agent-defaults.ts` (`agents.defaults`), `AgentEntryBaseSchema` +
+//! `AgentEntrySchema` / `types.agents.ts` (agent entries),
+//! `ToolsSchema` / `AgentToolsSchema` / `AgentSandboxSchema` in
+//! `src/config/zod-schema.agent-runtime.ts` — as of the 2026 releases
+//! (v2026.7.x and the mid-2026 `main`), plus keys from older releases that
+//! real files still carry (`agents.defaults.envelope*`, `embeddedPi`,
+//! `imageGenerationModel`, …, and the top-level `nodes` section).
+//!
+//! Loading removes these keys before validation and reports each one as a
+//! notice, so a whole `openclaw.json` loads. Keys Talon does interpret are
+//! never in these tables (a unit test checks that against the schema).
+//!
+//! One class is treated differently: OpenClaw settings that *restrict*
+//! tools (`tools.fs.workspaceOnly`, per-agent `exec` / `toolsBySender`
+//! policies, …) which Talon does not enforce yet. Ignoring them would
+//! silently widen access, so when such a key would restrict something it is
+//! an error instead (fail closed); when it is inert (e.g.
+//! `workspaceOnly: false`) it is ignored with a notice like the others.
+
+use serde_json::Value;
+
+use crate::findings::Findings;
+use crate::spans::{Seg, SpanNode};
+
+/// Top-level OpenClaw sections Talon does not use.
+pub(crate) const ROOT_IGNORED: &[&str] = &[
+    "accessGroups",
+    "acp",
+    "approvals",
+    "audio",
+    "audit",
+    "auth",
+    "bindings",
+    "broadcast",
+    "browser",
+    "canvasHost",
+    "channels",
+    "cli",
+    "cloudWorkers",
+    "commands",
+    "commitments",
+    "diagnostics",
+    "discovery",
+    "env",
+    "hooks",
+    "logging",
+    "marketplaces",
+    "media",
+    "memory",
+    "messages",
+    "meta",
+    "models",
+    "nodeHost",
+    "nodes",
+    "proxy",
+    "secrets",
+    "security",
+    "session",
+    "surfaces",
+    "systemAgent",
+    "talk",
+    "transcripts",
+    "tui",
+    "ui",
+    "update",
+    "web",
+    "wizard",
+    "worktrees",
+];
+
+/// `tools.*` keys Talon does not use (none of them restricts tools).
+pub(crate) const TOOLS_IGNORED: &[&str] = &[
+    "codeMode",
+    "elevated",
+    "github",
+    "links",
+    "media",
+    "sessions_spawn",
+    "swarm",
+    "toolSearch",
+    "updatePlan",
+];
+
+/// A key whose value may restrict tools, with the test for "it does".
+pub(crate) type Narrowing = (&'static str, fn(&Value) -> bool);
+
+/// `tools.*` keys that can restrict tools and that Talon does not enforce.
+pub(crate) const TOOLS_NARROWING: &[Narrowing] = &[
+    ("agentToAgent", agent_to_agent_restricts),
+    ("fs", fs_restricts),
+    ("message", non_empty),
+    ("sessions", sessions_restricts),
+];
+
+/// `agents.defaults.*` keys Talon does not use.
+pub(crate) const DEFAULTS_IGNORED: &[&str] = &[
+    "agentRuntime",
+    "blockStreamingBreak",
+    "blockStreamingChunk",
+    "blockStreamingCoalesce",
+    "blockStreamingDefault",
+    "bootstrapMaxChars",
+    "bootstrapPromptTruncationWarning",
+    "bootstrapTotalMaxChars",
+    "cliBackends",
+    "compaction",
+    "contextInjection",
+    "contextLimits",
+    "contextPruning",
+    "contextTokens",
+    "elevatedDefault",
+    "embeddedAgent",
+    "embeddedPi",
+    "envelopeElapsed",
+    "envelopeTimestamp",
+    "envelopeTimezone",
+    "experimental",
+    "fastModeDefault",
+    "heartbeat",
+    "humanDelay",
+    "imageGenerationModel",
+    "imageMaxDimensionPx",
+    "imageModel",
+    "imageQuality",
+    "llm",
+    "maxConcurrent",
+    "mediaGenerationAutoProviderFallback",
+    "mediaMaxMb",
+    "mediaModels",
+    "memorySearch",
+    "model",
+    "modelPolicy",
+    "models",
+    "musicGenerationModel",
+    "params",
+    "pdfMaxBytesMb",
+    "pdfMaxMb",
+    "pdfMaxPages",
+    "pdfModel",
+    "promptOverlays",
+    "reasoningDefault",
+    "repoRoot",
+    "silentReply",
+    "skills",
+    "skipBootstrap",
+    "skipOptionalBootstrapFiles",
+    "startupContext",
+    "subagents",
+    "systemAgent",
+    "systemPromptOverride",
+    "thinkingDefault",
+    "timeFormat",
+    "timeoutSeconds",
+    "toolProgressDetail",
+    "typingIntervalSeconds",
+    "typingMode",
+    "userTimezone",
+    "utilityModel",
+    "verboseDefault",
+    "videoGenerationModel",
+    "voiceModel",
+];
+
+/// Agent entry keys (`agents.list[]`, `agents.entries.*`) Talon does not use.
+pub(crate) const AGENT_IGNORED: &[&str] = &[
+    "agentDir",
+    "agentRuntime",
+    "bootstrapMaxChars",
+    "bootstrapTotalMaxChars",
+    "compaction",
+    "contextInjection",
+    "contextLimits",
+    "contextTokens",
+    "cwd",
+    "decisionModel",
+    "description",
+    "embeddedAgent",
+    "experimental",
+    "fastModeDefault",
+    "groupChat",
+    "heartbeat",
+    "humanDelay",
+    "identity",
+    "memory",
+    "memorySearch",
+    "model",
+    "modelPolicy",
+    "models",
+    "params",
+    "reasoningDefault",
+    "runRetries",
+    "runtime",
+    "skills",
+    "skillsLimits",
+    "subagents",
+    "thinkingDefault",
+    "toolProgressDetail",
+    "tts",
+    "typingMode",
+    "utilityModel",
+    "verboseDefault",
+];
+
+/// Agent `tools.*` keys Talon does not use (none of them restricts tools).
+pub(crate) const AGENT_TOOLS_IGNORED: &[&str] =
+    &["codeMode", "elevated", "github", "loopDetection", "swarm"];
+
+/// Agent `tools.*` keys that can restrict tools and that Talon does not
+/// enforce per agent.
+pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] = &[
+    ("exec", non_empty),
+    ("fs", fs_restricts),
+    ("message", non_empty),
+    ("toolsBySender", non_empty),
+];
+
+/// Sandbox keys (`agents.defaults.sandbox`, `agents.*.sandbox`) Talon does
+/// not use.
+pub(crate) const SANDBOX_IGNORED: &[&str] = &["sessionToolsVisibility"];
+
+const SECTION_IGNORED: &str = "OpenClaw section not used by Talon (ignored)";
+const SETTING_IGNORED: &str = "OpenClaw setting not used by Talon (ignored)";
+const NARROWING_REFUSED: &str = "OpenClaw setting that restricts tools, which this version of Talon does not enforce; refused rather than ignored, because ignoring it would widen access (remove it, or express the restriction with `deny`)";
+
+fn non_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Object(m) => !m.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Bool(_) | Value::Number(_) | Value::String(_) => true,
+    }
+}
+
+fn fs_restricts(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| k != "workspaceOnly" || v != &Value::Bool(false)),
+        other => non_empty(other),
+    }
+}
+
+fn agent_to_agent_restricts(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, v)| match k.as_str() {
+            "enabled" => v != &Value::Bool(true),
+            "allow" => non_empty(v),
+            _ => true,
+        }),
+        other => non_empty(other),
+    }
+}
+
+fn sessions_restricts(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m
+            .iter()
+            .any(|(k, v)| k != "visibility" || v.as_str() != Some("all")),
+        other => non_empty(other),
+    }
+}
+
+/// Remove the known-but-unused OpenClaw keys from `root`, noting each, and
+/// report restricting keys Talon cannot enforce.
+pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
+    let mut path = Vec::new();
+    strip_keys(
+        root,
+        Some(spans),
+        &path,
+        ROOT_IGNORED,
+        &[],
+        SECTION_IGNORED,
+        out,
+    );
+    let Value::Object(map) = root else {
+        return;
+    };
+    if let Some(tools) = map.get_mut("tools") {
+        path.push(Seg::Key("tools".to_owned()));
+        strip_keys(
+            tools,
+            spans.member("tools"),
+            &path,
+            TOOLS_IGNORED,
+            TOOLS_NARROWING,
+            SETTING_IGNORED,
+            out,
+        );
+        path.pop();
+    }
+    let Some(Value::Object(agents)) = map.get_mut("agents") else {
+        return;
+    };
+    let agents_span = spans.member("agents");
+    path.push(Seg::Key("agents".to_owned()));
+    if let Some(defaults) = agents.get_mut("defaults") {
+        let span = agents_span.and_then(|s| s.member("defaults"));
+        path.push(Seg::Key("defaults".to_owned()));
+        strip_keys(
+            defaults,
+            span,
+            &path,
+            DEFAULTS_IGNORED,
+            &[],
+            SETTING_IGNORED,
+            out,
+        );
+        strip_sandbox(defaults, span, &mut path, out);
+        path.pop();
+    }
+    if let Some(Value::Array(list)) = agents.get_mut("list") {
+        let list_span = agents_span.and_then(|s| s.member("list"));
+        path.push(Seg::Key("list".to_owned()));
+        for (i, entry) in list.iter_mut().enumerate() {
+            path.push(Seg::Index(i));
+            strip_agent(entry, list_span.and_then(|s| s.element(i)), &mut path, out);
+            path.pop();
+        }
+        path.pop();
+    }
+    if let Some(Value::Object(entries)) = agents.get_mut("entries") {
+        let entries_span = agents_span.and_then(|s| s.member("entries"));
+        path.push(Seg::Key("entries".to_owned()));
+        for (id, entry) in entries.iter_mut() {
+            path.push(Seg::Key(id.clone()));
+            strip_agent(
+                entry,
+                entries_span.and_then(|s| s.member(id)),
+                &mut path,
+                out,
+            );
+            path.pop();
+        }
+        path.pop();
+    }
+}
+
+fn strip_agent(
+    entry: &mut Value,
+    span: Option<&SpanNode>,
+    path: &mut Vec<Seg>,
+    out: &mut Findings,
+) {
+    strip_keys(entry, span, path, AGENT_IGNORED, &[], SETTING_IGNORED, out);
+    if let Value::Object(map) = entry
+        && let Some(tools) = map.get_mut("tools")
+    {
+        path.push(Seg::Key("tools".to_owned()));
+        strip_keys(
+            tools,
+            span.and_then(|s| s.member("tools")),
+            path,
+            AGENT_TOOLS_IGNORED,
+            AGENT_TOOLS_NARROWING,
+            SETTING_IGNORED,
+            out,
+        );
+        path.pop();
+    }
+    strip_sandbox(entry, span, path, out);
+}
+
+fn strip_sandbox(
+    parent: &mut Value,
+    span: Option<&SpanNode>,
+    path: &mut Vec<Seg>,
+    out: &mut Findings,
+) {
+    if let Value::Object(map) = parent
+        && let Some(sandbox) = map.get_mut("sandbox")
+    {
+        path.push(Seg::Key("sandbox".to_owned()));
+        strip_keys(
+            sandbox,
+            span.and_then(|s| s.member("sandbox")),
+            path,
+            SANDBOX_IGNORED,
+            &[],
+            SETTING_IGNORED,
+            out,
+        );
+        path.pop();
+    }
+}
+
+fn strip_keys(
+    value: &mut Value,
+    span: Option<&SpanNode>,
+    path: &[Seg],
+    ignored: &[&str],
+    narrowing: &[Narrowing],
+    message: &str,
+    out: &mut Findings,
+) {
+    let Value::Object(map) = value else {
+        return;
+    };
+    let mut key_path = path.to_vec();
+    for key in ignored {
+        if map.remove(*key).is_some() {
+            key_path.push(Seg::Key((*key).to_owned()));
+            let pos = span
+                .and_then(|s| s.member(key))
+                .map(SpanNode::key_or_value)
+                .unwrap_or_default();
+            out.notice(&key_path, pos, message);
+            key_path.pop();
+        }
+    }
+    for (key, restricts) in narrowing {
+        if let Some(v) = map.remove(*key) {
+            key_path.push(Seg::Key((*key).to_owned()));
+            let pos = span
+                .and_then(|s| s.member(key))
+                .map(SpanNode::key_or_value)
+                .unwrap_or_default();
+            if restricts(&v) {
+                out.issue(&key_path, pos, NARROWING_REFUSED);
+            } else {
+                out.notice(&key_path, pos, message);
+            }
+            key_path.pop();
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "openclaw_keys_tests.rs"]
+mod tests;

@@ -1,0 +1,171 @@
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::json5_spanned::parse;
+
+fn properties(def: Option<&str>) -> Vec<String> {
+    let schema = crate::load::validation_schema();
+    let node = match def {
+        Some(name) => &schema["$defs"][name],
+        None => schema,
+    };
+    node["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn narrowing_keys(table: &[Narrowing]) -> Vec<&'static str> {
+    table.iter().map(|(k, _)| *k).collect()
+}
+
+#[test]
+fn tables_never_hide_keys_talon_interprets() {
+    let checks: Vec<(Option<&str>, Vec<&str>)> = vec![
+        (None, ROOT_IGNORED.to_vec()),
+        (
+            Some("ToolsConfig"),
+            [TOOLS_IGNORED.to_vec(), narrowing_keys(TOOLS_NARROWING)].concat(),
+        ),
+        (Some("AgentDefaults"), DEFAULTS_IGNORED.to_vec()),
+        (Some("AgentEntry"), AGENT_IGNORED.to_vec()),
+        (Some("AgentBody"), AGENT_IGNORED.to_vec()),
+        (
+            Some("AgentToolsConfig"),
+            [
+                AGENT_TOOLS_IGNORED.to_vec(),
+                narrowing_keys(AGENT_TOOLS_NARROWING),
+            ]
+            .concat(),
+        ),
+        (Some("SandboxConfig"), SANDBOX_IGNORED.to_vec()),
+    ];
+    for (def, keys) in checks {
+        let props = properties(def);
+        for key in keys {
+            assert!(
+                !props.iter().any(|p| p == key),
+                "{key} is interpreted by Talon ({def:?})"
+            );
+        }
+    }
+}
+
+#[test]
+fn tables_are_sorted_and_unique() {
+    for table in [
+        ROOT_IGNORED,
+        TOOLS_IGNORED,
+        DEFAULTS_IGNORED,
+        AGENT_IGNORED,
+        AGENT_TOOLS_IGNORED,
+        SANDBOX_IGNORED,
+    ] {
+        let mut sorted = table.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, table.to_vec());
+    }
+}
+
+fn run(text: &str) -> (Value, Findings) {
+    let parsed = parse(text).unwrap();
+    let mut value = parsed.value;
+    let mut findings = Findings::default();
+    strip(&mut value, &parsed.spans, &mut findings);
+    (value, findings)
+}
+
+#[test]
+fn strips_each_scope_with_notices() {
+    let (value, findings) = run(r#"{
+  channels: {},
+  tools: { deny: [], elevated: { enabled: true }, fs: { workspaceOnly: false } },
+  agents: {
+    defaults: { model: "x", workspace: "~/w", sandbox: { mode: "all", sessionToolsVisibility: "all" } },
+    list: [{ id: "a", identity: {}, tools: { loopDetection: {} }, sandbox: { sessionToolsVisibility: "spawned" } }],
+    entries: { b: { heartbeat: {} } },
+  },
+}"#);
+    assert_eq!(
+        value,
+        json!({
+            "tools": { "deny": [] },
+            "agents": {
+                "defaults": { "workspace": "~/w", "sandbox": { "mode": "all" } },
+                "list": [{ "id": "a", "tools": {}, "sandbox": {} }],
+                "entries": { "b": {} }
+            }
+        })
+    );
+    assert_eq!(findings.issues, vec![]);
+    let notices: Vec<(String, u32)> = findings
+        .notices
+        .iter()
+        .map(|n| (n.key_path.clone(), n.line))
+        .collect();
+    assert_eq!(
+        notices,
+        vec![
+            ("channels".to_owned(), 2),
+            ("tools.elevated".to_owned(), 3),
+            ("tools.fs".to_owned(), 3),
+            ("agents.defaults.model".to_owned(), 5),
+            (
+                "agents.defaults.sandbox.sessionToolsVisibility".to_owned(),
+                5
+            ),
+            ("agents.list[0].identity".to_owned(), 6),
+            ("agents.list[0].tools.loopDetection".to_owned(), 6),
+            (
+                "agents.list[0].sandbox.sessionToolsVisibility".to_owned(),
+                6
+            ),
+            ("agents.entries.b.heartbeat".to_owned(), 7),
+        ]
+    );
+    assert_eq!(
+        findings.notices[0].message,
+        "OpenClaw section not used by Talon (ignored)"
+    );
+    assert_eq!(
+        findings.notices[1].message,
+        "OpenClaw setting not used by Talon (ignored)"
+    );
+}
+
+#[test]
+fn restricting_settings_talon_cannot_enforce_are_refused() {
+    let (_, findings) = run(r#"{
+  tools: { fs: { workspaceOnly: true }, agentToAgent: { enabled: false }, sessions: { visibility: "self" } },
+  agents: { list: [{ id: "a", tools: { exec: { security: "deny" }, toolsBySender: { bob: { deny: ["exec"] } } } }] },
+}"#);
+    let paths: Vec<&str> = findings
+        .issues
+        .iter()
+        .map(|i| i.key_path.as_str())
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            "tools.agentToAgent",
+            "tools.fs",
+            "tools.sessions",
+            "agents.list[0].tools.exec",
+            "agents.list[0].tools.toolsBySender"
+        ]
+    );
+    assert!(findings.issues[0].message.contains("would widen access"));
+}
+
+#[test]
+fn inert_restricting_settings_are_only_noticed() {
+    let (_, findings) = run(
+        r#"{ tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" }, message: {} } }"#,
+    );
+    assert_eq!(findings.issues, vec![]);
+    assert_eq!(findings.notices.len(), 3);
+}

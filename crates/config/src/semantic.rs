@@ -1,0 +1,286 @@
+//! Checks the schema cannot express: every allow / alsoAllow / deny entry
+//! is a valid pattern, every `profile` names a profile, agent ids are well
+//! formed and unique.
+//!
+//! These run on the parsed value (after the structural check), tolerating
+//! values of the wrong type (the structural check has reported those), so
+//! that one load reports everything.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use talon_tool_catalog::Profile;
+use talon_tool_policy::validate_entry;
+
+use crate::findings::Findings;
+use crate::spans::{Pos, Seg, SpanNode, render_path};
+
+/// The longest agent id accepted.
+pub(crate) const MAX_AGENT_ID_CHARS: usize = 64;
+
+const POLICY_LISTS: [&str; 3] = ["allow", "alsoAllow", "deny"];
+
+/// Run every semantic check on the (stripped) document.
+pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
+    let mut w = Walker { out };
+    let mut path = vec![Seg::Key("tools".to_owned())];
+    if let Some(tools) = root.get("tools") {
+        w.global_tools(tools, spans.member("tools"), &mut path);
+    }
+    path.clear();
+    if let Some(agents) = root.get("agents") {
+        path.push(Seg::Key("agents".to_owned()));
+        w.agents(agents, spans.member("agents"), &mut path);
+    }
+}
+
+struct Walker<'o> {
+    out: &'o mut Findings,
+}
+
+fn member<'s>(span: Option<&'s SpanNode>, key: &str) -> Option<&'s SpanNode> {
+    span.and_then(|s| s.member(key))
+}
+
+fn pos(span: Option<&SpanNode>) -> Pos {
+    span.map(|s| s.value).unwrap_or_default()
+}
+
+impl Walker<'_> {
+    /// `tools`.
+    fn global_tools(&mut self, tools: &Value, span: Option<&SpanNode>, path: &mut Vec<Seg>) {
+        self.profile(tools, span, path);
+        self.lists(tools, span, path);
+        self.each_member(tools, span, path, "byProvider", |w, v, s, p| {
+            w.profile(v, s, p);
+            w.lists(v, s, p);
+        });
+        self.each_member(tools, span, path, "groups", |w, v, s, p| {
+            w.lists(v, s, p);
+            w.each_member(v, s, p, "toolsBySender", |w, v, s, p| w.lists(v, s, p));
+        });
+        self.each_member(tools, span, path, "toolsBySender", |w, v, s, p| {
+            w.lists(v, s, p)
+        });
+        for section in ["sandbox", "subagents"] {
+            self.nested_tools(tools, span, path, section);
+        }
+    }
+
+    /// `agents.list[i].tools` / `agents.entries.<id>.tools`.
+    fn agent_tools(&mut self, tools: &Value, span: Option<&SpanNode>, path: &mut Vec<Seg>) {
+        self.profile(tools, span, path);
+        self.lists(tools, span, path);
+        self.each_member(tools, span, path, "byProvider", |w, v, s, p| {
+            w.profile(v, s, p);
+            w.lists(v, s, p);
+        });
+        self.nested_tools(tools, span, path, "sandbox");
+    }
+
+    /// `<section>.tools.{allow,alsoAllow,deny}`.
+    fn nested_tools(
+        &mut self,
+        parent: &Value,
+        span: Option<&SpanNode>,
+        path: &mut Vec<Seg>,
+        section: &str,
+    ) {
+        let Some(inner) = parent.get(section).and_then(|s| s.get("tools")) else {
+            return;
+        };
+        let inner_span = member(member(span, section), "tools");
+        path.push(Seg::Key(section.to_owned()));
+        path.push(Seg::Key("tools".to_owned()));
+        self.lists(inner, inner_span, path);
+        path.pop();
+        path.pop();
+    }
+
+    /// Run `f` on every member of the object at `parent.key`.
+    fn each_member(
+        &mut self,
+        parent: &Value,
+        span: Option<&SpanNode>,
+        path: &mut Vec<Seg>,
+        key: &str,
+        f: impl Fn(&mut Self, &Value, Option<&SpanNode>, &mut Vec<Seg>),
+    ) {
+        let Some(Value::Object(map)) = parent.get(key) else {
+            return;
+        };
+        let map_span = member(span, key);
+        path.push(Seg::Key(key.to_owned()));
+        for (k, v) in map {
+            path.push(Seg::Key(k.clone()));
+            f(self, v, member(map_span, k), path);
+            path.pop();
+        }
+        path.pop();
+    }
+
+    /// `allow`, `alsoAllow`, `deny`: each entry must be a valid pattern.
+    fn lists(&mut self, policy: &Value, span: Option<&SpanNode>, path: &mut Vec<Seg>) {
+        for list in POLICY_LISTS {
+            let Some(Value::Array(entries)) = policy.get(list) else {
+                continue;
+            };
+            let list_span = member(span, list);
+            path.push(Seg::Key(list.to_owned()));
+            for (i, entry) in entries.iter().enumerate() {
+                if let Value::String(s) = entry
+                    && let Err(e) = validate_entry(s)
+                {
+                    path.push(Seg::Index(i));
+                    self.out.issue(
+                        path,
+                        pos(list_span.and_then(|l| l.element(i))),
+                        e.to_string(),
+                    );
+                    path.pop();
+                }
+            }
+            path.pop();
+        }
+    }
+
+    /// `profile` must name a built-in profile.
+    fn profile(&mut self, policy: &Value, span: Option<&SpanNode>, path: &mut Vec<Seg>) {
+        if let Some(Value::String(p)) = policy.get("profile")
+            && let Err(e) = p.parse::<Profile>()
+        {
+            path.push(Seg::Key("profile".to_owned()));
+            self.out
+                .issue(path, pos(member(span, "profile")), e.to_string());
+            path.pop();
+        }
+    }
+
+    /// `agents`: ids, duplicates, and each agent's tools.
+    fn agents(&mut self, agents: &Value, span: Option<&SpanNode>, path: &mut Vec<Seg>) {
+        // Lowercased id → (where, position) of its first definition.
+        let mut seen: HashMap<String, (String, Pos)> = HashMap::new();
+        if let Some(Value::Array(list)) = agents.get("list") {
+            let list_span = member(span, "list");
+            path.push(Seg::Key("list".to_owned()));
+            for (i, entry) in list.iter().enumerate() {
+                let entry_span = list_span.and_then(|l| l.element(i));
+                path.push(Seg::Index(i));
+                if let Some(Value::String(id)) = entry.get("id") {
+                    let id_span = member(entry_span, "id");
+                    path.push(Seg::Key("id".to_owned()));
+                    let id_pos = pos(id_span);
+                    if self.agent_id(id, path, id_pos) {
+                        self.unique(&mut seen, id, path, id_pos, "the entry");
+                    }
+                    path.pop();
+                }
+                if let Some(tools) = entry.get("tools") {
+                    path.push(Seg::Key("tools".to_owned()));
+                    self.agent_tools(tools, member(entry_span, "tools"), path);
+                    path.pop();
+                }
+                path.pop();
+            }
+            path.pop();
+        }
+        if let Some(Value::Object(entries)) = agents.get("entries") {
+            let entries_span = member(span, "entries");
+            path.push(Seg::Key("entries".to_owned()));
+            for (id, body) in entries {
+                let body_span = member(entries_span, id);
+                path.push(Seg::Key(id.clone()));
+                let id_pos = body_span.map(SpanNode::key_or_value).unwrap_or_default();
+                if self.agent_id(id, path, id_pos) {
+                    self.unique(&mut seen, id, path, id_pos, "the key");
+                }
+                if let Some(tools) = body.get("tools") {
+                    path.push(Seg::Key("tools".to_owned()));
+                    self.agent_tools(tools, member(body_span, "tools"), path);
+                    path.pop();
+                }
+                path.pop();
+            }
+            path.pop();
+        }
+    }
+
+    /// Report a malformed id; whether it is well formed.
+    fn agent_id(&mut self, id: &str, path: &[Seg], at: Pos) -> bool {
+        match agent_id_problem(id) {
+            None => true,
+            Some(problem) => {
+                self.out.issue(path, at, problem);
+                false
+            }
+        }
+    }
+
+    fn unique(
+        &mut self,
+        seen: &mut HashMap<String, (String, Pos)>,
+        id: &str,
+        path: &[Seg],
+        at: Pos,
+        what: &str,
+    ) {
+        let normalised = id.trim().to_lowercase();
+        let here = render_path(path);
+        match seen.get(&normalised) {
+            Some((first, first_pos)) => {
+                self.out.issue(
+                    path,
+                    at,
+                    format!(
+                        "duplicate agent id `{normalised}`: defined by `{first}` (line {}) and by {what} `{here}` (line {}); ids are compared after lowercasing and must be unique across `agents.list` and `agents.entries`",
+                        first_pos.line, at.line
+                    ),
+                );
+            }
+            None => {
+                seen.insert(normalised, (here, at));
+            }
+        }
+    }
+}
+
+/// Why `id` is not a valid agent id, if it is not.
+pub(crate) fn agent_id_problem(id: &str) -> Option<String> {
+    let lowered = id.trim().to_lowercase();
+    if lowered.is_empty() {
+        return Some("agent id must not be empty (e.g. `main`)".to_owned());
+    }
+    let well_formed = lowered.chars().count() <= MAX_AGENT_ID_CHARS
+        && lowered.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && lowered
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    if well_formed {
+        return None;
+    }
+    let mut suggestion = String::new();
+    for c in lowered.chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
+            suggestion.push(c);
+        } else if !suggestion.ends_with('-') {
+            suggestion.push('-');
+        }
+    }
+    let suggestion: String = suggestion
+        .trim_matches(|c| c == '-' || c == '_')
+        .chars()
+        .take(MAX_AGENT_ID_CHARS)
+        .collect();
+    let mut message = format!(
+        "invalid agent id {}: after lowercasing, an id must match `[a-z0-9][a-z0-9_-]*` and be at most {MAX_AGENT_ID_CHARS} characters",
+        crate::spans::quote(&crate::json5_spanned::truncate(id, 60))
+    );
+    if !suggestion.is_empty() {
+        message.push_str(&format!(" (e.g. `{suggestion}`)"));
+    }
+    Some(message)
+}
+
+#[cfg(test)]
+#[path = "semantic_tests.rs"]
+mod tests;

@@ -1,0 +1,206 @@
+use pretty_assertions::assert_eq;
+use talon_config::{ConfigError, Issue, load, load_str};
+
+use super::{fixture, issues};
+
+fn issue(key_path: &str, line: u32, column: u32, message: &str) -> Issue {
+    Issue {
+        key_path: key_path.to_owned(),
+        line,
+        column,
+        message: message.to_owned(),
+    }
+}
+
+#[test]
+fn typo_in_tools_names_path_line_and_suggestion() {
+    let text = "{\n  tools: {\n    profile: 'coding',\n    alow: ['read'],\n  },\n}";
+    assert_eq!(
+        issues(text),
+        vec![issue(
+            "tools.alow",
+            4,
+            5,
+            "unknown key `alow` (did you mean `allow`?)"
+        )]
+    );
+}
+
+#[test]
+fn typo_deep_inside_an_agent_sandbox_policy() {
+    let text = "{\n  agents: {\n    list: [\n      { id: 'a' },\n      { id: 'b', tools: { sandbox: { tools: {\n        dney: ['exec'],\n      } } } },\n    ],\n  },\n}";
+    assert_eq!(
+        issues(text),
+        vec![issue(
+            "agents.list[1].tools.sandbox.tools.dney",
+            6,
+            9,
+            "unknown key `dney` (did you mean `deny`?)"
+        )]
+    );
+}
+
+#[test]
+fn wrong_type_points_at_the_value() {
+    let text = "{\n  tools: {\n    deny: \"exec\",\n  },\n}";
+    assert_eq!(
+        issues(text),
+        vec![issue(
+            "tools.deny",
+            3,
+            11,
+            "expected an array, found a string (\"exec\") (write [\"exec\"] for a list of one)"
+        )]
+    );
+}
+
+#[test]
+fn bad_glob_uses_the_policy_fix_it() {
+    let got = issues("{ tools: { deny: ['exec', 'web_?'] } }");
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].key_path.as_str(), got[0].line, got[0].column),
+        ("tools.deny[1]", 1, 27)
+    );
+    assert_eq!(
+        got[0].message,
+        "`web_?` uses `?`, which is not a wildcard here: only `*` is (write e.g. `web_*`)"
+    );
+}
+
+#[test]
+fn bad_profile_lists_the_valid_ones() {
+    let got = issues("{ agents: { list: [{ id: 'a', tools: { profile: 'admin' } }] } }");
+    assert_eq!(
+        got,
+        vec![issue(
+            "agents.list[0].tools.profile",
+            1,
+            49,
+            "unknown tool profile `admin` (expected one of: minimal, coding, messaging, full)"
+        )]
+    );
+}
+
+#[test]
+fn duplicate_keys_are_refused() {
+    let text = "{\n  tools: {\n    deny: ['exec'],\n    deny: [],\n  },\n}";
+    let got = issues(text);
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].key_path.as_str(), got[0].line, got[0].column),
+        ("tools.deny", 4, 5)
+    );
+    assert!(
+        got[0].message.contains("first defined at line 3")
+            && got[0].message.contains("repeated at line 4"),
+        "{}",
+        got[0].message
+    );
+}
+
+#[test]
+fn duplicate_agent_ids_are_refused() {
+    let text = "{ agents: {\n  list: [{ id: 'ops' }, { id: 'OPS' }],\n  entries: { ops: {} },\n} }";
+    let got = issues(text);
+    let where_: Vec<(&str, u32)> = got.iter().map(|i| (i.key_path.as_str(), i.line)).collect();
+    assert_eq!(
+        where_,
+        vec![("agents.list[1].id", 2), ("agents.entries.ops", 3)]
+    );
+    assert!(
+        got[1].message.contains("`agents.list[0].id` (line 2)"),
+        "{}",
+        got[1].message
+    );
+}
+
+#[test]
+fn bad_agent_ids_are_refused() {
+    let got = issues("{ agents: { list: [{ id: '' }], entries: { 'Ops Team': {} } } }");
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].message, "agent id must not be empty (e.g. `main`)");
+    assert!(
+        got[1].message.contains("(e.g. `ops-team`)"),
+        "{}",
+        got[1].message
+    );
+}
+
+#[test]
+fn non_finite_numbers_are_refused_where_they_appear() {
+    let got = issues("{ skills: { limits: { max: Infinity } } }");
+    assert_eq!(
+        got,
+        vec![issue(
+            "skills.limits.max",
+            1,
+            28,
+            "non-finite number `Infinity` is not allowed (numbers must be finite)"
+        )]
+    );
+}
+
+#[test]
+fn several_errors_are_all_reported_in_file_order() {
+    let err = load(&fixture("multi-error.json5")).unwrap_err();
+    let got: Vec<(String, u32)> = err
+        .issues()
+        .iter()
+        .map(|i| (i.key_path.clone(), i.line))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("tools.alow".to_owned(), 3),
+            ("tools.deny".to_owned(), 4),
+            ("tools.profile".to_owned(), 5),
+            ("tools.byProvider[\"openai/gpt-5\"].allow[0]".to_owned(), 7),
+            ("agents.defaults.sandbox.mode".to_owned(), 12),
+            ("agents.list[1].id".to_owned(), 16),
+            ("agents.list[1].tools.sandbox.tools.dney".to_owned(), 16),
+            ("agents.list[2].id".to_owned(), 17),
+            ("tools2".to_owned(), 20),
+        ]
+    );
+    let display = err
+        .to_string()
+        .replace(env!("CARGO_MANIFEST_DIR"), "<crate>");
+    insta::assert_snapshot!("multi_error_display", display);
+}
+
+#[test]
+fn syntax_errors_give_line_and_column() {
+    let err = load_str(
+        "{\n  tools: {\n    deny: ['exec']\n    allow: [],\n  },\n}",
+        "talon.json",
+    )
+    .unwrap_err();
+    match &err {
+        ConfigError::Syntax {
+            origin,
+            line,
+            column,
+            message,
+        } => {
+            assert_eq!((origin.as_str(), *line, *column), ("talon.json", 4, 5));
+            assert_eq!(
+                message,
+                "expected `,` or `}` after the value of \"deny\", found `a`"
+            );
+        }
+        other => panic!("expected a syntax error, got {other:?}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        "talon.json:4:5: expected `,` or `}` after the value of \"deny\", found `a`"
+    );
+    assert_eq!(err.issues(), &[]);
+}
+
+#[test]
+fn refused_openclaw_restrictions_are_listed_with_other_problems() {
+    let got = issues("{ tools: { fs: { workspaceOnly: true }, alow: [] } }");
+    let paths: Vec<&str> = got.iter().map(|i| i.key_path.as_str()).collect();
+    assert_eq!(paths, vec!["tools.fs", "tools.alow"]);
+}
