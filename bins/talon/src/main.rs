@@ -1,16 +1,44 @@
-//! `talon`: the policy and sandbox inspection CLI (work in progress: the
-//! subcommands land with the config crate).
+//! `talon`: inspect tool policy, tool schemas and configuration.
+//!
+//! Exit status: 0 for allowed / valid / found, 1 for denied / invalid / not
+//! found, 2 for usage or load errors.
 
-fn main() -> std::process::ExitCode {
-    let catalog = talon_tool_catalog::core_tool_specs();
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+mod commands;
+mod table;
+
+/// What a command decided, mapped to the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Allowed / valid / found.
+    Ok,
+    /// Denied / invalid / not found.
+    No,
+}
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
     let mut out = String::new();
-    for spec in &catalog {
-        out.push_str(&spec.name);
-        out.push('\n');
+    match commands::run(&cli, &mut out) {
+        Ok(status) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (e.g. `| head`) is not an error worth reporting.
+            let _ = stdout.write_all(out.as_bytes());
+            let _ = stdout.flush();
+            match status {
+                Status::Ok => ExitCode::SUCCESS,
+                Status::No => ExitCode::from(1),
+            }
+        }
+        Err(err) => {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "talon: {err:#}");
+            ExitCode::from(2)
+        }
     }
-    use std::io::Write;
-    if std::io::stdout().write_all(out.as_bytes()).is_err() {
-        return std::process::ExitCode::from(2);
-    }
-    std::process::ExitCode::SUCCESS
 }

@@ -358,7 +358,16 @@ impl PolicyEngine {
             &mut alive,
             &mut layers,
             "trigger",
-            "memory-triggered compaction runs expose only read and append-only write".to_owned(),
+            format!(
+                "trigger ({})",
+                match ctx.trigger {
+                    Trigger::User => "user",
+                    Trigger::Cron => "cron",
+                    Trigger::Heartbeat => "heartbeat",
+                    Trigger::Memory =>
+                        "memory: memory-triggered compaction runs expose only read and append-only write",
+                }
+            ),
             trigger_policy,
         );
 

@@ -1,0 +1,132 @@
+//! Command-line shape.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Inspect Talon's tool policy, tool schemas and configuration.
+#[derive(Debug, Parser)]
+#[command(name = "talon", version, about)]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) ctx: ContextArgs,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The run context every inspection command evaluates in.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct ContextArgs {
+    /// Config file (default: $TALON_CONFIG, else ~/.talon/talon.json).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Agent id (default: the config's default agent).
+    #[arg(long, global = true, value_name = "ID")]
+    pub(crate) agent: Option<String>,
+    /// Session key (default: the agent's main session).
+    #[arg(long, global = true, value_name = "KEY")]
+    pub(crate) session: Option<String>,
+    /// Model provider, e.g. openai, anthropic, google.
+    #[arg(long, global = true, value_name = "P")]
+    pub(crate) provider: Option<String>,
+    /// Model id.
+    #[arg(long, global = true, value_name = "M")]
+    pub(crate) model: Option<String>,
+    /// Sender id.
+    #[arg(long, global = true, value_name = "ID")]
+    pub(crate) sender: Option<String>,
+    /// The sender is known not to be the owner (removes owner-only tools).
+    #[arg(long, global = true)]
+    pub(crate) non_owner: bool,
+    /// Group chat / channel id.
+    #[arg(long, global = true, value_name = "ID")]
+    pub(crate) group: Option<String>,
+    /// The message channel (e.g. telegram, node, voice).
+    #[arg(long, global = true, value_name = "C")]
+    pub(crate) channel: Option<String>,
+    /// Evaluate as a sub-agent.
+    #[arg(long, global = true)]
+    pub(crate) subagent: bool,
+    /// With --subagent: a leaf sub-agent (may not spawn further).
+    #[arg(long, global = true, requires = "subagent")]
+    pub(crate) leaf: bool,
+    /// With --subagent: the parent's effective tools (comma-separated).
+    #[arg(
+        long,
+        global = true,
+        value_delimiter = ',',
+        value_name = "a,b,...",
+        requires = "subagent"
+    )]
+    pub(crate) parent_tools: Option<Vec<String>>,
+    /// Treat the session as sandboxed regardless of the sandbox mode.
+    #[arg(long, global = true)]
+    pub(crate) sandboxed: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// The tool catalog and schemas.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+    /// Which tools a run gets, and why not the others.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Validate the configuration or print its JSON Schema.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolsCommand {
+    /// List the core catalog.
+    List {
+        /// Only the tools of this profile (minimal, coding, messaging, full).
+        #[arg(long)]
+        profile: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A tool's parameter schema, normalised for a provider.
+    Schema {
+        /// Tool name (aliases accepted, e.g. bash).
+        name: String,
+        /// JSON output (the schema object only is printed otherwise).
+        #[arg(long)]
+        json: bool,
+        /// OpenAI strict-mode schema.
+        #[arg(long)]
+        strict: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Every layer in order with what it removed and why, then the tools.
+    Explain {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Whether one tool survives (exit 0) or not (exit 1).
+    Check {
+        /// Any tool name; normalised first.
+        tool: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Check the config file; exit 0 when valid, 1 with every error listed.
+    Validate {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON Schema of the whole config file.
+    Schema,
+}

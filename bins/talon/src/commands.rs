@@ -1,0 +1,414 @@
+//! The subcommands.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use serde_json::{Value, json};
+use talon_config::{ConfigError, Loaded, TalonConfig, resolve_config_path};
+use talon_schema_dialects::{Dialect, NormalizeOptions, dialect_for, normalize_schema};
+use talon_tool_catalog::{CORE_TOOLS, Profile, ToolSpec, core_tool_specs, normalize_tool_name};
+use talon_tool_policy::{
+    PolicyEngine, RunContext, SandboxMode, SubagentKind, ToolUniverse, is_session_sandboxed,
+};
+
+use crate::Status;
+use crate::cli::{Cli, Command, ConfigCommand, ContextArgs, PolicyCommand, ToolsCommand};
+use crate::table;
+
+pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
+    match &cli.command {
+        Command::Tools(ToolsCommand::List { profile, json }) => {
+            tools_list(profile.as_deref(), *json, out)
+        }
+        Command::Tools(ToolsCommand::Schema { name, json, strict }) => {
+            tools_schema(&cli.ctx, name, *json, *strict, out)
+        }
+        Command::Policy(PolicyCommand::Explain { json }) => policy_explain(&cli.ctx, *json, out),
+        Command::Policy(PolicyCommand::Check { tool, json }) => {
+            policy_check(&cli.ctx, tool, *json, out)
+        }
+        Command::Config(ConfigCommand::Validate { json }) => config_validate(&cli.ctx, *json, out),
+        Command::Config(ConfigCommand::Schema) => {
+            let schema = talon_config::config_schema();
+            out.push_str(&serde_json::to_string_pretty(&schema)?);
+            out.push('\n');
+            Ok(Status::Ok)
+        }
+    }
+}
+
+fn load_config(ctx: &ContextArgs) -> Result<Loaded> {
+    let location = resolve_config_path(ctx.config.as_deref());
+    location.load().map_err(|e| anyhow!("{e}"))
+}
+
+fn sandbox_mode(config: &TalonConfig, agent: &str) -> SandboxMode {
+    match config.resolved_sandbox(agent).mode {
+        talon_config::SandboxMode::Off => SandboxMode::Off,
+        talon_config::SandboxMode::NonMain => SandboxMode::NonMain,
+        talon_config::SandboxMode::All => SandboxMode::All,
+    }
+}
+
+fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext {
+    let agent = ctx
+        .agent
+        .clone()
+        .unwrap_or_else(|| config.default_agent_id())
+        .trim()
+        .to_lowercase();
+    let mut run = RunContext::new(agent.clone());
+    if let Some(session) = &ctx.session {
+        run.session_key = session.trim().to_owned();
+    }
+    run.model_provider = ctx.provider.clone();
+    run.model = ctx.model.clone();
+    run.sender_id = ctx.sender.clone();
+    run.sender_is_owner = ctx.non_owner.then_some(false);
+    run.group_id = ctx.group.clone();
+    run.message_provider = ctx.channel.clone();
+    run.sandboxed = ctx.sandboxed
+        || is_session_sandboxed(sandbox_mode(config, &agent), &agent, &run.session_key);
+    if ctx.subagent {
+        run.subagent = Some(if ctx.leaf {
+            SubagentKind::Leaf
+        } else {
+            SubagentKind::Orchestrator
+        });
+        run.inherited = ctx.parent_tools.clone();
+    }
+    run
+}
+
+fn context_json(run: &RunContext) -> Value {
+    json!({
+        "agent": run.agent_id,
+        "session": run.session_key,
+        "provider": run.model_provider,
+        "model": run.model,
+        "sender": run.sender_id,
+        "senderIsOwner": run.sender_is_owner,
+        "group": run.group_id,
+        "channel": run.message_provider,
+        "sandboxed": run.sandboxed,
+        "subagent": run.subagent,
+        "parentTools": run.inherited,
+    })
+}
+
+fn engine_for(loaded: &Loaded) -> Result<PolicyEngine> {
+    PolicyEngine::new(&loaded.config.policy_config())
+        .with_context(|| format!("in {}", loaded.origin))
+}
+
+fn tools_list(profile: Option<&str>, json: bool, out: &mut String) -> Result<Status> {
+    let profile: Option<Profile> = profile
+        .map(str::parse)
+        .transpose()
+        .map_err(|e| anyhow!("{e}"))?;
+    let selected: Vec<&talon_tool_catalog::CoreTool> = CORE_TOOLS
+        .iter()
+        .filter(|t| match profile {
+            None | Some(Profile::Full) => true,
+            Some(p) => t.profiles.contains(&p),
+        })
+        .collect();
+    let specs: Vec<ToolSpec> = selected
+        .iter()
+        .filter_map(|t| ToolSpec::core(t.id))
+        .collect();
+    if json {
+        let tools: Vec<Value> = selected
+            .iter()
+            .zip(&specs)
+            .map(|(t, s)| {
+                json!({
+                    "name": t.id,
+                    "label": s.label,
+                    "section": t.section.id(),
+                    "profiles": t.profiles.iter().map(|p| p.id()).collect::<Vec<_>>(),
+                    "ownerOnly": s.owner_only,
+                    "executionMode": s.execution_mode,
+                })
+            })
+            .collect();
+        let doc = json!({ "profile": profile.map(|p| p.id()), "tools": tools });
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+        out.push('\n');
+        return Ok(Status::Ok);
+    }
+    let rows: Vec<Vec<String>> = selected
+        .iter()
+        .zip(&specs)
+        .map(|(t, s)| {
+            let profiles: Vec<&str> = t.profiles.iter().map(|p| p.id()).collect();
+            vec![
+                t.id.to_owned(),
+                t.section.id().to_owned(),
+                if profiles.is_empty() {
+                    "-".to_owned()
+                } else {
+                    profiles.join(",")
+                },
+                s.label.clone(),
+            ]
+        })
+        .collect();
+    out.push_str(&table::render(
+        &["TOOL", "SECTION", "PROFILES", "LABEL"],
+        &rows,
+    ));
+    Ok(Status::Ok)
+}
+
+fn tools_schema(
+    ctx: &ContextArgs,
+    name: &str,
+    json: bool,
+    strict: bool,
+    out: &mut String,
+) -> Result<Status> {
+    let Some(provider) = ctx.provider.as_deref() else {
+        bail!("`tools schema` needs --provider (e.g. openai, anthropic, google, xai)");
+    };
+    let tool = normalize_tool_name(name);
+    let Some(spec) = ToolSpec::core(&tool) else {
+        let _ = writeln!(out, "{tool}: not a core tool (see `talon tools list`)");
+        return Ok(Status::No);
+    };
+    let mut dialect = dialect_for(provider, ctx.model.as_deref());
+    if strict {
+        if dialect != Dialect::OpenAi {
+            bail!(
+                "--strict applies to OpenAI providers only (resolved dialect: {})",
+                dialect.as_str()
+            );
+        }
+        dialect = Dialect::OpenAiStrict;
+    }
+    let normalized = normalize_schema(&spec.parameters, dialect, &NormalizeOptions::default());
+    if json {
+        let doc = json!({
+            "tool": tool,
+            "provider": provider,
+            "dialect": dialect.as_str(),
+            "emptyObjectArgs": normalized.empty_object_args,
+            "parameters": normalized.schema,
+        });
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+    } else {
+        let _ = writeln!(
+            out,
+            "# {tool} for {provider} (dialect {})",
+            dialect.as_str()
+        );
+        out.push_str(&serde_json::to_string_pretty(&normalized.schema)?);
+    }
+    out.push('\n');
+    Ok(Status::Ok)
+}
+
+fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
+    let loaded = load_config(ctx)?;
+    let engine = engine_for(&loaded)?;
+    let run = run_context(ctx, &loaded.config);
+    let universe = ToolUniverse::from_specs(&core_tool_specs());
+    let outcome = engine.explain(&run, &universe);
+    if json {
+        let mut doc = serde_json::to_value(&outcome)?;
+        if let Value::Object(map) = &mut doc {
+            map.insert("context".to_owned(), context_json(&run));
+            map.insert("config".to_owned(), Value::String(loaded.origin.clone()));
+        }
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+        out.push('\n');
+        return Ok(Status::Ok);
+    }
+    let _ = writeln!(
+        out,
+        "config: {}\nagent: {}  session: {}  provider: {}  sandboxed: {}{}",
+        loaded.origin,
+        run.agent_id,
+        run.session_key,
+        run.model_provider.as_deref().unwrap_or("-"),
+        if run.sandboxed { "yes" } else { "no" },
+        match run.subagent {
+            Some(SubagentKind::Leaf) => "  subagent: leaf",
+            Some(SubagentKind::Orchestrator) => "  subagent: yes",
+            None => "",
+        }
+    );
+    out.push('\n');
+    for (i, layer) in outcome.layers.iter().enumerate() {
+        let state = if !layer.active {
+            "inactive".to_owned()
+        } else if layer.removed.is_empty() {
+            "removed nothing".to_owned()
+        } else {
+            format!("removed {}", layer.removed.len())
+        };
+        let _ = writeln!(
+            out,
+            "{:>2}. {:<17} {:<44} {state}",
+            i + 1,
+            layer.id,
+            layer.label
+        );
+        if !layer.removed.is_empty() {
+            let rows: Vec<Vec<String>> = layer
+                .removed
+                .iter()
+                .map(|r| {
+                    vec![
+                        format!("      {}", r.tool),
+                        r.rule.clone(),
+                        format!("change: {}", r.config_key),
+                    ]
+                })
+                .collect();
+            let rendered = table::render(&["      TOOL", "RULE", "CONFIG KEY"], &rows);
+            out.push_str(&rendered);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\ntools ({}): {}",
+        outcome.tools.len(),
+        outcome.tools.join(", ")
+    );
+    for w in &outcome.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    Ok(Status::Ok)
+}
+
+fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> Result<Status> {
+    if tool.trim().is_empty() {
+        bail!("TOOL is empty: name a tool, e.g. `talon policy check exec`");
+    }
+    let loaded = load_config(ctx)?;
+    let engine = engine_for(&loaded)?;
+    let run = run_context(ctx, &loaded.config);
+    let universe = ToolUniverse::from_specs(&core_tool_specs());
+    let check = engine.check(&run, &universe, tool);
+    if json {
+        out.push_str(&serde_json::to_string_pretty(&check)?);
+        out.push('\n');
+    } else {
+        match &check.removed_by {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{}: allowed for agent {} ({})",
+                    check.tool, run.agent_id, run.session_key
+                );
+            }
+            Some(r) => {
+                let _ = writeln!(
+                    out,
+                    "{}: denied by layer `{}`: {}\n  to change this, edit `{}` in {}",
+                    check.tool, r.layer, r.rule, r.config_key, loaded.origin
+                );
+            }
+        }
+    }
+    Ok(if check.allowed {
+        Status::Ok
+    } else {
+        Status::No
+    })
+}
+
+fn config_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
+    let location = resolve_config_path(ctx.config.as_deref());
+    let origin = location
+        .path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "<built-in defaults>".to_owned());
+    let result = location.load();
+    let (status, errors, notices, origin) = match result {
+        Ok(loaded) => {
+            // Policy compilation is part of validity (e.g. profiles).
+            let errors: Vec<Value> = match PolicyEngine::new(&loaded.config.policy_config()) {
+                Ok(_) => Vec::new(),
+                Err(e) => {
+                    vec![json!({"keyPath": "", "line": 0, "column": 0, "message": e.to_string()})]
+                }
+            };
+            let notices: Vec<Value> = loaded
+                .notices
+                .iter()
+                .map(|n| json!({"keyPath": n.key_path, "line": n.line, "message": n.message}))
+                .collect();
+            let status = if errors.is_empty() {
+                Status::Ok
+            } else {
+                Status::No
+            };
+            (status, errors, notices, loaded.origin)
+        }
+        Err(ConfigError::Io { path, source }) => {
+            bail!("cannot read config file {}: {source}", path.display())
+        }
+        Err(err) => {
+            let mut errors: Vec<Value> = err
+                .issues()
+                .iter()
+                .map(|i| json!({"keyPath": i.key_path, "line": i.line, "column": i.column, "message": i.message}))
+                .collect();
+            if errors.is_empty() {
+                errors.push(
+                    json!({"keyPath": "", "line": 0, "column": 0, "message": err.to_string()}),
+                );
+            }
+            (Status::No, errors, Vec::new(), origin)
+        }
+    };
+    if json {
+        let doc = json!({
+            "config": origin,
+            "valid": status == Status::Ok,
+            "errors": errors,
+            "notices": notices,
+        });
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+        out.push('\n');
+        return Ok(status);
+    }
+    for e in &errors {
+        let key = e["keyPath"].as_str().unwrap_or_default();
+        let msg = e["message"].as_str().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{origin}:{}:{}: {}{}",
+            e["line"],
+            e["column"],
+            if key.is_empty() {
+                String::new()
+            } else {
+                format!("{key}: ")
+            },
+            msg
+        );
+    }
+    for n in &notices {
+        let _ = writeln!(
+            out,
+            "note: {origin}:{}: {}: {}",
+            n["line"],
+            n["keyPath"].as_str().unwrap_or_default(),
+            n["message"].as_str().unwrap_or_default()
+        );
+    }
+    if status == Status::Ok {
+        let _ = writeln!(out, "{origin}: valid");
+    } else {
+        let _ = writeln!(
+            out,
+            "{origin}: invalid ({} error{})",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(status)
+}

@@ -1,0 +1,4 @@
+mod config;
+mod policy;
+mod tools;
+mod util;

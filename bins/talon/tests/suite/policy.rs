@@ -1,0 +1,177 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::util::{fixture, talon};
+
+#[test]
+fn check_denied_by_sandbox_names_layer_rule_and_key() {
+    let cfg = fixture("example/talon.json");
+    let r = talon(&[
+        "--config",
+        &cfg,
+        "--session",
+        "agent:main:telegram:dm:7",
+        "policy",
+        "check",
+        "exec",
+        "--json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.json(),
+        json!({"tool": "exec", "allowed": false, "removedBy": {"layer": "sandbox", "rule": "deny exec", "configKey": "tools.sandbox.tools.deny"}})
+    );
+    let human = talon(&[
+        "--config",
+        &cfg,
+        "--session",
+        "agent:main:telegram:dm:7",
+        "policy",
+        "check",
+        "exec",
+    ]);
+    assert_eq!(human.code, 1);
+    assert!(
+        human.stdout.contains("edit `tools.sandbox.tools.deny`"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn check_normalises_names_and_allows_in_main_session() {
+    let cfg = fixture("example/talon.json");
+    let r = talon(&["--config", &cfg, "policy", "check", "  BASH ", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.json(),
+        json!({"tool": "exec", "allowed": true, "removedBy": null})
+    );
+}
+
+#[test]
+fn unknown_names_are_plugin_tools() {
+    let cfg = fixture("example/talon.json");
+    let r = talon(&[
+        "--config",
+        &cfg,
+        "policy",
+        "check",
+        "my_plugin_tool",
+        "--json",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["removedBy"]["layer"], "profile");
+}
+
+#[test]
+fn agent_and_provider_layers() {
+    let cfg = fixture("example/talon.json");
+    let r = talon(&[
+        "--config", &cfg, "--agent", "reviewer", "policy", "check", "write", "--json",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.json()["removedBy"],
+        json!({"layer": "agent", "rule": "deny write", "configKey": "agents.reviewer.tools.deny"})
+    );
+    let r = talon(&[
+        "--config",
+        &cfg,
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4o-mini",
+        "policy",
+        "check",
+        "exec",
+        "--json",
+    ]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.json()["removedBy"]["layer"], "provider-profile");
+}
+
+#[test]
+fn subagent_with_parent_tools() {
+    let cfg = fixture("example/talon.json");
+    let r = talon(&[
+        "--config",
+        &cfg,
+        "--subagent",
+        "--parent-tools",
+        "read,exec",
+        "policy",
+        "explain",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["tools"], json!(["read", "exec"]));
+}
+
+#[test]
+fn typo_in_config_fails_with_key_path_and_line() {
+    let cfg = fixture("configs/typo.json");
+    let r = talon(&["--config", &cfg, "policy", "check", "exec"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("typo.json:4:5: tools.alow: unknown key `alow` (did you mean `allow`?)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn explain_json_shape() {
+    let cfg = fixture("example/talon.json");
+    let r = talon(&[
+        "--config",
+        &cfg,
+        "--session",
+        "agent:main:discord:g:1",
+        "policy",
+        "explain",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let ids: Vec<&str> = v["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &ids[3..],
+        [
+            "profile",
+            "provider-profile",
+            "global",
+            "global-provider",
+            "agent",
+            "agent-provider",
+            "group",
+            "sender",
+            "sandbox",
+            "owner-only",
+            "subagent",
+            "inherited"
+        ]
+    );
+    assert_eq!(v["context"]["sandboxed"], true);
+    let mut redacted = v.clone();
+    redacted["config"] = json!("<config>");
+    insta::assert_json_snapshot!("explain_sandboxed_example", redacted);
+}
+
+#[test]
+fn missing_explicit_config_is_a_load_error() {
+    let r = talon(&["--config", "/nonexistent/talon.json", "policy", "explain"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("cannot read config file /nonexistent/talon.json"),
+        "{}",
+        r.stderr
+    );
+}
