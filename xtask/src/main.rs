@@ -1,38 +1,107 @@
-//! Repository automation: `cargo xtask test` runs what `.ci/run` runs.
+//! Repository automation, so CI logic lives in Rust rather than shell:
+//!
+//! - `cargo xtask test`: format check, clippy with `-D warnings`,
+//!   `cargo deny check bans licenses sources` (installing cargo-deny from
+//!   crates.io when missing), then every test. `.ci/run` calls exactly this.
+//! - `cargo xtask bench`: the criterion benchmarks, then a summary table.
 
 use std::process::{Command, ExitCode};
 
-fn run(args: &[&str]) -> bool {
-    Command::new("cargo")
+fn cargo(args: &[&str]) -> Result<(), String> {
+    let status = Command::new("cargo")
         .args(args)
         .status()
-        .is_ok_and(|s| s.success())
+        .map_err(|e| format!("cannot run cargo {}: {e}", args.join(" ")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+fn has_cargo_deny() -> bool {
+    Command::new("cargo")
+        .args(["deny", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn test() -> Result<(), String> {
+    cargo(&["fmt", "--all", "--check"])?;
+    cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    if !has_cargo_deny() {
+        println!("xtask: cargo-deny is missing; installing it from crates.io");
+        cargo(&["install", "cargo-deny", "--locked", "--version", "0.20.2"])?;
+    }
+    cargo(&["deny", "check", "bans", "licenses", "sources"])?;
+    cargo(&["test", "--workspace"])
+}
+
+fn bench() -> Result<(), String> {
+    cargo(&[
+        "bench",
+        "-p",
+        "talon-tool-policy",
+        "--bench",
+        "pipeline",
+        "--",
+        "--warm-up-time",
+        "1",
+        "--measurement-time",
+        "3",
+    ])?;
+    println!("\nSummary (median; see target/criterion for details):");
+    for name in [
+        "policy_compile_config",
+        "policy_evaluate_242_tools_all_layers",
+        "policy_check_one_tool",
+    ] {
+        let path = format!(
+            "target/criterion/{}/new/estimates.json",
+            name.replacen('_', "/", 1)
+        );
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let median = text
+                    .split("\"median\"")
+                    .nth(1)
+                    .and_then(|rest| rest.split("\"point_estimate\":").nth(1))
+                    .and_then(|rest| rest.split([',', '}']).next())
+                    .and_then(|n| n.trim().parse::<f64>().ok());
+                match median {
+                    Some(ns) => println!(
+                        "  {:<40} {:>10.2} µs",
+                        name.replacen('_', "/", 1),
+                        ns / 1000.0
+                    ),
+                    None => println!("  {name}: could not parse {path}"),
+                }
+            }
+            Err(e) => println!("  {name}: no estimates at {path} ({e})"),
+        }
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
     let task = std::env::args().nth(1).unwrap_or_default();
-    let ok = match task.as_str() {
-        "test" => {
-            run(&["fmt", "--all", "--check"])
-                && run(&[
-                    "clippy",
-                    "--workspace",
-                    "--all-targets",
-                    "--",
-                    "-D",
-                    "warnings",
-                ])
-                && run(&["test", "--workspace"])
-        }
-        "bench" => run(&["bench", "-p", "talon-tool-policy", "--bench", "pipeline"]),
-        _ => {
-            eprintln!("usage: cargo xtask test|bench");
-            false
-        }
+    let result = match task.as_str() {
+        "test" => test(),
+        "bench" => bench(),
+        _ => Err("usage: cargo xtask test|bench".to_owned()),
     };
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
