@@ -63,10 +63,7 @@ fn bench() -> Result<(), String> {
         "policy_evaluate_242_tools_all_layers",
         "policy_check_one_tool",
     ] {
-        let path = format!(
-            "target/criterion/{}/new/estimates.json",
-            name.replacen('_', "/", 1)
-        );
+        let path = format!("target/criterion/{name}/new/estimates.json");
         match std::fs::read_to_string(&path) {
             Ok(text) => {
                 let median = text
