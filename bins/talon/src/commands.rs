@@ -3,12 +3,13 @@
 use std::fmt::Write as _;
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use serde::Serialize;
 use serde_json::{Value, json};
 use talon_config::{ConfigError, Loaded, TalonConfig, resolve_config_path};
 use talon_schema_dialects::{Dialect, NormalizeOptions, dialect_for, normalize_schema};
 use talon_tool_catalog::{CORE_TOOLS, Profile, ToolSpec, core_tool_specs, normalize_tool_name};
 use talon_tool_policy::{
-    PolicyEngine, RunContext, SandboxMode, SubagentKind, ToolUniverse, is_session_sandboxed,
+    PolicyEngine, RunContext, SubagentKind, ToolUniverse, is_session_sandboxed,
 };
 
 use crate::Status;
@@ -42,14 +43,6 @@ fn load_config(ctx: &ContextArgs) -> Result<Loaded> {
     location.load().map_err(|e| anyhow!("{e}"))
 }
 
-fn sandbox_mode(config: &TalonConfig, agent: &str) -> SandboxMode {
-    match config.resolved_sandbox(agent).mode {
-        talon_config::SandboxMode::Off => SandboxMode::Off,
-        talon_config::SandboxMode::NonMain => SandboxMode::NonMain,
-        talon_config::SandboxMode::All => SandboxMode::All,
-    }
-}
-
 fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext {
     let agent = ctx
         .agent
@@ -68,7 +61,11 @@ fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext {
     run.group_id = ctx.group.clone();
     run.message_provider = ctx.channel.clone();
     run.sandboxed = ctx.sandboxed
-        || is_session_sandboxed(sandbox_mode(config, &agent), &agent, &run.session_key);
+        || is_session_sandboxed(
+            config.resolved_sandbox(&agent).mode,
+            &agent,
+            &run.session_key,
+        );
     if ctx.subagent {
         run.subagent = Some(if ctx.leaf {
             SubagentKind::Leaf
@@ -319,50 +316,87 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
     })
 }
 
+/// One `config validate` finding, as printed and as JSON.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Finding {
+    key_path: String,
+    line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<u32>,
+    message: String,
+}
+
+impl Finding {
+    fn whole_file(message: String) -> Self {
+        Finding {
+            key_path: String::new(),
+            line: 0,
+            column: Some(0),
+            message,
+        }
+    }
+
+    fn render(&self, origin: &str) -> String {
+        let column = self.column.map(|c| format!(":{c}")).unwrap_or_default();
+        let key = if self.key_path.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", self.key_path)
+        };
+        format!("{origin}:{}{column}: {key}{}", self.line, self.message)
+    }
+}
+
 fn config_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
     let location = resolve_config_path(ctx.config.as_deref());
-    let origin = location
+    let mut origin = location
         .path()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "<built-in defaults>".to_owned());
-    let result = location.load();
-    let (status, errors, notices, origin) = match result {
+    let mut errors: Vec<Finding> = Vec::new();
+    let mut notices: Vec<Finding> = Vec::new();
+    match location.load() {
         Ok(loaded) => {
             // Policy compilation is part of validity (e.g. profiles).
-            let errors: Vec<Value> = match PolicyEngine::new(&loaded.config.policy_config()) {
-                Ok(_) => Vec::new(),
-                Err(e) => {
-                    vec![json!({"keyPath": "", "line": 0, "column": 0, "message": e.to_string()})]
-                }
-            };
-            let notices: Vec<Value> = loaded
+            if let Err(e) = PolicyEngine::new(&loaded.config.policy_config()) {
+                errors.push(Finding::whole_file(e.to_string()));
+            }
+            notices = loaded
                 .notices
-                .iter()
-                .map(|n| json!({"keyPath": n.key_path, "line": n.line, "message": n.message}))
+                .into_iter()
+                .map(|n| Finding {
+                    key_path: n.key_path,
+                    line: n.line,
+                    column: None,
+                    message: n.message,
+                })
                 .collect();
-            let status = if errors.is_empty() {
-                Status::Ok
-            } else {
-                Status::No
-            };
-            (status, errors, notices, loaded.origin)
+            origin = loaded.origin;
         }
         Err(ConfigError::Io { path, source }) => {
             bail!("cannot read config file {}: {source}", path.display())
         }
         Err(err) => {
-            let mut errors: Vec<Value> = err
+            errors = err
                 .issues()
                 .iter()
-                .map(|i| json!({"keyPath": i.key_path, "line": i.line, "column": i.column, "message": i.message}))
+                .map(|i| Finding {
+                    key_path: i.key_path.clone(),
+                    line: i.line,
+                    column: Some(i.column),
+                    message: i.message.clone(),
+                })
                 .collect();
             if errors.is_empty() {
-                errors.push(
-                    json!({"keyPath": "", "line": 0, "column": 0, "message": err.to_string()}),
-                );
+                errors.push(Finding::whole_file(err.to_string()));
             }
-            (Status::No, errors, Vec::new(), origin)
         }
+    }
+    let status = if errors.is_empty() {
+        Status::Ok
+    } else {
+        Status::No
     };
     if json {
         let doc = json!({
@@ -376,38 +410,19 @@ fn config_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<St
         return Ok(status);
     }
     for e in &errors {
-        let key = e["keyPath"].as_str().unwrap_or_default();
-        let msg = e["message"].as_str().unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{origin}:{}:{}: {}{}",
-            e["line"],
-            e["column"],
-            if key.is_empty() {
-                String::new()
-            } else {
-                format!("{key}: ")
-            },
-            msg
-        );
+        let _ = writeln!(out, "{}", e.render(&origin));
     }
     for n in &notices {
-        let _ = writeln!(
-            out,
-            "note: {origin}:{}: {}: {}",
-            n["line"],
-            n["keyPath"].as_str().unwrap_or_default(),
-            n["message"].as_str().unwrap_or_default()
-        );
+        let _ = writeln!(out, "note: {}", n.render(&origin));
     }
     if status == Status::Ok {
         let _ = writeln!(out, "{origin}: valid");
     } else {
+        let n = errors.len();
         let _ = writeln!(
             out,
-            "{origin}: invalid ({} error{})",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
+            "{origin}: invalid ({n} error{})",
+            if n == 1 { "" } else { "s" }
         );
     }
     Ok(status)

@@ -98,8 +98,10 @@ pub use crate::location::{
 };
 pub use crate::model::{
     AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,
-    ResolvedSandbox, SandboxConfig, SandboxMode, SandboxScope, TalonConfig, WorkspaceAccess,
+    ResolvedSandbox, SandboxConfig, SandboxScope, TalonConfig, WorkspaceAccess,
 };
+/// Sandbox mode, shared with the policy crate (one definition).
+pub use talon_tool_policy::SandboxMode;
 
 mod error;
 mod findings;

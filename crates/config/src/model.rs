@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use talon_tool_policy::SandboxMode;
 use talon_tool_policy::config::{AgentToolsConfig, PolicyConfig, ToolsConfig};
 
 /// The agent id used when the file configures no agent.
@@ -140,19 +141,6 @@ pub struct AgentBody {
     /// field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
-}
-
-/// When sessions run in a sandbox.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    /// Never (the default).
-    #[default]
-    Off,
-    /// Every session except the agent's main session.
-    NonMain,
-    /// Every session.
-    All,
 }
 
 /// What one sandbox is shared by.

@@ -1,5 +1,5 @@
-//! Inheritance: a child run or a cron job never gets more than the run that
-//! created it.
+//! The cron creator cap: a job never gets more than the run that created
+//! it. (A child run's cap is the pipeline's `inherited` layer.)
 
 use std::collections::HashSet;
 
@@ -63,15 +63,4 @@ pub fn cap_cron_job_tools(creator_tools: &[String], requested: Option<&[String]>
         .cloned()
         .collect();
     CappedTools { tools, dropped }
-}
-
-/// The tools a child may have: the intersection of what it would get on
-/// its own and its parent's effective tools, in the child's order.
-pub fn intersect_with_parent(child: &[String], parent: &[String]) -> Vec<String> {
-    let parent: HashSet<String> = parent.iter().map(|t| normalize_tool_name(t)).collect();
-    child
-        .iter()
-        .filter(|t| parent.contains(&normalize_tool_name(t)))
-        .cloned()
-        .collect()
 }

@@ -27,16 +27,37 @@ pub const OWNER_ONLY_CORE_TOOLS: &[&str] = &[
 pub const NODE_PROVIDER_TOOLS: &[&str] =
     &["canvas", "image", "pdf", "tts", "web_fetch", "web_search"];
 
-/// A profile layer: the profile id and its compiled policy.
+/// The raw lists of one allowlist step, kept for `explain`'s warnings.
+#[derive(Debug, Clone, Default)]
+struct WarnSource {
+    label: String,
+    allow: Option<Vec<String>>,
+    also_allow: Option<Vec<String>>,
+}
+
+impl WarnSource {
+    fn new(label: String, allow: Option<&Vec<String>>, also_allow: Option<&Vec<String>>) -> Self {
+        WarnSource {
+            label,
+            allow: allow.cloned(),
+            also_allow: also_allow.cloned(),
+        }
+    }
+}
+
+/// A profile layer: its label (`tools.profile (coding)`) and policy.
 #[derive(Debug, Clone)]
 struct ProfileLayer {
-    profile: Profile,
+    label: String,
     policy: CompiledPolicy,
 }
 
+/// `layer_name` is `tools.profile` or `tools.byProvider.profile`; the
+/// removal rule says which profile the tool is missing from.
 fn profile_layer(
     profile: Option<&str>,
     also_allow: &[String],
+    layer_name: &str,
     profile_key: &str,
     also_key: &str,
 ) -> Result<Option<ProfileLayer>, PolicyError> {
@@ -48,7 +69,7 @@ fn profile_layer(
         value: raw.to_owned(),
     })?;
     let allow = CompiledList::union(&profile.allow_list()[..], also_allow);
-    let policy = CompiledPolicy::from_lists(
+    let mut policy = CompiledPolicy::from_lists(
         Some(&allow[..]),
         None,
         None,
@@ -58,7 +79,16 @@ fn profile_layer(
         },
     )
     .unwrap_or_default();
-    Ok(Some(ProfileLayer { profile, policy }))
+    let what = if layer_name == "tools.profile" {
+        "profile"
+    } else {
+        "provider profile"
+    };
+    policy.not_allowed_rule = format!("not in {what} {}", profile.id());
+    Ok(Some(ProfileLayer {
+        label: format!("{layer_name} ({})", profile.id()),
+        policy,
+    }))
 }
 
 /// One `byProvider` entry, compiled.
@@ -67,7 +97,7 @@ struct ProviderEntry {
     key: String,
     profile: Option<ProfileLayer>,
     policy: Option<CompiledPolicy>,
-    raw: ProfiledPolicyConfig,
+    warn: WarnSource,
 }
 
 fn compile_by_provider(
@@ -76,25 +106,32 @@ fn compile_by_provider(
 ) -> Result<Vec<ProviderEntry>, PolicyError> {
     let mut out = Vec::new();
     for (key, cfg) in map.into_iter().flatten() {
-        let k = key.trim().to_lowercase();
         let base = format!("{prefix}.byProvider.{key}");
         let also = cfg.also_allow.clone().unwrap_or_default();
         out.push(ProviderEntry {
-            key: k,
+            key: key.trim().to_lowercase(),
             profile: profile_layer(
                 cfg.profile.as_deref(),
                 &also,
+                "tools.byProvider.profile",
                 &format!("{base}.profile"),
                 &format!("{base}.alsoAllow"),
             )?,
             policy: CompiledPolicy::from_config(&cfg.policy(), PolicyKeys::under(&base)),
-            raw: cfg.clone(),
+            warn: WarnSource::new(
+                format!("{base}.allow"),
+                cfg.allow.as_ref(),
+                cfg.also_allow.as_ref(),
+            ),
         });
     }
     Ok(out)
 }
 
 fn find_provider<'a>(entries: &'a [ProviderEntry], ctx: &RunContext) -> Option<&'a ProviderEntry> {
+    if entries.is_empty() {
+        return None;
+    }
     let provider = ctx.model_provider.as_deref()?.trim().to_lowercase();
     if provider.is_empty() {
         return None;
@@ -102,7 +139,7 @@ fn find_provider<'a>(entries: &'a [ProviderEntry], ctx: &RunContext) -> Option<&
     if let Some(model) = ctx.model.as_deref() {
         let model = model.trim().to_lowercase();
         let full = if model.contains('/') {
-            model.clone()
+            model
         } else {
             format!("{provider}/{model}")
         };
@@ -113,32 +150,35 @@ fn find_provider<'a>(entries: &'a [ProviderEntry], ctx: &RunContext) -> Option<&
     entries.iter().find(|e| e.key == provider)
 }
 
-/// An agent's compiled layers.
+/// An agent's compiled layers, with their labels.
 #[derive(Debug, Clone)]
 struct AgentLayers {
     profile: Option<ProfileLayer>,
     policy: Option<CompiledPolicy>,
     by_provider: Vec<ProviderEntry>,
     sandbox: CompiledPolicy,
-    raw: AgentToolsConfig,
+    label: String,
+    provider_label: String,
+    warn: WarnSource,
 }
 
 #[derive(Debug, Clone)]
 struct GroupLayers {
     policy: Option<CompiledPolicy>,
     by_sender: HashMap<String, CompiledPolicy>,
+    warn: WarnSource,
 }
 
 /// A configuration compiled for policy evaluation. Build once per config
 /// (and again on reload); evaluating a run does no parsing or compiling.
 #[derive(Debug, Clone)]
 pub struct PolicyEngine {
-    tools: ToolsConfig,
     global: Option<CompiledPolicy>,
+    global_warn: WarnSource,
     global_by_provider: Vec<ProviderEntry>,
-    /// Per agent id; the entry under "" is the fallback for agents without
-    /// a config block.
     agents: HashMap<String, AgentLayers>,
+    /// For agents without a config block.
+    fallback_agent: AgentLayers,
     groups: HashMap<String, GroupLayers>,
     senders: HashMap<String, CompiledPolicy>,
     subagent_orchestrator: CompiledPolicy,
@@ -158,17 +198,20 @@ fn agent_layers(
     let prefix = format!("agents.{agent_id}.tools");
     let global_also = tools.also_allow.clone().unwrap_or_default();
     let agent_also = raw.also_allow.clone().unwrap_or_default();
+    // Both alsoAllow lists widen the profile, whichever level set it.
     let also = CompiledList::union(&global_also[..], &agent_also[..]);
     let profile = match raw.profile.as_deref() {
         Some(p) => profile_layer(
             Some(p),
             &also,
+            "tools.profile",
             &format!("{prefix}.profile"),
             &format!("{prefix}.alsoAllow"),
         )?,
         None => profile_layer(
             tools.profile.as_deref(),
             &also,
+            "tools.profile",
             "tools.profile",
             "tools.alsoAllow",
         )?,
@@ -179,8 +222,31 @@ fn agent_layers(
             .and_then(|a| CompiledPolicy::from_config(&a.policy(), PolicyKeys::under(&prefix))),
         by_provider: compile_by_provider(raw.by_provider.as_ref(), &prefix)?,
         sandbox: resolve_sandbox_tool_policy(tools, agent, agent_id).compile(),
-        raw,
+        label: format!("{prefix}.allow"),
+        provider_label: format!("{prefix}.byProvider.allow"),
+        warn: WarnSource::new(
+            format!("{prefix}.allow"),
+            raw.allow.as_ref(),
+            raw.also_allow.as_ref(),
+        ),
     })
+}
+
+/// A policy that lets through exactly `names` (no `write` ⇒ `apply_patch`).
+fn exact_allow(names: &[&str], key: &str) -> CompiledPolicy {
+    let names: Vec<String> = names.iter().map(|s| (*s).to_owned()).collect();
+    let mut p = CompiledPolicy::from_lists(
+        Some(&names[..]),
+        None,
+        None,
+        PolicyKeys {
+            allow: key.to_owned(),
+            deny: String::new(),
+        },
+    )
+    .unwrap_or_default();
+    p.apply_patch_via_write = false;
+    p
 }
 
 impl PolicyEngine {
@@ -188,7 +254,6 @@ impl PolicyEngine {
     pub fn new(config: &PolicyConfig) -> Result<Self, PolicyError> {
         let tools = &config.tools;
         let mut agents = HashMap::new();
-        agents.insert(String::new(), agent_layers(tools, "main", None)?);
         for (id, cfg) in &config.agents {
             let id = id.trim().to_lowercase();
             let layers = agent_layers(tools, &id, Some(cfg))?;
@@ -211,6 +276,11 @@ impl PolicyEngine {
                 GroupLayers {
                     policy: CompiledPolicy::from_config(&g.policy(), PolicyKeys::under(&prefix)),
                     by_sender,
+                    warn: WarnSource::new(
+                        format!("{prefix}.allow"),
+                        g.allow.as_ref(),
+                        g.also_allow.as_ref(),
+                    ),
                 },
             );
         }
@@ -223,15 +293,6 @@ impl PolicyEngine {
                 senders.insert(sid.trim().to_lowercase(), c);
             }
         }
-        let node: Vec<String> = NODE_PROVIDER_TOOLS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
-        let memory = ["read".to_owned(), "write".to_owned()];
-        let exact = |mut p: CompiledPolicy| {
-            p.apply_patch_via_write = false;
-            p
-        };
         Ok(PolicyEngine {
             global: CompiledPolicy::from_lists(
                 tools.allow.as_deref(),
@@ -239,70 +300,65 @@ impl PolicyEngine {
                 tools.deny.as_deref(),
                 PolicyKeys::under("tools"),
             ),
+            global_warn: WarnSource::new(
+                "tools.allow".to_owned(),
+                tools.allow.as_ref(),
+                tools.also_allow.as_ref(),
+            ),
             global_by_provider: compile_by_provider(tools.by_provider.as_ref(), "tools")?,
+            fallback_agent: agent_layers(tools, "main", None)?,
             agents,
             groups,
             senders,
             subagent_orchestrator: subagent_policy(tools, SubagentKind::Orchestrator),
             subagent_leaf: subagent_policy(tools, SubagentKind::Leaf),
             owner_only: CompiledPolicy::deny_only(OWNER_ONLY_CORE_TOOLS, "sender.isOwner"),
-            node_provider: exact(
-                CompiledPolicy::from_lists(
-                    Some(&node[..]),
-                    None,
-                    None,
-                    PolicyKeys {
-                        allow: "messageProvider (node)".to_owned(),
-                        deny: String::new(),
-                    },
-                )
-                .unwrap_or_default(),
-            ),
+            node_provider: exact_allow(NODE_PROVIDER_TOOLS, "messageProvider (node)"),
             voice_provider: CompiledPolicy::deny_only(&["tts"], "messageProvider (voice)"),
-            memory_trigger: exact(
-                CompiledPolicy::from_lists(
-                    Some(&memory[..]),
-                    None,
-                    None,
-                    PolicyKeys {
-                        allow: "trigger (memory)".to_owned(),
-                        deny: String::new(),
-                    },
-                )
-                .unwrap_or_default(),
-            ),
-            tools: tools.clone(),
+            memory_trigger: exact_allow(&["read", "write"], "trigger (memory)"),
         })
     }
 
     fn agent(&self, agent_id: &str) -> &AgentLayers {
-        let id = agent_id.trim().to_lowercase();
         self.agents
-            .get(&id)
-            .or_else(|| self.agents.get(""))
-            .unwrap_or_else(|| unreachable_agent())
+            .get(agent_id)
+            .or_else(|| self.agents.get(&agent_id.trim().to_lowercase()))
+            .unwrap_or(&self.fallback_agent)
     }
 
     /// Run the whole pipeline for one run: the hot path used when a run's
     /// tool table is assembled. Allowlist warnings are not computed here
     /// (`warnings` is empty); [`PolicyEngine::explain`] adds them.
     pub fn evaluate(&self, ctx: &RunContext, universe: &ToolUniverse) -> PolicyOutcome {
-        self.run(ctx, universe, false)
+        self.run(ctx, universe, None)
     }
 
     /// [`PolicyEngine::evaluate`] plus the unknown-allowlist and
     /// explicit-empty-allow warnings, for `talon policy explain` and for
     /// logging once per configuration.
     pub fn explain(&self, ctx: &RunContext, universe: &ToolUniverse) -> PolicyOutcome {
-        self.run(ctx, universe, true)
+        let mut warnings = Vec::new();
+        let mut outcome = self.run(ctx, universe, Some(&mut warnings));
+        outcome.warnings = warnings;
+        outcome
     }
 
-    fn run(&self, ctx: &RunContext, universe: &ToolUniverse, warn: bool) -> PolicyOutcome {
+    fn run(
+        &self,
+        ctx: &RunContext,
+        universe: &ToolUniverse,
+        mut warnings: Option<&mut Vec<String>>,
+    ) -> PolicyOutcome {
         let agent = self.agent(&ctx.agent_id);
-        let agent_id = ctx.agent_id.trim().to_lowercase();
-        let mut alive: Vec<&ToolEntry> = universe.tools().iter().collect();
-        let mut layers: Vec<LayerAudit> = Vec::with_capacity(crate::outcome::LAYER_IDS.len());
-        let mut warnings = Vec::new();
+        let mut s = Steps {
+            alive: universe.tools().iter().collect(),
+            layers: Vec::with_capacity(crate::outcome::LAYER_IDS.len()),
+        };
+        let mut warn = |source: &WarnSource, step: AllowlistStep| {
+            if let Some(w) = warnings.as_deref_mut() {
+                warn_policy(w, source, universe, step);
+            }
+        };
 
         // Pre-filter A: the message provider.
         let channel = ctx
@@ -318,89 +374,51 @@ impl PolicyEngine {
             "message provider ({})",
             channel.as_deref().unwrap_or("none")
         );
-        apply(
-            &mut alive,
-            &mut layers,
-            "message-provider",
-            label,
-            channel_policy,
-        );
+        s.apply("message-provider", label, channel_policy);
 
         // Pre-filter B: the model provider must accept the tool's name.
         let rule = ctx.model_provider.as_deref().and_then(provider_name_rule);
-        let mut audit = LayerAudit {
-            id: "model-provider".to_owned(),
-            label: format!(
-                "model provider ({})",
-                ctx.model_provider.as_deref().unwrap_or("none")
-            ),
-            active: rule.is_some(),
-            removed: Vec::new(),
-        };
-        if let Some(rule) = rule {
-            alive.retain(|t| match rule.reject(&t.name) {
-                None => true,
-                Some(why) => {
-                    audit.removed.push(Removal {
-                        tool: t.name.clone(),
-                        rule: why,
-                        config_key: "tools.deny".to_owned(),
-                    });
-                    false
-                }
-            });
-        }
-        layers.push(audit);
+        let label = format!(
+            "model provider ({})",
+            ctx.model_provider.as_deref().unwrap_or("none")
+        );
+        s.filter("model-provider", label, rule.is_some(), |t| {
+            rule.and_then(|r| r.reject(&t.name))
+                .map(|why| (why, "tools.deny".to_owned()))
+        });
 
         // Trigger filter: memory-flush runs get read + write only.
-        let trigger_policy = (ctx.trigger == Trigger::Memory).then_some(&self.memory_trigger);
-        apply(
-            &mut alive,
-            &mut layers,
-            "trigger",
-            format!(
-                "trigger ({})",
-                match ctx.trigger {
-                    Trigger::User => "user",
-                    Trigger::Cron => "cron",
-                    Trigger::Heartbeat => "heartbeat",
-                    Trigger::Memory =>
-                        "memory: memory-triggered compaction runs expose only read and append-only write",
-                }
+        let (trigger_label, trigger_policy) = match ctx.trigger {
+            Trigger::User => ("trigger (user)", None),
+            Trigger::Cron => ("trigger (cron)", None),
+            Trigger::Heartbeat => ("trigger (heartbeat)", None),
+            Trigger::Memory => (
+                "trigger (memory): compaction runs expose only read and append-only write",
+                Some(&self.memory_trigger),
             ),
-            trigger_policy,
-        );
+        };
+        s.apply("trigger", trigger_label.to_owned(), trigger_policy);
 
         // 1. profile
-        let label = match &agent.profile {
-            Some(p) => format!("tools.profile ({})", p.profile.id()),
-            None => "tools.profile".to_owned(),
-        };
-        if warn && let Some(p) = &agent.profile {
-            let entries: Vec<String> = p
-                .policy
-                .allow
-                .as_ref()
-                .map(|l| l.entries().to_vec())
-                .unwrap_or_default();
-            warnings.extend(analyse_allowlist(
-                &label,
-                &entries,
-                universe,
+        if let Some(p) = &agent.profile {
+            let entries = p.policy.allow.as_ref().map(|l| l.entries().to_vec());
+            warn(
+                &WarnSource {
+                    label: p.label.clone(),
+                    allow: entries,
+                    also_allow: None,
+                },
                 AllowlistStep::BuiltinProfile,
-            ));
+            );
         }
-        let profile_policy = agent.profile.as_ref().map(|p| &p.policy);
-        apply_with(
-            &mut alive,
-            &mut layers,
+        let label = agent
+            .profile
+            .as_ref()
+            .map_or("tools.profile", |p| p.label.as_str());
+        s.apply(
             "profile",
-            label,
-            profile_policy,
-            |v, p| match (v, &agent.profile) {
-                (Verdict::NotAllowed, Some(pl)) => format!("not in profile {}", pl.profile.id()),
-                _ => p.rule_text(v),
-            },
+            label.to_owned(),
+            agent.profile.as_ref().map(|p| &p.policy),
         );
 
         // 2. provider profile (agent byProvider wins over global byProvider)
@@ -409,97 +427,38 @@ impl PolicyEngine {
         let provider_profile = agent_provider
             .and_then(|e| e.profile.as_ref())
             .or_else(|| global_provider.and_then(|e| e.profile.as_ref()));
-        let label = match provider_profile {
-            Some(p) => format!("tools.byProvider.profile ({})", p.profile.id()),
-            None => "tools.byProvider.profile".to_owned(),
-        };
-        apply_with(
-            &mut alive,
-            &mut layers,
+        let label = provider_profile.map_or("tools.byProvider.profile", |p| p.label.as_str());
+        s.apply(
             "provider-profile",
-            label,
+            label.to_owned(),
             provider_profile.map(|p| &p.policy),
-            |v, p| match (v, provider_profile) {
-                (Verdict::NotAllowed, Some(pl)) => {
-                    format!("not in provider profile {}", pl.profile.id())
-                }
-                _ => p.rule_text(v),
-            },
         );
 
         // 3. global
-        let label = "tools.allow".to_owned();
-        if warn {
-            self.warn_policy(
-                &mut warnings,
-                &label,
-                self.tools.allow.as_deref(),
-                self.tools.also_allow.as_deref(),
-                universe,
-            );
-        }
-        apply(
-            &mut alive,
-            &mut layers,
-            "global",
-            label,
-            self.global.as_ref(),
-        );
+        warn(&self.global_warn, AllowlistStep::Configured);
+        s.apply("global", "tools.allow".to_owned(), self.global.as_ref());
 
         // 4. global provider
-        let label = "tools.byProvider.allow".to_owned();
-        if warn && let Some(e) = global_provider {
-            self.warn_policy(
-                &mut warnings,
-                &format!("tools.byProvider.{}.allow", e.key),
-                e.raw.allow.as_deref(),
-                e.raw.also_allow.as_deref(),
-                universe,
-            );
+        if let Some(e) = global_provider {
+            warn(&e.warn, AllowlistStep::Configured);
         }
-        apply(
-            &mut alive,
-            &mut layers,
+        s.apply(
             "global-provider",
-            label,
+            "tools.byProvider.allow".to_owned(),
             global_provider.and_then(|e| e.policy.as_ref()),
         );
 
         // 5. agent
-        let label = format!("agents.{agent_id}.tools.allow");
-        if warn {
-            self.warn_policy(
-                &mut warnings,
-                &label,
-                agent.raw.allow.as_deref(),
-                agent.raw.also_allow.as_deref(),
-                universe,
-            );
-        }
-        apply(
-            &mut alive,
-            &mut layers,
-            "agent",
-            label,
-            agent.policy.as_ref(),
-        );
+        warn(&agent.warn, AllowlistStep::Configured);
+        s.apply("agent", agent.label.clone(), agent.policy.as_ref());
 
         // 6. agent provider
-        let label = format!("agents.{agent_id}.tools.byProvider.allow");
-        if warn && let Some(e) = agent_provider {
-            self.warn_policy(
-                &mut warnings,
-                &label,
-                e.raw.allow.as_deref(),
-                e.raw.also_allow.as_deref(),
-                universe,
-            );
+        if let Some(e) = agent_provider {
+            warn(&e.warn, AllowlistStep::Configured);
         }
-        apply(
-            &mut alive,
-            &mut layers,
+        s.apply(
             "agent-provider",
-            label,
+            agent.provider_label.clone(),
             agent_provider.and_then(|e| e.policy.as_ref()),
         );
 
@@ -509,29 +468,12 @@ impl PolicyEngine {
             .as_deref()
             .map(|g| g.trim().to_lowercase())
             .and_then(|g| self.groups.get(&g).or_else(|| self.groups.get("*")));
-        let label = "group tools.allow".to_owned();
-        if warn && let (Some(g), Some(gid)) = (group, ctx.group_id.as_deref()) {
-            let raw = self
-                .tools
-                .groups
-                .as_ref()
-                .and_then(|m| m.get(gid.trim()).or_else(|| m.get("*")));
-            if let Some(raw) = raw {
-                self.warn_policy(
-                    &mut warnings,
-                    &label,
-                    raw.allow.as_deref(),
-                    raw.also_allow.as_deref(),
-                    universe,
-                );
-            }
-            let _ = g;
+        if let Some(g) = group {
+            warn(&g.warn, AllowlistStep::Configured);
         }
-        apply(
-            &mut alive,
-            &mut layers,
+        s.apply(
             "group",
-            label,
+            "group tools.allow".to_owned(),
             group.and_then(|g| g.policy.as_ref()),
         );
 
@@ -546,46 +488,32 @@ impl PolicyEngine {
                     .or_else(|| self.senders.get(&s))
                     .or_else(|| self.senders.get("*"))
             });
-        apply(
-            &mut alive,
-            &mut layers,
-            "sender",
-            "tools.toolsBySender".to_owned(),
-            sender_policy,
-        );
+        s.apply("sender", "tools.toolsBySender".to_owned(), sender_policy);
 
         // 9. sandbox
-        let sandbox_policy = ctx.sandboxed.then_some(&agent.sandbox);
-        apply(
-            &mut alive,
-            &mut layers,
+        s.apply(
             "sandbox",
             "sandbox tools.allow".to_owned(),
-            sandbox_policy,
+            ctx.sandboxed.then_some(&agent.sandbox),
         );
 
         // 10. owner-only (only when the sender is known not to be the owner)
-        let mut audit = LayerAudit {
-            id: "owner-only".to_owned(),
-            label: "gateway sender owner-only tools".to_owned(),
-            active: ctx.sender_is_owner == Some(false),
-            removed: Vec::new(),
-        };
-        if audit.active {
-            alive.retain(|t| {
+        let non_owner = ctx.sender_is_owner == Some(false);
+        s.filter(
+            "owner-only",
+            "gateway sender owner-only tools".to_owned(),
+            non_owner,
+            |t| {
                 let denied =
                     t.owner_only || matches!(self.owner_only.decide(t), Verdict::Denied { .. });
-                if denied {
-                    audit.removed.push(Removal {
-                        tool: t.name.clone(),
-                        rule: "owner-only tool; the sender is not the owner".to_owned(),
-                        config_key: "sender.isOwner".to_owned(),
-                    });
-                }
-                !denied
-            });
-        }
-        layers.push(audit);
+                denied.then(|| {
+                    (
+                        "owner-only tool; the sender is not the owner".to_owned(),
+                        "sender.isOwner".to_owned(),
+                    )
+                })
+            },
+        );
 
         // 11. subagent
         let sub = match ctx.subagent {
@@ -593,47 +521,36 @@ impl PolicyEngine {
             Some(SubagentKind::Orchestrator) => Some(&self.subagent_orchestrator),
             None => None,
         };
-        apply(
-            &mut alive,
-            &mut layers,
-            "subagent",
-            "subagent tools.allow".to_owned(),
-            sub,
-        );
+        s.apply("subagent", "subagent tools.allow".to_owned(), sub);
 
         // 12. inherited: an exact set. An empty parent set leaves nothing
         // (it is never read as "empty allow = everything").
-        let mut audit = LayerAudit {
-            id: "inherited".to_owned(),
-            label: "inherited tools".to_owned(),
-            active: ctx.inherited.is_some(),
-            removed: Vec::new(),
-        };
-        if let Some(parent) = &ctx.inherited {
-            // A hash set pays off for whole tables; `check` (one tool) scans.
-            let set: Option<HashSet<Cow<'_, str>>> =
-                (alive.len() > 8).then(|| parent.iter().map(|t| normalized(t)).collect());
-            alive.retain(|t| {
+        let parent = ctx.inherited.as_deref().unwrap_or_default();
+        // A hash set pays off for whole tables; `check` (one tool) scans.
+        let set: Option<HashSet<Cow<'_, str>>> =
+            (s.alive.len() > 8).then(|| parent.iter().map(|t| normalized(t)).collect());
+        s.filter(
+            "inherited",
+            "inherited tools".to_owned(),
+            ctx.inherited.is_some(),
+            |t| {
                 let keep = match &set {
                     Some(set) => set.contains(t.name.as_str()),
                     None => parent.iter().any(|p| normalized(p) == t.name.as_str()),
                 };
-                if !keep {
-                    audit.removed.push(Removal {
-                        tool: t.name.clone(),
-                        rule: "not in the parent's effective tools".to_owned(),
-                        config_key: "(parent session)".to_owned(),
-                    });
-                }
-                keep
-            });
-        }
-        layers.push(audit);
+                (!keep).then(|| {
+                    (
+                        "not in the parent's effective tools".to_owned(),
+                        "(parent session)".to_owned(),
+                    )
+                })
+            },
+        );
 
         PolicyOutcome {
-            layers,
-            tools: alive.iter().map(|t| t.name.clone()).collect(),
-            warnings,
+            tools: s.alive.iter().map(|t| t.name.clone()).collect(),
+            layers: s.layers,
+            warnings: Vec::new(),
         }
     }
 
@@ -658,52 +575,36 @@ impl PolicyEngine {
             removed_by,
         }
     }
-
-    fn warn_policy(
-        &self,
-        warnings: &mut Vec<String>,
-        label: &str,
-        allow: Option<&[String]>,
-        also_allow: Option<&[String]>,
-        universe: &ToolUniverse,
-    ) {
-        if let Some(a) = allow {
-            if a.iter().all(|e| e.trim().is_empty()) && also_allow.is_none_or(|x| x.is_empty()) {
-                warnings.push(format!(
-                    "tools: {label} is an explicit empty allow list, which allows every tool not denied (remove it, or list the tools you mean)"
-                ));
-                return;
-            }
-            warnings.extend(analyse_allowlist(
-                label,
-                a,
-                universe,
-                AllowlistStep::Configured,
-            ));
-        }
-        if let Some(a) = also_allow {
-            let also_label = label.replace(".allow", ".alsoAllow");
-            warnings.extend(analyse_allowlist(
-                &also_label,
-                a,
-                universe,
-                AllowlistStep::AlsoAllow,
-            ));
-        }
-    }
 }
 
-// The fallback agent is inserted by `PolicyEngine::new`, so this is never
-// reached; it exists so `agent()` needs no `expect`.
-fn unreachable_agent() -> &'static AgentLayers {
-    static FALLBACK: std::sync::OnceLock<AgentLayers> = std::sync::OnceLock::new();
-    FALLBACK.get_or_init(|| AgentLayers {
-        profile: None,
-        policy: None,
-        by_provider: Vec::new(),
-        sandbox: resolve_sandbox_tool_policy(&ToolsConfig::default(), None, "main").compile(),
-        raw: AgentToolsConfig::default(),
-    })
+fn warn_policy(
+    warnings: &mut Vec<String>,
+    source: &WarnSource,
+    universe: &ToolUniverse,
+    step: AllowlistStep,
+) {
+    let label = &source.label;
+    if let Some(a) = &source.allow {
+        if step == AllowlistStep::Configured
+            && a.iter().all(|e| e.trim().is_empty())
+            && source.also_allow.as_ref().is_none_or(|x| x.is_empty())
+        {
+            warnings.push(format!(
+                "tools: {label} is an explicit empty allow list, which allows every tool not denied (remove it, or list the tools you mean)"
+            ));
+            return;
+        }
+        warnings.extend(analyse_allowlist(label, a, universe, step));
+    }
+    if let Some(a) = &source.also_allow {
+        let also_label = label.replace(".allow", ".alsoAllow");
+        warnings.extend(analyse_allowlist(
+            &also_label,
+            a,
+            universe,
+            AllowlistStep::AlsoAllow,
+        ));
+    }
 }
 
 /// Normalise only when needed: effective tool lists are normally already
@@ -721,52 +622,56 @@ fn normalized(name: &str) -> Cow<'_, str> {
     }
 }
 
-fn apply(
-    alive: &mut Vec<&ToolEntry>,
-    layers: &mut Vec<LayerAudit>,
-    id: &str,
-    label: String,
-    policy: Option<&CompiledPolicy>,
-) {
-    apply_with(alive, layers, id, label, policy, |v, p| p.rule_text(v));
+/// The surviving tools and the audit so far.
+struct Steps<'u> {
+    alive: Vec<&'u ToolEntry>,
+    layers: Vec<LayerAudit>,
 }
 
-fn apply_with(
-    alive: &mut Vec<&ToolEntry>,
-    layers: &mut Vec<LayerAudit>,
-    id: &str,
-    label: String,
-    policy: Option<&CompiledPolicy>,
-    rule: impl Fn(&Verdict<'_>, &CompiledPolicy) -> String,
-) {
-    let mut audit = LayerAudit {
-        id: id.to_owned(),
-        label,
-        active: policy.is_some(),
-        removed: Vec::new(),
-    };
-    if let Some(policy) = policy {
-        // The "not in allow list [...]" text is the same for every tool a
-        // layer removes that way: build it once.
-        let mut not_allowed: Option<String> = None;
-        alive.retain(|t| {
+impl<'u> Steps<'u> {
+    /// Apply a compiled policy as one layer (`None`: the layer is inactive).
+    fn apply(&mut self, id: &str, label: String, policy: Option<&CompiledPolicy>) {
+        self.filter(id, label, policy.is_some(), |t| {
+            let policy = policy?;
             let verdict = policy.decide(t);
-            let rule_text = match verdict {
-                Verdict::Allow => return true,
-                Verdict::NotAllowed => not_allowed
-                    .get_or_insert_with(|| rule(&verdict, policy))
-                    .clone(),
-                Verdict::Denied { .. } => rule(&verdict, policy),
-            };
-            audit.removed.push(Removal {
-                tool: t.name.clone(),
-                rule: rule_text,
-                config_key: policy.key_for(&verdict).to_owned(),
-            });
-            false
+            (verdict != Verdict::Allow).then(|| {
+                (
+                    policy.rule_text(&verdict),
+                    policy.key_for(&verdict).to_owned(),
+                )
+            })
         });
     }
-    layers.push(audit);
+
+    /// One layer: `remove` returns `(rule, config key)` for each tool to drop.
+    fn filter(
+        &mut self,
+        id: &str,
+        label: String,
+        active: bool,
+        mut remove: impl FnMut(&ToolEntry) -> Option<(String, String)>,
+    ) {
+        let mut audit = LayerAudit {
+            id: id.to_owned(),
+            label,
+            active,
+            removed: Vec::new(),
+        };
+        if active {
+            self.alive.retain(|t| match remove(t) {
+                None => true,
+                Some((rule, config_key)) => {
+                    audit.removed.push(Removal {
+                        tool: t.name.clone(),
+                        rule,
+                        config_key,
+                    });
+                    false
+                }
+            });
+        }
+        self.layers.push(audit);
+    }
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@
 //! "which tools exist for this run, and why not the others".
 #![deny(missing_docs)]
 
-pub use crate::caps::{CappedTools, cap_cron_job_tools, intersect_with_parent};
+pub use crate::caps::{CappedTools, cap_cron_job_tools};
 pub use crate::config::PolicyConfig;
 pub use crate::context::{RunContext, SubagentKind, Trigger};
 pub use crate::engine::{NODE_PROVIDER_TOOLS, OWNER_ONLY_CORE_TOOLS, PolicyEngine};

@@ -99,12 +99,15 @@ impl CompiledList {
             .map(|(_, e)| e.as_str())
     }
 
-    /// Whether a bare name matches (for the `write` ⇒ `apply_patch` rule).
+    /// Whether a bare core name (already normalised) matches: the `write`
+    /// ⇒ `apply_patch` rule.
     pub(crate) fn matches_name(&self, name: &str) -> bool {
-        self.matching_entry(&ToolEntry::core(name)).is_some()
+        self.exact.contains_key(name)
+            || self.all.is_some()
+            || self.globs.iter().any(|(p, _)| p.matches(name))
     }
 
-    /// A list with every entry of `self` and `other` (order kept).
+    /// Every entry of `a` then `b`, de-duplicated, order kept.
     pub(crate) fn union<S: AsRef<str>>(a: &[S], b: &[S]) -> Vec<String> {
         let mut out: Vec<String> = Vec::with_capacity(a.len() + b.len());
         for e in a.iter().chain(b) {

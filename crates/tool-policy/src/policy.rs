@@ -35,6 +35,9 @@ pub(crate) struct CompiledPolicy {
     /// Deny entries that are built-in defaults rather than configured, with
     /// the rule prefix and the key that lifts them.
     pub(crate) default_deny: Option<DefaultDeny>,
+    /// The rule text for tools outside the allow list, built once at
+    /// compile time (layers may replace it, e.g. "not in profile coding").
+    pub(crate) not_allowed_rule: String,
 }
 
 /// Built-in default deny entries of a layer.
@@ -93,6 +96,7 @@ impl CompiledPolicy {
                 )))
             }
         };
+        let not_allowed_rule = not_allowed_text(allow_list.as_ref());
         Some(CompiledPolicy {
             allow: allow_list,
             deny: deny.map(CompiledList::compile).unwrap_or_default(),
@@ -100,6 +104,7 @@ impl CompiledPolicy {
             explicit_empty_allow,
             keys,
             default_deny: None,
+            not_allowed_rule,
         })
     }
 
@@ -120,6 +125,7 @@ impl CompiledPolicy {
             apply_patch_via_write: true,
             explicit_empty_allow: false,
             default_deny: None,
+            not_allowed_rule: String::new(),
             keys: PolicyKeys {
                 allow: String::new(),
                 deny: deny_key.to_owned(),
@@ -160,22 +166,7 @@ impl CompiledPolicy {
                 }
                 _ => format!("deny {entry}"),
             },
-            Verdict::NotAllowed => self.not_allowed_text(),
-        }
-    }
-
-    fn not_allowed_text(&self) -> String {
-        {
-            {
-                let entries = self.allow.as_ref().map(|l| l.entries()).unwrap_or_default();
-                let shown: Vec<&str> = entries.iter().take(6).map(String::as_str).collect();
-                let more = if entries.len() > 6 {
-                    format!(", … {} more", entries.len() - 6)
-                } else {
-                    String::new()
-                };
-                format!("not in allow list [{}{more}]", shown.join(", "))
-            }
+            Verdict::NotAllowed => self.not_allowed_rule.clone(),
         }
     }
 
@@ -189,6 +180,17 @@ impl CompiledPolicy {
             _ => &self.keys.allow,
         }
     }
+}
+
+fn not_allowed_text(allow: Option<&CompiledList>) -> String {
+    let entries = allow.map(|l| l.entries()).unwrap_or_default();
+    let shown: Vec<&str> = entries.iter().take(6).map(String::as_str).collect();
+    let more = if entries.len() > 6 {
+        format!(", … {} more", entries.len() - 6)
+    } else {
+        String::new()
+    };
+    format!("not in allow list [{}{more}]", shown.join(", "))
 }
 
 #[cfg(test)]

@@ -216,8 +216,20 @@ impl SandboxToolPolicy {
     }
 }
 
-/// Sandbox mode (`agents.*.sandbox.mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// When sessions run in a sandbox (`agents.*.sandbox.mode`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     /// Never sandboxed (default).
     #[default]

@@ -1,6 +1,7 @@
 //! The tools a run could have before policy: core tools plus plugin and MCP
 //! tools, each with what policy needs to know about it.
 
+use rustc_hash::FxHashMap;
 use talon_tool_catalog::{CORE_TOOLS, ToolFamily, ToolSpec, normalize_tool_name};
 
 /// What the policy knows about one candidate tool.
@@ -68,6 +69,8 @@ impl ToolEntry {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolUniverse {
     tools: Vec<ToolEntry>,
+    /// Name → position in `tools`.
+    index: FxHashMap<String, usize>,
 }
 
 impl ToolUniverse {
@@ -96,7 +99,8 @@ impl ToolUniverse {
 
     /// Add a tool; a second tool of the same name is ignored (first wins).
     pub fn push(&mut self, entry: ToolEntry) {
-        if !self.tools.iter().any(|t| t.name == entry.name) {
+        if !self.index.contains_key(&entry.name) {
+            self.index.insert(entry.name.clone(), self.tools.len());
             self.tools.push(entry);
         }
     }
@@ -114,7 +118,7 @@ impl ToolUniverse {
 
     /// Look a tool up by normalised name.
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {
-        self.tools.iter().find(|t| t.name == name)
+        self.index.get(name).and_then(|&i| self.tools.get(i))
     }
 
     /// Whether any MCP tool is present.
