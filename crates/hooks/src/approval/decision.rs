@@ -1,0 +1,92 @@
+//! The vocabulary of approvals: decisions, scopes, severities.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How an approval ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalDecision {
+    /// Run this one call.
+    AllowOnce,
+    /// Run this call, and remember the grant for the approval's scope.
+    AllowAlways,
+    /// Do not run it.
+    Deny,
+    /// Nobody answered in time (denies).
+    Timeout,
+    /// The call or run was cancelled while waiting (denies).
+    Cancelled,
+}
+
+impl ApprovalDecision {
+    /// Whether the call may run.
+    pub fn allows(self) -> bool {
+        matches!(self, ApprovalDecision::AllowOnce | ApprovalDecision::AllowAlways)
+    }
+
+    /// The wire name (`allow-once`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalDecision::AllowOnce => "allow-once",
+            ApprovalDecision::AllowAlways => "allow-always",
+            ApprovalDecision::Deny => "deny",
+            ApprovalDecision::Timeout => "timeout",
+            ApprovalDecision::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parse a wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "allow-once" => ApprovalDecision::AllowOnce,
+            "allow-always" => ApprovalDecision::AllowAlways,
+            "deny" => ApprovalDecision::Deny,
+            "timeout" => ApprovalDecision::Timeout,
+            "cancelled" => ApprovalDecision::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+/// How far an `allow-always` grant reaches. The grant is always for one
+/// plugin and one tool; the scope says for which runs.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalScope {
+    /// Calls in the same session (the default).
+    #[default]
+    Session,
+    /// Calls of the same agent, in any session.
+    Agent,
+    /// Every call of this tool for this plugin.
+    Global,
+}
+
+impl ApprovalScope {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalScope::Session => "session",
+            ApprovalScope::Agent => "agent",
+            ApprovalScope::Global => "global",
+        }
+    }
+}
+
+/// How loudly to ask.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalSeverity {
+    /// Routine.
+    #[default]
+    Info,
+    /// Worth a second look.
+    Warning,
+    /// Dangerous.
+    Critical,
+}

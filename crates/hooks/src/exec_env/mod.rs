@@ -1,0 +1,1 @@
+//! Exec environment policy (being written).

@@ -1,0 +1,1 @@
+//! Loop detection (being written).

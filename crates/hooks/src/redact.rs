@@ -1,0 +1,1 @@
+//! Failure-log redaction (being written).
