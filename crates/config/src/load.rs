@@ -187,7 +187,7 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
         }
     }
     if let Some(tools) = root.get("tools") {
-        for key in ["exec", "web", "loopDetection"] {
+        for key in ["exec", "web"] {
             if present(tools.get(key)) {
                 note(&["tools", key], out);
             }

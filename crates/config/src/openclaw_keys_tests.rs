@@ -86,7 +86,7 @@ fn strips_each_scope_with_notices() {
   tools: { deny: [], elevated: { enabled: true }, fs: { workspaceOnly: false } },
   agents: {
     defaults: { model: "x", workspace: "~/w", sandbox: { mode: "all", sessionToolsVisibility: "all" } },
-    list: [{ id: "a", identity: {}, tools: { loopDetection: {} }, sandbox: { sessionToolsVisibility: "spawned" } }],
+    list: [{ id: "a", identity: {}, tools: { swarm: {} }, sandbox: { sessionToolsVisibility: "spawned" } }],
     entries: { b: { heartbeat: {} } },
   },
 }"#);
@@ -119,7 +119,7 @@ fn strips_each_scope_with_notices() {
                 5
             ),
             ("agents.list[0].identity".to_owned(), 6),
-            ("agents.list[0].tools.loopDetection".to_owned(), 6),
+            ("agents.list[0].tools.swarm".to_owned(), 6),
             (
                 "agents.list[0].sandbox.sessionToolsVisibility".to_owned(),
                 6

@@ -8,7 +8,10 @@
 
 use std::collections::HashMap;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use talon_hooks::HooksConfig;
+use talon_hooks::loop_detection::LoopDetectionConfig;
 use talon_tool_catalog::Profile;
 use talon_tool_policy::validate_entry;
 
@@ -65,6 +68,54 @@ impl Walker<'_> {
         for section in ["sandbox", "subagents"] {
             self.nested_tools(tools, span, path, section);
         }
+        self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
+        if let Some(hooks) = self.typed::<HooksConfig>(tools, span, path, "hooks") {
+            let hooks_span = member(span, "hooks");
+            path.push(Seg::Key("hooks".to_owned()));
+            for (key, message) in hooks.validate() {
+                let inner = parse_key_path(&key);
+                let at = hooks_span.and_then(|s| s.lookup(&inner)).or(hooks_span);
+                let mut full = path.clone();
+                full.extend(inner);
+                self.out.issue(&full, pos(at), message);
+            }
+            path.pop();
+        }
+    }
+
+    /// Deserialize `parent.key` as `T`, reporting a failure at the inner
+    /// key path serde stopped at.
+    fn typed<T: DeserializeOwned>(
+        &mut self,
+        parent: &Value,
+        span: Option<&SpanNode>,
+        path: &mut Vec<Seg>,
+        key: &str,
+    ) -> Option<T> {
+        let value = parent.get(key).filter(|v| !v.is_null())?;
+        let value_span = member(span, key);
+        match serde_path_to_error::deserialize::<_, T>(value) {
+            Ok(t) => Some(t),
+            Err(err) => {
+                let mut inner = Vec::new();
+                for seg in err.path().iter() {
+                    match seg {
+                        serde_path_to_error::Segment::Seq { index } => inner.push(Seg::Index(*index)),
+                        serde_path_to_error::Segment::Map { key } => inner.push(Seg::Key(key.clone())),
+                        serde_path_to_error::Segment::Enum { variant } => {
+                            inner.push(Seg::Key(variant.clone()));
+                        }
+                        serde_path_to_error::Segment::Unknown => {}
+                    }
+                }
+                let at = value_span.and_then(|s| s.lookup(&inner)).or(value_span);
+                let mut full = path.clone();
+                full.push(Seg::Key(key.to_owned()));
+                full.extend(inner);
+                self.out.issue(&full, pos(at), err.inner().to_string());
+                None
+            }
+        }
     }
 
     /// `agents.list[i].tools` / `agents.entries.<id>.tools`.
@@ -76,6 +127,7 @@ impl Walker<'_> {
             w.lists(v, s, p);
         });
         self.nested_tools(tools, span, path, "sandbox");
+        self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
     }
 
     /// `<section>.tools.{allow,alsoAllow,deny}`.
@@ -284,3 +336,27 @@ pub(crate) fn agent_id_problem(id: &str) -> Option<String> {
 #[cfg(test)]
 #[path = "semantic_tests.rs"]
 mod tests;
+
+/// `beforeToolCall[0].env.FOO` as segments.
+fn parse_key_path(key: &str) -> Vec<Seg> {
+    let mut out = Vec::new();
+    for part in key.split('.') {
+        let mut rest = part;
+        if let Some(open) = rest.find('[') {
+            let (name, idx) = rest.split_at(open);
+            if !name.is_empty() {
+                out.push(Seg::Key(name.to_owned()));
+            }
+            rest = idx;
+            while let Some(close) = rest.find(']') {
+                if let Ok(i) = rest[1..close].parse::<usize>() {
+                    out.push(Seg::Index(i));
+                }
+                rest = &rest[close + 1..];
+            }
+        } else if !rest.is_empty() {
+            out.push(Seg::Key(rest.to_owned()));
+        }
+    }
+    out
+}

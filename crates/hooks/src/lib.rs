@@ -1,16 +1,120 @@
-//! The gate every tool call passes (work in progress).
+//! The gate every tool call passes, and the hooks around it.
+//!
+//! [`Gate::check`] runs, in this fixed order, with an early exit when
+//! nothing is configured:
+//!
+//! 1. **Loop detection** ([`loop_detection`]; `tools.loopDetection`, off by
+//!    default): OpenClaw's five detectors. A warning is logged (once per
+//!    bucket of ten) and the call proceeds; a critical verdict vetoes it
+//!    with `deniedReason: "tool-loop"`. Unlike OpenClaw (#127701), the
+//!    vetoed call is recorded too, so a run that keeps retrying trips the
+//!    global circuit breaker, which also fires the run's abort signal.
+//! 2. **Trusted tool policies** ([`TrustedPolicies`]): host-level, built-ins
+//!    first, then plugins in registration order; a plugin must declare each
+//!    policy id it registers.
+//! 3. **Plugin `before_tool_call` handlers** ([`BeforeToolCallHandler`]) by
+//!    priority, each on its own copy of the event: `block: true` is
+//!    terminal and sticky; the last `params` win until the first
+//!    `requireApproval` freezes them; an error, panic or timeout blocks the
+//!    call (fail closed). [`CommandHook`]s are handlers written as
+//!    programs (`tools.hooks`).
+//! 4. **Approval** through an [`approval::ApprovalBroker`]: single use,
+//!    bound to the call id and the hash of the frozen parameters;
+//!    unresolved, timed-out and cancelled approvals deny; `allow-always`
+//!    is remembered per scope (in SQLite with
+//!    [`approval::SqliteApprovalBroker`], so it survives a restart).
+//!
+//! [`Gate::before_tool_call`] stops before step 4 and returns one of the
+//! five [`GateOutcome`]s: allow, allow with rewritten params, needs
+//! approval, blocked, failed.
+//!
+//! Around the gate: [`Hooks::fire_after_tool_call`] (observers in parallel,
+//! fire and forget), `resolve_exec_env` with OpenClaw's dangerous-key
+//! filter ([`exec_env`]), the synchronous [`Hooks::tool_result_persist`] and
+//! [`Hooks::before_message_write`] with bounded `details`, diagnostic
+//! events ([`Diagnostics`]) and failure-log redaction ([`redact`]).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::{Map, json};
+//! use talon_hooks::{
+//!     BeforeToolCallEvent, BeforeToolCallHandler, BeforeToolCallResult, Gate, GateVerdict,
+//!     HookContext, Hooks, Registration, ToolMatcher,
+//! };
+//!
+//! struct NoRm;
+//! #[async_trait::async_trait]
+//! impl BeforeToolCallHandler for NoRm {
+//!     async fn before_tool_call(
+//!         &self,
+//!         event: &BeforeToolCallEvent,
+//!         _ctx: &HookContext,
+//!     ) -> Result<Option<BeforeToolCallResult>, String> {
+//!         let cmd = event.params.get("command").and_then(|c| c.as_str()).unwrap_or("");
+//!         Ok(cmd.contains("rm -rf").then(|| BeforeToolCallResult::block("no rm -rf")))
+//!     }
+//! }
+//!
+//! let mut hooks = Hooks::new();
+//! hooks.on_before_tool_call(
+//!     Registration::new("guard").matcher(ToolMatcher::ids(["exec"])),
+//!     Arc::new(NoRm),
+//! );
+//! let gate = Gate::new(Arc::new(hooks));
+//! let ctx = HookContext::new("main", "agent:main:main");
+//! let mut params = Map::new();
+//! params.insert("command".into(), json!("rm -rf /"));
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! let verdict = rt.block_on(gate.check(BeforeToolCallEvent::new("exec", params), &ctx));
+//! assert!(matches!(verdict, GateVerdict::Blocked(b) if b.reason == "no rm -rf"));
+//! ```
+//!
+//! This crate does not decide which tools a run has (`talon-tool-policy`),
+//! run tools, or assemble a run's table (`talon-runtime`).
 #![deny(missing_docs)]
 
+pub use crate::after::{
+    AFTER_RESULT_TEXT_LIMIT, AfterCallTasks, AfterToolCallEvent, AfterToolCallHandler,
+    redact_result,
+};
+pub use crate::before::BeforeToolCallHandler;
+pub use crate::command::{CommandHook, MAX_HOOK_OUTPUT};
+pub use crate::config::{CommandHookConfig, HooksConfig, MAX_COMMAND_HOOK_TIMEOUT_MS};
+pub use crate::diagnostics::{DiagnosticEvent, DiagnosticKind, DiagnosticSubscriber, Diagnostics};
 pub use crate::error::{Error, Result};
 pub use crate::event::{
     ApprovalSpec, BeforeToolCallEvent, BeforeToolCallResult, HookContext, OnResolution,
     Requester, derive_paths,
 };
+pub use crate::gate::{DEFAULT_APPROVAL_TIMEOUT, Gate, HOOK_FAILURE_REASON};
+pub use crate::outcome::{BlockedCall, DeniedReason, GateOutcome, GateVerdict};
+pub use crate::persist::{
+    BeforeMessageWriteHandler, MAX_PERSISTED_DETAILS_BYTES, MessageWrite, ToolResultMessage,
+    ToolResultPersistHandler, WriteDecision, bound_details,
+};
+pub use crate::registration::{
+    DEFAULT_AFTER_TOOL_CALL_TIMEOUT, DEFAULT_BEFORE_TOOL_CALL_TIMEOUT, Registration, ToolMatcher,
+};
+pub use crate::registry::Hooks;
+pub use crate::trusted::{PluginDeclaration, TrustedDecision, TrustedPolicies, TrustedToolPolicy};
 
+mod after;
 pub mod approval;
+mod before;
 pub mod canonical;
+mod command;
+mod config;
+mod diagnostics;
 mod error;
 mod event;
 pub mod exec_env;
+mod gate;
+mod guard;
 pub mod loop_detection;
+mod outcome;
+mod persist;
+pub mod process;
 pub mod redact;
+mod registration;
+mod registry;
+mod trusted;

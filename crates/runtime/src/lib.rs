@@ -1,1 +1,62 @@
-//! placeholder
+//! One run's tool table, and every call through it.
+//!
+//! [`RuntimeBuilder`] compiles a configuration once (the tool policy, loop
+//! detection with per-agent overlays, command hooks from `tools.hooks`, and
+//! whatever hooks, trusted policies, approval broker and tool families the
+//! embedder registers). [`Runtime::assemble`] then builds a [`ToolTable`]
+//! for one run, in stages whose timings it records:
+//!
+//! 1. `tool-families`: every family in the run's construction plan lists
+//!    its tools (schemas only);
+//! 2. `tool-policy`: the layered allow/deny pipeline of
+//!    `talon-tool-policy`, audited;
+//! 3. `workspace-policy`: trigger-based narrowing (`trigger: memory` lets
+//!    `write` only append to the memory file; `trigger: cron` lets the
+//!    `cron` tool only read or remove the run's own job);
+//! 4. `schema-normalize`: schemas shaped for the run's provider;
+//! 5. `tool-construct`: eager tools are built (lazy families build on first
+//!    call);
+//! 6. `hook-wrap`: the agent's gate (loop detection → trusted policies →
+//!    plugin hooks → approval) is attached.
+//!
+//! [`ToolTable::invoke`] coerces the model's arguments, runs the gate,
+//! executes the tool, records the outcome for loop detection, emits
+//! diagnostics and fires `after_tool_call` observers. A call of a tool the
+//! policy removed is answered with a sentence naming the layer, the rule
+//! and the config key to change — not a bare "unknown tool".
+//!
+//! ```
+//! use talon_runtime::{ModelToolCall, InvokeOutcome, RunSpec, RuntimeBuilder};
+//! use talon_tool_policy::{PolicyConfig, RunContext};
+//!
+//! let runtime = RuntimeBuilder::new(PolicyConfig::default()).build()?;
+//! let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
+//! assert!(table.contains("session_status"));
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let outcome = rt.block_on(table.invoke(ModelToolCall::new("c1", "session_status", serde_json::json!({}))));
+//! assert!(matches!(outcome, InvokeOutcome::Completed { .. }));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! This crate does not implement tools (`talon-tools`, MCP, plugins do),
+//! decide policy (`talon-tool-policy`) or run hooks itself (`talon-hooks`);
+//! it puts them together for one run.
+#![deny(missing_docs)]
+
+pub use crate::error::{Error, Result};
+pub use crate::family::{ToolFamily, ToolSet};
+pub use crate::narrowing::CRON_SELF_ACTIONS;
+pub use crate::run::RunSpec;
+pub use crate::runtime::{Runtime, RuntimeBuilder};
+pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
+pub use crate::table::{
+    InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable,
+};
+
+mod error;
+mod family;
+mod narrowing;
+mod run;
+mod runtime;
+mod status_family;
+mod table;

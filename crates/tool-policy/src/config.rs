@@ -153,9 +153,14 @@ pub struct ToolsConfig {
     /// `tools.web` (accepted; interpreted by the web tools).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub web: Option<Value>,
-    /// `tools.loopDetection` (accepted; interpreted by the hooks crate).
+    /// `tools.loopDetection` (typed and validated by `talon-config`
+    /// against the hooks crate's `LoopDetectionConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_detection: Option<Value>,
+    /// `tools.hooks`: command hooks (typed and validated by
+    /// `talon-config` against the hooks crate's `HooksConfig`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<Value>,
 }
 
 /// `agents.list[].tools`.
@@ -181,6 +186,10 @@ pub struct AgentToolsConfig {
     /// wholesale).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxToolsSection>,
+    /// The agent's loop-detection overlay (merged over
+    /// `tools.loopDetection`; validated by `talon-config`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_detection: Option<Value>,
 }
 
 impl AgentToolsConfig {

@@ -20,9 +20,29 @@ pub enum ApprovalDecision {
 }
 
 impl ApprovalDecision {
+    /// The decisions a human approver may give, in the order they are
+    /// offered; also the default `allowed_decisions` of a request.
+    pub const USER_DECISIONS: [ApprovalDecision; 3] = [
+        ApprovalDecision::AllowOnce,
+        ApprovalDecision::AllowAlways,
+        ApprovalDecision::Deny,
+    ];
+
+    /// Whether a human may give this decision. `timeout` and `cancelled`
+    /// are produced only by the broker.
+    pub fn is_user_decision(self) -> bool {
+        matches!(
+            self,
+            ApprovalDecision::AllowOnce | ApprovalDecision::AllowAlways | ApprovalDecision::Deny
+        )
+    }
+
     /// Whether the call may run.
     pub fn allows(self) -> bool {
-        matches!(self, ApprovalDecision::AllowOnce | ApprovalDecision::AllowAlways)
+        matches!(
+            self,
+            ApprovalDecision::AllowOnce | ApprovalDecision::AllowAlways
+        )
     }
 
     /// The wire name (`allow-once`, …).
@@ -51,9 +71,7 @@ impl ApprovalDecision {
 
 /// How far an `allow-always` grant reaches. The grant is always for one
 /// plugin and one tool; the scope says for which runs.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ApprovalScope {
     /// Calls in the same session (the default).
@@ -74,12 +92,20 @@ impl ApprovalScope {
             ApprovalScope::Global => "global",
         }
     }
+
+    /// Parse a wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "session" => ApprovalScope::Session,
+            "agent" => ApprovalScope::Agent,
+            "global" => ApprovalScope::Global,
+            _ => return None,
+        })
+    }
 }
 
 /// How loudly to ask.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ApprovalSeverity {
     /// Routine.

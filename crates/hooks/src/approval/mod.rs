@@ -1,6 +1,31 @@
 //! Approvals: the broker that asks a human, and the stores that remember
 //! `allow-always` grants.
+//!
+//! A `before_tool_call` handler that returns `requireApproval` makes the
+//! gate build an [`ApprovalRequest`] (bound to the call id and the hash of
+//! the frozen parameters) and hand it to an [`ApprovalBroker`]. The broker
+//! answers at once from a remembered `allow-always` grant, or lists the
+//! request as pending, announces it ([`ApprovalEvent::Requested`]) and
+//! waits for [`ApprovalBroker::resolve`], the timeout or the abort signal.
+//! Unanswered requests deny. Every request ends exactly once; late,
+//! duplicate, stale and not-allowed decisions are ignored and reported as a
+//! [`ResolveOutcome`].
+//!
+//! [`Broker`] is the one implementation, generic over a [`GrantStore`]:
+//! [`MemoryApprovalBroker`] forgets grants on exit, [`SqliteApprovalBroker`]
+//! keeps them (and an audit of decisions) in `<state_dir>/approvals.sqlite`.
 
+pub use self::broker::{ApprovalBroker, ApprovalEvent, ApprovalResolution, ResolveOutcome};
 pub use self::decision::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
+pub use self::grants::{GrantStore, MemoryGrantStore};
+pub use self::request::{ApprovalBinding, ApprovalRequest, GrantKey};
+pub use self::sqlite::SqliteGrantStore;
+pub use self::store_broker::{Broker, MemoryApprovalBroker, SqliteApprovalBroker};
 
+mod broker;
 mod decision;
+mod grants;
+mod pending;
+mod request;
+mod sqlite;
+mod store_broker;

@@ -115,6 +115,7 @@ prop_compose! {
             deny: agent.deny,
             by_provider: Some(agent_by_provider),
             sandbox: agent_sandbox.map(|t| SandboxToolsSection { tools: Some(t) }),
+            loop_detection: None,
         });
         PolicyConfig {
             tools: ToolsConfig {

@@ -1,0 +1,217 @@
+//! One approval request, the key an `allow-always` grant is stored under,
+//! and the binding a resolver may attach to its decision.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::approval::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
+use crate::canonical::{hash_json, sha256_hex};
+use crate::event::ApprovalSpec;
+
+/// The plugin id used when a spec does not name its plugin.
+pub(crate) const UNKNOWN_PLUGIN: &str = "unknown";
+
+/// A question put to a human: may this one tool call run?
+///
+/// The request is bound to the model's call id and to the hash of the frozen
+/// parameters, so a decision can be checked against exactly what will run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    /// The approval id: 128 bits, lower-case hex, generated per request.
+    pub id: String,
+    /// The model's tool call id.
+    pub call_id: String,
+    /// SHA-256 (hex) of the canonical JSON of the frozen parameters.
+    pub params_hash: String,
+    /// The normalised tool name.
+    pub tool_name: String,
+    /// The plugin that asked (`unknown` when the host could not tell).
+    pub plugin_id: String,
+    /// Short title shown to the approver.
+    pub title: String,
+    /// What is being approved.
+    pub description: String,
+    /// How loudly to ask.
+    pub severity: ApprovalSeverity,
+    /// How far an `allow-always` reaches.
+    pub scope: ApprovalScope,
+    /// The decisions the approver may give.
+    pub allowed_decisions: Vec<ApprovalDecision>,
+    /// The agent of the run.
+    pub agent_id: String,
+    /// The session of the run.
+    pub session_key: String,
+    /// How long to wait for a human before the request times out (and
+    /// denies).
+    pub timeout_ms: u64,
+    /// When the request was made (Unix milliseconds).
+    pub created_at_ms: u64,
+}
+
+impl ApprovalRequest {
+    /// A request for `spec`, about to run `tool_name` with `params`.
+    ///
+    /// A missing or empty `spec.plugin_id` becomes `unknown`; a missing
+    /// timeout becomes `default_timeout`. `allowed_decisions` keeps only the
+    /// decisions a human may give (`timeout` and `cancelled` are dropped,
+    /// duplicates removed); when nothing is left, or the spec gave none, all
+    /// three user decisions are allowed.
+    pub fn new(
+        spec: &ApprovalSpec,
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        params: &Map<String, Value>,
+        agent_id: impl Into<String>,
+        session_key: impl Into<String>,
+        default_timeout: Duration,
+    ) -> Self {
+        let plugin_id = match spec.plugin_id.as_deref() {
+            Some(id) if !id.is_empty() => id.to_owned(),
+            _ => UNKNOWN_PLUGIN.to_owned(),
+        };
+        let timeout_ms = spec
+            .timeout_ms
+            .unwrap_or_else(|| u64::try_from(default_timeout.as_millis()).unwrap_or(u64::MAX));
+        ApprovalRequest {
+            id: new_approval_id(),
+            call_id: call_id.into(),
+            params_hash: hash_json(&Value::Object(params.clone())),
+            tool_name: tool_name.into(),
+            plugin_id,
+            title: spec.title.clone(),
+            description: spec.description.clone(),
+            severity: spec.severity.unwrap_or_default(),
+            scope: spec.scope.unwrap_or_default(),
+            allowed_decisions: allowed_decisions(spec.allowed_decisions.as_deref()),
+            agent_id: agent_id.into(),
+            session_key: session_key.into(),
+            timeout_ms,
+            created_at_ms: now_ms(),
+        }
+    }
+
+    /// The key an `allow-always` answer to this request is remembered under.
+    pub fn grant_key(&self) -> GrantKey {
+        let scope_value = match self.scope {
+            ApprovalScope::Session => self.session_key.clone(),
+            ApprovalScope::Agent => self.agent_id.clone(),
+            ApprovalScope::Global => String::new(),
+        };
+        GrantKey {
+            scope: self.scope,
+            scope_value,
+            plugin_id: self.plugin_id.clone(),
+            tool_name: self.tool_name.clone(),
+        }
+    }
+
+    /// The binding of this request, for a resolver that wants its decision
+    /// checked against the call it saw.
+    pub fn binding(&self) -> ApprovalBinding {
+        ApprovalBinding {
+            call_id: self.call_id.clone(),
+            params_hash: self.params_hash.clone(),
+        }
+    }
+
+    /// The timeout as a [`Duration`].
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// Where an `allow-always` grant applies: one plugin, one tool, and the
+/// session, agent or everything depending on the scope.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantKey {
+    /// How far the grant reaches.
+    pub scope: ApprovalScope,
+    /// The session key (session scope), the agent id (agent scope) or the
+    /// empty string (global scope).
+    pub scope_value: String,
+    /// The plugin that asked.
+    pub plugin_id: String,
+    /// The tool.
+    pub tool_name: String,
+}
+
+impl GrantKey {
+    /// Whether a grant under this key may be stored and looked up. A
+    /// session or agent grant without a session key or agent id would
+    /// answer every other run that lacks one too, so it is never
+    /// remembered.
+    pub fn is_rememberable(&self) -> bool {
+        self.scope == ApprovalScope::Global || !self.scope_value.is_empty()
+    }
+}
+
+/// What a resolver saw when it decided: the decision only applies if the
+/// pending request has the same call id and parameters hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalBinding {
+    /// The model's tool call id.
+    pub call_id: String,
+    /// SHA-256 (hex) of the canonical JSON of the parameters.
+    pub params_hash: String,
+}
+
+/// The allowed decisions of a spec, reduced to user decisions.
+fn allowed_decisions(spec: Option<&[ApprovalDecision]>) -> Vec<ApprovalDecision> {
+    let mut out: Vec<ApprovalDecision> = Vec::new();
+    for decision in spec.unwrap_or_default() {
+        if decision.is_user_decision() && !out.contains(decision) {
+            out.push(*decision);
+        }
+    }
+    if out.is_empty() {
+        ApprovalDecision::USER_DECISIONS.to_vec()
+    } else {
+        out
+    }
+}
+
+/// The current time in Unix milliseconds (0 if the clock is before 1970).
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// A fresh approval id: the first 128 bits (32 hex digits) of a SHA-256 over
+/// two SipHash outputs keyed by the standard library's per-thread random
+/// keys (seeded from the operating system), the wall clock in nanoseconds,
+/// a process-wide counter, the process id and a stack address. The counter
+/// alone makes ids unique within the process; the random keys make them
+/// hard to guess.
+pub(crate) fn new_approval_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let first = RandomState::new().hash_one((count, nanos));
+    let second = RandomState::new().hash_one((nanos, count, std::process::id()));
+    let local = 0_u8;
+    let address = (&raw const local).addr();
+    let seed = format!(
+        "{first:016x}:{second:016x}:{nanos}:{count}:{}:{address:x}",
+        std::process::id()
+    );
+    let mut id = sha256_hex(seed);
+    id.truncate(32);
+    id
+}
+
+#[cfg(test)]
+#[path = "request_tests.rs"]
+mod tests;

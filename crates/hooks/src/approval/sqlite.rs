@@ -1,0 +1,351 @@
+//! A grant store in a SQLite database under the state directory, so an
+//! `allow-always` survives a restart.
+
+use std::fs::{DirBuilder, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use crate::approval::request::now_ms;
+use crate::approval::{ApprovalDecision, ApprovalRequest, ApprovalScope, GrantKey};
+use crate::{Error, Result};
+
+/// The file name of the database inside the state directory.
+pub(crate) const DB_FILE_NAME: &str = "approvals.sqlite";
+
+/// The schema this build writes (`PRAGMA user_version`).
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// How many decision rows the audit table keeps; older rows are pruned.
+pub(crate) const MAX_DECISION_ROWS: i64 = 10_000;
+
+/// The first schema.
+const SCHEMA_V1: &str = "
+CREATE TABLE IF NOT EXISTS grants (
+    scope TEXT NOT NULL,
+    scope_value TEXT NOT NULL,
+    plugin_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    approval_id TEXT NOT NULL,
+    granted_at_ms INTEGER NOT NULL,
+    UNIQUE (scope, scope_value, plugin_id, tool_name)
+);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    approval_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    params_hash TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    plugin_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    requested_at_ms INTEGER NOT NULL,
+    decided_at_ms INTEGER NOT NULL
+);
+";
+
+/// Grants and decisions in a SQLite database (WAL mode, one connection
+/// behind a mutex, every write in its own transaction).
+#[derive(Debug)]
+pub struct SqliteGrantStore {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl SqliteGrantStore {
+    /// Open (or create) the database at `path`.
+    ///
+    /// A missing parent directory is created with mode 0700 and a new file
+    /// with mode 0600 (on unix; an existing file is tightened to 0600). A
+    /// file that is not a database, or has a newer schema, is an
+    /// [`Error::Store`] naming the path.
+    pub fn open(path: &Path) -> Result<Self> {
+        prepare_file(path)?;
+        let conn = Connection::open(path)
+            .map_err(|e| store_error(path, format!("cannot open the database: {e}")))?;
+        let mut store = SqliteGrantStore {
+            path: path.to_owned(),
+            conn: Mutex::new(conn),
+        };
+        store.initialise()?;
+        Ok(store)
+    }
+
+    /// Open (or create) `<state_dir>/approvals.sqlite`.
+    pub fn open_in_state_dir(state_dir: &Path) -> Result<Self> {
+        Self::open(&state_dir.join(DB_FILE_NAME))
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Set the pragmas and bring the schema up to date.
+    fn initialise(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let conn = self
+            .conn
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let err = |what: &str, e: rusqlite::Error| store_error(&path, format!("{what}: {e}"));
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(|e| err("cannot set the busy timeout", e))?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(|e| {
+                store_error(
+                    &path,
+                    format!(
+                        "cannot read the schema version: {e}; if the file is damaged, move it \
+                         aside and the store starts empty"
+                    ),
+                )
+            })?;
+        if version > SCHEMA_VERSION {
+            return Err(store_error(
+                &path,
+                format!(
+                    "schema version {version} is newer than this build supports ({SCHEMA_VERSION})"
+                ),
+            ));
+        }
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(|e| err("cannot enable WAL mode", e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(path = %path.display(), %mode, "approval store is not in WAL mode");
+        }
+        if version < SCHEMA_VERSION {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| err("cannot start the schema migration", e))?;
+            tx.execute_batch(SCHEMA_V1)
+                .map_err(|e| err("cannot create the schema", e))?;
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+                .map_err(|e| err("cannot set the schema version", e))?;
+            tx.commit()
+                .map_err(|e| err("cannot commit the schema migration", e))?;
+        }
+        Ok(())
+    }
+
+    /// The connection; a poisoned lock is recovered, since an interrupted
+    /// transaction rolls back when it is dropped.
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A store error for this database.
+    fn error(&self, what: &str, e: rusqlite::Error) -> Error {
+        store_error(&self.path, format!("{what}: {e}"))
+    }
+}
+
+impl crate::approval::GrantStore for SqliteGrantStore {
+    fn is_granted(&self, key: &GrantKey) -> Result<bool> {
+        let conn = self.lock();
+        conn.query_row(
+            "SELECT 1 FROM grants
+             WHERE scope = ?1 AND scope_value = ?2 AND plugin_id = ?3 AND tool_name = ?4",
+            params![
+                key.scope.as_str(),
+                key.scope_value,
+                key.plugin_id,
+                key.tool_name
+            ],
+            |_| Ok(()),
+        )
+        .optional()
+        .map(|row| row.is_some())
+        .map_err(|e| self.error("cannot look up a grant", e))
+    }
+
+    fn grant(&self, key: &GrantKey, approval_id: &str) -> Result<()> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.error("cannot start a transaction", e))?;
+        tx.execute(
+            "INSERT INTO grants
+                 (scope, scope_value, plugin_id, tool_name, approval_id, granted_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (scope, scope_value, plugin_id, tool_name)
+             DO UPDATE SET approval_id = excluded.approval_id",
+            params![
+                key.scope.as_str(),
+                key.scope_value,
+                key.plugin_id,
+                key.tool_name,
+                approval_id,
+                ms_to_sql(now_ms())
+            ],
+        )
+        .map_err(|e| self.error("cannot store a grant", e))?;
+        tx.commit()
+            .map_err(|e| self.error("cannot commit a grant", e))
+    }
+
+    fn revoke(&self, key: &GrantKey) -> Result<bool> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.error("cannot start a transaction", e))?;
+        let removed = tx
+            .execute(
+                "DELETE FROM grants
+                 WHERE scope = ?1 AND scope_value = ?2 AND plugin_id = ?3 AND tool_name = ?4",
+                params![
+                    key.scope.as_str(),
+                    key.scope_value,
+                    key.plugin_id,
+                    key.tool_name
+                ],
+            )
+            .map_err(|e| self.error("cannot revoke a grant", e))?;
+        tx.commit()
+            .map_err(|e| self.error("cannot commit a revocation", e))?;
+        Ok(removed > 0)
+    }
+
+    fn list(&self) -> Result<Vec<GrantKey>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare(
+                "SELECT scope, scope_value, plugin_id, tool_name FROM grants
+                 ORDER BY granted_at_ms, rowid",
+            )
+            .map_err(|e| self.error("cannot list grants", e))?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(|e| self.error("cannot list grants", e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (scope, scope_value, plugin_id, tool_name) =
+                row.map_err(|e| self.error("cannot read a grant", e))?;
+            // A row with an unknown scope was not written by this build; it
+            // is skipped rather than guessed at.
+            let Some(scope) = ApprovalScope::parse(&scope) else {
+                tracing::warn!(path = %self.path.display(), %scope, "skipping a grant with an unknown scope");
+                continue;
+            };
+            out.push(GrantKey {
+                scope,
+                scope_value,
+                plugin_id,
+                tool_name,
+            });
+        }
+        Ok(out)
+    }
+
+    fn record_decision(&self, request: &ApprovalRequest, decision: ApprovalDecision) -> Result<()> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.error("cannot start a transaction", e))?;
+        tx.execute(
+            "INSERT INTO decisions
+                 (approval_id, call_id, params_hash, tool_name, plugin_id, scope,
+                  agent_id, session_key, decision, requested_at_ms, decided_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                request.id,
+                request.call_id,
+                request.params_hash,
+                request.tool_name,
+                request.plugin_id,
+                request.scope.as_str(),
+                request.agent_id,
+                request.session_key,
+                decision.as_str(),
+                ms_to_sql(request.created_at_ms),
+                ms_to_sql(now_ms())
+            ],
+        )
+        .map_err(|e| self.error("cannot record a decision", e))?;
+        tx.execute(
+            "DELETE FROM decisions WHERE id <= (SELECT max(id) FROM decisions) - ?1",
+            params![MAX_DECISION_ROWS],
+        )
+        .map_err(|e| self.error("cannot prune old decisions", e))?;
+        tx.commit()
+            .map_err(|e| self.error("cannot commit a decision", e))
+    }
+}
+
+/// Create the parent directory (0700) and the file (0600) before SQLite
+/// opens it, so the database is never readable by others, even briefly.
+fn prepare_file(path: &Path) -> Result<()> {
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+        && !parent.exists()
+    {
+        let mut builder = DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            builder.mode(0o700);
+        }
+        builder.create(parent).map_err(|e| {
+            store_error(
+                path,
+                format!("cannot create the directory {}: {e}", parent.display()),
+            )
+        })?;
+    }
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let file = options
+        .open(path)
+        .map_err(|e| store_error(path, format!("cannot create the file: {e}")))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let metadata = file
+            .metadata()
+            .map_err(|e| store_error(path, format!("cannot read the file's metadata: {e}")))?;
+        if metadata.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| store_error(path, format!("cannot restrict the file to 0600: {e}")))?;
+        }
+    }
+    drop(file);
+    Ok(())
+}
+
+/// Unix milliseconds as a SQLite integer (saturating).
+fn ms_to_sql(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+/// An [`Error::Store`] for `path`.
+fn store_error(path: &Path, message: String) -> Error {
+    Error::Store {
+        path: path.to_owned(),
+        message,
+    }
+}
+
+#[cfg(test)]
+#[path = "sqlite_tests.rs"]
+mod tests;

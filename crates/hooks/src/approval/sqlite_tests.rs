@@ -1,0 +1,207 @@
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::Map;
+
+use super::*;
+use crate::approval::GrantStore;
+use crate::event::ApprovalSpec;
+
+fn key(scope: ApprovalScope, value: &str, tool: &str) -> GrantKey {
+    GrantKey {
+        scope,
+        scope_value: value.into(),
+        plugin_id: "guard".into(),
+        tool_name: tool.into(),
+    }
+}
+
+#[test]
+fn grants_survive_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = key(ApprovalScope::Session, "s1", "exec");
+    let b = key(ApprovalScope::Global, "", "write");
+    {
+        let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
+        assert_eq!(store.path(), dir.path().join("approvals.sqlite"));
+        store.grant(&a, "id-1").unwrap();
+        store.grant(&b, "id-2").unwrap();
+        store.grant(&a, "id-3").unwrap();
+    }
+    let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
+    assert!(store.is_granted(&a).unwrap());
+    assert!(store.is_granted(&b).unwrap());
+    assert!(
+        !store
+            .is_granted(&key(ApprovalScope::Session, "s2", "exec"))
+            .unwrap()
+    );
+    assert!(
+        !store
+            .is_granted(&key(ApprovalScope::Agent, "s1", "exec"))
+            .unwrap()
+    );
+    assert_eq!(store.list().unwrap(), vec![a.clone(), b.clone()]);
+    assert!(store.revoke(&a).unwrap());
+    assert!(!store.revoke(&a).unwrap());
+    assert_eq!(store.list().unwrap(), vec![b]);
+}
+
+#[test]
+fn sets_wal_mode_and_schema_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    drop(SqliteGrantStore::open(&path).unwrap());
+    let conn = Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn records_decisions_without_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    let store = SqliteGrantStore::open(&path).unwrap();
+    let request = ApprovalRequest::new(
+        &ApprovalSpec::default(),
+        "call-7",
+        "exec",
+        &Map::new(),
+        "agent",
+        "session",
+        Duration::from_secs(1),
+    );
+    store
+        .record_decision(&request, ApprovalDecision::Deny)
+        .unwrap();
+    let conn = Connection::open(&path).unwrap();
+    let row: (String, String, String, String) = conn
+        .query_row(
+            "SELECT approval_id, call_id, params_hash, decision FROM decisions",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        row,
+        (
+            request.id.clone(),
+            "call-7".to_owned(),
+            request.params_hash.clone(),
+            "deny".to_owned()
+        )
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn creates_private_directory_and_file() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state").join("nested");
+    let store = SqliteGrantStore::open_in_state_dir(&state).unwrap();
+    store
+        .grant(&key(ApprovalScope::Global, "", "exec"), "id")
+        .unwrap();
+    let file_mode = std::fs::metadata(store.path())
+        .unwrap()
+        .permissions()
+        .mode();
+    let dir_mode = std::fs::metadata(&state).unwrap().permissions().mode();
+    assert_eq!(file_mode & 0o777, 0o600);
+    assert_eq!(dir_mode & 0o777, 0o700);
+}
+
+#[cfg(unix)]
+#[test]
+fn tightens_an_existing_loose_file() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    std::fs::write(&path, b"").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    drop(SqliteGrantStore::open(&path).unwrap());
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn corrupt_file_is_a_store_error_with_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    std::fs::write(&path, vec![0x5a_u8; 8192]).unwrap();
+    let err = SqliteGrantStore::open(&path).unwrap_err();
+    match &err {
+        Error::Store {
+            path: err_path,
+            message,
+        } => {
+            assert_eq!(err_path, &path);
+            assert!(message.contains("not a database"), "{message}");
+        }
+        other => panic!("unexpected error {other:?}"),
+    }
+    let text = err.to_string();
+    assert!(text.contains(&path.display().to_string()), "{text}");
+    assert!(text.contains("move it aside"), "{text}");
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    drop(SqliteGrantStore::open(&path).unwrap());
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    let err = SqliteGrantStore::open(&path).unwrap_err();
+    assert!(
+        matches!(&err, Error::Store { path: p, message } if p == &path && message.contains("newer")),
+        "{err}"
+    );
+}
+
+#[test]
+fn decision_rows_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    let store = SqliteGrantStore::open(&path).unwrap();
+    let request = ApprovalRequest::new(
+        &ApprovalSpec::default(),
+        "c",
+        "t",
+        &Map::new(),
+        "a",
+        "s",
+        Duration::ZERO,
+    );
+    {
+        // Seed the table just under the cap directly, then cross it.
+        let conn = store.lock();
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+             INSERT INTO decisions (approval_id, call_id, params_hash, tool_name, plugin_id,
+                 scope, agent_id, session_key, decision, requested_at_ms, decided_at_ms)
+             SELECT 'old', '', '', '', '', '', '', '', 'deny', 0, 0 FROM n",
+            params![MAX_DECISION_ROWS],
+        )
+        .unwrap();
+    }
+    store
+        .record_decision(&request, ApprovalDecision::AllowOnce)
+        .unwrap();
+    let count: i64 = store
+        .lock()
+        .query_row("SELECT count(*) FROM decisions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, MAX_DECISION_ROWS);
+}

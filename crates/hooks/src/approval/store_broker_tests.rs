@@ -1,0 +1,546 @@
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Map, json};
+use tokio::sync::broadcast::error::TryRecvError;
+
+use super::*;
+use crate::Error;
+use crate::approval::{ApprovalScope, GrantKey};
+use crate::event::ApprovalSpec;
+
+const LONG: Duration = Duration::from_secs(600);
+
+fn spec(scope: ApprovalScope) -> ApprovalSpec {
+    ApprovalSpec {
+        title: "Run command".into(),
+        description: "Allow this exec tool call?".into(),
+        scope: Some(scope),
+        plugin_id: Some("guard".into()),
+        ..ApprovalSpec::default()
+    }
+}
+
+fn request_in(scope: ApprovalScope, agent: &str, session: &str, call: &str) -> ApprovalRequest {
+    let mut params = Map::new();
+    params.insert("command".into(), json!(format!("echo {call}")));
+    ApprovalRequest::new(&spec(scope), call, "exec", &params, agent, session, LONG)
+}
+
+fn request(call: &str) -> ApprovalRequest {
+    request_in(ApprovalScope::Session, "agent-a", "session-1", call)
+}
+
+/// Start `request` on its own task.
+fn start<S: GrantStore + 'static>(
+    broker: &Arc<Broker<S>>,
+    request: ApprovalRequest,
+    abort: AbortSignal,
+) -> tokio::task::JoinHandle<ApprovalResolution> {
+    let broker = Arc::clone(broker);
+    tokio::spawn(async move { broker.request(request, &abort).await })
+}
+
+/// The next event, which must be `Requested`.
+async fn next_requested(events: &mut broadcast::Receiver<ApprovalEvent>) -> ApprovalRequest {
+    match events.recv().await.unwrap() {
+        ApprovalEvent::Requested(request) => request,
+        other => panic!("expected a request, got {other:?}"),
+    }
+}
+
+fn resolved(request: &ApprovalRequest, decision: ApprovalDecision) -> ApprovalEvent {
+    ApprovalEvent::Resolved {
+        id: request.id.clone(),
+        call_id: request.call_id.clone(),
+        decision,
+    }
+}
+
+/// Ask `request` and answer it with `decision` once it is announced.
+async fn ask_and_answer<S: GrantStore + 'static>(
+    broker: &Arc<Broker<S>>,
+    request: ApprovalRequest,
+    decision: ApprovalDecision,
+) -> ApprovalResolution {
+    let mut events = broker.subscribe();
+    let task = start(broker, request, AbortSignal::new());
+    let asked = next_requested(&mut events).await;
+    assert_eq!(
+        broker.resolve(&asked.id, decision, Some(&asked.binding())),
+        ResolveOutcome::Applied
+    );
+    task.await.unwrap()
+}
+
+/// Ask `request` (with a short timeout) and answer nothing: a remembered
+/// grant answers `allow-always`, anything else times out.
+async fn ask_unanswered<S: GrantStore>(
+    broker: &Broker<S>,
+    mut request: ApprovalRequest,
+) -> ApprovalResolution {
+    request.timeout_ms = 1_000;
+    broker.request(request, &AbortSignal::new()).await
+}
+
+const REMEMBERED: ApprovalResolution = ApprovalResolution {
+    decision: ApprovalDecision::AllowAlways,
+    remembered: true,
+};
+
+const TIMED_OUT: ApprovalResolution = ApprovalResolution {
+    decision: ApprovalDecision::Timeout,
+    remembered: false,
+};
+
+#[tokio::test(start_paused = true)]
+async fn timeout_denies_and_is_announced() {
+    let broker = MemoryApprovalBroker::in_memory();
+    let mut events = broker.subscribe();
+    let mut req = request("c1");
+    req.timeout_ms = 5_000;
+    let started = tokio::time::Instant::now();
+    let resolution = broker.request(req.clone(), &AbortSignal::new()).await;
+    assert_eq!(resolution, TIMED_OUT);
+    assert!(!resolution.allows());
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert_eq!(broker.pending(), vec![]);
+    assert_eq!(
+        events.recv().await.unwrap(),
+        ApprovalEvent::Requested(req.clone())
+    );
+    assert_eq!(
+        events.recv().await.unwrap(),
+        resolved(&req, ApprovalDecision::Timeout)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn abort_cancels_the_wait() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let mut events = broker.subscribe();
+    let abort = AbortSignal::new();
+    let task = start(&broker, request("c1"), abort.clone());
+    let asked = next_requested(&mut events).await;
+    assert_eq!(broker.pending(), vec![asked.clone()]);
+    abort.abort("run cancelled");
+    assert_eq!(
+        task.await.unwrap(),
+        ApprovalResolution::decided(ApprovalDecision::Cancelled)
+    );
+    assert_eq!(broker.pending(), vec![]);
+    assert_eq!(
+        events.recv().await.unwrap(),
+        resolved(&asked, ApprovalDecision::Cancelled)
+    );
+    // A decision after the cancellation is late.
+    assert_eq!(
+        broker.resolve(&asked.id, ApprovalDecision::AllowOnce, None),
+        ResolveOutcome::Unknown
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_already_aborted_call_is_cancelled_without_asking() {
+    let broker = MemoryApprovalBroker::in_memory();
+    let mut events = broker.subscribe();
+    let abort = AbortSignal::new();
+    abort.abort("gone");
+    let resolution = broker.request(request("c1"), &abort).await;
+    assert_eq!(
+        resolution,
+        ApprovalResolution::decided(ApprovalDecision::Cancelled)
+    );
+    assert!(matches!(events.try_recv(), Err(TryRecvError::Empty)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn resolve_allow_once_and_deny() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let once = ask_and_answer(&broker, request("c1"), ApprovalDecision::AllowOnce).await;
+    assert_eq!(
+        once,
+        ApprovalResolution::decided(ApprovalDecision::AllowOnce)
+    );
+    assert!(once.allows());
+    let deny = ask_and_answer(&broker, request("c2"), ApprovalDecision::Deny).await;
+    assert_eq!(deny, ApprovalResolution::decided(ApprovalDecision::Deny));
+    assert!(!deny.allows());
+    // Allow-once is not remembered.
+    assert_eq!(ask_unanswered(&*broker, request("c3")).await, TIMED_OUT);
+    assert_eq!(broker.store().list().unwrap(), vec![]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn allow_always_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let broker = Arc::new(SqliteApprovalBroker::open_in_state_dir(dir.path()).unwrap());
+        let first = ask_and_answer(&broker, request("c1"), ApprovalDecision::AllowAlways).await;
+        assert_eq!(
+            first,
+            ApprovalResolution::decided(ApprovalDecision::AllowAlways)
+        );
+        assert_eq!(
+            broker.store().list().unwrap(),
+            vec![request("c1").grant_key()]
+        );
+    }
+    let broker = SqliteApprovalBroker::open(&dir.path().join("approvals.sqlite")).unwrap();
+    let mut events = broker.subscribe();
+    let again = broker.request(request("c2"), &AbortSignal::new()).await;
+    assert_eq!(again, REMEMBERED);
+    assert!(matches!(events.try_recv(), Err(TryRecvError::Empty)));
+    assert_eq!(broker.pending(), vec![]);
+    // Another session of the same agent is still asked.
+    let other = request_in(ApprovalScope::Session, "agent-a", "session-2", "c3");
+    assert_eq!(ask_unanswered(&broker, other).await, TIMED_OUT);
+    // Every ending is in the audit table.
+    let conn = rusqlite::Connection::open(dir.path().join("approvals.sqlite")).unwrap();
+    let decisions: Vec<String> = conn
+        .prepare("SELECT decision FROM decisions ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(decisions, vec!["allow-always", "allow-always", "timeout"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn session_grants_stay_in_their_session() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let grant = request_in(ApprovalScope::Session, "agent-a", "session-1", "c1");
+    ask_and_answer(&broker, grant, ApprovalDecision::AllowAlways).await;
+    let same = request_in(ApprovalScope::Session, "agent-a", "session-1", "c2");
+    let other_session = request_in(ApprovalScope::Session, "agent-a", "session-2", "c3");
+    let other_agent_same_session = request_in(ApprovalScope::Agent, "agent-a", "session-1", "c4");
+    assert_eq!(ask_unanswered(&*broker, same).await, REMEMBERED);
+    assert_eq!(ask_unanswered(&*broker, other_session).await, TIMED_OUT);
+    assert_eq!(
+        ask_unanswered(&*broker, other_agent_same_session).await,
+        TIMED_OUT
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn agent_grants_reach_every_session_of_the_agent() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let grant = request_in(ApprovalScope::Agent, "agent-a", "session-1", "c1");
+    ask_and_answer(&broker, grant, ApprovalDecision::AllowAlways).await;
+    let other_session = request_in(ApprovalScope::Agent, "agent-a", "session-2", "c2");
+    let other_agent = request_in(ApprovalScope::Agent, "agent-b", "session-1", "c3");
+    assert_eq!(ask_unanswered(&*broker, other_session).await, REMEMBERED);
+    assert_eq!(ask_unanswered(&*broker, other_agent).await, TIMED_OUT);
+}
+
+#[tokio::test(start_paused = true)]
+async fn global_grants_reach_everyone_for_that_plugin_and_tool() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let grant = request_in(ApprovalScope::Global, "agent-a", "session-1", "c1");
+    ask_and_answer(&broker, grant, ApprovalDecision::AllowAlways).await;
+    let elsewhere = request_in(ApprovalScope::Global, "agent-b", "session-9", "c2");
+    assert_eq!(ask_unanswered(&*broker, elsewhere).await, REMEMBERED);
+    let mut other_tool = request_in(ApprovalScope::Global, "agent-b", "session-9", "c3");
+    other_tool.tool_name = "write".into();
+    assert_eq!(ask_unanswered(&*broker, other_tool).await, TIMED_OUT);
+    let mut other_plugin = request_in(ApprovalScope::Global, "agent-b", "session-9", "c4");
+    other_plugin.plugin_id = "other".into();
+    assert_eq!(ask_unanswered(&*broker, other_plugin).await, TIMED_OUT);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_grant_without_a_session_key_is_not_remembered() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let grant = request_in(ApprovalScope::Session, "agent-a", "", "c1");
+    let first = ask_and_answer(&broker, grant, ApprovalDecision::AllowAlways).await;
+    assert!(first.allows());
+    assert_eq!(broker.store().list().unwrap(), vec![]);
+    let again = request_in(ApprovalScope::Session, "agent-b", "", "c2");
+    assert_eq!(ask_unanswered(&*broker, again).await, TIMED_OUT);
+}
+
+#[tokio::test(start_paused = true)]
+async fn duplicate_resolve_is_already_resolved() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let mut events = broker.subscribe();
+    let task = start(&broker, request("c1"), AbortSignal::new());
+    let asked = next_requested(&mut events).await;
+    assert_eq!(
+        broker.resolve(&asked.id, ApprovalDecision::Deny, None),
+        ResolveOutcome::Applied
+    );
+    assert_eq!(
+        broker.resolve(&asked.id, ApprovalDecision::AllowOnce, None),
+        ResolveOutcome::AlreadyResolved
+    );
+    assert_eq!(
+        task.await.unwrap(),
+        ApprovalResolution::decided(ApprovalDecision::Deny)
+    );
+    assert_eq!(
+        broker.resolve(&asked.id, ApprovalDecision::AllowOnce, None),
+        ResolveOutcome::AlreadyResolved
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn late_resolve_after_timeout_is_unknown() {
+    let broker = MemoryApprovalBroker::in_memory();
+    let mut events = broker.subscribe();
+    assert_eq!(ask_unanswered(&broker, request("c1")).await, TIMED_OUT);
+    let asked = next_requested(&mut events).await;
+    assert_eq!(
+        broker.resolve(
+            &asked.id,
+            ApprovalDecision::AllowOnce,
+            Some(&asked.binding())
+        ),
+        ResolveOutcome::Unknown
+    );
+    assert_eq!(
+        broker.resolve("no-such-id", ApprovalDecision::Deny, None),
+        ResolveOutcome::Unknown
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn stale_binding_is_ignored_and_the_request_keeps_waiting() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let mut events = broker.subscribe();
+    let task = start(&broker, request("c1"), AbortSignal::new());
+    let asked = next_requested(&mut events).await;
+    let wrong_hash = ApprovalBinding {
+        call_id: asked.call_id.clone(),
+        params_hash: crate::canonical::hash_json(&json!({"command": "rm -rf /"})),
+    };
+    let wrong_call = ApprovalBinding {
+        call_id: "c2".into(),
+        params_hash: asked.params_hash.clone(),
+    };
+    for binding in [&wrong_hash, &wrong_call] {
+        assert_eq!(
+            broker.resolve(&asked.id, ApprovalDecision::AllowOnce, Some(binding)),
+            ResolveOutcome::Stale
+        );
+    }
+    tokio::task::yield_now().await;
+    assert!(!task.is_finished());
+    assert_eq!(broker.pending(), vec![asked.clone()]);
+    assert_eq!(
+        broker.resolve(&asked.id, ApprovalDecision::Deny, Some(&asked.binding())),
+        ResolveOutcome::Applied
+    );
+    assert_eq!(
+        task.await.unwrap(),
+        ApprovalResolution::decided(ApprovalDecision::Deny)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn decisions_outside_allowed_decisions_are_refused() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let mut events = broker.subscribe();
+    let mut req = request("c1");
+    req.allowed_decisions = vec![ApprovalDecision::AllowOnce, ApprovalDecision::Deny];
+    let task = start(&broker, req, AbortSignal::new());
+    let asked = next_requested(&mut events).await;
+    for decision in [
+        ApprovalDecision::AllowAlways,
+        ApprovalDecision::Timeout,
+        ApprovalDecision::Cancelled,
+    ] {
+        assert_eq!(
+            broker.resolve(&asked.id, decision, None),
+            ResolveOutcome::NotAllowed,
+            "{decision:?}"
+        );
+    }
+    assert_eq!(broker.pending(), vec![asked.clone()]);
+    assert_eq!(
+        broker.resolve(&asked.id, ApprovalDecision::AllowOnce, None),
+        ResolveOutcome::Applied
+    );
+    assert_eq!(
+        task.await.unwrap(),
+        ApprovalResolution::decided(ApprovalDecision::AllowOnce)
+    );
+    assert_eq!(broker.store().list().unwrap(), vec![]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn events_are_broadcast_in_order() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let mut events = broker.subscribe();
+    let mut late_subscriber = broker.subscribe();
+    let (first, second) = (request("c1"), request("c2"));
+    let task_1 = start(&broker, first.clone(), AbortSignal::new());
+    assert_eq!(next_requested(&mut events).await, first);
+    let task_2 = start(&broker, second.clone(), AbortSignal::new());
+    assert_eq!(next_requested(&mut events).await, second);
+    assert_eq!(broker.pending(), vec![first.clone(), second.clone()]);
+    broker.resolve(&second.id, ApprovalDecision::AllowOnce, None);
+    task_2.await.unwrap();
+    broker.resolve(&first.id, ApprovalDecision::Deny, None);
+    task_1.await.unwrap();
+    let expected = vec![
+        ApprovalEvent::Requested(first.clone()),
+        ApprovalEvent::Requested(second.clone()),
+        resolved(&second, ApprovalDecision::AllowOnce),
+        resolved(&first, ApprovalDecision::Deny),
+    ];
+    let mut seen = Vec::new();
+    while let Ok(event) = late_subscriber.try_recv() {
+        seen.push(event);
+    }
+    assert_eq!(seen, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_requests_resolve_independently() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let mut events = broker.subscribe();
+    let task_1 = start(&broker, request("c1"), AbortSignal::new());
+    let task_2 = start(&broker, request("c2"), AbortSignal::new());
+    let a = next_requested(&mut events).await;
+    let b = next_requested(&mut events).await;
+    assert_ne!(a.id, b.id);
+    let (one, two) = if a.call_id == "c1" { (a, b) } else { (b, a) };
+    assert_eq!(
+        broker.resolve(&two.id, ApprovalDecision::Deny, Some(&two.binding())),
+        ResolveOutcome::Applied
+    );
+    // The first request's binding does not fit the second's id.
+    assert_eq!(
+        broker.resolve(&one.id, ApprovalDecision::AllowOnce, Some(&two.binding())),
+        ResolveOutcome::Stale
+    );
+    assert_eq!(
+        task_2.await.unwrap(),
+        ApprovalResolution::decided(ApprovalDecision::Deny)
+    );
+    assert_eq!(broker.pending(), vec![one.clone()]);
+    assert_eq!(
+        broker.resolve(&one.id, ApprovalDecision::AllowOnce, Some(&one.binding())),
+        ResolveOutcome::Applied
+    );
+    assert_eq!(
+        task_1.await.unwrap(),
+        ApprovalResolution::decided(ApprovalDecision::AllowOnce)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_wait_ends_as_cancelled() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let mut events = broker.subscribe();
+    let task = start(&broker, request("c1"), AbortSignal::new());
+    let asked = next_requested(&mut events).await;
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    assert_eq!(broker.pending(), vec![]);
+    assert_eq!(
+        events.recv().await.unwrap(),
+        resolved(&asked, ApprovalDecision::Cancelled)
+    );
+    assert_eq!(
+        broker.resolve(&asked.id, ApprovalDecision::AllowOnce, None),
+        ResolveOutcome::Unknown
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reused_id_is_not_asked_again() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let req = request("c1");
+    ask_and_answer(&broker, req.clone(), ApprovalDecision::AllowOnce).await;
+    assert_eq!(
+        broker.request(req, &AbortSignal::new()).await,
+        ApprovalResolution::decided(ApprovalDecision::Cancelled)
+    );
+}
+
+/// A store whose grant lookups and writes always fail.
+#[derive(Debug, Default)]
+struct BrokenStore {
+    lookups: AtomicUsize,
+    grants: AtomicUsize,
+}
+
+impl BrokenStore {
+    fn error() -> Error {
+        Error::Store {
+            path: PathBuf::from("/nowhere/approvals.sqlite"),
+            message: "disk on fire".into(),
+        }
+    }
+}
+
+impl GrantStore for BrokenStore {
+    fn is_granted(&self, _key: &GrantKey) -> crate::Result<bool> {
+        self.lookups.fetch_add(1, Ordering::SeqCst);
+        Err(Self::error())
+    }
+
+    fn grant(&self, _key: &GrantKey, _approval_id: &str) -> crate::Result<()> {
+        self.grants.fetch_add(1, Ordering::SeqCst);
+        Err(Self::error())
+    }
+
+    fn revoke(&self, _key: &GrantKey) -> crate::Result<bool> {
+        Err(Self::error())
+    }
+
+    fn list(&self) -> crate::Result<Vec<GrantKey>> {
+        Err(Self::error())
+    }
+
+    fn record_decision(
+        &self,
+        _request: &ApprovalRequest,
+        _decision: ApprovalDecision,
+    ) -> crate::Result<()> {
+        Err(Self::error())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_broken_store_never_allows_by_itself() {
+    let broker = Arc::new(Broker::new(BrokenStore::default()));
+    // The lookup fails, so a human is asked; nobody answers, so it denies.
+    assert_eq!(ask_unanswered(&*broker, request("c1")).await, TIMED_OUT);
+    assert_eq!(broker.store().lookups.load(Ordering::SeqCst), 1);
+    // Storing the grant fails, but this call is still allowed.
+    let answered = ask_and_answer(&broker, request("c2"), ApprovalDecision::AllowAlways).await;
+    assert_eq!(
+        answered,
+        ApprovalResolution::decided(ApprovalDecision::AllowAlways)
+    );
+    assert_eq!(broker.store().grants.load(Ordering::SeqCst), 1);
+    // And the next call is asked again.
+    assert_eq!(ask_unanswered(&*broker, request("c3")).await, TIMED_OUT);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_broker_is_usable_as_a_trait_object() {
+    let broker: Arc<dyn ApprovalBroker> = Arc::new(MemoryApprovalBroker::default());
+    let mut events = broker.subscribe();
+    let b = Arc::clone(&broker);
+    let task = tokio::spawn(async move { b.request(request("c1"), &AbortSignal::new()).await });
+    let asked = next_requested(&mut events).await;
+    assert_eq!(
+        broker.resolve(&asked.id, ApprovalDecision::AllowAlways, None),
+        ResolveOutcome::Applied
+    );
+    assert_eq!(
+        task.await.unwrap(),
+        ApprovalResolution::decided(ApprovalDecision::AllowAlways)
+    );
+    assert_eq!(
+        broker.request(request("c2"), &AbortSignal::new()).await,
+        REMEMBERED
+    );
+}

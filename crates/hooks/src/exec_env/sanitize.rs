@@ -1,0 +1,106 @@
+//! Sanitising an exec call's own `env` parameter and merging it with the
+//! plugin-contributed environment.
+
+use std::collections::BTreeMap;
+
+use super::classify::{EnvKeyVerdict, classify_override_key, trim_key};
+use super::plugin::filter_plugin_env;
+
+/// The outcome of sanitising a call's `env` overrides.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SanitizedEnv {
+    /// The overrides that may be applied, keyed by the trimmed key in its
+    /// original case.
+    pub accepted: BTreeMap<String, String>,
+    /// Keys rejected by the policy (PATH, dangerous and override-only
+    /// keys), uppercased, sorted and de-duplicated.
+    pub rejected_blocked: Vec<String>,
+    /// Keys rejected because the name is invalid or the value contains NUL,
+    /// trimmed (or raw when trimming leaves nothing), sorted and
+    /// de-duplicated.
+    pub rejected_invalid: Vec<String>,
+}
+
+impl SanitizedEnv {
+    /// Whether any override was rejected.
+    pub fn has_rejections(&self) -> bool {
+        !self.rejected_blocked.is_empty() || !self.rejected_invalid.is_empty()
+    }
+}
+
+/// Sanitises the overrides a call supplies in its `env` parameter.
+///
+/// Invalid names and values containing NUL go to `rejected_invalid`;
+/// dangerous and override-only keys (and `PATH` when `block_path`) go to
+/// `rejected_blocked`. Only keys are ever logged.
+pub fn sanitize_env_overrides(
+    overrides: &BTreeMap<String, String>,
+    block_path: bool,
+) -> SanitizedEnv {
+    let mut out = SanitizedEnv::default();
+    for (raw_key, value) in overrides {
+        let key = trim_key(raw_key);
+        let verdict = classify_override_key(key);
+        match verdict {
+            EnvKeyVerdict::Invalid => {
+                let reported = if key.is_empty() {
+                    raw_key.as_str()
+                } else {
+                    key
+                };
+                out.rejected_invalid.push(reported.to_owned());
+            }
+            EnvKeyVerdict::Path if !block_path => accept(&mut out, key, value),
+            EnvKeyVerdict::Path
+            | EnvKeyVerdict::BlockedEverywhere
+            | EnvKeyVerdict::BlockedOverrideOnly => {
+                out.rejected_blocked.push(key.to_uppercase());
+            }
+            EnvKeyVerdict::Allowed => accept(&mut out, key, value),
+        }
+    }
+    sort_unique(&mut out.rejected_blocked);
+    sort_unique(&mut out.rejected_invalid);
+    if out.has_rejections() {
+        tracing::warn!(
+            blocked = ?out.rejected_blocked,
+            invalid = ?out.rejected_invalid,
+            "exec env overrides rejected"
+        );
+    }
+    out
+}
+
+/// Accepts `key = value` unless the value contains NUL, which no process
+/// environment can carry.
+fn accept(out: &mut SanitizedEnv, key: &str, value: &str) {
+    if value.contains('\0') {
+        out.rejected_invalid.push(key.to_owned());
+    } else {
+        out.accepted.insert(key.to_owned(), value.to_owned());
+    }
+}
+
+/// Sorts by UTF-16 code units (JavaScript's default order) and removes
+/// duplicates.
+pub(crate) fn sort_unique(list: &mut Vec<String>) {
+    list.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+    list.dedup();
+}
+
+/// The environment overrides for an exec run: the call's accepted
+/// overrides, then the plugin environment on top, so a plugin value wins
+/// over the call's own value for the same key. The plugin map is filtered
+/// again here, so an unfiltered map cannot smuggle a blocked key in.
+pub fn merge_exec_env(
+    call_env: &SanitizedEnv,
+    plugin_env: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut merged = call_env.accepted.clone();
+    merged.extend(filter_plugin_env(plugin_env.clone()).env);
+    merged
+}
+
+#[cfg(test)]
+#[path = "sanitize_tests.rs"]
+mod tests;

@@ -1,0 +1,24 @@
+//! The crate's error type.
+
+/// What can go wrong building a runtime.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The policy configuration does not compile.
+    #[error("tool policy: {0}")]
+    Policy(#[from] talon_tool_policy::PolicyError),
+    /// A hook or trusted policy could not be registered.
+    #[error("hooks: {0}")]
+    Hooks(#[from] talon_hooks::Error),
+    /// The configuration is invalid for the runtime.
+    #[error("{key}: {message}")]
+    Config {
+        /// The config key.
+        key: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,365 @@
+//! `Runtime`: compiled once per configuration; `assemble` builds one
+//! run's `ToolTable`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use talon_config::TalonConfig;
+use talon_hooks::approval::ApprovalBroker;
+use talon_hooks::loop_detection::{LoopDetectionConfig, LoopDetector};
+use talon_hooks::{Diagnostics, Gate, HookContext, Hooks, HooksConfig};
+use talon_schema_dialects::{Dialect, NormalizeOptions, dialect_for, normalize_schema};
+use talon_tool_catalog::normalize_tool_name;
+use talon_tool_policy::{PolicyConfig, PolicyEngine, ToolEntry, ToolUniverse, Trigger};
+
+use crate::error::{Error, Result};
+use crate::family::ToolFamily;
+use crate::run::RunSpec;
+use crate::status_family::StatusFamily;
+use crate::table::{StageTiming, TableTool, ToolDefinition, ToolTable, Wrap};
+
+/// Builds a [`Runtime`].
+pub struct RuntimeBuilder {
+    policy: PolicyConfig,
+    hooks: Hooks,
+    broker: Option<Arc<dyn ApprovalBroker>>,
+    diagnostics: Diagnostics,
+    families: Vec<Arc<dyn ToolFamily>>,
+    loop_global: LoopDetectionConfig,
+    loop_agents: BTreeMap<String, LoopDetectionConfig>,
+    approval_timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("hooks", &self.hooks)
+            .field("families", &self.families.iter().map(|f| f.id().to_owned()).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl RuntimeBuilder {
+    /// A builder over a policy configuration, with the built-in families
+    /// of this build, no hooks and loop detection off.
+    pub fn new(policy: PolicyConfig) -> Self {
+        RuntimeBuilder {
+            policy,
+            hooks: Hooks::new(),
+            broker: None,
+            diagnostics: Diagnostics::default(),
+            families: vec![Arc::new(StatusFamily)],
+            loop_global: LoopDetectionConfig::default(),
+            loop_agents: BTreeMap::new(),
+            approval_timeout: None,
+        }
+    }
+
+    /// A builder from a loaded configuration file: the tool policy,
+    /// `tools.loopDetection` (with each agent's overlay) and the command
+    /// hooks of `tools.hooks` (relative paths against `config_dir`).
+    pub fn from_config(config: &TalonConfig, config_dir: &Path) -> Result<Self> {
+        let mut builder = RuntimeBuilder::new(config.policy_config());
+        let tools = config.tools.as_ref();
+        if let Some(v) = tools.and_then(|t| t.loop_detection.as_ref()) {
+            builder.loop_global = parse_section(v, "tools.loopDetection")?;
+        }
+        for agent_id in config.agent_ids() {
+            let overlay = config
+                .agent(&agent_id)
+                .and_then(|a| a.tools)
+                .and_then(|t| t.loop_detection);
+            if let Some(v) = overlay {
+                let key = format!("agents.{agent_id}.tools.loopDetection");
+                builder.loop_agents.insert(agent_id, parse_section(&v, &key)?);
+            }
+        }
+        if let Some(v) = tools.and_then(|t| t.hooks.as_ref()) {
+            let hooks: HooksConfig = parse_section(v, "tools.hooks")?;
+            if let Some((key, message)) = hooks.validate().into_iter().next() {
+                return Err(Error::Config {
+                    key: format!("tools.hooks.{key}"),
+                    message,
+                });
+            }
+            builder.hooks.add_command_hooks(&hooks, config_dir);
+        }
+        Ok(builder)
+    }
+
+    /// Register hooks (Rust handlers, trusted policies) on top of the
+    /// configured ones.
+    pub fn hooks_mut(&mut self) -> &mut Hooks {
+        &mut self.hooks
+    }
+
+    /// Builder: the approval broker (without one, every approval request
+    /// denies as unresolved).
+    pub fn broker(mut self, broker: Arc<dyn ApprovalBroker>) -> Self {
+        self.broker = Some(broker);
+        self
+    }
+
+    /// Builder: where diagnostic events go.
+    pub fn diagnostics(mut self, diagnostics: Diagnostics) -> Self {
+        self.diagnostics = diagnostics;
+        self
+    }
+
+    /// Builder: add a tool family (families are asked in registration
+    /// order; the first family to offer a name wins).
+    pub fn family(mut self, family: Arc<dyn ToolFamily>) -> Self {
+        self.families.push(family);
+        self
+    }
+
+    /// Builder: loop detection for every agent (the agents' overlays from
+    /// the config still apply on top).
+    pub fn loop_detection(mut self, config: LoopDetectionConfig) -> Self {
+        self.loop_global = config;
+        self
+    }
+
+    /// Builder: the timeout of approvals that set none.
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.approval_timeout = Some(timeout);
+        self
+    }
+
+    /// Compile the policy and freeze the hooks.
+    pub fn build(self) -> Result<Runtime> {
+        let engine = PolicyEngine::new(&self.policy)?;
+        Ok(Runtime {
+            engine,
+            hooks: Arc::new(self.hooks),
+            broker: self.broker,
+            diagnostics: self.diagnostics,
+            families: self.families,
+            loop_global: self.loop_global,
+            loop_agents: self.loop_agents,
+            approval_timeout: self.approval_timeout,
+            gates: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+fn parse_section<T: serde::de::DeserializeOwned>(value: &serde_json::Value, key: &str) -> Result<T> {
+    serde_json::from_value(value.clone()).map_err(|e| Error::Config {
+        key: key.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// The compiled policy, hooks, families and per-agent gates. Share it
+/// (`Arc`) and call [`Runtime::assemble`] for each run.
+pub struct Runtime {
+    engine: PolicyEngine,
+    hooks: Arc<Hooks>,
+    broker: Option<Arc<dyn ApprovalBroker>>,
+    diagnostics: Diagnostics,
+    families: Vec<Arc<dyn ToolFamily>>,
+    loop_global: LoopDetectionConfig,
+    loop_agents: BTreeMap<String, LoopDetectionConfig>,
+    approval_timeout: Option<Duration>,
+    gates: Mutex<HashMap<String, Gate>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("hooks", &self.hooks)
+            .field("families", &self.families.iter().map(|f| f.id().to_owned()).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// The hooks.
+    pub fn hooks(&self) -> &Arc<Hooks> {
+        &self.hooks
+    }
+
+    /// The policy engine.
+    pub fn policy_engine(&self) -> &PolicyEngine {
+        &self.engine
+    }
+
+    /// The gate of one agent (its loop detector keeps per-session history
+    /// across that agent's runs).
+    pub fn gate_for(&self, agent_id: &str) -> Gate {
+        let mut gates = match self.gates.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        gates
+            .entry(agent_id.to_owned())
+            .or_insert_with(|| {
+                let config = match self.loop_agents.get(agent_id) {
+                    Some(overlay) => self.loop_global.overlay(overlay),
+                    None => self.loop_global.clone(),
+                };
+                let mut gate = Gate::new(Arc::clone(&self.hooks))
+                    .with_diagnostics(self.diagnostics.clone())
+                    .with_loop_detector(Arc::new(LoopDetector::new(config.resolve())));
+                if let Some(b) = &self.broker {
+                    gate = gate.with_broker(Arc::clone(b));
+                }
+                if let Some(t) = self.approval_timeout {
+                    gate = gate.with_approval_timeout(t);
+                }
+                gate
+            })
+            .clone()
+    }
+
+    /// Build the tool table for one run: families → policy → trigger
+    /// narrowing → provider schemas → construction of eager tools → the
+    /// gate. Tool order is deterministic (family order, then each family's
+    /// order).
+    pub fn assemble(&self, run: RunSpec) -> ToolTable {
+        let mut run = run;
+        let mut timings = Vec::with_capacity(6);
+        let mut clock = Instant::now();
+        let mut lap = |stage: &'static str, timings: &mut Vec<StageTiming>| {
+            let now = Instant::now();
+            timings.push(StageTiming {
+                stage,
+                micros: u64::try_from(now.duration_since(clock).as_micros()).unwrap_or(u64::MAX),
+            });
+            clock = now;
+        };
+
+        // 1. Families (schemas only).
+        let mut candidates: Vec<(talon_tool_catalog::ToolSpec, Arc<dyn ToolFamily>)> = Vec::new();
+        for family in &self.families {
+            if let Some(plan) = &run.families
+                && !plan.iter().any(|id| id == family.id())
+            {
+                continue;
+            }
+            for mut spec in family.specs(&run) {
+                spec.name = normalize_tool_name(&spec.name);
+                if candidates.iter().any(|(s, _)| s.name == spec.name) {
+                    tracing::warn!(
+                        target: "talon::runtime",
+                        tool = %spec.name,
+                        family = family.id(),
+                        "tool name conflict: an earlier family already offers this tool; ignoring this one"
+                    );
+                    continue;
+                }
+                candidates.push((spec, Arc::clone(family)));
+            }
+        }
+        lap("tool-families", &mut timings);
+
+        // 2. Policy.
+        // The audit covers every core tool, offered by a family or not, so
+        // a call of a removed core tool can say which layer removed it.
+        let mut universe = ToolUniverse::new();
+        for core in talon_tool_catalog::core_tool_specs() {
+            match candidates.iter().find(|(s, _)| s.name == core.name) {
+                Some((offered, _)) => universe.push(ToolEntry::from_spec(offered)),
+                None => universe.push(ToolEntry::from_spec(&core)),
+            }
+        }
+        for (spec, _) in &candidates {
+            if universe.get(&spec.name).is_none() {
+                universe.push(ToolEntry::from_spec(spec));
+            }
+        }
+        let policy = self.engine.evaluate(&run.context, &universe);
+        let survivors: Vec<(talon_tool_catalog::ToolSpec, Arc<dyn ToolFamily>)> = candidates
+            .into_iter()
+            .filter(|(s, _)| policy.allows(&s.name))
+            .collect();
+        run.effective_tools = survivors.iter().map(|(s, _)| s.name.clone()).collect();
+        lap("tool-policy", &mut timings);
+
+        // 3. Trigger narrowing (workspace policy).
+        let wrap_for = |name: &str| -> Option<Wrap> {
+            match (run.context.trigger, name) {
+                (Trigger::Memory, "write") => Some(Wrap::Memory(run.memory_flush_path.clone())),
+                (Trigger::Cron, "cron") => Some(Wrap::CronSelf(run.cron_job_id.clone())),
+                _ => None,
+            }
+        };
+        let wraps: Vec<Option<Wrap>> = survivors.iter().map(|(s, _)| wrap_for(&s.name)).collect();
+        lap("workspace-policy", &mut timings);
+
+        // 4. Provider schemas.
+        let dialect = match run.context.model_provider.as_deref() {
+            Some(p) => {
+                let d = dialect_for(p, run.context.model.as_deref());
+                if d == Dialect::OpenAi && run.openai_strict {
+                    Dialect::OpenAiStrict
+                } else {
+                    d
+                }
+            }
+            None => Dialect::Permissive,
+        };
+        let opts = NormalizeOptions::default();
+        let mut tools: Vec<TableTool> = survivors
+            .into_iter()
+            .zip(wraps)
+            .map(|((spec, family), wrap)| {
+                let normalized = normalize_schema(&spec.parameters, dialect, &opts);
+                TableTool {
+                    definition: ToolDefinition {
+                        name: spec.name.clone(),
+                        description: spec.description.clone(),
+                        parameters: normalized.schema,
+                    },
+                    empty_object_args: normalized.empty_object_args,
+                    spec,
+                    family,
+                    built: OnceLock::new(),
+                    wrap,
+                }
+            })
+            .collect();
+        lap("schema-normalize", &mut timings);
+
+        // 5. Construct eager tools (lazy families build on first use).
+        for tool in &mut tools {
+            if !tool.family.lazy()
+                && let Err(e) = tool.instance(&run)
+            {
+                tracing::warn!(
+                    target: "talon::runtime",
+                    tool = %tool.spec.name,
+                    error = %e,
+                    "tool construction failed; calls will report it"
+                );
+            }
+        }
+        lap("tool-construct", &mut timings);
+
+        // 6. The gate.
+        let gate = self.gate_for(&run.context.agent_id);
+        let mut ctx = HookContext::new(run.context.agent_id.clone(), run.context.session_key.clone());
+        ctx.session_id = run.session_id.clone();
+        ctx.run_id = run.run_id.clone();
+        ctx.requester = run.requester.clone();
+        lap("hook-wrap", &mut timings);
+
+        let unavailable: Vec<String> = policy
+            .tools
+            .iter()
+            .filter(|t| !run.effective_tools.contains(t))
+            .cloned()
+            .collect();
+        ToolTable {
+            run,
+            tools,
+            policy,
+            gate,
+            ctx,
+            timings,
+            unavailable,
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! `ToolTable`: one run's tools, and `invoke`.
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use talon_hooks::approval::ApprovalResolution;
+use talon_hooks::loop_detection::LoopOutcome;
+use talon_hooks::{
+    AfterToolCallEvent, BeforeToolCallEvent, BlockedCall, DeniedReason, DiagnosticEvent,
+    DiagnosticKind, Gate, GateVerdict, HookContext,
+};
+use talon_schema_dialects::decode_arguments;
+use talon_tool_catalog::{
+    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
+    normalize_tool_name,
+};
+use talon_tool_policy::PolicyOutcome;
+
+use crate::family::ToolFamily;
+use crate::run::RunSpec;
+
+/// How long one assembly stage took.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageTiming {
+    /// The stage (`tool-families`, `tool-policy`, `workspace-policy`,
+    /// `schema-normalize`, `tool-construct`, `hook-wrap`).
+    pub stage: &'static str,
+    /// Microseconds.
+    pub micros: u64,
+}
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    /// The name to call.
+    pub name: String,
+    /// The description.
+    pub description: String,
+    /// The parameter schema, normalised for the run's provider.
+    pub parameters: Value,
+}
+
+/// A call as the model made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelToolCall {
+    /// The call id.
+    pub id: String,
+    /// The tool name as the model wrote it.
+    pub name: String,
+    /// The arguments: an object, a JSON string holding one, or `null`.
+    pub arguments: Value,
+}
+
+impl ModelToolCall {
+    /// A call.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        ModelToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        }
+    }
+}
+
+/// How one call ended: a result, a block, or an error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InvokeOutcome {
+    /// The tool ran and returned a result.
+    Completed {
+        /// The result.
+        result: ToolResult,
+        /// Whether a hook or policy rewrote the parameters.
+        params_rewritten: bool,
+        /// The approval that let the call through, if one was needed.
+        approval: Option<ApprovalResolution>,
+    },
+    /// The call did not run.
+    Blocked(BlockedCall),
+    /// The call failed (bad input, unknown tool, or the tool failed).
+    Failed(ToolError),
+}
+
+impl InvokeOutcome {
+    /// What goes back to the model: the result; a structured `blocked`
+    /// result; or `{status: "error", tool, error}` as OpenClaw sends.
+    pub fn to_model_result(&self, tool: &str) -> ToolResult {
+        match self {
+            InvokeOutcome::Completed { result, .. } => ToolResult {
+                content: result.content.clone(),
+                details: Value::Null,
+            },
+            InvokeOutcome::Blocked(b) => {
+                let mut r = json_result(b.to_model_json(tool));
+                r.details = Value::Null;
+                r
+            }
+            InvokeOutcome::Failed(e) => {
+                let mut r = json_result(serde_json::json!({
+                    "status": "error",
+                    "tool": tool,
+                    "error": e.to_string(),
+                }));
+                r.details = Value::Null;
+                r
+            }
+        }
+    }
+
+    /// Whether the call was blocked.
+    pub fn is_blocked(&self) -> bool {
+        matches!(self, InvokeOutcome::Blocked(_))
+    }
+}
+
+pub(crate) struct TableTool {
+    pub(crate) spec: ToolSpec,
+    pub(crate) definition: ToolDefinition,
+    pub(crate) empty_object_args: bool,
+    pub(crate) family: Arc<dyn ToolFamily>,
+    pub(crate) built: OnceLock<Arc<dyn Tool>>,
+    pub(crate) wrap: Option<Wrap>,
+}
+
+#[derive(Clone)]
+pub(crate) enum Wrap {
+    Memory(Option<String>),
+    CronSelf(Option<String>),
+}
+
+impl TableTool {
+    pub(crate) fn instance(&self, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        if let Some(t) = self.built.get() {
+            return Ok(Arc::clone(t));
+        }
+        let inner = self.family.construct(&self.spec.name, run)?;
+        let tool: Arc<dyn Tool> = match &self.wrap {
+            None => inner,
+            Some(Wrap::Memory(path)) => Arc::new(crate::narrowing::MemoryAppendOnly {
+                inner,
+                path: path.clone(),
+            }),
+            Some(Wrap::CronSelf(job)) => Arc::new(crate::narrowing::CronSelfScope {
+                inner,
+                job_id: job.clone(),
+            }),
+        };
+        Ok(Arc::clone(self.built.get_or_init(|| tool)))
+    }
+}
+
+/// One run's tools: deterministic order, provider-normalised schemas, every
+/// call through the gate.
+pub struct ToolTable {
+    pub(crate) run: RunSpec,
+    pub(crate) tools: Vec<TableTool>,
+    pub(crate) policy: PolicyOutcome,
+    pub(crate) gate: Gate,
+    pub(crate) ctx: HookContext,
+    pub(crate) timings: Vec<StageTiming>,
+    pub(crate) unavailable: Vec<String>,
+}
+
+impl std::fmt::Debug for ToolTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolTable")
+            .field("session", &self.run.context.session_key)
+            .field("tools", &self.names())
+            .field("timings", &self.timings)
+            .finish()
+    }
+}
+
+impl ToolTable {
+    /// The tool names, in table order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.spec.name.as_str()).collect()
+    }
+
+    /// The definitions to send to the model.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools.iter().map(|t| t.definition.clone()).collect()
+    }
+
+    /// The effective allowlist: what children spawned from this run and
+    /// cron jobs created in it are capped by.
+    pub fn effective_allowlist(&self) -> &[String] {
+        &self.run.effective_tools
+    }
+
+    /// The policy audit (every layer, what it removed and why).
+    pub fn policy(&self) -> &PolicyOutcome {
+        &self.policy
+    }
+
+    /// How long each assembly stage took.
+    pub fn timings(&self) -> &[StageTiming] {
+        &self.timings
+    }
+
+    /// The run.
+    pub fn run(&self) -> &RunSpec {
+        &self.run
+    }
+
+    /// The run's abort signal (fires when the loop detector's circuit
+    /// breaker stops the run, or when the embedder aborts it).
+    pub fn abort_signal(&self) -> &AbortSignal {
+        &self.ctx.abort
+    }
+
+    /// Whether a tool is in the table.
+    pub fn contains(&self, name: &str) -> bool {
+        let name = normalize_tool_name(name);
+        self.tools.iter().any(|t| t.spec.name == name)
+    }
+
+    /// Run one model call through coercion, the gate and the tool.
+    pub async fn invoke(&self, call: ModelToolCall) -> InvokeOutcome {
+        let name = normalize_tool_name(&call.name);
+        if self.ctx.abort.is_aborted() {
+            let reason = self.ctx.abort.reason().unwrap_or_else(|| "aborted".into());
+            return InvokeOutcome::Failed(ToolError::Aborted { reason });
+        }
+        let Some(tool) = self.tools.iter().find(|t| t.spec.name == name) else {
+            return self.unknown_tool(&call, &name).await;
+        };
+        let params = match decode_arguments(&call.arguments, tool.empty_object_args) {
+            Ok(p) => p,
+            Err(e) => {
+                let err = ToolError::invalid_arguments(format!("{name}: {e}"));
+                return self.finish_failed(&name, &call.id, &Map::new(), err, Duration::ZERO);
+            }
+        };
+        let event = BeforeToolCallEvent::new(name.clone(), params)
+            .with_call_id(call.id.clone())
+            .with_run_id(self.run.run_id.clone());
+        let (params, rewritten, approval) = match self.gate.check(event, &self.ctx).await {
+            GateVerdict::Run {
+                params,
+                rewritten,
+                approval,
+            } => (params, rewritten, approval),
+            GateVerdict::Blocked(blocked) => {
+                let mut ev = AfterToolCallEvent::new(&name, &call.id, &Map::new(), Duration::ZERO);
+                ev.blocked = Some(blocked.denied_reason.as_str().to_owned());
+                ev.run_id = self.run.run_id.clone();
+                drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+                return InvokeOutcome::Blocked(blocked);
+            }
+        };
+        self.emit(DiagnosticKind::Started, &name, &call.id, None, None);
+        let started = Instant::now();
+        let instance = match tool.instance(&self.run) {
+            Ok(t) => t,
+            Err(e) => return self.finish_failed(&name, &call.id, &params, e, started.elapsed()),
+        };
+        let tool_call = ToolCall {
+            id: call.id.clone(),
+            name: name.clone(),
+            params: params.clone(),
+        };
+        let tool_ctx = ToolContext::new(&self.run.context.agent_id, &self.run.context.session_key)
+            .sandboxed(self.run.context.sandboxed);
+        let outcome = instance.execute(&tool_call, &tool_ctx, &self.ctx.abort).await;
+        let elapsed = started.elapsed();
+        match outcome {
+            Ok(result) => {
+                self.gate
+                    .record_outcome(&self.ctx, &call.id, &name, LoopOutcome::Result(&result));
+                self.emit(DiagnosticKind::Completed, &name, &call.id, None, Some(elapsed));
+                let mut ev = AfterToolCallEvent::new(&name, &call.id, &params, elapsed)
+                    .with_result(&result);
+                ev.run_id = self.run.run_id.clone();
+                drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+                InvokeOutcome::Completed {
+                    result,
+                    params_rewritten: rewritten,
+                    approval,
+                }
+            }
+            Err(e) => self.finish_failed(&name, &call.id, &params, e, elapsed),
+        }
+    }
+
+    fn finish_failed(
+        &self,
+        name: &str,
+        call_id: &str,
+        params: &Map<String, Value>,
+        err: ToolError,
+        elapsed: Duration,
+    ) -> InvokeOutcome {
+        let message = err.to_string();
+        self.gate
+            .record_outcome(&self.ctx, call_id, name, LoopOutcome::Error(&message));
+        self.emit(DiagnosticKind::Error, name, call_id, Some(error_class(&err)), Some(elapsed));
+        let line = talon_hooks::redact::failure_log_line(
+            name,
+            &message,
+            &Value::Object(params.clone()),
+            None,
+        );
+        tracing::debug!(target: "talon::tools", "{line}");
+        let mut ev = AfterToolCallEvent::new(name, call_id, params, elapsed).with_error(message);
+        ev.run_id = self.run.run_id.clone();
+        drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+        InvokeOutcome::Failed(err)
+    }
+
+    /// The "unknown tool" translation: a tool the policy removed is
+    /// reported as blocked with the layer, rule and config key to change.
+    async fn unknown_tool(&self, call: &ModelToolCall, name: &str) -> InvokeOutcome {
+        // The loop detector sees unknown-tool calls too (its
+        // unknown_tool_repeat detector stops a model that keeps guessing).
+        let params = match &call.arguments {
+            Value::Object(m) => m.clone(),
+            _ => Map::new(),
+        };
+        let event = BeforeToolCallEvent::new(name.to_owned(), params)
+            .with_call_id(call.id.clone())
+            .with_run_id(self.run.run_id.clone());
+        if let Some(blocked) = self.gate.loop_check_only(&event, &self.ctx) {
+            self.gate.emit_blocked(name, &call.id, &self.ctx, &blocked);
+            return InvokeOutcome::Blocked(blocked);
+        }
+        if let Some(why) = self.policy.removed_by(name) {
+            let blocked = BlockedCall::new(
+                DeniedReason::ToolPolicy,
+                format!(
+                    "Tool `{name}` is not available in this session: the `{}` policy layer removed it ({}). To allow it, change `{}` in the configuration.",
+                    why.layer, why.rule, why.config_key
+                ),
+            )
+            .source(why.layer)
+            .config_key(why.config_key);
+            self.gate
+                .record_outcome(&self.ctx, &call.id, name, LoopOutcome::Error(&format!("unknown tool: {name}")));
+            self.gate.emit_blocked(name, &call.id, &self.ctx, &blocked);
+            return InvokeOutcome::Blocked(blocked);
+        }
+        let message = if self.unavailable.iter().any(|u| u == name) {
+            format!(
+                "unknown tool: {name} (the policy allows it, but this build of Talon does not provide it). Available tools: {}",
+                self.names().join(", ")
+            )
+        } else {
+            format!("unknown tool: {name}. Available tools: {}", self.names().join(", "))
+        };
+        self.gate
+            .record_outcome(&self.ctx, &call.id, name, LoopOutcome::Error(&message));
+        InvokeOutcome::Failed(ToolError::invalid_arguments(message))
+    }
+
+    fn emit(
+        &self,
+        kind: DiagnosticKind,
+        name: &str,
+        call_id: &str,
+        error_class: Option<&str>,
+        elapsed: Option<Duration>,
+    ) {
+        let mut ev = DiagnosticEvent::new(
+            kind,
+            name,
+            call_id,
+            &self.run.context.session_key,
+            self.run.run_id.as_deref(),
+        );
+        ev.error_class = error_class.map(str::to_owned);
+        ev.duration_ms = elapsed.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        self.gate.diagnostics().emit(&ev);
+    }
+}
+
+fn error_class(err: &ToolError) -> &'static str {
+    match err {
+        ToolError::Input { .. } => "input",
+        ToolError::Unauthorized { .. } => "unauthorized",
+        ToolError::Aborted { .. } => "aborted",
+        ToolError::Execution { .. } => "execution",
+        _ => "other",
+    }
+}

@@ -1,0 +1,96 @@
+//! `session_status`: what this run is.
+
+use serde::Serialize;
+use serde_json::Value;
+use talon_tool_catalog::params::{StringOpts, read_string};
+use talon_tool_catalog::{
+    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
+};
+
+/// The facts `session_status` reports, captured when the run's tool table
+/// is assembled.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSnapshot {
+    /// The agent.
+    pub agent_id: String,
+    /// The session key.
+    pub session_key: String,
+    /// The run id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// The model provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Why the run started (`user`, `cron`, `heartbeat`, `memory`).
+    pub trigger: String,
+    /// Whether the run is sandboxed.
+    pub sandboxed: bool,
+    /// The tools the run has, in table order.
+    pub tools: Vec<String>,
+}
+
+/// The `session_status` tool for one run.
+#[derive(Debug, Clone)]
+pub struct SessionStatusTool {
+    spec: ToolSpec,
+    snapshot: SessionSnapshot,
+}
+
+impl SessionStatusTool {
+    /// The tool, reporting `snapshot`.
+    pub fn new(snapshot: SessionSnapshot) -> Self {
+        let spec = ToolSpec::core("session_status").unwrap_or_else(|| {
+            ToolSpec::new(
+                "session_status",
+                talon_tool_catalog::ToolFamily::Core {
+                    section: talon_tool_catalog::Section::Sessions,
+                },
+            )
+        });
+        SessionStatusTool { spec, snapshot }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for SessionStatusTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn execute(
+        &self,
+        call: &ToolCall,
+        _ctx: &ToolContext,
+        abort: &AbortSignal,
+    ) -> Result<ToolResult, ToolError> {
+        abort.check()?;
+        if let Some(key) = read_string(&call.params, "sessionKey", StringOpts::default())?
+            && key != self.snapshot.session_key
+        {
+            return Err(ToolError::input(
+                "sessionKey",
+                format!(
+                    "this host can only report the current session `{}`; omit sessionKey",
+                    self.snapshot.session_key
+                ),
+            ));
+        }
+        if read_string(&call.params, "model", StringOpts::default())?.is_some() {
+            return Err(ToolError::input(
+                "model",
+                "changing the session's model is not available through this host; omit model",
+            ));
+        }
+        let payload = serde_json::to_value(&self.snapshot)
+            .map_err(|e| ToolError::execution(format!("cannot encode the status: {e}")))?;
+        let mut payload = payload;
+        if let Value::Object(map) = &mut payload {
+            map.insert("status".into(), Value::String("ok".into()));
+        }
+        Ok(json_result(payload))
+    }
+}
