@@ -206,8 +206,7 @@ pub(crate) const AGENT_IGNORED: &[&str] = &[
 ];
 
 /// Agent `tools.*` keys Talon does not use (none of them restricts tools).
-pub(crate) const AGENT_TOOLS_IGNORED: &[&str] =
-    &["codeMode", "elevated", "github", "swarm"];
+pub(crate) const AGENT_TOOLS_IGNORED: &[&str] = &["codeMode", "elevated", "github", "swarm"];
 
 /// Agent `tools.*` keys that can restrict tools and that Talon does not
 /// enforce per agent.

@@ -89,7 +89,7 @@ impl Walker<'_> {
         &mut self,
         parent: &Value,
         span: Option<&SpanNode>,
-        path: &mut Vec<Seg>,
+        path: &[Seg],
         key: &str,
     ) -> Option<T> {
         let value = parent.get(key).filter(|v| !v.is_null())?;
@@ -100,8 +100,12 @@ impl Walker<'_> {
                 let mut inner = Vec::new();
                 for seg in err.path().iter() {
                     match seg {
-                        serde_path_to_error::Segment::Seq { index } => inner.push(Seg::Index(*index)),
-                        serde_path_to_error::Segment::Map { key } => inner.push(Seg::Key(key.clone())),
+                        serde_path_to_error::Segment::Seq { index } => {
+                            inner.push(Seg::Index(*index))
+                        }
+                        serde_path_to_error::Segment::Map { key } => {
+                            inner.push(Seg::Key(key.clone()))
+                        }
                         serde_path_to_error::Segment::Enum { variant } => {
                             inner.push(Seg::Key(variant.clone()));
                         }
@@ -109,7 +113,7 @@ impl Walker<'_> {
                     }
                 }
                 let at = value_span.and_then(|s| s.lookup(&inner)).or(value_span);
-                let mut full = path.clone();
+                let mut full = path.to_vec();
                 full.push(Seg::Key(key.to_owned()));
                 full.extend(inner);
                 self.out.issue(&full, pos(at), err.inner().to_string());

@@ -75,9 +75,9 @@ pub(crate) async fn run_before_handlers(
         if let Some(params) = result.params {
             let frozen_by_other = frozen
                 || merged
-                .approval
-                .as_ref()
-                .is_some_and(|a| a.plugin_id.as_deref() != Some(reg.plugin_id.as_str()));
+                    .approval
+                    .as_ref()
+                    .is_some_and(|a| a.plugin_id.as_deref() != Some(reg.plugin_id.as_str()));
             if !frozen_by_other {
                 merged.params = Some(params);
             }

@@ -83,7 +83,9 @@ impl CommandHook {
             timeout: self.timeout,
             max_output: MAX_HOOK_OUTPUT,
         };
-        let out = run_bounded(&cmd, &ctx.abort).await.map_err(|e| e.to_string())?;
+        let out = run_bounded(&cmd, &ctx.abort)
+            .await
+            .map_err(|e| e.to_string())?;
         match out.code {
             Some(0) => {}
             Some(code) => return Err(format!("exited with status {code}")),
@@ -114,8 +116,8 @@ impl BeforeToolCallHandler for CommandHook {
         if !value.is_object() {
             return Err("unparseable answer: expected a JSON object".to_owned());
         }
-        let result: BeforeToolCallResult = serde_json::from_value(value)
-            .map_err(|e| format!("unparseable answer: {e}"))?;
+        let result: BeforeToolCallResult =
+            serde_json::from_value(value).map_err(|e| format!("unparseable answer: {e}"))?;
         Ok(Some(result))
     }
 }

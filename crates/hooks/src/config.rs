@@ -58,7 +58,10 @@ impl HooksConfig {
                 } else if seen.contains(&hook.id.as_str()) {
                     out.push((
                         at("id"),
-                        format!("duplicate hook id `{}` in {list}; ids must be unique", hook.id),
+                        format!(
+                            "duplicate hook id `{}` in {list}; ids must be unique",
+                            hook.id
+                        ),
                     ));
                 } else {
                     seen.push(&hook.id);
@@ -69,7 +72,10 @@ impl HooksConfig {
                         "must name a program: [\"/path/to/program\", \"arg\", …]".to_owned(),
                     )),
                     Some(p) if p.trim().is_empty() => {
-                        out.push((at("command"), "the program (first element) is empty".to_owned()));
+                        out.push((
+                            at("command"),
+                            "the program (first element) is empty".to_owned(),
+                        ));
                     }
                     Some(_) => {}
                 }
@@ -94,7 +100,10 @@ impl HooksConfig {
                             ),
                         ));
                     } else if value.contains('\0') {
-                        out.push((format!("{list}[{i}].env.{key}"), "value contains NUL".to_owned()));
+                        out.push((
+                            format!("{list}[{i}].env.{key}"),
+                            "value contains NUL".to_owned(),
+                        ));
                     }
                 }
             }

@@ -120,7 +120,9 @@ pub struct Diagnostics {
 impl std::fmt::Debug for Diagnostics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let n = self.subscribers.read().map(|s| s.len()).unwrap_or(0);
-        f.debug_struct("Diagnostics").field("subscribers", &n).finish()
+        f.debug_struct("Diagnostics")
+            .field("subscribers", &n)
+            .finish()
     }
 }
 

@@ -153,7 +153,8 @@ pub fn derive_paths(tool_name: &str, params: &Map<String, Value>) -> Vec<String>
             }
         }
         "apply_patch" => {
-            if let Some(Value::String(input)) = params.get("input").or_else(|| params.get("patch")) {
+            if let Some(Value::String(input)) = params.get("input").or_else(|| params.get("patch"))
+            {
                 for line in input.lines() {
                     let line = line.trim_end();
                     for prefix in [

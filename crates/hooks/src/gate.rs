@@ -116,7 +116,8 @@ impl Gate {
                 continue;
             }
             let copy = event.clone();
-            let result = run_guarded(policy.policy.evaluate(&copy, ctx), Some(policy.timeout)).await;
+            let result =
+                run_guarded(policy.policy.evaluate(&copy, ctx), Some(policy.timeout)).await;
             let decision = match result {
                 Ok(Some(d)) => d,
                 Ok(None) => continue,
@@ -227,7 +228,10 @@ impl Gate {
                 params,
                 rewritten,
                 approval,
-            } => self.resolve_approval(&tool, &call_id, params, rewritten, approval, ctx).await,
+            } => {
+                self.resolve_approval(&tool, &call_id, params, rewritten, approval, ctx)
+                    .await
+            }
             GateOutcome::Blocked(b) | GateOutcome::Failed(b) => GateVerdict::Blocked(b),
         };
         if let GateVerdict::Blocked(blocked) = &verdict {
@@ -261,7 +265,13 @@ impl Gate {
 
     /// Emit a `tool.execution.blocked` diagnostic (also used by the runtime
     /// for policy blocks).
-    pub fn emit_blocked(&self, tool: &str, call_id: &str, ctx: &HookContext, blocked: &BlockedCall) {
+    pub fn emit_blocked(
+        &self,
+        tool: &str,
+        call_id: &str,
+        ctx: &HookContext,
+        blocked: &BlockedCall,
+    ) {
         let mut ev = DiagnosticEvent::new(
             DiagnosticKind::Blocked,
             tool,
@@ -278,7 +288,11 @@ impl Gate {
     /// Only the loop-detection step (records the call). The runtime uses
     /// it for calls of tools that are not in the table, so a model that
     /// keeps calling an unknown tool is stopped.
-    pub fn loop_check_only(&self, event: &BeforeToolCallEvent, ctx: &HookContext) -> Option<BlockedCall> {
+    pub fn loop_check_only(
+        &self,
+        event: &BeforeToolCallEvent,
+        ctx: &HookContext,
+    ) -> Option<BlockedCall> {
         let detector = self.loop_detector.as_ref()?;
         self.loop_step(detector, event, ctx)
     }
@@ -294,7 +308,13 @@ impl Gate {
         let verdict = detector.check(&ctx.session_key, run_id, &event.tool_name, &event.params);
         // Unlike OpenClaw (#127701), a vetoed call is recorded too, so the
         // global circuit breaker can escalate a run that keeps retrying.
-        detector.record_call(&ctx.session_key, run_id, &event.tool_name, call_id, &event.params);
+        detector.record_call(
+            &ctx.session_key,
+            run_id,
+            &event.tool_name,
+            call_id,
+            &event.params,
+        );
         match verdict {
             LoopVerdict::Ok => None,
             LoopVerdict::Warning {
@@ -391,7 +411,11 @@ impl Gate {
         GateVerdict::Blocked(
             BlockedCall::new(
                 denied,
-                format!("approval \"{}\" ended with {}", approval.title, decision.as_str()),
+                format!(
+                    "approval \"{}\" ended with {}",
+                    approval.title,
+                    decision.as_str()
+                ),
             )
             .source(source),
         )

@@ -83,8 +83,8 @@ pub use crate::config::{CommandHookConfig, HooksConfig, MAX_COMMAND_HOOK_TIMEOUT
 pub use crate::diagnostics::{DiagnosticEvent, DiagnosticKind, DiagnosticSubscriber, Diagnostics};
 pub use crate::error::{Error, Result};
 pub use crate::event::{
-    ApprovalSpec, BeforeToolCallEvent, BeforeToolCallResult, HookContext, OnResolution,
-    Requester, derive_paths,
+    ApprovalSpec, BeforeToolCallEvent, BeforeToolCallResult, HookContext, OnResolution, Requester,
+    derive_paths,
 };
 pub use crate::gate::{DEFAULT_APPROVAL_TIMEOUT, Gate, HOOK_FAILURE_REASON};
 pub use crate::outcome::{BlockedCall, DeniedReason, GateOutcome, GateVerdict};

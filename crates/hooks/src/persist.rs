@@ -153,7 +153,9 @@ pub fn bound_details(details: Value, max_bytes: usize) -> Value {
     if details.is_null() {
         return details;
     }
-    let size = serde_json::to_vec(&details).map(|v| v.len()).unwrap_or(usize::MAX);
+    let size = serde_json::to_vec(&details)
+        .map(|v| v.len())
+        .unwrap_or(usize::MAX);
     if size <= max_bytes {
         return details;
     }
@@ -162,7 +164,11 @@ pub fn bound_details(details: Value, max_bytes: usize) -> Value {
     summary.insert("originalBytes".into(), Value::from(size));
     match &details {
         Value::Object(map) => {
-            let keys: Vec<Value> = map.keys().take(32).map(|k| Value::String(k.clone())).collect();
+            let keys: Vec<Value> = map
+                .keys()
+                .take(32)
+                .map(|k| Value::String(k.clone()))
+                .collect();
             summary.insert("keys".into(), Value::Array(keys));
         }
         Value::Array(items) => {

@@ -69,7 +69,10 @@ pub enum RunError {
 }
 
 /// Run `cmd` to completion under its limits.
-pub async fn run_bounded(cmd: &BoundedCommand, abort: &AbortSignal) -> Result<BoundedOutput, RunError> {
+pub async fn run_bounded(
+    cmd: &BoundedCommand,
+    abort: &AbortSignal,
+) -> Result<BoundedOutput, RunError> {
     let mut command = Command::new(&cmd.program);
     command
         .args(&cmd.args)
@@ -87,7 +90,10 @@ pub async fn run_bounded(cmd: &BoundedCommand, abort: &AbortSignal) -> Result<Bo
         program: cmd.program.clone(),
         message: e.to_string(),
     })?;
-    let pgid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
+    let pgid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(Pid::from_raw);
     let kill_group = || {
         if let Some(pgid) = pgid {
             let _ = killpg(pgid, Signal::SIGKILL);

@@ -116,6 +116,9 @@ impl Hooks {
 
     /// The ids of the `before_tool_call` handlers in run order.
     pub fn before_tool_call_ids(&self) -> Vec<String> {
-        self.before.iter().map(|(r, _)| r.plugin_id.clone()).collect()
+        self.before
+            .iter()
+            .map(|(r, _)| r.plugin_id.clone())
+            .collect()
     }
 }

@@ -77,6 +77,8 @@ impl ToolFamily for ToolSet {
             .iter()
             .find(|t| t.spec().name == name)
             .cloned()
-            .ok_or_else(|| ToolError::execution(format!("tool set `{}` has no tool `{name}`", self.id)))
+            .ok_or_else(|| {
+                ToolError::execution(format!("tool set `{}` has no tool `{name}`", self.id))
+            })
     }
 }

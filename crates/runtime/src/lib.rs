@@ -49,9 +49,7 @@ pub use crate::narrowing::CRON_SELF_ACTIONS;
 pub use crate::run::RunSpec;
 pub use crate::runtime::{Runtime, RuntimeBuilder};
 pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
-pub use crate::table::{
-    InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable,
-};
+pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};
 
 mod error;
 mod family;

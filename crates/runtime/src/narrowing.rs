@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use talon_tool_catalog::params::{StringOpts, read_string};
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec};
+use talon_tool_catalog::{
+    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
+};
 
 /// `write` in a `trigger: memory` run: only the configured memory file,
 /// and only appending (the call is passed on with `append: true`; the
@@ -49,8 +51,8 @@ impl Tool for MemoryAppendOnly {
                 "this memory-flush run has no memory file configured, so it may not write",
             ));
         };
-        let requested = read_string(&call.params, "path", StringOpts::required())?
-            .unwrap_or_default();
+        let requested =
+            read_string(&call.params, "path", StringOpts::required())?.unwrap_or_default();
         if normalise_rel(&requested) != normalise_rel(allowed) {
             return Err(ToolError::unauthorized(format!(
                 "memory-flush runs may only append to `{allowed}`, not `{requested}`"
@@ -84,8 +86,8 @@ impl Tool for CronSelfScope {
         ctx: &ToolContext,
         abort: &AbortSignal,
     ) -> Result<ToolResult, ToolError> {
-        let action = read_string(&call.params, "action", StringOpts::required())?
-            .unwrap_or_default();
+        let action =
+            read_string(&call.params, "action", StringOpts::required())?.unwrap_or_default();
         if !CRON_SELF_ACTIONS.contains(&action.as_str()) {
             return Err(ToolError::unauthorized(format!(
                 "a cron-triggered run may only {} its own job, not `{action}`",
@@ -103,7 +105,10 @@ impl Tool for CronSelfScope {
             (Some(own), Some(target)) => Err(ToolError::unauthorized(format!(
                 "a cron-triggered run may only act on its own job `{own}`, not `{target}`"
             ))),
-            (Some(_), None) => Err(ToolError::input("jobId", "jobId required (this run's own job)")),
+            (Some(_), None) => Err(ToolError::input(
+                "jobId",
+                "jobId required (this run's own job)",
+            )),
             (None, _) => Err(ToolError::unauthorized(
                 "this cron-triggered run carries no job id, so the cron tool is unavailable",
             )),

@@ -36,7 +36,14 @@ impl std::fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RuntimeBuilder")
             .field("hooks", &self.hooks)
-            .field("families", &self.families.iter().map(|f| f.id().to_owned()).collect::<Vec<_>>())
+            .field(
+                "families",
+                &self
+                    .families
+                    .iter()
+                    .map(|f| f.id().to_owned())
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -73,7 +80,9 @@ impl RuntimeBuilder {
                 .and_then(|t| t.loop_detection);
             if let Some(v) = overlay {
                 let key = format!("agents.{agent_id}.tools.loopDetection");
-                builder.loop_agents.insert(agent_id, parse_section(&v, &key)?);
+                builder
+                    .loop_agents
+                    .insert(agent_id, parse_section(&v, &key)?);
             }
         }
         if let Some(v) = tools.and_then(|t| t.hooks.as_ref()) {
@@ -145,7 +154,10 @@ impl RuntimeBuilder {
     }
 }
 
-fn parse_section<T: serde::de::DeserializeOwned>(value: &serde_json::Value, key: &str) -> Result<T> {
+fn parse_section<T: serde::de::DeserializeOwned>(
+    value: &serde_json::Value,
+    key: &str,
+) -> Result<T> {
     serde_json::from_value(value.clone()).map_err(|e| Error::Config {
         key: key.to_owned(),
         message: e.to_string(),
@@ -170,7 +182,14 @@ impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime")
             .field("hooks", &self.hooks)
-            .field("families", &self.families.iter().map(|f| f.id().to_owned()).collect::<Vec<_>>())
+            .field(
+                "families",
+                &self
+                    .families
+                    .iter()
+                    .map(|f| f.id().to_owned())
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -340,7 +359,10 @@ impl Runtime {
 
         // 6. The gate.
         let gate = self.gate_for(&run.context.agent_id);
-        let mut ctx = HookContext::new(run.context.agent_id.clone(), run.context.session_key.clone());
+        let mut ctx = HookContext::new(
+            run.context.agent_id.clone(),
+            run.context.session_key.clone(),
+        );
         ctx.session_id = run.session_id.clone();
         ctx.run_id = run.run_id.clone();
         ctx.requester = run.requester.clone();

@@ -26,7 +26,9 @@ impl ToolFamily for StatusFamily {
 
     fn construct(&self, name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
         if name != "session_status" {
-            return Err(ToolError::execution(format!("the status family has no tool `{name}`")));
+            return Err(ToolError::execution(format!(
+                "the status family has no tool `{name}`"
+            )));
         }
         let ctx = &run.context;
         let trigger = serde_json::to_value(ctx.trigger)

@@ -264,15 +264,23 @@ impl ToolTable {
         };
         let tool_ctx = ToolContext::new(&self.run.context.agent_id, &self.run.context.session_key)
             .sandboxed(self.run.context.sandboxed);
-        let outcome = instance.execute(&tool_call, &tool_ctx, &self.ctx.abort).await;
+        let outcome = instance
+            .execute(&tool_call, &tool_ctx, &self.ctx.abort)
+            .await;
         let elapsed = started.elapsed();
         match outcome {
             Ok(result) => {
                 self.gate
                     .record_outcome(&self.ctx, &call.id, &name, LoopOutcome::Result(&result));
-                self.emit(DiagnosticKind::Completed, &name, &call.id, None, Some(elapsed));
-                let mut ev = AfterToolCallEvent::new(&name, &call.id, &params, elapsed)
-                    .with_result(&result);
+                self.emit(
+                    DiagnosticKind::Completed,
+                    &name,
+                    &call.id,
+                    None,
+                    Some(elapsed),
+                );
+                let mut ev =
+                    AfterToolCallEvent::new(&name, &call.id, &params, elapsed).with_result(&result);
                 ev.run_id = self.run.run_id.clone();
                 drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
                 InvokeOutcome::Completed {
@@ -296,7 +304,13 @@ impl ToolTable {
         let message = err.to_string();
         self.gate
             .record_outcome(&self.ctx, call_id, name, LoopOutcome::Error(&message));
-        self.emit(DiagnosticKind::Error, name, call_id, Some(error_class(&err)), Some(elapsed));
+        self.emit(
+            DiagnosticKind::Error,
+            name,
+            call_id,
+            Some(error_class(&err)),
+            Some(elapsed),
+        );
         let line = talon_hooks::redact::failure_log_line(
             name,
             &message,
@@ -336,8 +350,12 @@ impl ToolTable {
             )
             .source(why.layer)
             .config_key(why.config_key);
-            self.gate
-                .record_outcome(&self.ctx, &call.id, name, LoopOutcome::Error(&format!("unknown tool: {name}")));
+            self.gate.record_outcome(
+                &self.ctx,
+                &call.id,
+                name,
+                LoopOutcome::Error(&format!("unknown tool: {name}")),
+            );
             self.gate.emit_blocked(name, &call.id, &self.ctx, &blocked);
             return InvokeOutcome::Blocked(blocked);
         }
@@ -347,7 +365,10 @@ impl ToolTable {
                 self.names().join(", ")
             )
         } else {
-            format!("unknown tool: {name}. Available tools: {}", self.names().join(", "))
+            format!(
+                "unknown tool: {name}. Available tools: {}",
+                self.names().join(", ")
+            )
         };
         self.gate
             .record_outcome(&self.ctx, &call.id, name, LoopOutcome::Error(&message));

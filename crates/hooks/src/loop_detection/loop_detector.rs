@@ -16,7 +16,7 @@ use super::verdict::{LoopDetectorKind, LoopVerdict};
 pub(crate) const MAX_SESSIONS: usize = 1024;
 
 /// Detects tool-call loops. One sliding-window history per session key
-/// (at most [`MAX_SESSIONS`] sessions, least recently used dropped first).
+/// (at most 1024 sessions, the least recently used dropped first).
 ///
 /// The gate calls [`check`](Self::check) before a call, then
 /// [`record_call`](Self::record_call) (also for a call it vetoes), and

@@ -237,8 +237,9 @@ pub(crate) fn strip_volatile_send_ids(value: &Value) -> Value {
             let stripped = object
                 .iter()
                 .filter(|(key, _)| {
-                    !VOLATILE_SEND_RESULT_KEYS.contains(&key.as_str())
-                        && !(drop_id && key.as_str() == "id")
+                    let volatile = VOLATILE_SEND_RESULT_KEYS.contains(&key.as_str())
+                        || (drop_id && key.as_str() == "id");
+                    !volatile
                 })
                 .map(|(key, nested)| (key.clone(), strip_volatile_send_ids(nested)))
                 .collect();
