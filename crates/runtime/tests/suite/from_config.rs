@@ -1,0 +1,105 @@
+//! `RuntimeBuilder::from_config`: loop detection overlays and command hooks
+//! from a real config file.
+
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use talon_hooks::DeniedReason;
+use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
+use talon_tool_policy::RunContext;
+
+fn write_script(dir: &Path, name: &str, body: &str) {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[tokio::test]
+async fn command_hooks_and_loop_overlays_come_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_script(
+        dir.path(),
+        "deny-status.sh",
+        "cat >/dev/null\necho '{\"block\": true, \"blockReason\": \"status is private\"}'",
+    );
+    let text = r#"{
+      tools: {
+        loopDetection: { enabled: false },
+        hooks: { beforeToolCall: [{ id: "private", command: ["./deny-status.sh"], matcher: ["session_status"], timeoutMs: 5000 }] },
+      },
+      agents: { list: [
+        { id: "main", default: true },
+        { id: "looper", tools: { loopDetection: { enabled: true, unknownToolThreshold: 3 } } },
+      ] },
+    }"#;
+    let loaded = talon_config::load_str(text, "talon.json").unwrap();
+    let runtime = RuntimeBuilder::from_config(&loaded.config, dir.path())
+        .unwrap()
+        .build()
+        .unwrap();
+
+    let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
+    let out = table
+        .invoke(ModelToolCall::new("c1", "session_status", json!({})))
+        .await;
+    assert!(
+        matches!(&out, InvokeOutcome::Blocked(b) if b.reason == "status is private" && b.source.as_deref() == Some("private")),
+        "{out:?}"
+    );
+
+    // `main` has loop detection off: guessing never gets blocked.
+    for i in 0..5 {
+        let out = table
+            .invoke(ModelToolCall::new(format!("m{i}"), "nope", json!({})))
+            .await;
+        assert!(matches!(out, InvokeOutcome::Failed(_)));
+    }
+    // `looper`'s overlay turns it on with a low unknown-tool threshold.
+    let table = runtime.assemble(RunSpec::new(RunContext::new("looper")));
+    let mut results = Vec::new();
+    for i in 0..4 {
+        results.push(
+            table
+                .invoke(ModelToolCall::new(format!("l{i}"), "nope", json!({})))
+                .await,
+        );
+    }
+    assert!(
+        matches!(&results[3], InvokeOutcome::Blocked(b) if b.denied_reason == DeniedReason::ToolLoop),
+        "{:?}",
+        results[3]
+    );
+}
+
+#[test]
+fn bad_sections_are_refused_with_their_key_path() {
+    let err = talon_config::load_str(
+        r#"{ tools: { loopDetection: { enabled: true, historySize: "big" } } }"#,
+        "talon.json",
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("tools.loopDetection.historySize"),
+        "{err}"
+    );
+    let err = talon_config::load_str(
+        r#"{ tools: { hooks: { beforeToolCall: [{ id: "x", command: [], colour: 1 }] } } }"#,
+        "talon.json",
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("tools.hooks.beforeToolCall[0]"),
+        "{err}"
+    );
+    let err = talon_config::load_str(
+        r#"{ tools: { hooks: { beforeToolCall: [{ id: "x", command: [] }] } } }"#,
+        "talon.json",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "talon.json:1:58: tools.hooks.beforeToolCall[0].command: must name a program: [\"/path/to/program\", \"arg\", …]"
+    );
+}

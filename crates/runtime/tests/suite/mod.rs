@@ -1,0 +1,5 @@
+mod assembly;
+mod from_config;
+mod invoke;
+mod narrowing;
+mod support;
