@@ -99,6 +99,23 @@ pub(crate) enum ToolsCommand {
         #[arg(long)]
         strict: bool,
     },
+    /// Run one tool call through the full gate on the host: policy, loop
+    /// detection, trusted policies, hooks (`tools.hooks`), approval.
+    /// Exit 0 on a result, 1 when blocked, 2 on an error.
+    Call {
+        /// Tool name (aliases accepted, e.g. bash).
+        name: String,
+        /// The call's arguments as a JSON object.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        params: String,
+        /// Answer any approval request with this decision instead of asking
+        /// on the terminal (allow-once, allow-always, deny).
+        #[arg(long, value_name = "DECISION")]
+        approve: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

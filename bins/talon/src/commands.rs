@@ -24,6 +24,12 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
         Command::Tools(ToolsCommand::Schema { name, json, strict }) => {
             tools_schema(&cli.ctx, name, *json, *strict, out)
         }
+        Command::Tools(ToolsCommand::Call {
+            name,
+            params,
+            approve,
+            json,
+        }) => crate::call::tools_call(&cli.ctx, name, params, approve.as_deref(), *json, out),
         Command::Policy(PolicyCommand::Explain { json }) => policy_explain(&cli.ctx, *json, out),
         Command::Policy(PolicyCommand::Check { tool, json }) => {
             policy_check(&cli.ctx, tool, *json, out)
@@ -38,12 +44,12 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
     }
 }
 
-fn load_config(ctx: &ContextArgs) -> Result<Loaded> {
+pub(crate) fn load_config(ctx: &ContextArgs) -> Result<Loaded> {
     let location = resolve_config_path(ctx.config.as_deref());
     location.load().map_err(|e| anyhow!("{e}"))
 }
 
-fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext {
+pub(crate) fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext {
     let agent = ctx
         .agent
         .clone()

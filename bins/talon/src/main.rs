@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod call;
 mod cli;
 mod commands;
 mod table;
@@ -19,6 +20,8 @@ pub(crate) enum Status {
     Ok,
     /// Denied / invalid / not found.
     No,
+    /// An error whose report is already in the output (exit 2).
+    Error,
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
             match status {
                 Status::Ok => ExitCode::SUCCESS,
                 Status::No => ExitCode::from(1),
+                Status::Error => ExitCode::from(2),
             }
         }
         Err(err) => {

@@ -1,3 +1,4 @@
+mod call;
 mod config;
 mod policy;
 mod tools;

@@ -1,6 +1,6 @@
 //! `ToolTable::invoke`: the whole path of one call.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;

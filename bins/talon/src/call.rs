@@ -1,0 +1,258 @@
+//! `talon tools call`: one call through the full gate on the host.
+
+use std::fmt::Write as _;
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use serde_json::{Value, json};
+use talon_config::resolve_config_path;
+use talon_hooks::approval::{
+    ApprovalBroker, ApprovalDecision, ApprovalEvent, ApprovalRequest, ApprovalResolution,
+    GrantStore as _, ResolveOutcome, SqliteApprovalBroker,
+};
+use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
+use talon_tool_catalog::{AbortSignal, ContentBlock, normalize_tool_name};
+use tokio::sync::broadcast;
+
+use crate::Status;
+use crate::cli::ContextArgs;
+use crate::commands::{load_config, run_context};
+
+/// How approval requests are answered in this process.
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    /// `--approve DECISION`.
+    Fixed(ApprovalDecision),
+    /// Ask on the terminal.
+    Prompt,
+    /// Nobody can answer: unresolved approvals deny.
+    Nobody,
+}
+
+/// The SQLite broker under the state dir (so `allow-always` grants given
+/// here or by the gateway apply), answered by this process.
+struct CliBroker {
+    inner: Arc<SqliteApprovalBroker>,
+    answer: Answer,
+}
+
+#[async_trait::async_trait]
+impl ApprovalBroker for CliBroker {
+    async fn request(&self, request: ApprovalRequest, abort: &AbortSignal) -> ApprovalResolution {
+        let remembered = self
+            .inner
+            .store()
+            .is_granted(&request.grant_key())
+            .unwrap_or(false);
+        if !remembered {
+            match self.answer {
+                Answer::Nobody => {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "talon: `{}` requires approval (\"{}\"); no terminal is attached, so it is denied as unresolved (answer it with --approve allow-once|allow-always|deny)",
+                        request.tool_name,
+                        request.title
+                    );
+                    return ApprovalResolution::decided(ApprovalDecision::Timeout);
+                }
+                Answer::Fixed(decision) => {
+                    spawn_answerer(self.inner.subscribe(), Arc::clone(&self.inner), move |_| {
+                        Some(decision)
+                    });
+                }
+                Answer::Prompt => {
+                    spawn_answerer(self.inner.subscribe(), Arc::clone(&self.inner), prompt);
+                }
+            }
+        }
+        self.inner.request(request, abort).await
+    }
+
+    fn resolve(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        binding: Option<&talon_hooks::approval::ApprovalBinding>,
+    ) -> ResolveOutcome {
+        self.inner.resolve(approval_id, decision, binding)
+    }
+
+    fn pending(&self) -> Vec<ApprovalRequest> {
+        self.inner.pending()
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<ApprovalEvent> {
+        self.inner.subscribe()
+    }
+}
+
+/// Answer the next request announced on `events` with what `decide` says.
+fn spawn_answerer(
+    mut events: broadcast::Receiver<ApprovalEvent>,
+    broker: Arc<SqliteApprovalBroker>,
+    decide: impl Fn(&ApprovalRequest) -> Option<ApprovalDecision> + Send + Sync + 'static,
+) {
+    let decide = Arc::new(decide);
+    tokio::spawn(async move {
+        while let Ok(event) = events.recv().await {
+            if let ApprovalEvent::Requested(req) = event {
+                let decide = Arc::clone(&decide);
+                let asked = req.clone();
+                let decision = tokio::task::spawn_blocking(move || decide(&asked))
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or(ApprovalDecision::Deny);
+                broker.resolve(&req.id, decision, Some(&req.binding()));
+                return;
+            }
+        }
+    });
+}
+
+/// Ask on the terminal (stderr for the question, stdin for the answer).
+fn prompt(req: &ApprovalRequest) -> Option<ApprovalDecision> {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "\nApproval requested by `{}` for `{}` ({:?})\n  {}\n  {}",
+        req.plugin_id, req.tool_name, req.severity, req.title, req.description
+    );
+    let choices: Vec<&str> = req.allowed_decisions.iter().map(|d| d.as_str()).collect();
+    let _ = write!(err, "Answer [{}] (default deny): ", choices.join(" / "));
+    let _ = err.flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).ok()?;
+    let answer = match line.trim() {
+        "o" | "once" | "y" | "yes" => "allow-once",
+        "a" | "always" => "allow-always",
+        other => other,
+    };
+    ApprovalDecision::parse(answer).filter(|d| req.allowed_decisions.contains(d))
+}
+
+fn parse_answer(approve: Option<&str>) -> Result<Answer> {
+    match approve {
+        Some(text) => match ApprovalDecision::parse(text.trim()) {
+            Some(d) if d.is_user_decision() => Ok(Answer::Fixed(d)),
+            _ => bail!("--approve must be allow-once, allow-always or deny, not `{text}`"),
+        },
+        None if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
+            Ok(Answer::Prompt)
+        }
+        None => Ok(Answer::Nobody),
+    }
+}
+
+fn config_dir(ctx: &ContextArgs) -> PathBuf {
+    resolve_config_path(ctx.config.as_deref())
+        .path()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+pub(crate) fn tools_call(
+    ctx: &ContextArgs,
+    name: &str,
+    params: &str,
+    approve: Option<&str>,
+    json: bool,
+    out: &mut String,
+) -> Result<Status> {
+    let arguments: Value = serde_json::from_str(params)
+        .with_context(|| format!("--params is not valid JSON: {params}"))?;
+    if !arguments.is_object() {
+        bail!("--params must be a JSON object, e.g. '{{\"path\": \"README.md\"}}'");
+    }
+    let answer = parse_answer(approve)?;
+    let loaded = load_config(ctx)?;
+    let state_dir = talon_config::state_dir();
+    let broker = SqliteApprovalBroker::open_in_state_dir(&state_dir).map_err(|e| anyhow!("{e}"))?;
+    let broker = CliBroker {
+        inner: Arc::new(broker),
+        answer,
+    };
+    let runtime = RuntimeBuilder::from_config(&loaded.config, &config_dir(ctx))
+        .map_err(|e| anyhow!("{}: {e}", loaded.origin))?
+        .broker(Arc::new(broker))
+        .build()
+        .map_err(|e| anyhow!("{}: {e}", loaded.origin))?;
+    let run = run_context(ctx, &loaded.config);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let table = runtime.assemble(RunSpec::new(run));
+    let tool = normalize_tool_name(name);
+    let outcome = rt.block_on(table.invoke(ModelToolCall::new("cli-call", name, arguments)));
+    // Let after_tool_call observers (fire and forget) finish their work.
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    render(&tool, &outcome, json, out)
+}
+
+fn render(tool: &str, outcome: &InvokeOutcome, json: bool, out: &mut String) -> Result<Status> {
+    let (status, doc) = match outcome {
+        InvokeOutcome::Completed {
+            result,
+            params_rewritten,
+            approval,
+        } => (
+            Status::Ok,
+            json!({
+                "tool": tool,
+                "outcome": "result",
+                "result": result,
+                "paramsRewritten": params_rewritten,
+                "approval": approval,
+            }),
+        ),
+        InvokeOutcome::Blocked(b) => (
+            Status::No,
+            json!({"tool": tool, "outcome": "blocked", "blocked": b}),
+        ),
+        InvokeOutcome::Failed(e) => (
+            Status::Error,
+            json!({"tool": tool, "outcome": "error", "error": e, "message": e.to_string()}),
+        ),
+    };
+    if json {
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+        out.push('\n');
+        return Ok(status);
+    }
+    match outcome {
+        InvokeOutcome::Completed { result, .. } => {
+            for block in &result.content {
+                match block {
+                    ContentBlock::Text { text } => {
+                        out.push_str(text);
+                        out.push('\n');
+                    }
+                    ContentBlock::Image { mime_type, data } => {
+                        let _ = writeln!(out, "[image {mime_type}, {} base64 chars]", data.len());
+                    }
+                }
+            }
+        }
+        InvokeOutcome::Blocked(b) => {
+            let by = b.source.as_deref().unwrap_or("the gate");
+            let _ = writeln!(
+                out,
+                "{tool}: blocked by {by} ({}): {}",
+                b.denied_reason.as_str(),
+                b.reason
+            );
+            if let Some(key) = &b.config_key {
+                let _ = writeln!(out, "  to change this, edit `{key}`");
+            }
+        }
+        InvokeOutcome::Failed(e) => {
+            let _ = writeln!(out, "{tool}: error: {e}");
+        }
+    }
+    Ok(status)
+}
