@@ -37,6 +37,17 @@ impl CommandHook {
     /// containing `/` resolve against `base_dir` (the config file's
     /// directory).
     pub fn from_config(config: &CommandHookConfig, base_dir: &Path) -> Self {
+        // A relative program path is resolved here, against an absolute
+        // base: how the OS resolves it after the child's chdir varies.
+        let absolute_base;
+        let base_dir = if base_dir.is_absolute() {
+            base_dir
+        } else {
+            absolute_base = std::env::current_dir()
+                .map(|cwd| cwd.join(base_dir))
+                .unwrap_or_else(|_| base_dir.to_path_buf());
+            absolute_base.as_path()
+        };
         let mut argv = config.command.iter();
         let program = argv.next().cloned().unwrap_or_default();
         let program = if program.contains('/') && Path::new(&program).is_relative() {

@@ -265,3 +265,26 @@ fn bad_input_and_unknown_tools_exit_2() {
         r.stdout
     );
 }
+
+#[test]
+fn the_readme_example_hook_blocks_a_model_change() {
+    let state = tempfile::tempdir().unwrap();
+    let config = super::util::fixture("example/talon.json");
+    let run = |params: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_talon"))
+            .args(["--config", &config, "tools", "call", "session_status", "--params", params])
+            .env("TALON_STATE_DIR", state.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, stdout) = run("{}");
+    assert_eq!(code, Some(0), "{stdout}");
+    let (code, stdout) = run(r#"{"model": "gpt-5"}"#);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stdout,
+        "session_status: blocked by status-guard (plugin-before-tool-call): changing the session model is reserved to the operator\n"
+    );
+}
