@@ -11,6 +11,10 @@ use super::sanitize::sort_unique;
 /// plugin may never set them.
 const RESERVED_CLI_KEYS: [&str; 2] = ["OPENCLAW_CLI", "TALON_CLI"];
 
+/// The host's own namespaces: a plugin must not be able to set a variable
+/// the host or its child tools read as configuration.
+const RESERVED_PREFIXES: [&str; 2] = ["TALON_", "OPENCLAW_"];
+
 /// Why a plugin-contributed key was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -19,7 +23,7 @@ pub enum DropReason {
     Invalid,
     /// The key is `PATH`, which plugins may never set.
     Path,
-    /// The key is a reserved CLI marker (`OPENCLAW_CLI`, `TALON_CLI`).
+    /// The key is in the host's namespace (`TALON_*`, `OPENCLAW_*`).
     Reserved,
     /// The key is dangerous wherever it comes from.
     BlockedEverywhere,
@@ -109,7 +113,9 @@ fn drop_reason(key: &str, value: &str) -> Option<DropReason> {
         EnvKeyVerdict::BlockedOverrideOnly => DropReason::BlockedOverrideOnly,
         EnvKeyVerdict::Allowed => {
             let upper = key.to_uppercase();
-            if RESERVED_CLI_KEYS.contains(&upper.as_str()) {
+            if RESERVED_CLI_KEYS.contains(&upper.as_str())
+                || RESERVED_PREFIXES.iter().any(|p| upper.starts_with(p))
+            {
                 DropReason::Reserved
             } else if value.contains('\0') {
                 DropReason::NulInValue
