@@ -45,23 +45,36 @@ fn test() -> Result<(), String> {
 }
 
 fn bench() -> Result<(), String> {
-    cargo(&[
-        "bench",
-        "-p",
-        "talon-tool-policy",
-        "--bench",
-        "pipeline",
-        "--",
-        "--warm-up-time",
-        "1",
-        "--measurement-time",
-        "3",
-    ])?;
+    for (package, bench) in [
+        ("talon-tool-policy", "pipeline"),
+        ("talon-hooks", "gate"),
+        ("talon-runtime", "runtime"),
+    ] {
+        cargo(&[
+            "bench",
+            "-p",
+            package,
+            "--bench",
+            bench,
+            "--",
+            "--warm-up-time",
+            "1",
+            "--measurement-time",
+            "3",
+        ])?;
+    }
     println!("\nSummary (median; see target/criterion for details):");
     for name in [
         "policy_compile_config",
         "policy_evaluate_242_tools_all_layers",
         "policy_check_one_tool",
+        "gate_check_nothing_configured",
+        "baseline_gate_event_clone",
+        "gate_check_3_plugin_hooks",
+        "gate_check_loop_detection_30_history",
+        "runtime_assemble_coding_run",
+        "runtime_invoke_nothing_configured",
+        "baseline_direct_tool_execute",
     ] {
         let path = format!("target/criterion/{name}/new/estimates.json");
         match std::fs::read_to_string(&path) {
@@ -72,12 +85,10 @@ fn bench() -> Result<(), String> {
                     .and_then(|rest| rest.split("\"point_estimate\":").nth(1))
                     .and_then(|rest| rest.split([',', '}']).next())
                     .and_then(|n| n.trim().parse::<f64>().ok());
+                let label = name.replacen('_', "/", 1);
                 match median {
-                    Some(ns) => println!(
-                        "  {:<40} {:>10.2} µs",
-                        name.replacen('_', "/", 1),
-                        ns / 1000.0
-                    ),
+                    Some(ns) if ns < 1000.0 => println!("  {label:<40} {ns:>10.1} ns"),
+                    Some(ns) => println!("  {label:<40} {:>10.2} µs", ns / 1000.0),
                     None => println!("  {name}: could not parse {path}"),
                 }
             }

@@ -11,7 +11,8 @@
 //! The event is built once, outside the timed loop, and cloned inside it:
 //! `check` takes the event by value, and a real caller builds a fresh one
 //! for every call, so the clone (tool name, a three-key params map, call
-//! id) is part of the figure.
+//! id) is part of the figure. `baseline_gate_event_clone` times that
+//! clone alone, in the same run.
 
 // A panic here is a benchmark setup failure, never a measured path.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -142,6 +143,16 @@ fn bench(c: &mut Criterion) {
         })
     });
 
+    // The same-run baseline for 1: the event clone alone, so the gate's
+    // own share of the fast path is the difference.
+    c.bench_function("baseline_gate_event_clone", |b| {
+        b.iter_custom(|iters| {
+            time_async(&rt, iters, |_| async {
+                black_box(black_box(&ev).clone());
+            })
+        })
+    });
+
     // 2. Three plugin handlers, loop detection off.
     let mut hooks = Hooks::new();
     hooks.on_before_tool_call(Registration::new("observer"), Arc::new(Observe));
@@ -179,7 +190,7 @@ fn bench(c: &mut Criterion) {
         .collect();
     let result = text_result("ok: 12 lines");
     let mut seq: u64 = 0;
-    let mut call = |seq: u64| {
+    let call = |seq: u64| {
         let ev = &events[usize::try_from(seq % 50).unwrap()];
         let id = format!("call_{seq}");
         let tool = ev.tool_name.clone();

@@ -60,7 +60,12 @@ impl CommandHook {
             Some(dir) => base_dir.join(dir),
             None => base_dir.to_path_buf(),
         };
-        let mut env = filter_inherited_env(std::env::vars());
+        // `vars_os`, not `vars`: a non-UTF-8 variable must not panic; it is
+        // simply not passed on.
+        let mut env = filter_inherited_env(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        );
         for (k, v) in config.env.iter().flatten() {
             env.insert(k.clone(), v.clone());
         }

@@ -97,16 +97,9 @@ fn summarize(value: &Value, reason: &str) -> Value {
 }
 
 /// The JavaScript `typeof` of a JSON value, with `array` and `null` told
-/// apart.
+/// apart (the catalog's `json_type` gives exactly these names).
 fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
+    talon_tool_catalog::params::json_type(value)
 }
 
 /// The exec `env` with its keys sorted (UTF-16 order) and every value

@@ -114,6 +114,12 @@ impl Hooks {
         self.trusted.is_empty() && self.before.is_empty()
     }
 
+    /// Whether any `after_tool_call` observer is registered (callers skip
+    /// building the event when none is).
+    pub fn has_after_observers(&self) -> bool {
+        !self.after.is_empty()
+    }
+
     /// The ids of the `before_tool_call` handlers in run order.
     pub fn before_tool_call_ids(&self) -> Vec<String> {
         self.before

@@ -140,8 +140,15 @@ impl RuntimeBuilder {
     /// Compile the policy and freeze the hooks.
     pub fn build(self) -> Result<Runtime> {
         let engine = PolicyEngine::new(&self.policy)?;
+        // What policy needs of each core tool (name, owner-only), computed
+        // once: building the specs means building 42 JSON schemas.
+        let core_entries = talon_tool_catalog::core_tool_specs()
+            .iter()
+            .map(ToolEntry::from_spec)
+            .collect();
         Ok(Runtime {
             engine,
+            core_entries,
             hooks: Arc::new(self.hooks),
             broker: self.broker,
             diagnostics: self.diagnostics,
@@ -168,6 +175,7 @@ fn parse_section<T: serde::de::DeserializeOwned>(
 /// (`Arc`) and call [`Runtime::assemble`] for each run.
 pub struct Runtime {
     engine: PolicyEngine,
+    core_entries: Vec<ToolEntry>,
     hooks: Arc<Hooks>,
     broker: Option<Arc<dyn ApprovalBroker>>,
     diagnostics: Diagnostics,
@@ -278,10 +286,10 @@ impl Runtime {
         // The audit covers every core tool, offered by a family or not, so
         // a call of a removed core tool can say which layer removed it.
         let mut universe = ToolUniverse::new();
-        for core in talon_tool_catalog::core_tool_specs() {
+        for core in &self.core_entries {
             match candidates.iter().find(|(s, _)| s.name == core.name) {
                 Some((offered, _)) => universe.push(ToolEntry::from_spec(offered)),
-                None => universe.push(ToolEntry::from_spec(&core)),
+                None => universe.push(core.clone()),
             }
         }
         for (spec, _) in &candidates {

@@ -244,10 +244,13 @@ impl ToolTable {
                 approval,
             } => (params, rewritten, approval),
             GateVerdict::Blocked(blocked) => {
-                let mut ev = AfterToolCallEvent::new(&name, &call.id, &Map::new(), Duration::ZERO);
-                ev.blocked = Some(blocked.denied_reason.as_str().to_owned());
-                ev.run_id = self.run.run_id.clone();
-                drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+                if self.gate.hooks().has_after_observers() {
+                    let mut ev =
+                        AfterToolCallEvent::new(&name, &call.id, &Map::new(), Duration::ZERO);
+                    ev.blocked = Some(blocked.denied_reason.as_str().to_owned());
+                    ev.run_id = self.run.run_id.clone();
+                    drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+                }
                 return InvokeOutcome::Blocked(blocked);
             }
         };
@@ -279,10 +282,12 @@ impl ToolTable {
                     None,
                     Some(elapsed),
                 );
-                let mut ev =
-                    AfterToolCallEvent::new(&name, &call.id, &params, elapsed).with_result(&result);
-                ev.run_id = self.run.run_id.clone();
-                drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+                if self.gate.hooks().has_after_observers() {
+                    let mut ev = AfterToolCallEvent::new(&name, &call.id, &params, elapsed)
+                        .with_result(&result);
+                    ev.run_id = self.run.run_id.clone();
+                    drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+                }
                 InvokeOutcome::Completed {
                     result,
                     params_rewritten: rewritten,
@@ -311,16 +316,21 @@ impl ToolTable {
             Some(error_class(&err)),
             Some(elapsed),
         );
-        let line = talon_hooks::redact::failure_log_line(
-            name,
-            &message,
-            &Value::Object(params.clone()),
-            None,
-        );
-        tracing::debug!(target: "talon::tools", "{line}");
-        let mut ev = AfterToolCallEvent::new(name, call_id, params, elapsed).with_error(message);
-        ev.run_id = self.run.run_id.clone();
-        drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+        if tracing::enabled!(target: "talon::tools", tracing::Level::DEBUG) {
+            let line = talon_hooks::redact::failure_log_line(
+                name,
+                &message,
+                &Value::Object(params.clone()),
+                None,
+            );
+            tracing::debug!(target: "talon::tools", "{line}");
+        }
+        if self.gate.hooks().has_after_observers() {
+            let mut ev =
+                AfterToolCallEvent::new(name, call_id, params, elapsed).with_error(message);
+            ev.run_id = self.run.run_id.clone();
+            drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+        }
         InvokeOutcome::Failed(err)
     }
 

@@ -272,12 +272,23 @@ fn the_readme_example_hook_blocks_a_model_change() {
     let config = super::util::fixture("example/talon.json");
     let run = |params: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-            .args(["--config", &config, "tools", "call", "session_status", "--params", params])
+            .args([
+                "--config",
+                &config,
+                "tools",
+                "call",
+                "session_status",
+                "--params",
+                params,
+            ])
             .env("TALON_STATE_DIR", state.path())
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
     };
     let (code, stdout) = run("{}");
     assert_eq!(code, Some(0), "{stdout}");
