@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::{Value, json};
 use talon_config::resolve_config_path;
+use talon_hooks::Requester;
 use talon_hooks::approval::{
     ApprovalBroker, ApprovalDecision, ApprovalEvent, ApprovalRequest, ApprovalResolution,
     GrantStore as _, ResolveOutcome, SqliteApprovalBroker,
@@ -58,9 +59,30 @@ impl ApprovalBroker for CliBroker {
                     return ApprovalResolution::decided(ApprovalDecision::Timeout);
                 }
                 Answer::Fixed(decision) => {
-                    spawn_answerer(self.inner.subscribe(), Arc::clone(&self.inner), move |_| {
-                        Some(decision)
-                    });
+                    if !request.allowed_decisions.contains(&decision) {
+                        let _ = writeln!(
+                            std::io::stderr().lock(),
+                            "talon: this approval does not offer {} (it offers {}); denying",
+                            decision.as_str(),
+                            request
+                                .allowed_decisions
+                                .iter()
+                                .map(|d| d.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    }
+                    spawn_answerer(
+                        self.inner.subscribe(),
+                        Arc::clone(&self.inner),
+                        move |req| {
+                            Some(if req.allowed_decisions.contains(&decision) {
+                                decision
+                            } else {
+                                ApprovalDecision::Deny
+                            })
+                        },
+                    );
                 }
                 Answer::Prompt => {
                     spawn_answerer(self.inner.subscribe(), Arc::clone(&self.inner), prompt);
@@ -112,13 +134,32 @@ fn spawn_answerer(
     });
 }
 
+/// Text from a hook or a model, made safe to print on a terminal: control
+/// and bidi-override characters become U+FFFD.
+fn display_text(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+            if (c.is_control() && c != '\n') || bidi {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// Ask on the terminal (stderr for the question, stdin for the answer).
 fn prompt(req: &ApprovalRequest) -> Option<ApprovalDecision> {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
         "\nApproval requested by `{}` for `{}` ({:?})\n  {}\n  {}",
-        req.plugin_id, req.tool_name, req.severity, req.title, req.description
+        display_text(&req.plugin_id),
+        req.tool_name,
+        req.severity,
+        display_text(&req.title),
+        display_text(&req.description)
     );
     let choices: Vec<&str> = req.allowed_decisions.iter().map(|d| d.as_str()).collect();
     let _ = write!(err, "Answer [{}] (default deny): ", choices.join(" / "));
@@ -163,12 +204,16 @@ pub(crate) fn tools_call(
     json: bool,
     out: &mut String,
 ) -> Result<Status> {
-    let arguments: Value = serde_json::from_str(params)
-        .with_context(|| format!("--params is not valid JSON: {params}"))?;
+    let arguments: Value = serde_json::from_str(params).context("--params is not valid JSON")?;
     if !arguments.is_object() {
         bail!("--params must be a JSON object, e.g. '{{\"path\": \"README.md\"}}'");
     }
     let answer = parse_answer(approve)?;
+    if matches!(answer, Answer::Fixed(ApprovalDecision::AllowAlways)) && ctx.session.is_none() {
+        bail!(
+            "--approve allow-always stores a grant that later calls in the same session reuse; name the session explicitly with --session KEY (the default is the agent's main session, which a running gateway shares)"
+        );
+    }
     let loaded = load_config(ctx)?;
     let state_dir = talon_config::state_dir();
     let broker = SqliteApprovalBroker::open_in_state_dir(&state_dir).map_err(|e| anyhow!("{e}"))?;
@@ -186,12 +231,32 @@ pub(crate) fn tools_call(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let table = runtime.assemble(RunSpec::new(run));
+    let mut spec = RunSpec::new(run);
+    spec.requester = Some(requester(ctx));
+    let table = runtime.assemble(spec);
     let tool = normalize_tool_name(name);
-    let outcome = rt.block_on(table.invoke(ModelToolCall::new("cli-call", name, arguments)));
-    // Let after_tool_call observers (fire and forget) finish their work.
-    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    let outcome = rt.block_on(async {
+        let outcome = table
+            .invoke(ModelToolCall::new("cli-call", name, arguments))
+            .await;
+        // Observers are fire-and-forget; give them a moment before exiting.
+        table
+            .wait_for_observers(std::time::Duration::from_secs(10))
+            .await;
+        outcome
+    });
     render(&tool, &outcome, json, out)
+}
+
+/// Who is asking, as far as the flags prove it: the CLI channel, and the
+/// sender and owner flags when given (a missing field means "not proven").
+fn requester(ctx: &ContextArgs) -> Requester {
+    Requester {
+        channel: Some(ctx.channel.clone().unwrap_or_else(|| "cli".to_owned())),
+        sender_id: ctx.sender.clone(),
+        sender_is_owner: ctx.non_owner.then_some(false),
+        ..Requester::default()
+    }
 }
 
 fn render(tool: &str, outcome: &InvokeOutcome, json: bool, out: &mut String) -> Result<Status> {
@@ -246,6 +311,9 @@ fn render(tool: &str, outcome: &InvokeOutcome, json: bool, out: &mut String) -> 
                 b.denied_reason.as_str(),
                 b.reason
             );
+            if let Some(detail) = &b.detail {
+                let _ = writeln!(out, "  {}", display_text(detail));
+            }
             if let Some(key) = &b.config_key {
                 let _ = writeln!(out, "  to change this, edit `{key}`");
             }

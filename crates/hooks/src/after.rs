@@ -132,6 +132,11 @@ impl AfterCallTasks {
         self.handles.is_empty()
     }
 
+    /// Whether every observer has finished.
+    pub fn is_finished(&self) -> bool {
+        self.handles.iter().all(JoinHandle::is_finished)
+    }
+
     /// Wait for every observer to finish.
     pub async fn join(self) {
         for h in self.handles {

@@ -46,7 +46,8 @@ pub(crate) struct MergedHooks {
 /// - the first `requireApproval` wins and is stamped with its plugin id;
 /// - an error, panic or timeout stops the chain as a failure (fail closed);
 /// - `frozen` (a trusted policy already asked for approval) freezes params
-///   and keeps that approval for every handler.
+///   for every handler; a handler's own approval request is still kept and
+///   asked separately.
 pub(crate) async fn run_before_handlers(
     handlers: &[(Registration, Arc<dyn BeforeToolCallHandler>)],
     event: &BeforeToolCallEvent,
@@ -78,12 +79,17 @@ pub(crate) async fn run_before_handlers(
                     .approval
                     .as_ref()
                     .is_some_and(|a| a.plugin_id.as_deref() != Some(reg.plugin_id.as_str()));
-            if !frozen_by_other {
+            if frozen_by_other {
+                tracing::info!(
+                    target: "talon::tools",
+                    hook = %reg.plugin_id,
+                    "params rewrite ignored: an approval already froze the parameters"
+                );
+            } else {
                 merged.params = Some(params);
             }
         }
         if merged.approval.is_none()
-            && !frozen
             && let Some(mut spec) = result.require_approval
         {
             spec.plugin_id = Some(reg.plugin_id.clone());

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::approval::{ApprovalBroker, ApprovalDecision, ApprovalRequest};
+use talon_tool_catalog::normalize_tool_name;
+
+use crate::approval::{ApprovalBroker, ApprovalDecision, ApprovalRequest, ApprovalResolution};
 use crate::before::run_before_handlers;
 use crate::diagnostics::{DiagnosticEvent, DiagnosticKind, Diagnostics};
 use crate::event::{ApprovalSpec, BeforeToolCallEvent, HookContext, derive_paths};
@@ -97,6 +99,10 @@ impl Gate {
         event: BeforeToolCallEvent,
         ctx: &HookContext,
     ) -> GateOutcome {
+        let mut event = event;
+        // Matchers, policies and loop detection all see the normalised
+        // name (`Bash` → `exec`), whoever calls the gate.
+        event.tool_name = normalize_tool_name(&event.tool_name);
         if let Some(detector) = &self.loop_detector
             && let Some(blocked) = self.loop_step(detector, &event, ctx)
         {
@@ -108,7 +114,6 @@ impl Gate {
             };
         }
         let original = event.params.clone();
-        let mut event = event;
         let mut approval: Option<ApprovalSpec> = None;
 
         for policy in self.hooks.trusted.in_order() {
@@ -128,17 +133,17 @@ impl Gate {
                         class = failure.class(),
                         "trusted tool policy failed; blocking (fail closed)"
                     );
-                    return GateOutcome::Failed(
-                        BlockedCall::new(
-                            DeniedReason::HookFailure,
-                            format!(
-                                "blocked by {}: policy evaluation failed ({})",
-                                policy.full_id,
-                                failure.describe()
-                            ),
-                        )
-                        .source(policy.full_id.clone()),
-                    );
+                    // The failure's own text may quote the call; it goes to
+                    // the debug log only, never to the model.
+                    tracing::debug!(target: "talon::tools", policy = %policy.full_id, "{}", failure.describe());
+                    let mut blocked = BlockedCall::new(
+                        DeniedReason::HookFailure,
+                        format!("blocked by {}: policy evaluation failed", policy.full_id),
+                    )
+                    .source(policy.full_id.clone());
+                    blocked.failure = Some(failure.class().to_owned());
+                    blocked.detail = Some(failure.describe());
+                    return GateOutcome::Failed(blocked);
                 }
             };
             if decision.allow == Some(false) || decision.block == Some(true) {
@@ -172,13 +177,12 @@ impl Gate {
                 class = failure.class(),
                 "before_tool_call handler failed; blocking (fail closed)"
             );
-            return GateOutcome::Failed(
-                BlockedCall::new(
-                    DeniedReason::HookFailure,
-                    format!("{HOOK_FAILURE_REASON} ({hook}: {})", failure.describe()),
-                )
-                .source(hook),
-            );
+            tracing::debug!(target: "talon::tools", hook = %hook, "{}", failure.describe());
+            let mut blocked =
+                BlockedCall::new(DeniedReason::HookFailure, HOOK_FAILURE_REASON).source(hook);
+            blocked.failure = Some(failure.class().to_owned());
+            blocked.detail = Some(failure.describe());
+            return GateOutcome::Failed(blocked);
         }
         if merged.block {
             let reason = merged
@@ -195,14 +199,21 @@ impl Gate {
             }
         }
         let rewritten = params != original;
-        match approval.or(merged.approval) {
-            Some(approval) => GateOutcome::NeedsApproval {
+        // A trusted policy's approval and a plugin's are separate
+        // questions, asked in that order; neither replaces the other.
+        let approvals: Vec<ApprovalSpec> = approval.into_iter().chain(merged.approval).collect();
+        if approvals.is_empty() {
+            if rewritten {
+                GateOutcome::AllowRewritten { params }
+            } else {
+                GateOutcome::Allow { params }
+            }
+        } else {
+            GateOutcome::NeedsApproval {
                 params,
                 rewritten,
-                approval,
-            },
-            None if rewritten => GateOutcome::AllowRewritten { params },
-            None => GateOutcome::Allow { params },
+                approvals,
+            }
         }
     }
 
@@ -211,7 +222,7 @@ impl Gate {
     /// diagnostics; a blocked call's outcome is recorded for loop
     /// detection.
     pub async fn check(&self, event: BeforeToolCallEvent, ctx: &HookContext) -> GateVerdict {
-        let tool = event.tool_name.clone();
+        let tool = normalize_tool_name(&event.tool_name);
         let call_id = event.tool_call_id.clone().unwrap_or_default();
         let verdict = match self.before_tool_call(event, ctx).await {
             GateOutcome::Allow { params } => GateVerdict::Run {
@@ -227,9 +238,9 @@ impl Gate {
             GateOutcome::NeedsApproval {
                 params,
                 rewritten,
-                approval,
+                approvals,
             } => {
-                self.resolve_approval(&tool, &call_id, params, rewritten, approval, ctx)
+                self.resolve_approvals(&tool, &call_id, params, rewritten, approvals, ctx)
                     .await
             }
             GateOutcome::Blocked(b) | GateOutcome::Failed(b) => GateVerdict::Blocked(b),
@@ -360,35 +371,67 @@ impl Gate {
         }
     }
 
-    async fn resolve_approval(
+    /// Ask each approval in turn (a trusted policy's first); the first
+    /// that does not allow blocks the call, and the ones not yet asked are
+    /// told `cancelled`.
+    async fn resolve_approvals(
         &self,
         tool: &str,
         call_id: &str,
         params: Map<String, Value>,
         rewritten: bool,
-        approval: ApprovalSpec,
+        approvals: Vec<ApprovalSpec>,
         ctx: &HookContext,
     ) -> GateVerdict {
+        let mut last = None;
+        let mut queue = approvals.into_iter();
+        while let Some(spec) = queue.next() {
+            match self
+                .resolve_approval(tool, call_id, &params, spec, ctx)
+                .await
+            {
+                Ok(resolution) => last = Some(resolution),
+                Err(blocked) => {
+                    for rest in queue {
+                        notify_resolution(&rest, ApprovalDecision::Cancelled);
+                    }
+                    return GateVerdict::Blocked(blocked);
+                }
+            }
+        }
+        GateVerdict::Run {
+            params,
+            rewritten,
+            approval: last,
+        }
+    }
+
+    async fn resolve_approval(
+        &self,
+        tool: &str,
+        call_id: &str,
+        params: &Map<String, Value>,
+        approval: ApprovalSpec,
+        ctx: &HookContext,
+    ) -> Result<ApprovalResolution, BlockedCall> {
         let source = approval.plugin_id.clone().unwrap_or_default();
         let Some(broker) = &self.broker else {
             notify_resolution(&approval, ApprovalDecision::Cancelled);
-            return GateVerdict::Blocked(
-                BlockedCall::new(
-                    DeniedReason::ApprovalUnavailable,
-                    format!(
-                        "{} requires approval (\"{}\") and no approver is attached; unresolved approvals deny",
-                        if source.is_empty() { "a hook" } else { source.as_str() },
-                        approval.title
-                    ),
-                )
-                .source(source),
-            );
+            return Err(BlockedCall::new(
+                DeniedReason::ApprovalUnavailable,
+                format!(
+                    "{} requires approval (\"{}\") and no approver is attached; unresolved approvals deny",
+                    if source.is_empty() { "a hook" } else { source.as_str() },
+                    approval.title
+                ),
+            )
+            .source(source));
         };
         let request = ApprovalRequest::new(
             &approval,
             call_id,
             tool,
-            &params,
+            params,
             &ctx.agent_id,
             &ctx.session_key,
             self.approval_timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT),
@@ -397,28 +440,20 @@ impl Gate {
         notify_resolution(&approval, resolution.decision);
         let decision = resolution.decision;
         let denied = match decision {
-            ApprovalDecision::AllowOnce | ApprovalDecision::AllowAlways => {
-                return GateVerdict::Run {
-                    params,
-                    rewritten,
-                    approval: Some(resolution),
-                };
-            }
+            ApprovalDecision::AllowOnce | ApprovalDecision::AllowAlways => return Ok(resolution),
             ApprovalDecision::Deny => DeniedReason::ApprovalDenied,
             ApprovalDecision::Timeout => DeniedReason::ApprovalTimeout,
             ApprovalDecision::Cancelled => DeniedReason::ApprovalCancelled,
         };
-        GateVerdict::Blocked(
-            BlockedCall::new(
-                denied,
-                format!(
-                    "approval \"{}\" ended with {}",
-                    approval.title,
-                    decision.as_str()
-                ),
-            )
-            .source(source),
+        Err(BlockedCall::new(
+            denied,
+            format!(
+                "approval \"{}\" ended with {}",
+                approval.title,
+                decision.as_str()
+            ),
         )
+        .source(source))
     }
 }
 

@@ -67,6 +67,16 @@ pub struct BlockedCall {
     /// The config key that would change the outcome, when one does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_key: Option<String>,
+    /// For fail-closed blocks: how the hook failed (`error`, `panic`,
+    /// `timeout`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// For fail-closed blocks: the failure's own message, for the operator
+    /// (CLI, gateway). It may quote the call, so it is never part of the
+    /// model-facing result ([`BlockedCall::to_model_json`]) nor of
+    /// diagnostics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl BlockedCall {
@@ -77,6 +87,8 @@ impl BlockedCall {
             reason: reason.into(),
             source: None,
             config_key: None,
+            failure: None,
+            detail: None,
         }
     }
 
@@ -132,8 +144,10 @@ pub enum GateOutcome {
         params: Map<String, Value>,
         /// Whether they differ from the model's.
         rewritten: bool,
-        /// The request (stamped with the asking plugin's id).
-        approval: ApprovalSpec,
+        /// The requests, in the order they are asked: a trusted policy's
+        /// first, then the first plugin hook's (each stamped with its
+        /// id). Every one must allow.
+        approvals: Vec<ApprovalSpec>,
     },
     /// Vetoed: a structured "blocked" result goes back to the model.
     Blocked(BlockedCall),
@@ -150,7 +164,7 @@ pub enum GateVerdict {
         params: Map<String, Value>,
         /// Whether a hook or policy rewrote them.
         rewritten: bool,
-        /// The approval that let it through, if one was needed.
+        /// The (last) approval that let it through, if one was needed.
         approval: Option<ApprovalResolution>,
     },
     /// Do not run it.

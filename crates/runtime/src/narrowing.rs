@@ -1,117 +1,164 @@
-//! Trigger-based narrowing: tool wrappers that shrink what a tool may do
-//! in runs started by a memory flush or a cron job.
+//! Trigger-based narrowing: what a tool may still do in runs started by a
+//! memory flush or a cron job. Checked after the gate allowed the call and
+//! before the tool runs; a refusal is a `trigger-scope` block.
 
-use std::sync::Arc;
+use serde_json::{Map, Value};
+use talon_hooks::{BlockedCall, DeniedReason};
 
-use serde_json::Value;
-use talon_tool_catalog::params::{StringOpts, read_string};
-use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
-};
+/// The actions a cron-triggered run may use on its own job.
+pub const CRON_SELF_ACTIONS: &[&str] = &["get", "runs", "remove"];
 
-/// `write` in a `trigger: memory` run: only the configured memory file,
-/// and only appending (the call is passed on with `append: true`; the
-/// write tool appends when it sees it).
-pub(crate) struct MemoryAppendOnly {
-    pub(crate) inner: Arc<dyn Tool>,
-    pub(crate) path: Option<String>,
+/// The parameters a memory-flush `write` may carry.
+const MEMORY_WRITE_KEYS: &[&str] = &["path", "content", "append"];
+
+/// How one tool of the table is narrowed in this run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Narrowing {
+    /// `write` in a `trigger: memory` run: only appending to this file
+    /// (workspace-relative); `None` means the run may not write.
+    MemoryAppend(Option<String>),
+    /// `cron` in a `trigger: cron` run: only this job (`None`: nothing).
+    CronSelf(Option<String>),
 }
 
-fn normalise_rel(path: &str) -> String {
-    let trimmed = path.trim();
-    let mut out: Vec<&str> = Vec::new();
-    for part in trimmed.split('/') {
-        match part {
-            "" | "." => {}
-            other => out.push(other),
-        }
-    }
-    let joined = out.join("/");
-    if trimmed.starts_with('/') {
+fn block(source: &str, reason: String) -> Box<BlockedCall> {
+    Box::new(BlockedCall::new(DeniedReason::TriggerScope, reason).source(source))
+}
+
+/// `a/./b//c` → `a/b/c`. No `..` handling: a path with `..` never equals
+/// the configured one.
+fn collapse(path: &str) -> String {
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    let joined = parts.join("/");
+    if path.starts_with('/') {
         format!("/{joined}")
     } else {
         joined
     }
 }
 
-#[async_trait::async_trait]
-impl Tool for MemoryAppendOnly {
-    fn spec(&self) -> &ToolSpec {
-        self.inner.spec()
-    }
-
-    async fn execute(
+impl Narrowing {
+    /// The parameters the tool may run with, or the block.
+    /// `tool_appends` says whether the tool declares an `append` parameter.
+    pub(crate) fn apply(
         &self,
-        call: &ToolCall,
-        ctx: &ToolContext,
-        abort: &AbortSignal,
-    ) -> Result<ToolResult, ToolError> {
-        let Some(allowed) = &self.path else {
-            return Err(ToolError::unauthorized(
-                "this memory-flush run has no memory file configured, so it may not write",
-            ));
-        };
-        let requested =
-            read_string(&call.params, "path", StringOpts::required())?.unwrap_or_default();
-        if normalise_rel(&requested) != normalise_rel(allowed) {
-            return Err(ToolError::unauthorized(format!(
-                "memory-flush runs may only append to `{allowed}`, not `{requested}`"
-            )));
+        params: Map<String, Value>,
+        tool_appends: bool,
+    ) -> Result<Map<String, Value>, Box<BlockedCall>> {
+        match self {
+            Narrowing::MemoryAppend(allowed) => {
+                memory_append(allowed.as_deref(), params, tool_appends)
+            }
+            Narrowing::CronSelf(job) => cron_self(job.as_deref(), params),
         }
-        let mut narrowed = call.clone();
-        narrowed.params.insert("append".into(), Value::Bool(true));
-        self.inner.execute(&narrowed, ctx, abort).await
     }
 }
 
-/// The `cron` tool in a `trigger: cron` run: only `get`, `runs` and
-/// `remove`, and only for the run's own job.
-pub(crate) struct CronSelfScope {
-    pub(crate) inner: Arc<dyn Tool>,
-    pub(crate) job_id: Option<String>,
+fn memory_append(
+    allowed: Option<&str>,
+    mut params: Map<String, Value>,
+    tool_appends: bool,
+) -> Result<Map<String, Value>, Box<BlockedCall>> {
+    const SOURCE: &str = "trigger-memory";
+    let Some(allowed) = allowed else {
+        return Err(block(
+            SOURCE,
+            "this memory-flush run has no memory file configured, so it may not write".into(),
+        ));
+    };
+    if let Some(extra) = params
+        .keys()
+        .find(|k| !MEMORY_WRITE_KEYS.contains(&k.as_str()))
+    {
+        return Err(block(
+            SOURCE,
+            format!("memory-flush writes take only path and content, not `{extra}`"),
+        ));
+    }
+    // The raw value, untrimmed: the tool receives exactly this string.
+    let requested = match params.get("path") {
+        Some(Value::String(p)) => p.clone(),
+        _ => {
+            return Err(block(
+                SOURCE,
+                "memory-flush writes need a string `path`".into(),
+            ));
+        }
+    };
+    if requested.split('/').any(|p| p == "..") || collapse(&requested) != collapse(allowed) {
+        return Err(block(
+            SOURCE,
+            format!("memory-flush runs may only append to `{allowed}`, not `{requested}`"),
+        ));
+    }
+    if params
+        .get("append")
+        .is_some_and(|v| v != &Value::Bool(true))
+    {
+        return Err(block(
+            SOURCE,
+            "memory-flush writes may only append (`append: true`)".into(),
+        ));
+    }
+    if !tool_appends {
+        return Err(block(
+            SOURCE,
+            "the write tool of this run cannot append, so a memory-flush run may not write".into(),
+        ));
+    }
+    params.insert("append".into(), Value::Bool(true));
+    Ok(params)
 }
 
-/// The actions a cron-triggered run may use on its own job.
-pub const CRON_SELF_ACTIONS: &[&str] = &["get", "runs", "remove"];
-
-#[async_trait::async_trait]
-impl Tool for CronSelfScope {
-    fn spec(&self) -> &ToolSpec {
-        self.inner.spec()
-    }
-
-    async fn execute(
-        &self,
-        call: &ToolCall,
-        ctx: &ToolContext,
-        abort: &AbortSignal,
-    ) -> Result<ToolResult, ToolError> {
-        let action =
-            read_string(&call.params, "action", StringOpts::required())?.unwrap_or_default();
-        if !CRON_SELF_ACTIONS.contains(&action.as_str()) {
-            return Err(ToolError::unauthorized(format!(
+fn cron_self(
+    job: Option<&str>,
+    params: Map<String, Value>,
+) -> Result<Map<String, Value>, Box<BlockedCall>> {
+    const SOURCE: &str = "trigger-cron";
+    let Some(own) = job else {
+        return Err(block(
+            SOURCE,
+            "this cron-triggered run carries no job id, so the cron tool is unavailable".into(),
+        ));
+    };
+    let action = params.get("action").and_then(Value::as_str).unwrap_or("");
+    if !CRON_SELF_ACTIONS.contains(&action) {
+        return Err(block(
+            SOURCE,
+            format!(
                 "a cron-triggered run may only {} its own job, not `{action}`",
                 CRON_SELF_ACTIONS.join(" / ")
-            )));
-        }
-        let target = match read_string(&call.params, "jobId", StringOpts::default())? {
-            Some(id) => Some(id),
-            None => read_string(&call.params, "id", StringOpts::default())?,
-        };
-        match (&self.job_id, target) {
-            (Some(own), Some(target)) if *own == target => {
-                self.inner.execute(call, ctx, abort).await
+            ),
+        ));
+    }
+    // Every spelling a cron tool might read must name this job, whatever
+    // its type: a tool reading `id` or a number must not see another job.
+    let mut named = 0;
+    for key in ["jobId", "job_id", "id"] {
+        if let Some(v) = params.get(key) {
+            named += 1;
+            if v.as_str() != Some(own) {
+                return Err(block(
+                    SOURCE,
+                    format!(
+                        "a cron-triggered run may only act on its own job `{own}`, not {key}={v}"
+                    ),
+                ));
             }
-            (Some(own), Some(target)) => Err(ToolError::unauthorized(format!(
-                "a cron-triggered run may only act on its own job `{own}`, not `{target}`"
-            ))),
-            (Some(_), None) => Err(ToolError::input(
-                "jobId",
-                "jobId required (this run's own job)",
-            )),
-            (None, _) => Err(ToolError::unauthorized(
-                "this cron-triggered run carries no job id, so the cron tool is unavailable",
-            )),
         }
     }
+    if named == 0 {
+        return Err(block(
+            SOURCE,
+            format!("jobId required (this run's own job `{own}`)"),
+        ));
+    }
+    Ok(params)
 }
+
+#[cfg(test)]
+#[path = "narrowing_tests.rs"]
+mod tests;

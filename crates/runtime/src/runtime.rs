@@ -16,9 +16,10 @@ use talon_tool_policy::{PolicyConfig, PolicyEngine, ToolEntry, ToolUniverse, Tri
 
 use crate::error::{Error, Result};
 use crate::family::ToolFamily;
+use crate::narrowing::Narrowing;
 use crate::run::RunSpec;
 use crate::status_family::StatusFamily;
-use crate::table::{StageTiming, TableTool, ToolDefinition, ToolTable, Wrap};
+use crate::table::{StageTiming, TableTool, ToolDefinition, ToolTable};
 
 /// Builds a [`Runtime`].
 pub struct RuntimeBuilder {
@@ -306,14 +307,17 @@ impl Runtime {
         lap("tool-policy", &mut timings);
 
         // 3. Trigger narrowing (workspace policy).
-        let wrap_for = |name: &str| -> Option<Wrap> {
+        let wrap_for = |name: &str| -> Option<Narrowing> {
             match (run.context.trigger, name) {
-                (Trigger::Memory, "write") => Some(Wrap::Memory(run.memory_flush_path.clone())),
-                (Trigger::Cron, "cron") => Some(Wrap::CronSelf(run.cron_job_id.clone())),
+                (Trigger::Memory, "write") => {
+                    Some(Narrowing::MemoryAppend(run.memory_flush_path.clone()))
+                }
+                (Trigger::Cron, "cron") => Some(Narrowing::CronSelf(run.cron_job_id.clone())),
                 _ => None,
             }
         };
-        let wraps: Vec<Option<Wrap>> = survivors.iter().map(|(s, _)| wrap_for(&s.name)).collect();
+        let wraps: Vec<Option<Narrowing>> =
+            survivors.iter().map(|(s, _)| wrap_for(&s.name)).collect();
         lap("workspace-policy", &mut timings);
 
         // 4. Provider schemas.
@@ -332,7 +336,7 @@ impl Runtime {
         let mut tools: Vec<TableTool> = survivors
             .into_iter()
             .zip(wraps)
-            .map(|((spec, family), wrap)| {
+            .map(|((spec, family), narrowing)| {
                 let normalized = normalize_schema(&spec.parameters, dialect, &opts);
                 TableTool {
                     definition: ToolDefinition {
@@ -344,7 +348,7 @@ impl Runtime {
                     spec,
                     family,
                     built: OnceLock::new(),
-                    wrap,
+                    narrowing,
                 }
             })
             .collect();
@@ -390,6 +394,7 @@ impl Runtime {
             ctx,
             timings,
             unavailable,
+            observers: std::sync::Mutex::new(Vec::new()),
         }
     }
 }

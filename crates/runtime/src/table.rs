@@ -1,6 +1,6 @@
 //! `ToolTable`: one run's tools, and `invoke`.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use talon_hooks::approval::ApprovalResolution;
 use talon_hooks::loop_detection::LoopOutcome;
 use talon_hooks::{
-    AfterToolCallEvent, BeforeToolCallEvent, BlockedCall, DeniedReason, DiagnosticEvent,
-    DiagnosticKind, Gate, GateVerdict, HookContext,
+    AfterCallTasks, AfterToolCallEvent, BeforeToolCallEvent, BlockedCall, DeniedReason,
+    DiagnosticEvent, DiagnosticKind, Gate, GateVerdict, HookContext,
 };
 use talon_schema_dialects::decode_arguments;
 use talon_tool_catalog::{
@@ -19,6 +19,7 @@ use talon_tool_catalog::{
 use talon_tool_policy::PolicyOutcome;
 
 use crate::family::ToolFamily;
+use crate::narrowing::Narrowing;
 use crate::run::RunSpec;
 
 /// How long one assembly stage took.
@@ -121,13 +122,7 @@ pub(crate) struct TableTool {
     pub(crate) empty_object_args: bool,
     pub(crate) family: Arc<dyn ToolFamily>,
     pub(crate) built: OnceLock<Arc<dyn Tool>>,
-    pub(crate) wrap: Option<Wrap>,
-}
-
-#[derive(Clone)]
-pub(crate) enum Wrap {
-    Memory(Option<String>),
-    CronSelf(Option<String>),
+    pub(crate) narrowing: Option<Narrowing>,
 }
 
 impl TableTool {
@@ -135,18 +130,7 @@ impl TableTool {
         if let Some(t) = self.built.get() {
             return Ok(Arc::clone(t));
         }
-        let inner = self.family.construct(&self.spec.name, run)?;
-        let tool: Arc<dyn Tool> = match &self.wrap {
-            None => inner,
-            Some(Wrap::Memory(path)) => Arc::new(crate::narrowing::MemoryAppendOnly {
-                inner,
-                path: path.clone(),
-            }),
-            Some(Wrap::CronSelf(job)) => Arc::new(crate::narrowing::CronSelfScope {
-                inner,
-                job_id: job.clone(),
-            }),
-        };
+        let tool = self.family.construct(&self.spec.name, run)?;
         Ok(Arc::clone(self.built.get_or_init(|| tool)))
     }
 }
@@ -161,6 +145,7 @@ pub struct ToolTable {
     pub(crate) ctx: HookContext,
     pub(crate) timings: Vec<StageTiming>,
     pub(crate) unavailable: Vec<String>,
+    pub(crate) observers: Mutex<Vec<AfterCallTasks>>,
 }
 
 impl std::fmt::Debug for ToolTable {
@@ -217,7 +202,8 @@ impl ToolTable {
         self.tools.iter().any(|t| t.spec.name == name)
     }
 
-    /// Run one model call through coercion, the gate and the tool.
+    /// Run one model call through coercion, the gate, trigger narrowing
+    /// and the tool.
     pub async fn invoke(&self, call: ModelToolCall) -> InvokeOutcome {
         let name = normalize_tool_name(&call.name);
         if self.ctx.abort.is_aborted() {
@@ -227,38 +213,60 @@ impl ToolTable {
         let Some(tool) = self.tools.iter().find(|t| t.spec.name == name) else {
             return self.unknown_tool(&call, &name).await;
         };
-        let params = match decode_arguments(&call.arguments, tool.empty_object_args) {
+        let raw = match decode_arguments(&call.arguments, tool.empty_object_args) {
             Ok(p) => p,
             Err(e) => {
+                // Malformed arguments never reach the gate, but the loop
+                // detector still sees them: a model stuck sending broken
+                // JSON is stopped like any other loop.
+                let mut seen = Map::new();
+                seen.insert("arguments".into(), call.arguments.clone());
+                let event = BeforeToolCallEvent::new(name.clone(), seen)
+                    .with_call_id(call.id.clone())
+                    .with_run_id(self.run.run_id.clone());
+                if let Some(blocked) = self.gate.loop_check_only(&event, &self.ctx) {
+                    self.gate.emit_blocked(&name, &call.id, &self.ctx, &blocked);
+                    return InvokeOutcome::Blocked(blocked);
+                }
                 let err = ToolError::invalid_arguments(format!("{name}: {e}"));
-                return self.finish_failed(&name, &call.id, &Map::new(), err, Duration::ZERO);
+                return self.finish_failed(&name, &call.id, &Map::new(), None, err, Duration::ZERO);
             }
         };
-        let event = BeforeToolCallEvent::new(name.clone(), params)
+        let event = BeforeToolCallEvent::new(name.clone(), raw.clone())
             .with_call_id(call.id.clone())
             .with_run_id(self.run.run_id.clone());
-        let (params, rewritten, approval) = match self.gate.check(event, &self.ctx).await {
+        let (mut params, rewritten, approval) = match self.gate.check(event, &self.ctx).await {
             GateVerdict::Run {
                 params,
                 rewritten,
                 approval,
             } => (params, rewritten, approval),
-            GateVerdict::Blocked(blocked) => {
-                if self.gate.hooks().has_after_observers() {
-                    let mut ev =
-                        AfterToolCallEvent::new(&name, &call.id, &Map::new(), Duration::ZERO);
-                    ev.blocked = Some(blocked.denied_reason.as_str().to_owned());
-                    ev.run_id = self.run.run_id.clone();
-                    drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
-                }
-                return InvokeOutcome::Blocked(blocked);
-            }
+            GateVerdict::Blocked(blocked) => return self.finish_blocked(&name, &call.id, blocked),
         };
+        if let Some(narrowing) = &tool.narrowing {
+            match narrowing.apply(params, declares_param(&tool.spec, "append")) {
+                Ok(p) => params = p,
+                Err(blocked) => {
+                    let blocked = *blocked;
+                    self.gate.record_outcome(
+                        &self.ctx,
+                        &call.id,
+                        &name,
+                        LoopOutcome::Blocked(&blocked.reason),
+                    );
+                    self.gate.emit_blocked(&name, &call.id, &self.ctx, &blocked);
+                    return self.finish_blocked(&name, &call.id, blocked);
+                }
+            }
+        }
         self.emit(DiagnosticKind::Started, &name, &call.id, None, None);
         let started = Instant::now();
+        let effective = rewritten.then_some(&params);
         let instance = match tool.instance(&self.run) {
             Ok(t) => t,
-            Err(e) => return self.finish_failed(&name, &call.id, &params, e, started.elapsed()),
+            Err(e) => {
+                return self.finish_failed(&name, &call.id, &raw, effective, e, started.elapsed());
+            }
         };
         let tool_call = ToolCall {
             id: call.id.clone(),
@@ -286,7 +294,7 @@ impl ToolTable {
                     let mut ev = AfterToolCallEvent::new(&name, &call.id, &params, elapsed)
                         .with_result(&result);
                     ev.run_id = self.run.run_id.clone();
-                    drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+                    self.observe(ev);
                 }
                 InvokeOutcome::Completed {
                     result,
@@ -294,15 +302,61 @@ impl ToolTable {
                     approval,
                 }
             }
-            Err(e) => self.finish_failed(&name, &call.id, &params, e, elapsed),
+            Err(e) => {
+                let effective = rewritten.then_some(&params);
+                self.finish_failed(&name, &call.id, &raw, effective, e, elapsed)
+            }
         }
     }
 
+    /// Wait (at most `limit`) for the `after_tool_call` observers started
+    /// by this table's calls. Observers are fire-and-forget; a short-lived
+    /// host (the CLI) calls this before exiting so they are not cut off.
+    pub async fn wait_for_observers(&self, limit: Duration) {
+        let tasks: Vec<AfterCallTasks> = match self.observers.lock() {
+            Ok(mut o) => std::mem::take(&mut *o),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        let all = async {
+            for t in tasks {
+                t.join().await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, all).await;
+    }
+
+    fn observe(&self, event: AfterToolCallEvent) {
+        let tasks = self.gate.hooks().fire_after_tool_call(event, &self.ctx);
+        if tasks.is_empty() {
+            return;
+        }
+        let mut pending = match self.observers.lock() {
+            Ok(o) => o,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        pending.retain(|t| !t.is_finished());
+        pending.push(tasks);
+    }
+
+    fn finish_blocked(&self, name: &str, call_id: &str, blocked: BlockedCall) -> InvokeOutcome {
+        if self.gate.hooks().has_after_observers() {
+            let mut ev = AfterToolCallEvent::new(name, call_id, &Map::new(), Duration::ZERO);
+            ev.blocked = Some(blocked.denied_reason.as_str().to_owned());
+            ev.run_id = self.run.run_id.clone();
+            self.observe(ev);
+        }
+        InvokeOutcome::Blocked(blocked)
+    }
+
+    /// A failed call: loop record, diagnostics, OpenClaw's failure log line
+    /// (the model's params as `raw_params`, the hook-adjusted ones as
+    /// `effective_params`, both redacted), observers.
     fn finish_failed(
         &self,
         name: &str,
         call_id: &str,
-        params: &Map<String, Value>,
+        raw: &Map<String, Value>,
+        effective: Option<&Map<String, Value>>,
         err: ToolError,
         elapsed: Duration,
     ) -> InvokeOutcome {
@@ -316,20 +370,22 @@ impl ToolTable {
             Some(error_class(&err)),
             Some(elapsed),
         );
-        if tracing::enabled!(target: "talon::tools", tracing::Level::DEBUG) {
+        if tracing::enabled!(target: "talon::tools", tracing::Level::WARN) {
+            let effective = effective.map(|p| Value::Object(p.clone()));
             let line = talon_hooks::redact::failure_log_line(
                 name,
                 &message,
-                &Value::Object(params.clone()),
-                None,
+                &Value::Object(raw.clone()),
+                effective.as_ref(),
             );
-            tracing::debug!(target: "talon::tools", "{line}");
+            tracing::warn!(target: "talon::tools", "{line}");
         }
         if self.gate.hooks().has_after_observers() {
-            let mut ev =
-                AfterToolCallEvent::new(name, call_id, params, elapsed).with_error(message);
+            let params = effective.unwrap_or(raw);
+            let mut ev = AfterToolCallEvent::new(name, call_id, params, elapsed)
+                .with_error(observer_error_text(name, &message));
             ev.run_id = self.run.run_id.clone();
-            drop(self.gate.hooks().fire_after_tool_call(ev, &self.ctx));
+            self.observe(ev);
         }
         InvokeOutcome::Failed(err)
     }
@@ -403,6 +459,30 @@ impl ToolTable {
         ev.error_class = error_class.map(str::to_owned);
         ev.duration_ms = elapsed.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         self.gate.diagnostics().emit(&ev);
+    }
+}
+
+/// Whether a tool's schema declares a top-level parameter.
+fn declares_param(spec: &ToolSpec, key: &str) -> bool {
+    spec.parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key(key))
+}
+
+/// What observers see of an error. An `exec` error may echo the command
+/// line (and the credentials in it), so it is summarised like the command
+/// is in failure logs: length and a hash prefix.
+fn observer_error_text(tool: &str, message: &str) -> String {
+    if tool == "exec" {
+        let hash = talon_hooks::canonical::sha256_hex(message);
+        format!(
+            "exec failed (message omitted: may contain command credentials; {} chars, sha256 {})",
+            message.chars().count(),
+            hash.get(..16).unwrap_or(&hash)
+        )
+    } else {
+        message.to_owned()
     }
 }
 

@@ -159,6 +159,7 @@ fn approvals_deny_unresolved_and_follow_approve_and_remember_allow_always() {
     // allow-once is not remembered.
     assert_eq!(env.talon(&["tools", "call", "session_status"]).code, 1);
 
+    // allow-always must name the session it grants.
     let r = env.talon(&[
         "tools",
         "call",
@@ -166,11 +167,30 @@ fn approvals_deny_unresolved_and_follow_approve_and_remember_allow_always() {
         "--approve",
         "allow-always",
     ]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--session"), "{}", r.stderr);
+
+    let session = ["--session", "agent:main:cli-test"];
+    let r = env.talon(
+        &[
+            &session[..],
+            &[
+                "tools",
+                "call",
+                "session_status",
+                "--approve",
+                "allow-always",
+            ],
+        ]
+        .concat(),
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     // A new process with nobody to ask: the grant in the state dir answers.
-    let r = env.talon(&["tools", "call", "session_status", "--json"]);
+    let r = env.talon(&[&session[..], &["tools", "call", "session_status", "--json"]].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.json()["approval"]["remembered"], true);
+    // The grant is for that session only.
+    assert_eq!(env.talon(&["tools", "call", "session_status"]).code, 1);
     assert!(env.path().join("state/approvals.sqlite").exists());
 
     assert_eq!(
@@ -298,4 +318,31 @@ fn the_readme_example_hook_blocks_a_model_change() {
         stdout,
         "session_status: blocked by status-guard (plugin-before-tool-call): changing the session model is reserved to the operator\n"
     );
+}
+
+#[test]
+fn after_tool_call_observers_finish_before_the_cli_exits() {
+    let env = Env::new(
+        r#"{ tools: { hooks: { afterToolCall: [{ id: "audit", command: ["./audit.sh"] }] } } }"#,
+    );
+    let log = env.path().join("audit.log");
+    // A slow observer that records the event it was given.
+    std::fs::write(
+        env.path().join("audit.sh"),
+        format!("#!/bin/sh\nsleep 0.3\ncat > '{}'\n", log.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        env.path().join("audit.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let r = env.talon(&["tools", "call", "session_status"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let event: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    assert_eq!(event["hook"], "after_tool_call");
+    assert_eq!(event["event"]["toolName"], "session_status");
+    assert!(event["event"]["durationMs"].is_u64());
 }

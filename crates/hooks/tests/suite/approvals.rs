@@ -214,3 +214,79 @@ async fn allow_always_survives_a_restart_of_the_sqlite_broker() {
         matches!(gate.check(event("exec", json!({})), &other).await, GateVerdict::Blocked(b) if b.denied_reason == DeniedReason::ApprovalTimeout)
     );
 }
+
+#[tokio::test]
+async fn a_trusted_approval_does_not_swallow_a_plugin_approval() {
+    use talon_hooks::{ToolMatcher, TrustedDecision, TrustedToolPolicy};
+
+    struct Budget;
+    #[async_trait::async_trait]
+    impl TrustedToolPolicy for Budget {
+        async fn evaluate(
+            &self,
+            _e: &talon_hooks::BeforeToolCallEvent,
+            _c: &talon_hooks::HookContext,
+        ) -> Result<Option<TrustedDecision>, String> {
+            Ok(Some(TrustedDecision {
+                require_approval: Some(ApprovalSpec {
+                    title: "Budget".into(),
+                    ..ApprovalSpec::default()
+                }),
+                ..TrustedDecision::default()
+            }))
+        }
+    }
+
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut hooks = Hooks::new();
+    hooks
+        .trusted_mut()
+        .register_builtin("budget", ToolMatcher::all(), Arc::new(Budget))
+        .unwrap();
+    let l2 = Arc::clone(&log);
+    let (plugin, _) = Fixed::new(Some(BeforeToolCallResult::approval(ApprovalSpec {
+        title: "Run rm -rf?".into(),
+        on_resolution: Some(Arc::new(move |d| l2.lock().unwrap().push(d))),
+        ..ApprovalSpec::default()
+    })));
+    hooks.on_before_tool_call(Registration::new("exec-guard"), plugin);
+    let broker: Arc<dyn ApprovalBroker> = Arc::new(MemoryApprovalBroker::in_memory());
+    let gate = Gate::new(Arc::new(hooks)).with_broker(Arc::clone(&broker));
+
+    // The approver allows the budget question and denies the dangerous one.
+    let mut events = broker.subscribe();
+    let b2 = Arc::clone(&broker);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let asked2 = Arc::clone(&asked);
+    tokio::spawn(async move {
+        while let Ok(ev) = events.recv().await {
+            if let ApprovalEvent::Requested(req) = ev {
+                asked2
+                    .lock()
+                    .unwrap()
+                    .push((req.plugin_id.clone(), req.title.clone()));
+                let d = if req.title == "Budget" {
+                    ApprovalDecision::AllowOnce
+                } else {
+                    ApprovalDecision::Deny
+                };
+                b2.resolve(&req.id, d, None);
+            }
+        }
+    });
+    let verdict = gate
+        .check(event("exec", json!({"command": "rm -rf ~"})), &ctx())
+        .await;
+    assert!(
+        matches!(&verdict, GateVerdict::Blocked(b) if b.denied_reason == DeniedReason::ApprovalDenied && b.source.as_deref() == Some("exec-guard")),
+        "{verdict:?}"
+    );
+    assert_eq!(
+        asked.lock().unwrap().clone(),
+        vec![
+            ("builtin/budget".to_owned(), "Budget".to_owned()),
+            ("exec-guard".to_owned(), "Run rm -rf?".to_owned())
+        ]
+    );
+    assert_eq!(log.lock().unwrap().clone(), vec![ApprovalDecision::Deny]);
+}

@@ -114,7 +114,8 @@ async fn a_program_can_require_approval_stamped_with_its_id() {
         ..HooksConfig::default()
     };
     match outcome(config, dir.path(), "exec", json!({})).await {
-        GateOutcome::NeedsApproval { approval, .. } => {
+        GateOutcome::NeedsApproval { approvals, .. } => {
+            let approval = &approvals[0];
             assert_eq!(approval.title, "Run command");
             assert_eq!(approval.plugin_id.as_deref(), Some("asker"));
         }
@@ -160,7 +161,10 @@ async fn crash_nonzero_exit_garbage_and_missing_program_all_block() {
         match outcome(config, dir.path(), "exec", json!({})).await {
             GateOutcome::Failed(b) => {
                 assert_eq!(b.denied_reason, DeniedReason::HookFailure, "{id}");
-                assert!(b.reason.contains(expect), "{id}: {}", b.reason);
+                assert!(
+                    b.detail.as_deref().unwrap_or("").contains(expect),
+                    "{id}: {b:?}"
+                );
             }
             other => panic!("{id}: {other:?}"),
         }
@@ -181,7 +185,13 @@ async fn a_hung_program_times_out_blocks_and_leaves_no_process_behind() {
     };
     match outcome(config, dir.path(), "exec", json!({})).await {
         GateOutcome::Failed(b) => {
-            assert!(b.reason.contains("timed out after 300ms"), "{}", b.reason)
+            assert!(
+                b.detail
+                    .as_deref()
+                    .unwrap_or("")
+                    .contains("timed out after 300ms"),
+                "{b:?}"
+            )
         }
         other => panic!("{other:?}"),
     }

@@ -153,8 +153,10 @@ async fn first_approval_freezes_params_for_other_plugins_but_not_blocks() {
         GateOutcome::NeedsApproval {
             params: p,
             rewritten,
-            approval,
+            approvals,
         } => {
+            let approval = &approvals[0];
+            assert_eq!(approvals.len(), 1);
             assert_eq!(
                 p,
                 params(json!({"v": 1})),
@@ -190,9 +192,10 @@ async fn the_approving_plugin_may_still_rewrite_and_the_host_stamps_its_id() {
     match run(hooks, "exec", json!({"v": 0})).await {
         GateOutcome::NeedsApproval {
             params: p,
-            approval,
+            approvals,
             ..
         } => {
+            let approval = &approvals[0];
             assert_eq!(p, params(json!({"v": 3})));
             assert_eq!(approval.plugin_id.as_deref(), Some("asker"));
         }
@@ -209,8 +212,10 @@ async fn a_panicking_handler_blocks_fail_closed_and_stops_the_chain() {
     match run(hooks, "exec", json!({})).await {
         GateOutcome::Failed(b) => {
             assert_eq!(b.denied_reason, DeniedReason::HookFailure);
-            assert!(b.reason.starts_with(HOOK_FAILURE_REASON), "{}", b.reason);
-            assert!(b.reason.contains("panicked"), "{}", b.reason);
+            // OpenClaw's exact text; the panic message (which may quote
+            // the call) stays out of what the model sees.
+            assert_eq!(b.reason, HOOK_FAILURE_REASON);
+            assert_eq!(b.failure.as_deref(), Some("panic"));
             assert_eq!(b.source.as_deref(), Some("buggy"));
         }
         other => panic!("{other:?}"),
@@ -223,7 +228,7 @@ async fn an_erroring_handler_blocks_fail_closed() {
     let mut hooks = Hooks::new();
     hooks.on_before_tool_call(Registration::new("db"), Arc::new(Errors));
     assert!(
-        matches!(run(hooks, "exec", json!({})).await, GateOutcome::Failed(b) if b.reason.contains("database unreachable"))
+        matches!(run(hooks, "exec", json!({})).await, GateOutcome::Failed(b) if b.failure.as_deref() == Some("error") && !b.reason.contains("database"))
     );
 }
 
@@ -236,7 +241,7 @@ async fn a_timed_out_handler_blocks_fail_closed() {
     );
     match run(hooks, "exec", json!({})).await {
         GateOutcome::Failed(b) => {
-            assert!(b.reason.contains("timed out after 100ms"), "{}", b.reason)
+            assert_eq!(b.failure.as_deref(), Some("timeout"), "{b:?}")
         }
         other => panic!("{other:?}"),
     }
@@ -249,9 +254,11 @@ async fn handlers_without_a_timeout_get_the_default_one() {
         Registration::new("hung"),
         Arc::new(Sleeps(Duration::from_secs(3600))),
     );
+    let started = tokio::time::Instant::now();
     assert!(
-        matches!(run(hooks, "exec", json!({})).await, GateOutcome::Failed(b) if b.reason.contains("timed out after 30000ms"))
+        matches!(run(hooks, "exec", json!({})).await, GateOutcome::Failed(b) if b.failure.as_deref() == Some("timeout"))
     );
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
 }
 
 #[tokio::test]

@@ -286,11 +286,12 @@ async fn a_trusted_approval_freezes_params_for_plugin_hooks() {
     {
         GateOutcome::NeedsApproval {
             params: p,
-            approval,
+            approvals,
             ..
         } => {
             assert_eq!(p, params(json!({"n": 0})));
-            assert_eq!(approval.plugin_id.as_deref(), Some("builtin/ask"));
+            assert_eq!(approvals.len(), 1);
+            assert_eq!(approvals[0].plugin_id.as_deref(), Some("builtin/ask"));
         }
         other => panic!("{other:?}"),
     }

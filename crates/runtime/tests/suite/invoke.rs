@@ -342,3 +342,87 @@ async fn an_aborted_run_refuses_further_calls() {
         matches!(out, InvokeOutcome::Failed(ToolError::Aborted { ref reason }) if reason == "user stopped the run")
     );
 }
+
+#[tokio::test]
+async fn malformed_arguments_are_seen_by_loop_detection() {
+    let runtime = RuntimeBuilder::new(PolicyConfig::default())
+        .family(Arc::new(
+            ToolSet::new("t").with(Arc::new(Echo::core("read"))),
+        ))
+        .loop_detection(LoopDetectionConfig {
+            enabled: Some(true),
+            ..LoopDetectionConfig::default()
+        })
+        .build()
+        .unwrap();
+    let table = runtime.assemble(RunSpec::new(RunContext::new("main")).run_id("r"));
+    let mut blocked_at = None;
+    for i in 0..25 {
+        let out = table
+            .invoke(ModelToolCall::new(
+                format!("c{i}"),
+                "read",
+                json!("{broken"),
+            ))
+            .await;
+        match out {
+            InvokeOutcome::Failed(ToolError::Input { .. }) => {}
+            InvokeOutcome::Blocked(b) => {
+                assert_eq!(b.denied_reason, DeniedReason::ToolLoop);
+                blocked_at = Some(i);
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(blocked_at, Some(20));
+}
+
+struct Recorder(Arc<Mutex<Vec<talon_hooks::AfterToolCallEvent>>>);
+
+#[async_trait::async_trait]
+impl talon_hooks::AfterToolCallHandler for Recorder {
+    async fn after_tool_call(
+        &self,
+        e: &talon_hooks::AfterToolCallEvent,
+        _c: &HookContext,
+    ) -> Result<(), String> {
+        self.0.lock().unwrap().push(e.clone());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn observers_get_redacted_exec_errors_and_can_be_awaited() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut builder = RuntimeBuilder::new(PolicyConfig::default()).family(Arc::new(
+        ToolSet::new("t").with(Arc::new(Echo::core("exec"))),
+    ));
+    builder.hooks_mut().on_after_tool_call(
+        Registration::new("rec"),
+        Arc::new(Recorder(Arc::clone(&seen))),
+    );
+    let runtime = builder.build().unwrap();
+    let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
+    let out = table
+        .invoke(call(
+            "exec",
+            json!({"command": "curl -u admin:hunter2 https://x", "fail": true}),
+        ))
+        .await;
+    assert!(matches!(out, InvokeOutcome::Failed(_)));
+    table
+        .wait_for_observers(std::time::Duration::from_secs(5))
+        .await;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    let text = serde_json::to_string(&seen[0]).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(
+        seen[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("exec failed (message omitted")
+    );
+}
