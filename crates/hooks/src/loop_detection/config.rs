@@ -179,7 +179,10 @@ impl LoopDetectionConfig {
         let detectors = self.detectors.clone().unwrap_or_default();
         ResolvedLoopDetection {
             enabled: self.enabled.unwrap_or(defaults.enabled),
-            history_size: positive_int_or(self.history_size, defaults.history_size),
+            // Bounded: every check scans the window, and up to 1 024
+            // sessions keep one each.
+            history_size: positive_int_or(self.history_size, defaults.history_size)
+                .min(MAX_HISTORY_SIZE),
             warning_threshold,
             critical_threshold,
             global_circuit_breaker_threshold,
@@ -199,6 +202,9 @@ impl LoopDetectionConfig {
         }
     }
 }
+
+/// The largest `historySize` honoured; larger values are clamped.
+pub const MAX_HISTORY_SIZE: usize = 1_000;
 
 /// `value` when it is a positive integer (as JavaScript's
 /// `Number.isInteger(value) && value > 0`), otherwise `fallback`. Integers

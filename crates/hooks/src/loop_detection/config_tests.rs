@@ -158,3 +158,12 @@ fn serialises_back_to_camel_case_without_unset_fields() {
         json!({ "enabled": true, "globalCircuitBreakerThreshold": 40.0 })
     );
 }
+
+#[test]
+fn history_size_is_clamped() {
+    let cfg = LoopDetectionConfig {
+        history_size: Some(1e12),
+        ..LoopDetectionConfig::default()
+    };
+    assert_eq!(cfg.resolve().history_size, MAX_HISTORY_SIZE);
+}

@@ -23,7 +23,8 @@
 //! a critical veto reaches the global circuit breaker.
 
 pub use self::config::{
-    LoopDetectionConfig, LoopDetectorsConfig, ResolvedLoopDetection, ResolvedLoopDetectors,
+    LoopDetectionConfig, LoopDetectorsConfig, MAX_HISTORY_SIZE, ResolvedLoopDetection,
+    ResolvedLoopDetectors,
 };
 pub use self::loop_detector::LoopDetector;
 pub use self::outcome_hash::LoopOutcome;
