@@ -14,11 +14,14 @@
 //!    policy id it registers.
 //! 3. **Plugin `before_tool_call` handlers** ([`BeforeToolCallHandler`]) by
 //!    priority, each on its own copy of the event: `block: true` is
-//!    terminal and sticky; the last `params` win until the first
-//!    `requireApproval` freezes them; an error, panic or timeout blocks the
-//!    call (fail closed). [`CommandHook`]s are handlers written as
+//!    terminal and sticky; the last `params` win (shallow-merged over the
+//!    call's, so a hook replaces keys but cannot remove them) until the
+//!    first `requireApproval` freezes them; an error, panic or timeout
+//!    blocks the call (fail closed). [`CommandHook`]s are handlers written as
 //!    programs (`tools.hooks`).
-//! 4. **Approval** through an [`approval::ApprovalBroker`]: single use,
+//! 4. **Approval** through an [`approval::ApprovalBroker`] (a trusted
+//!    policy's request and a plugin's are asked in turn; both must allow):
+//!    single use,
 //!    bound to the call id and the hash of the frozen parameters;
 //!    unresolved, timed-out and cancelled approvals deny; `allow-always`
 //!    is remembered per scope (in SQLite with
