@@ -11,7 +11,7 @@ use talon_config::resolve_config_path;
 use talon_hooks::Requester;
 use talon_hooks::approval::{
     ApprovalBroker, ApprovalDecision, ApprovalEvent, ApprovalRequest, ApprovalResolution,
-    GrantStore as _, ResolveOutcome, SqliteApprovalBroker,
+    ResolveOutcome, SqliteApprovalBroker, display_text,
 };
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
 use talon_tool_catalog::{AbortSignal, ContentBlock, normalize_tool_name};
@@ -42,11 +42,7 @@ struct CliBroker {
 #[async_trait::async_trait]
 impl ApprovalBroker for CliBroker {
     async fn request(&self, request: ApprovalRequest, abort: &AbortSignal) -> ApprovalResolution {
-        let remembered = self
-            .inner
-            .store()
-            .is_granted(&request.grant_key())
-            .unwrap_or(false);
+        let remembered = self.inner.is_remembered(&request);
         if !remembered {
             match self.answer {
                 Answer::Nobody => {
@@ -134,21 +130,6 @@ fn spawn_answerer(
     });
 }
 
-/// Text from a hook or a model, made safe to print on a terminal: control
-/// and bidi-override characters become U+FFFD.
-fn display_text(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
-            if (c.is_control() && c != '\n') || bidi {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
 /// Ask on the terminal (stderr for the question, stdin for the answer).
 fn prompt(req: &ApprovalRequest) -> Option<ApprovalDecision> {
     let mut err = std::io::stderr().lock();
@@ -161,6 +142,7 @@ fn prompt(req: &ApprovalRequest) -> Option<ApprovalDecision> {
         display_text(&req.title),
         display_text(&req.description)
     );
+    let _ = writeln!(err, "  params: {}", req.params_preview);
     let choices: Vec<&str> = req.allowed_decisions.iter().map(|d| d.as_str()).collect();
     let _ = write!(err, "Answer [{}] (default deny): ", choices.join(" / "));
     let _ = err.flush();

@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
 use crate::after::{AfterToolCallEvent, AfterToolCallHandler};
+use crate::approval::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
 use crate::before::BeforeToolCallHandler;
 use crate::config::{CommandHookConfig, HooksConfig};
-use crate::event::{BeforeToolCallEvent, BeforeToolCallResult, HookContext};
+use crate::event::{ApprovalSpec, BeforeToolCallEvent, BeforeToolCallResult, HookContext};
 use crate::exec_env::{ExecEnvEvent, ResolveExecEnvHandler, filter_inherited_env};
 use crate::process::{BoundedCommand, run_bounded};
 use crate::registration::{DEFAULT_BEFORE_TOOL_CALL_TIMEOUT, Registration, ToolMatcher};
@@ -20,6 +22,195 @@ use crate::registry::Hooks;
 /// The most a hook may print on stdout (1 MiB); more is an unparseable
 /// answer.
 pub const MAX_HOOK_OUTPUT: usize = 1024 * 1024;
+
+/// Inherited names with these prefixes are the host's own configuration
+/// (gateway tokens, state paths) and never reach a hook program.
+const HOST_PREFIXES: [&str; 2] = ["TALON_", "OPENCLAW_"];
+
+/// Uppercased inherited names ending with one of these look like
+/// credentials and never reach a hook program.
+const CREDENTIAL_SUFFIXES: [&str; 9] = [
+    "_API_KEY",
+    "_APIKEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASSWD",
+    "_PRIVATE_KEY",
+    "_ADMIN_KEY",
+    "_CREDENTIALS",
+];
+
+/// Uppercased inherited names that are credentials on their own.
+const CREDENTIAL_NAMES: [&str; 4] = ["API_KEY", "TOKEN", "SECRET", "PASSWORD"];
+
+/// The part of the host environment a hook program inherits: `vars`
+/// filtered by the exec-env inherited-key rules ([`filter_inherited_env`]),
+/// minus the host's own namespaces (`TALON_*`, `OPENCLAW_*`) and every
+/// credential-looking name (`*_API_KEY`, `*_TOKEN`, `*_SECRET`,
+/// `*_PASSWORD`, …). Hook programs are often third-party code; the
+/// model-provider keys and the gateway token of the host are not theirs.
+/// A hook that needs a secret gets it through its own configured `env`.
+pub(crate) fn hook_inherited_env(
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> BTreeMap<String, String> {
+    let mut env = filter_inherited_env(vars);
+    env.retain(|key, _| !is_withheld_from_hooks(key));
+    env
+}
+
+/// Whether an inherited variable is withheld from hook programs.
+fn is_withheld_from_hooks(key: &str) -> bool {
+    let upper = key.trim().to_uppercase();
+    HOST_PREFIXES.iter().any(|p| upper.starts_with(p))
+        || CREDENTIAL_NAMES.contains(&upper.as_str())
+        || CREDENTIAL_SUFFIXES.iter().any(|s| upper.ends_with(s))
+}
+
+/// A `before_tool_call` answer exactly as a hook program may write it.
+/// Unknown keys are refused, not ignored: a misspelt `"Block": true` must
+/// fail the hook (and so block the call), not pass as "no decision".
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CommandAnswer {
+    /// Replacement parameters.
+    #[serde(default)]
+    params: Option<Map<String, Value>>,
+    /// `true` blocks the call.
+    #[serde(default)]
+    block: Option<bool>,
+    /// Why it was blocked.
+    #[serde(default, alias = "block_reason")]
+    block_reason: Option<String>,
+    /// Ask a human first.
+    #[serde(default, alias = "require_approval")]
+    require_approval: Option<CommandApproval>,
+}
+
+/// The `requireApproval` object of a [`CommandAnswer`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CommandApproval {
+    title: String,
+    description: String,
+    #[serde(default)]
+    scope: Option<ApprovalScope>,
+    #[serde(default)]
+    severity: Option<ApprovalSeverity>,
+    #[serde(default, alias = "timeout_ms")]
+    timeout_ms: Option<u64>,
+    #[serde(default, alias = "allowed_decisions")]
+    allowed_decisions: Option<Vec<ApprovalDecision>>,
+    /// Accepted and ignored: the host stamps the hook's own id.
+    #[serde(default, alias = "plugin_id")]
+    plugin_id: Option<String>,
+    /// OpenClaw's deprecated `timeoutBehavior`; accepted and ignored: an
+    /// approval nobody resolves always denies.
+    #[serde(default, alias = "timeout_behavior")]
+    timeout_behavior: Option<String>,
+}
+
+impl CommandAnswer {
+    /// Parse a hook program's trimmed, non-empty stdout.
+    fn parse(answer: &str) -> Result<Self, String> {
+        let value: Value = serde_json::from_str(answer)
+            .map_err(|e| format!("unparseable answer (expected a JSON object): {e}"))?;
+        if !value.is_object() {
+            // serde would read a JSON array as a struct's fields in order.
+            return Err("unparseable answer: expected a JSON object".to_owned());
+        }
+        serde_json::from_value(value).map_err(|e| format!("unparseable answer: {e}"))
+    }
+
+    /// The answer as the gate's result type.
+    fn into_result(self, hook_id: &str) -> BeforeToolCallResult {
+        BeforeToolCallResult {
+            params: self.params,
+            block: self.block,
+            block_reason: self.block_reason,
+            require_approval: self.require_approval.map(|a| a.into_spec(hook_id)),
+        }
+    }
+}
+
+impl CommandApproval {
+    /// The approval as the gate's spec; `pluginId` and `timeoutBehavior`
+    /// are dropped.
+    fn into_spec(self, hook_id: &str) -> ApprovalSpec {
+        let CommandApproval {
+            title,
+            description,
+            scope,
+            severity,
+            timeout_ms,
+            allowed_decisions,
+            plugin_id,
+            timeout_behavior,
+        } = self;
+        if plugin_id.as_deref().is_some_and(|id| id != hook_id) {
+            tracing::debug!(
+                hook = hook_id,
+                "command hook's pluginId ignored; the host stamps its id"
+            );
+        }
+        if let Some(behavior) = timeout_behavior {
+            tracing::warn!(
+                hook = hook_id,
+                timeout_behavior = %behavior.escape_debug(),
+                "command hook set the deprecated timeoutBehavior; ignored: an unresolved approval always denies"
+            );
+        }
+        ApprovalSpec {
+            title,
+            description,
+            scope,
+            severity,
+            timeout_ms,
+            allowed_decisions,
+            plugin_id: None,
+            on_resolution: None,
+        }
+    }
+}
+
+/// Parse a `resolve_exec_env` answer: a JSON object whose values are all
+/// strings. Anything else fails the hook.
+fn parse_env_answer(answer: &str) -> Result<BTreeMap<String, String>, String> {
+    const EXPECTED: &str = "expected a JSON object of strings";
+    let value: Value = serde_json::from_str(answer)
+        .map_err(|e| format!("unparseable answer ({EXPECTED}): {e}"))?;
+    let Value::Object(map) = value else {
+        return Err(format!("unparseable answer: {EXPECTED}"));
+    };
+    let mut env = BTreeMap::new();
+    for (key, value) in map {
+        match value {
+            Value::String(v) => {
+                env.insert(key, v);
+            }
+            other => {
+                return Err(format!(
+                    "unparseable answer: the value of `{}` is not a string ({EXPECTED}, got {})",
+                    key.escape_debug(),
+                    json_kind(&other)
+                ));
+            }
+        }
+    }
+    Ok(env)
+}
+
+/// The JSON type name of `value`, for error messages (never the value).
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
 
 /// One configured program.
 #[derive(Debug, Clone)]
@@ -61,8 +252,9 @@ impl CommandHook {
             None => base_dir.to_path_buf(),
         };
         // `vars_os`, not `vars`: a non-UTF-8 variable must not panic; it is
-        // simply not passed on.
-        let mut env = filter_inherited_env(
+        // simply not passed on. Host namespaces and credentials are dropped
+        // from the inherited part; the hook's own `env` still applies.
+        let mut env = hook_inherited_env(
             std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
         );
@@ -110,6 +302,11 @@ impl CommandHook {
         if out.stdout_truncated {
             return Err(format!("answer longer than {MAX_HOOK_OUTPUT} bytes"));
         }
+        if out.output_cut_short {
+            // The leader exited 0; a leftover child kept stdout open past
+            // the grace period and was killed. What it printed counts.
+            tracing::debug!(hook = %self.id, "hook left a process holding its output; killed");
+        }
         let text = String::from_utf8(out.stdout).map_err(|_| "answer is not UTF-8".to_owned())?;
         Ok(text.trim().to_owned())
     }
@@ -127,14 +324,8 @@ impl BeforeToolCallHandler for CommandHook {
         if answer.is_empty() {
             return Ok(None);
         }
-        let value: Value = serde_json::from_str(&answer)
-            .map_err(|e| format!("unparseable answer (expected a JSON object): {e}"))?;
-        if !value.is_object() {
-            return Err("unparseable answer: expected a JSON object".to_owned());
-        }
-        let result: BeforeToolCallResult =
-            serde_json::from_value(value).map_err(|e| format!("unparseable answer: {e}"))?;
-        Ok(Some(result))
+        let answer = CommandAnswer::parse(&answer)?;
+        Ok(Some(answer.into_result(&self.id)))
     }
 }
 
@@ -162,8 +353,7 @@ impl ResolveExecEnvHandler for CommandHook {
         if answer.is_empty() {
             return Ok(BTreeMap::new());
         }
-        serde_json::from_str(&answer)
-            .map_err(|e| format!("unparseable answer (expected an object of strings): {e}"))
+        parse_env_answer(&answer)
     }
 }
 
@@ -173,8 +363,10 @@ impl Hooks {
     pub fn add_command_hooks(&mut self, config: &HooksConfig, base_dir: &Path) {
         let reg = |c: &CommandHookConfig| {
             let mut r = Registration::new(c.id.clone()).priority(c.priority.unwrap_or(0));
-            if let Some(m) = &c.matcher {
-                r = r.matcher(ToolMatcher::ids(m));
+            // Core `group:` entries are expanded to their members here;
+            // `HooksConfig::validate` refuses matchers that match nothing.
+            if let Some(ids) = c.matcher_ids() {
+                r = r.matcher(ToolMatcher::ids(ids));
             }
             // The program's own timeout fires first and kills its process
             // group; the registration's is a backstop a second later.
@@ -194,3 +386,7 @@ impl Hooks {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "command_tests.rs"]
+mod tests;

@@ -95,7 +95,7 @@ pub struct ApprovalResolution {
     /// run.
     pub decision: ApprovalDecision,
     /// `true` when the answer came from a remembered `allow-always` grant
-    /// and nobody was asked.
+    /// and nobody was asked. Always `false` for a `critical` request.
     pub remembered: bool,
 }
 
@@ -128,7 +128,10 @@ pub trait ApprovalBroker: Send + Sync {
     /// Otherwise the request is listed as pending and announced, then ends
     /// with the first of: a resolve, the timeout (`timeout`) or the abort
     /// signal (`cancelled`). An `allow-always` answer is remembered for the
-    /// request's scope.
+    /// request's scope and question (its grant key, with the fingerprint
+    /// of severity, title and description). A `critical` request is always
+    /// asked: a grant never answers it, and `allow-always` on it allows the
+    /// one call without remembering anything.
     async fn request(&self, request: ApprovalRequest, abort: &AbortSignal) -> ApprovalResolution;
 
     /// Hand in a human's decision for the pending request `approval_id`.

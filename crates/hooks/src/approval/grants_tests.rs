@@ -9,6 +9,7 @@ fn key(scope: ApprovalScope, value: &str, tool: &str) -> GrantKey {
         scope_value: value.into(),
         plugin_id: "guard".into(),
         tool_name: tool.into(),
+        fingerprint: "f".repeat(32),
     }
 }
 
@@ -47,4 +48,21 @@ fn arc_store_shares_grants() {
     shared.grant(&a, "id").unwrap();
     assert!(store.is_granted(&a).unwrap());
     assert_eq!(GrantStore::list(&shared).unwrap(), vec![a]);
+}
+
+#[test]
+fn the_fingerprint_is_part_of_the_key() {
+    let store = MemoryGrantStore::new();
+    let info = key(ApprovalScope::Global, "", "exec");
+    let other_question = GrantKey {
+        fingerprint: "0".repeat(32),
+        ..info.clone()
+    };
+    store.grant(&info, "id-1").unwrap();
+    assert!(store.is_granted(&info).unwrap());
+    assert!(!store.is_granted(&other_question).unwrap());
+    store.grant(&other_question, "id-2").unwrap();
+    assert!(store.revoke(&info).unwrap());
+    assert!(store.is_granted(&other_question).unwrap());
+    assert_eq!(store.list().unwrap(), vec![other_question]);
 }

@@ -14,16 +14,26 @@
 //! [`Broker`] is the one implementation, generic over a [`GrantStore`]:
 //! [`MemoryApprovalBroker`] forgets grants on exit, [`SqliteApprovalBroker`]
 //! keeps them (and an audit of decisions) in `<state_dir>/approvals.sqlite`.
+//!
+//! A grant is bound to the question the approver answered (the
+//! [fingerprint](ApprovalRequest::fingerprint) of its severity, title and
+//! description), and a `critical` request is never remembered nor answered
+//! from a grant. The approver sees the parameters
+//! ([`ApprovalRequest::params_preview`]); hook-supplied titles and
+//! descriptions go through [`display_text`] before they are printed.
+//! Timeouts are clamped to [`MAX_APPROVAL_TIMEOUT`].
 
 pub use self::broker::{ApprovalBroker, ApprovalEvent, ApprovalResolution, ResolveOutcome};
 pub use self::decision::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
+pub use self::display::display_text;
 pub use self::grants::{GrantStore, MemoryGrantStore};
-pub use self::request::{ApprovalBinding, ApprovalRequest, GrantKey};
+pub use self::request::{ApprovalBinding, ApprovalRequest, GrantKey, MAX_APPROVAL_TIMEOUT};
 pub use self::sqlite::SqliteGrantStore;
 pub use self::store_broker::{Broker, MemoryApprovalBroker, SqliteApprovalBroker};
 
 mod broker;
 mod decision;
+mod display;
 mod grants;
 mod pending;
 mod request;

@@ -2,19 +2,38 @@
 //! and the binding a resolver may attach to its decision.
 
 use std::collections::hash_map::RandomState;
+use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
+use crate::approval::display::is_unsafe_char;
 use crate::approval::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
 use crate::canonical::{hash_json, sha256_hex};
 use crate::event::ApprovalSpec;
 
 /// The plugin id used when a spec does not name its plugin.
 pub(crate) const UNKNOWN_PLUGIN: &str = "unknown";
+
+/// The longest an approval request waits for a human: 24 hours.
+///
+/// A hook's `timeoutMs` (and the host's default timeout) is clamped to this
+/// and to at least 1 ms, so a hook cannot park a call (and its pending
+/// entry) for ever; the request then times out, and a timeout denies.
+pub const MAX_APPROVAL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The shortest approval timeout, in milliseconds.
+pub(crate) const MIN_APPROVAL_TIMEOUT_MS: u64 = 1;
+
+/// The longest parameter preview, in characters (code points), before the
+/// trailing `…`.
+pub(crate) const PARAMS_PREVIEW_MAX_CHARS: usize = 4_000;
+
+/// How many hex characters of the SHA-256 a grant fingerprint keeps.
+pub(crate) const FINGERPRINT_HEX_CHARS: usize = 32;
 
 /// A question put to a human: may this one tool call run?
 ///
@@ -29,6 +48,13 @@ pub struct ApprovalRequest {
     pub call_id: String,
     /// SHA-256 (hex) of the canonical JSON of the frozen parameters.
     pub params_hash: String,
+    /// The frozen parameters as compact JSON, for the approver to read: cut
+    /// at 4 000 characters with a trailing `…` when longer. Every control
+    /// character (C0, DEL, C1) and bidi control in it is a JSON `\uXXXX`
+    /// escape, so it is safe to print on a terminal. It is announced with
+    /// the request but never stored.
+    #[serde(default)]
+    pub params_preview: String,
     /// The normalised tool name.
     pub tool_name: String,
     /// The plugin that asked (`unknown` when the host could not tell).
@@ -48,7 +74,7 @@ pub struct ApprovalRequest {
     /// The session of the run.
     pub session_key: String,
     /// How long to wait for a human before the request times out (and
-    /// denies).
+    /// denies); between 1 ms and [`MAX_APPROVAL_TIMEOUT`].
     pub timeout_ms: u64,
     /// When the request was made (Unix milliseconds).
     pub created_at_ms: u64,
@@ -58,7 +84,10 @@ impl ApprovalRequest {
     /// A request for `spec`, about to run `tool_name` with `params`.
     ///
     /// A missing or empty `spec.plugin_id` becomes `unknown`; a missing
-    /// timeout becomes `default_timeout`. `allowed_decisions` keeps only the
+    /// timeout becomes `default_timeout`, and the timeout is clamped to
+    /// between 1 ms and [`MAX_APPROVAL_TIMEOUT`]. `params_preview` is
+    /// `params` as compact, terminal-safe JSON (see
+    /// [`ApprovalRequest::params_preview`]). `allowed_decisions` keeps only the
     /// decisions a human may give (`timeout` and `cancelled` are dropped,
     /// duplicates removed); when nothing is left, or the spec gave none, all
     /// three user decisions are allowed.
@@ -75,13 +104,16 @@ impl ApprovalRequest {
             Some(id) if !id.is_empty() => id.to_owned(),
             _ => UNKNOWN_PLUGIN.to_owned(),
         };
-        let timeout_ms = spec
-            .timeout_ms
-            .unwrap_or_else(|| u64::try_from(default_timeout.as_millis()).unwrap_or(u64::MAX));
+        let timeout_ms = clamp_timeout_ms(
+            spec.timeout_ms
+                .unwrap_or_else(|| u64::try_from(default_timeout.as_millis()).unwrap_or(u64::MAX)),
+        );
+        let params = Value::Object(params.clone());
         ApprovalRequest {
             id: new_approval_id(),
             call_id: call_id.into(),
-            params_hash: hash_json(&Value::Object(params.clone())),
+            params_hash: hash_json(&params),
+            params_preview: params_preview(&params),
             tool_name: tool_name.into(),
             plugin_id,
             title: spec.title.clone(),
@@ -96,7 +128,11 @@ impl ApprovalRequest {
         }
     }
 
-    /// The key an `allow-always` answer to this request is remembered under.
+    /// The key an `allow-always` answer to this request is remembered under:
+    /// the scope, the plugin, the tool and the [fingerprint] of what the
+    /// approver was shown.
+    ///
+    /// [fingerprint]: ApprovalRequest::fingerprint
     pub fn grant_key(&self) -> GrantKey {
         let scope_value = match self.scope {
             ApprovalScope::Session => self.session_key.clone(),
@@ -108,7 +144,31 @@ impl ApprovalRequest {
             scope_value,
             plugin_id: self.plugin_id.clone(),
             tool_name: self.tool_name.clone(),
+            fingerprint: self.fingerprint(),
         }
+    }
+
+    /// What the approver was asked, as 32 hex characters: the start of the
+    /// SHA-256 of the canonical JSON of `{severity, title, description}`.
+    /// A grant given for one question does not answer another one from the
+    /// same plugin and tool (another title, description or severity).
+    pub fn fingerprint(&self) -> String {
+        let question = json!({
+            "severity": self.severity,
+            "title": self.title,
+            "description": self.description,
+        });
+        let mut fingerprint = hash_json(&question);
+        fingerprint.truncate(FINGERPRINT_HEX_CHARS);
+        fingerprint
+    }
+
+    /// Whether an `allow-always` answer to this request may be remembered,
+    /// and a remembered grant may answer it: never for a `critical`
+    /// request (each one is asked), nor when the grant key
+    /// [is not rememberable](GrantKey::is_rememberable).
+    pub fn is_rememberable(&self) -> bool {
+        self.severity != ApprovalSeverity::Critical && self.grant_key().is_rememberable()
     }
 
     /// The binding of this request, for a resolver that wants its decision
@@ -120,14 +180,17 @@ impl ApprovalRequest {
         }
     }
 
-    /// The timeout as a [`Duration`].
+    /// The timeout as a [`Duration`], clamped to between 1 ms and
+    /// [`MAX_APPROVAL_TIMEOUT`] (the fields are public, so a request built by
+    /// hand is clamped here too).
     pub fn timeout(&self) -> Duration {
-        Duration::from_millis(self.timeout_ms)
+        Duration::from_millis(clamp_timeout_ms(self.timeout_ms))
     }
 }
 
-/// Where an `allow-always` grant applies: one plugin, one tool, and the
-/// session, agent or everything depending on the scope.
+/// Where an `allow-always` grant applies: one plugin, one tool, one
+/// question (the fingerprint of its severity, title and description), and
+/// the session, agent or everything depending on the scope.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrantKey {
@@ -140,6 +203,8 @@ pub struct GrantKey {
     pub plugin_id: String,
     /// The tool.
     pub tool_name: String,
+    /// What the approver was asked ([`ApprovalRequest::fingerprint`]).
+    pub fingerprint: String,
 }
 
 impl GrantKey {
@@ -175,6 +240,38 @@ fn allowed_decisions(spec: Option<&[ApprovalDecision]>) -> Vec<ApprovalDecision>
         ApprovalDecision::USER_DECISIONS.to_vec()
     } else {
         out
+    }
+}
+
+/// `timeout_ms` clamped to between 1 ms and [`MAX_APPROVAL_TIMEOUT`].
+pub(crate) fn clamp_timeout_ms(timeout_ms: u64) -> u64 {
+    let max = u64::try_from(MAX_APPROVAL_TIMEOUT.as_millis()).unwrap_or(u64::MAX);
+    timeout_ms.clamp(MIN_APPROVAL_TIMEOUT_MS, max)
+}
+
+/// `params` as compact JSON for the approver: `serde_json` escapes C0
+/// controls, and DEL, C1 controls and bidi controls (which it leaves raw)
+/// are escaped as `\uXXXX` here, so the text stays valid JSON (they can
+/// only occur inside strings) and is safe to print on a terminal. Cut at
+/// [`PARAMS_PREVIEW_MAX_CHARS`] characters, on a char boundary, with `…`
+/// appended when cut.
+pub(crate) fn params_preview(params: &Value) -> String {
+    let json = serde_json::to_string(params).unwrap_or_default();
+    let mut escaped = String::with_capacity(json.len());
+    for c in json.chars() {
+        if is_unsafe_char(c) {
+            let _ = write!(escaped, "\\u{:04x}", u32::from(c));
+        } else {
+            escaped.push(c);
+        }
+    }
+    match escaped.char_indices().nth(PARAMS_PREVIEW_MAX_CHARS) {
+        Some((cut, _)) => {
+            escaped.truncate(cut);
+            escaped.push('…');
+            escaped
+        }
+        None => escaped,
     }
 }
 

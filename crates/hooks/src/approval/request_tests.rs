@@ -37,6 +37,7 @@ fn new_fills_defaults() {
         id: request.id.clone(),
         call_id: "call-1".into(),
         params_hash: hash_json(&json!({"cwd": "/tmp", "command": "ls"})),
+        params_preview: r#"{"command":"ls","cwd":"/tmp"}"#.into(),
         tool_name: "exec".into(),
         plugin_id: "unknown".into(),
         title: "Run command".into(),
@@ -148,11 +149,13 @@ fn grant_key_follows_the_scope() {
         Duration::ZERO,
     );
     request.plugin_id = "guard".into();
+    let fingerprint = request.fingerprint();
     let key = |scope, value: &str| GrantKey {
         scope,
         scope_value: value.into(),
         plugin_id: "guard".into(),
         tool_name: "exec".into(),
+        fingerprint: fingerprint.clone(),
     };
     assert_eq!(request.grant_key(), key(ApprovalScope::Session, "sess"));
     request.scope = ApprovalScope::Agent;
@@ -168,6 +171,7 @@ fn keys_without_a_scope_value_are_not_rememberable() {
         scope_value: value.into(),
         plugin_id: "p".into(),
         tool_name: "t".into(),
+        fingerprint: "f".repeat(32),
     };
     assert!(!key(ApprovalScope::Session, "").is_rememberable());
     assert!(!key(ApprovalScope::Agent, "").is_rememberable());
@@ -192,6 +196,7 @@ fn serialises_in_camel_case_and_round_trips() {
         "id",
         "callId",
         "paramsHash",
+        "paramsPreview",
         "toolName",
         "pluginId",
         "allowedDecisions",
@@ -216,4 +221,181 @@ fn serialises_in_camel_case_and_round_trips() {
             params_hash: request.params_hash.clone(),
         }
     );
+}
+
+fn request_with(spec: &ApprovalSpec, p: Value) -> ApprovalRequest {
+    ApprovalRequest::new(spec, "c", "exec", &params(p), "a", "s", Duration::ZERO)
+}
+
+#[test]
+fn fingerprint_is_32_hex_of_the_canonical_question() {
+    let request = request_with(&spec(), json!({"command": "ls"}));
+    let fingerprint = request.fingerprint();
+    let expected = crate::canonical::sha256_hex(
+        r#"{"description":"Allow this exec tool call?","severity":"info","title":"Run command"}"#,
+    );
+    assert_eq!(fingerprint, expected[..32]);
+    assert_eq!(request.grant_key().fingerprint, fingerprint);
+}
+
+#[test]
+fn fingerprint_tracks_the_question_and_nothing_else() {
+    let base = request_with(&spec(), json!({"command": "ls"})).fingerprint();
+    // The same question about other parameters, calls, scopes or runs.
+    let mut same = ApprovalRequest::new(
+        &ApprovalSpec {
+            scope: Some(ApprovalScope::Global),
+            plugin_id: Some("guard".into()),
+            ..spec()
+        },
+        "other-call",
+        "exec",
+        &params(json!({"command": "rm -rf /"})),
+        "b",
+        "t",
+        Duration::from_secs(9),
+    );
+    assert_eq!(same.fingerprint(), base);
+    same.allowed_decisions = vec![ApprovalDecision::Deny];
+    assert_eq!(same.fingerprint(), base);
+    // Another title, description or severity is another question.
+    let changes: [fn(&mut ApprovalRequest); 4] = [
+        |r| r.title = "Run command!".into(),
+        |r| r.description = "Allow this exec tool call? (it deletes /)".into(),
+        |r| r.severity = ApprovalSeverity::Warning,
+        |r| r.severity = ApprovalSeverity::Critical,
+    ];
+    let mut seen = HashSet::from([base.clone()]);
+    for change in changes {
+        let mut request = request_with(&spec(), json!({}));
+        change(&mut request);
+        let fingerprint = request.fingerprint();
+        assert_eq!(fingerprint.len(), 32);
+        assert!(seen.insert(fingerprint), "{request:?}");
+        assert_ne!(request.grant_key(), same.grant_key());
+    }
+    // Title and description are not concatenated ambiguously.
+    let mut a = request_with(&spec(), json!({}));
+    a.title = "ab".into();
+    a.description = "c".into();
+    let mut b = a.clone();
+    b.title = "a".into();
+    b.description = "bc".into();
+    assert_ne!(a.fingerprint(), b.fingerprint());
+}
+
+#[test]
+fn critical_requests_are_never_rememberable() {
+    let mut request = request_with(&spec(), json!({}));
+    assert!(request.is_rememberable());
+    request.severity = ApprovalSeverity::Warning;
+    assert!(request.is_rememberable());
+    request.severity = ApprovalSeverity::Critical;
+    assert!(!request.is_rememberable());
+    // Nor is a key without a scope value, whatever the severity.
+    request.severity = ApprovalSeverity::Info;
+    request.session_key = String::new();
+    assert!(!request.is_rememberable());
+}
+
+#[test]
+fn timeouts_are_clamped_to_a_day_and_a_millisecond() {
+    let day_ms = 24 * 60 * 60 * 1_000;
+    assert_eq!(MAX_APPROVAL_TIMEOUT, Duration::from_millis(day_ms));
+    let with = |timeout_ms: Option<u64>, default: Duration| {
+        let spec = ApprovalSpec {
+            timeout_ms,
+            ..spec()
+        };
+        ApprovalRequest::new(&spec, "c", "t", &Map::new(), "a", "s", default)
+    };
+    for (timeout_ms, default, expected) in [
+        (Some(u64::MAX), Duration::ZERO, day_ms),
+        (Some(day_ms + 1), Duration::ZERO, day_ms),
+        (Some(day_ms), Duration::ZERO, day_ms),
+        (Some(0), Duration::from_secs(5), 1),
+        (Some(1), Duration::ZERO, 1),
+        (Some(5_000), Duration::MAX, 5_000),
+        (None, Duration::MAX, day_ms),
+        (None, Duration::from_secs(48 * 60 * 60), day_ms),
+        (None, Duration::ZERO, 1),
+        (None, Duration::from_millis(1_500), 1_500),
+    ] {
+        let request = with(timeout_ms, default);
+        assert_eq!(request.timeout_ms, expected, "{timeout_ms:?} {default:?}");
+        assert_eq!(request.timeout(), Duration::from_millis(expected));
+    }
+    // A request built or edited by hand is clamped when it is waited on.
+    let mut request = with(None, Duration::from_secs(1));
+    request.timeout_ms = u64::MAX;
+    assert_eq!(request.timeout(), MAX_APPROVAL_TIMEOUT);
+    request.timeout_ms = 0;
+    assert_eq!(request.timeout(), Duration::from_millis(1));
+}
+
+#[test]
+fn params_preview_is_compact_json_of_the_params() {
+    let p = json!({"command": "echo \"hi\" > /tmp/x", "env": {"A": "1"}, "n": [1, 2.5, null]});
+    let request = request_with(&spec(), p.clone());
+    assert_eq!(
+        request.params_preview,
+        r#"{"command":"echo \"hi\" > /tmp/x","env":{"A":"1"},"n":[1,2.5,null]}"#
+    );
+    assert_eq!(request.params_preview, serde_json::to_string(&p).unwrap());
+    assert_eq!(request_with(&spec(), json!({})).params_preview, "{}");
+}
+
+#[test]
+fn params_preview_escapes_every_terminal_control() {
+    let command = "a\u{1b}[2Jb\r\nc\td\u{0}e\u{7f}f\u{85}g\u{9b}31mh\u{202e}i\u{2066}j\u{2069}k";
+    let request = request_with(&spec(), json!({"command": command, "ke\u{9b}y": 1}));
+    let preview = &request.params_preview;
+    for c in preview.chars() {
+        assert!(
+            !c.is_control() && !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
+            "raw {c:?} in {preview}"
+        );
+    }
+    for escape in [
+        r"\u001b", r"\r", r"\n", r"\t", r"\u0000", r"\u007f", r"\u0085", r"\u009b", r"\u202e",
+        r"\u2066", r"\u2069",
+    ] {
+        assert!(preview.contains(escape), "{escape} missing from {preview}");
+    }
+    // Still JSON, and it reads back as exactly the parameters.
+    let back: Value = serde_json::from_str(preview).unwrap();
+    assert_eq!(back, json!({"command": command, "ke\u{9b}y": 1}));
+}
+
+#[test]
+fn params_preview_is_cut_at_4000_characters_on_a_char_boundary() {
+    // `{"k":"` is 6 characters and `"}` 2, so 3 992 characters of value
+    // make exactly 4 000.
+    let exact = request_with(&spec(), json!({"k": "é".repeat(3_992)}));
+    assert_eq!(exact.params_preview.chars().count(), 4_000);
+    assert!(!exact.params_preview.ends_with('…'));
+
+    let long = request_with(&spec(), json!({"k": "é".repeat(3_993)}));
+    let preview = &long.params_preview;
+    assert_eq!(preview.chars().count(), 4_001);
+    assert!(preview.ends_with('…'));
+    assert!(preview.starts_with(r#"{"k":"éé"#));
+    let kept: String = preview.chars().take(4_000).collect();
+    assert_eq!(format!("{kept}…"), *preview);
+
+    // Escapes count as what is shown, so a long run of control characters
+    // is cut too.
+    let controls = request_with(&spec(), json!({"k": "\u{9b}".repeat(5_000)}));
+    assert_eq!(controls.params_preview.chars().count(), 4_001);
+    assert!(controls.params_preview.ends_with('…'));
+}
+
+#[test]
+fn a_request_without_a_preview_still_deserialises() {
+    let request = request_with(&spec(), json!({"command": "ls"}));
+    let mut value = serde_json::to_value(&request).unwrap();
+    value.as_object_mut().unwrap().remove("paramsPreview");
+    let back: ApprovalRequest = serde_json::from_value(value).unwrap();
+    assert_eq!(back.params_preview, "");
+    assert_eq!(back.params_hash, request.params_hash);
 }

@@ -16,21 +16,27 @@ use crate::{Error, Result};
 pub(crate) const DB_FILE_NAME: &str = "approvals.sqlite";
 
 /// The schema this build writes (`PRAGMA user_version`).
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+///
+/// - 1: grants keyed by (scope, scope value, plugin, tool).
+/// - 2: grants keyed by (scope, scope value, plugin, tool, fingerprint).
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// How many decision rows the audit table keeps; older rows are pruned.
 pub(crate) const MAX_DECISION_ROWS: i64 = 10_000;
 
-/// The first schema.
-const SCHEMA_V1: &str = "
+/// The current schema (version 2). Grants are keyed by the fingerprint of
+/// the question as well; the decisions table is unchanged from version 1
+/// and holds no parameters (only their hash).
+const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS grants (
     scope TEXT NOT NULL,
     scope_value TEXT NOT NULL,
     plugin_id TEXT NOT NULL,
     tool_name TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
     approval_id TEXT NOT NULL,
     granted_at_ms INTEGER NOT NULL,
-    UNIQUE (scope, scope_value, plugin_id, tool_name)
+    UNIQUE (scope, scope_value, plugin_id, tool_name, fingerprint)
 );
 CREATE TABLE IF NOT EXISTS decisions (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -48,6 +54,17 @@ CREATE TABLE IF NOT EXISTS decisions (
 );
 ";
 
+/// The migration from any older schema: the grants table is dropped and
+/// recreated (the decisions table is kept).
+///
+/// A version-1 grant was keyed by plugin and tool only, so it answered any
+/// question from that plugin and tool, whatever its title, description or
+/// severity. It cannot be given a fingerprint after the fact (the question
+/// it answered was not stored), so every old grant is discarded and the
+/// approver is asked again. Forgetting a grant is the safe direction: it
+/// can only cause a question, never an unasked call.
+const MIGRATE_GRANTS: &str = "DROP TABLE IF EXISTS grants;";
+
 /// Grants and decisions in a SQLite database (WAL mode, one connection
 /// behind a mutex, every write in its own transaction).
 #[derive(Debug)]
@@ -61,8 +78,10 @@ impl SqliteGrantStore {
     ///
     /// A missing parent directory is created with mode 0700 and a new file
     /// with mode 0600 (on unix; an existing file is tightened to 0600). A
-    /// file that is not a database, or has a newer schema, is an
-    /// [`Error::Store`] naming the path.
+    /// file that is not a database, or has a schema newer than this build
+    /// knows, is an [`Error::Store`] naming the path. An older schema is
+    /// migrated: a version-1 database loses its grants (they were not bound
+    /// to the question asked; see the schema notes) and keeps its decisions.
     pub fn open(path: &Path) -> Result<Self> {
         prepare_file(path)?;
         let conn = Connection::open(path)
@@ -124,7 +143,24 @@ impl SqliteGrantStore {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| err("cannot start the schema migration", e))?;
-            tx.execute_batch(SCHEMA_V1)
+            if version >= 1 {
+                // The count is only for the log; failing to count is no
+                // reason to keep the old grants.
+                let discarded: Option<i64> = tx
+                    .query_row("SELECT count(*) FROM grants", [], |row| row.get(0))
+                    .ok();
+                tracing::warn!(
+                    path = %path.display(),
+                    from = version,
+                    to = SCHEMA_VERSION,
+                    discarded = ?discarded,
+                    "approval store migrated; allow-always grants from the old schema \
+                     were not bound to the question asked and are discarded"
+                );
+            }
+            tx.execute_batch(MIGRATE_GRANTS)
+                .map_err(|e| err("cannot drop the old grants", e))?;
+            tx.execute_batch(SCHEMA)
                 .map_err(|e| err("cannot create the schema", e))?;
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)
                 .map_err(|e| err("cannot set the schema version", e))?;
@@ -153,12 +189,14 @@ impl crate::approval::GrantStore for SqliteGrantStore {
         let conn = self.lock();
         conn.query_row(
             "SELECT 1 FROM grants
-             WHERE scope = ?1 AND scope_value = ?2 AND plugin_id = ?3 AND tool_name = ?4",
+             WHERE scope = ?1 AND scope_value = ?2 AND plugin_id = ?3 AND tool_name = ?4
+               AND fingerprint = ?5",
             params![
                 key.scope.as_str(),
                 key.scope_value,
                 key.plugin_id,
-                key.tool_name
+                key.tool_name,
+                key.fingerprint
             ],
             |_| Ok(()),
         )
@@ -174,15 +212,17 @@ impl crate::approval::GrantStore for SqliteGrantStore {
             .map_err(|e| self.error("cannot start a transaction", e))?;
         tx.execute(
             "INSERT INTO grants
-                 (scope, scope_value, plugin_id, tool_name, approval_id, granted_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (scope, scope_value, plugin_id, tool_name)
+                 (scope, scope_value, plugin_id, tool_name, fingerprint, approval_id,
+                  granted_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (scope, scope_value, plugin_id, tool_name, fingerprint)
              DO UPDATE SET approval_id = excluded.approval_id",
             params![
                 key.scope.as_str(),
                 key.scope_value,
                 key.plugin_id,
                 key.tool_name,
+                key.fingerprint,
                 approval_id,
                 ms_to_sql(now_ms())
             ],
@@ -200,12 +240,14 @@ impl crate::approval::GrantStore for SqliteGrantStore {
         let removed = tx
             .execute(
                 "DELETE FROM grants
-                 WHERE scope = ?1 AND scope_value = ?2 AND plugin_id = ?3 AND tool_name = ?4",
+                 WHERE scope = ?1 AND scope_value = ?2 AND plugin_id = ?3 AND tool_name = ?4
+                   AND fingerprint = ?5",
                 params![
                     key.scope.as_str(),
                     key.scope_value,
                     key.plugin_id,
-                    key.tool_name
+                    key.tool_name,
+                    key.fingerprint
                 ],
             )
             .map_err(|e| self.error("cannot revoke a grant", e))?;
@@ -218,7 +260,7 @@ impl crate::approval::GrantStore for SqliteGrantStore {
         let conn = self.lock();
         let mut stmt = conn
             .prepare(
-                "SELECT scope, scope_value, plugin_id, tool_name FROM grants
+                "SELECT scope, scope_value, plugin_id, tool_name, fingerprint FROM grants
                  ORDER BY granted_at_ms, rowid",
             )
             .map_err(|e| self.error("cannot list grants", e))?;
@@ -229,12 +271,13 @@ impl crate::approval::GrantStore for SqliteGrantStore {
                     row.get::<_, String>(1)?,
                     row.get::<_, String>(2)?,
                     row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
                 ))
             })
             .map_err(|e| self.error("cannot list grants", e))?;
         let mut out = Vec::new();
         for row in rows {
-            let (scope, scope_value, plugin_id, tool_name) =
+            let (scope, scope_value, plugin_id, tool_name, fingerprint) =
                 row.map_err(|e| self.error("cannot read a grant", e))?;
             // A row with an unknown scope was not written by this build; it
             // is skipped rather than guessed at.
@@ -247,11 +290,14 @@ impl crate::approval::GrantStore for SqliteGrantStore {
                 scope_value,
                 plugin_id,
                 tool_name,
+                fingerprint,
             });
         }
         Ok(out)
     }
 
+    /// The audit row holds the parameters' hash, never the parameters (nor
+    /// `params_preview`).
     fn record_decision(&self, request: &ApprovalRequest, decision: ApprovalDecision) -> Result<()> {
         let mut conn = self.lock();
         let tx = conn

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
-use serde_json::Map;
+use serde_json::{Map, json};
 
 use super::*;
 use crate::approval::GrantStore;
@@ -13,6 +13,7 @@ fn key(scope: ApprovalScope, value: &str, tool: &str) -> GrantKey {
         scope_value: value.into(),
         plugin_id: "guard".into(),
         tool_name: tool.into(),
+        fingerprint: "f".repeat(32),
     }
 }
 
@@ -204,4 +205,187 @@ fn decision_rows_are_pruned() {
         .query_row("SELECT count(*) FROM decisions", [], |r| r.get(0))
         .unwrap();
     assert_eq!(count, MAX_DECISION_ROWS);
+}
+
+/// The version-1 schema, as an older build wrote it.
+const SCHEMA_V1: &str = "
+CREATE TABLE grants (
+    scope TEXT NOT NULL,
+    scope_value TEXT NOT NULL,
+    plugin_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    approval_id TEXT NOT NULL,
+    granted_at_ms INTEGER NOT NULL,
+    UNIQUE (scope, scope_value, plugin_id, tool_name)
+);
+CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    approval_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    params_hash TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    plugin_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    requested_at_ms INTEGER NOT NULL,
+    decided_at_ms INTEGER NOT NULL
+);
+INSERT INTO grants VALUES ('global', '', 'guard', 'exec', 'old-id', 1);
+INSERT INTO grants VALUES ('session', 's1', 'guard', 'write', 'old-id-2', 2);
+INSERT INTO decisions (approval_id, call_id, params_hash, tool_name, plugin_id, scope,
+    agent_id, session_key, decision, requested_at_ms, decided_at_ms)
+VALUES ('old-id', 'c', 'h', 'exec', 'guard', 'global', 'a', 's', 'allow-always', 1, 2);
+PRAGMA user_version = 1;
+";
+
+#[test]
+fn a_version_1_database_loses_its_grants_and_keeps_its_decisions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(SCHEMA_V1)
+        .unwrap();
+    let store = SqliteGrantStore::open(&path).unwrap();
+    // Old grants answered any question from the plugin and tool: gone.
+    assert_eq!(store.list().unwrap(), vec![]);
+    for fingerprint in [String::new(), "f".repeat(32)] {
+        let old = GrantKey {
+            fingerprint,
+            ..key(ApprovalScope::Global, "", "exec")
+        };
+        assert!(!store.is_granted(&old).unwrap());
+    }
+    let (version, decisions, columns): (i64, i64, String) = {
+        let conn = store.lock();
+        (
+            conn.pragma_query_value(None, "user_version", |r| r.get(0))
+                .unwrap(),
+            conn.query_row("SELECT count(*) FROM decisions", [], |r| r.get(0))
+                .unwrap(),
+            conn.query_row(
+                "SELECT group_concat(name, ',') FROM pragma_table_info('grants')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap(),
+        )
+    };
+    assert_eq!(version, 2);
+    assert_eq!(decisions, 1);
+    assert!(columns.contains("fingerprint"), "{columns}");
+    // The migrated store works, and a reopen does not migrate again.
+    let a = key(ApprovalScope::Global, "", "exec");
+    store.grant(&a, "new-id").unwrap();
+    drop(store);
+    let store = SqliteGrantStore::open(&path).unwrap();
+    assert_eq!(store.list().unwrap(), vec![a.clone()]);
+    assert!(store.is_granted(&a).unwrap());
+}
+
+#[test]
+fn the_fingerprint_is_part_of_the_unique_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
+    let info = key(ApprovalScope::Session, "s1", "exec");
+    let other = GrantKey {
+        fingerprint: "0".repeat(32),
+        ..info.clone()
+    };
+    store.grant(&info, "id-1").unwrap();
+    assert!(store.is_granted(&info).unwrap());
+    assert!(!store.is_granted(&other).unwrap());
+    store.grant(&other, "id-2").unwrap();
+    store.grant(&info, "id-3").unwrap();
+    assert_eq!(store.list().unwrap(), vec![info.clone(), other.clone()]);
+    assert!(store.revoke(&other).unwrap());
+    assert!(!store.is_granted(&other).unwrap());
+    assert!(store.is_granted(&info).unwrap());
+    assert_eq!(store.list().unwrap(), vec![info]);
+}
+
+#[test]
+fn grants_from_real_requests_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
+    let request = ApprovalRequest::new(
+        &ApprovalSpec {
+            title: "Run".into(),
+            description: "ls".into(),
+            ..ApprovalSpec::default()
+        },
+        "c",
+        "exec",
+        &Map::new(),
+        "a",
+        "s",
+        Duration::ZERO,
+    );
+    store.grant(&request.grant_key(), &request.id).unwrap();
+    assert_eq!(store.list().unwrap(), vec![request.grant_key()]);
+    let mut reworded = request.clone();
+    reworded.description = "rm -rf /".into();
+    assert!(store.is_granted(&request.grant_key()).unwrap());
+    assert!(!store.is_granted(&reworded.grant_key()).unwrap());
+}
+
+#[test]
+fn params_and_their_preview_are_never_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("approvals.sqlite");
+    let store = SqliteGrantStore::open(&path).unwrap();
+    let marker = "sk-live-PARAMS-MARKER-5f3a9c";
+    let mut params = Map::new();
+    params.insert(
+        "command".into(),
+        json!(format!("curl -H 'Authorization: {marker}'")),
+    );
+    let request = ApprovalRequest::new(
+        &ApprovalSpec {
+            title: "Run".into(),
+            description: "curl".into(),
+            ..ApprovalSpec::default()
+        },
+        "call-1",
+        "exec",
+        &params,
+        "agent",
+        "session",
+        Duration::from_secs(1),
+    );
+    assert!(request.params_preview.contains(marker));
+    for decision in [ApprovalDecision::AllowAlways, ApprovalDecision::Deny] {
+        store.record_decision(&request, decision).unwrap();
+    }
+    store.grant(&request.grant_key(), &request.id).unwrap();
+    // No column holds them...
+    let columns: String = store
+        .lock()
+        .query_row(
+            "SELECT group_concat(name, ',') FROM pragma_table_info('decisions')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        columns,
+        "id,approval_id,call_id,params_hash,tool_name,plugin_id,scope,agent_id,session_key,\
+         decision,requested_at_ms,decided_at_ms"
+    );
+    // ...and no byte of the database (or its WAL) does.
+    drop(store);
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let file = entry.unwrap().path();
+        let bytes = std::fs::read(&file).unwrap();
+        if bytes
+            .windows(marker.len())
+            .any(|window| window == marker.as_bytes())
+        {
+            found.push(file);
+        }
+    }
+    assert_eq!(found, Vec::<std::path::PathBuf>::new());
 }

@@ -11,7 +11,8 @@ use crate::Result;
 use crate::approval::pending::{FINISHED_CAPACITY, PendingTable};
 use crate::approval::{
     ApprovalBinding, ApprovalBroker, ApprovalDecision, ApprovalEvent, ApprovalRequest,
-    ApprovalResolution, GrantStore, MemoryGrantStore, ResolveOutcome, SqliteGrantStore,
+    ApprovalResolution, ApprovalSeverity, GrantStore, MemoryGrantStore, ResolveOutcome,
+    SqliteGrantStore,
 };
 
 /// How many events a slow subscriber may fall behind before it misses some.
@@ -57,14 +58,18 @@ impl<S: GrantStore> Broker<S> {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Whether a grant answers `request`. A store error is logged and read
-    /// as "no grant", so a human is asked.
-    fn is_remembered(&self, request: &ApprovalRequest) -> bool {
-        let key = request.grant_key();
-        if !key.is_rememberable() {
+    /// Whether a remembered `allow-always` grant answers `request`.
+    ///
+    /// Never for a `critical` request or a key that is not rememberable
+    /// ([`ApprovalRequest::is_rememberable`]), whatever the store holds. A
+    /// store error is logged and read as "no grant", so a human is asked.
+    /// Code that checks for a grant before asking should call this rather
+    /// than the store, so it agrees with [`ApprovalBroker::request`].
+    pub fn is_remembered(&self, request: &ApprovalRequest) -> bool {
+        if !request.is_rememberable() {
             return false;
         }
-        match self.store.is_granted(&key) {
+        match self.store.is_granted(&request.grant_key()) {
             Ok(granted) => granted,
             Err(error) => {
                 tracing::warn!(
@@ -95,12 +100,21 @@ impl<S: GrantStore> Broker<S> {
     }
 
     /// Everything that follows a final decision for a request that was
-    /// pending: remember an `allow-always`, record the decision and
-    /// announce it.
+    /// pending: remember an `allow-always` (unless the request is
+    /// `critical` or its key is not rememberable: then the call is allowed
+    /// once and nothing is stored), record the decision and announce it.
     fn conclude(&self, request: &ApprovalRequest, decision: ApprovalDecision) {
         if decision == ApprovalDecision::AllowAlways {
             let key = request.grant_key();
-            if !key.is_rememberable() {
+            if request.severity == ApprovalSeverity::Critical {
+                tracing::info!(
+                    approval_id = %request.id,
+                    tool = %request.tool_name,
+                    plugin = %request.plugin_id,
+                    "allow-always on a critical request is not remembered; \
+                     this call is allowed once"
+                );
+            } else if !key.is_rememberable() {
                 tracing::warn!(
                     approval_id = %request.id,
                     scope = request.scope.as_str(),

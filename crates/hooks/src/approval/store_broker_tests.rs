@@ -9,7 +9,7 @@ use tokio::sync::broadcast::error::TryRecvError;
 
 use super::*;
 use crate::Error;
-use crate::approval::{ApprovalScope, GrantKey};
+use crate::approval::{ApprovalScope, ApprovalSeverity, GrantKey};
 use crate::event::ApprovalSpec;
 
 const LONG: Duration = Duration::from_secs(600);
@@ -543,4 +543,175 @@ async fn a_broker_is_usable_as_a_trait_object() {
         broker.request(request("c2"), &AbortSignal::new()).await,
         REMEMBERED
     );
+}
+
+/// A request from the same plugin and tool as [`request`], but asking
+/// another question.
+fn reworded(call: &str, change: fn(&mut ApprovalSpec)) -> ApprovalRequest {
+    let mut spec = spec(ApprovalScope::Session);
+    change(&mut spec);
+    let mut params = Map::new();
+    params.insert("command".into(), json!(format!("echo {call}")));
+    ApprovalRequest::new(&spec, call, "exec", &params, "agent-a", "session-1", LONG)
+}
+
+/// The ways a later request may differ from the one that was granted.
+const REWORDINGS: [fn(&mut ApprovalSpec); 4] = [
+    |s| s.title = "Wipe the disk".into(),
+    |s| s.description = "Allow rm -rf / ?".into(),
+    |s| s.severity = Some(ApprovalSeverity::Warning),
+    |s| s.severity = Some(ApprovalSeverity::Critical),
+];
+
+async fn a_grant_answers_only_its_own_question<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
+    let granted = ask_and_answer(&broker, request("c1"), ApprovalDecision::AllowAlways).await;
+    assert_eq!(
+        granted,
+        ApprovalResolution::decided(ApprovalDecision::AllowAlways)
+    );
+    assert_eq!(
+        broker.store().list().unwrap(),
+        vec![request("c1").grant_key()]
+    );
+    // The same question again (other parameters, same wording) is answered.
+    assert_eq!(ask_unanswered(&*broker, request("c2")).await, REMEMBERED);
+    // Another title, description or severity is asked again.
+    for (i, change) in REWORDINGS.into_iter().enumerate() {
+        let other = reworded(&format!("c{}", i + 3), change);
+        assert!(!broker.is_remembered(&other), "{other:?}");
+        assert_eq!(ask_unanswered(&*broker, other).await, TIMED_OUT);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_memory_grant_answers_only_its_own_question() {
+    a_grant_answers_only_its_own_question(Arc::new(MemoryApprovalBroker::in_memory())).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sqlite_grant_answers_only_its_own_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = SqliteApprovalBroker::open_in_state_dir(dir.path()).unwrap();
+    a_grant_answers_only_its_own_question(Arc::new(broker)).await;
+}
+
+fn critical(call: &str, scope: ApprovalScope) -> ApprovalRequest {
+    let mut request = request_in(scope, "agent-a", "session-1", call);
+    request.severity = ApprovalSeverity::Critical;
+    request
+}
+
+async fn allow_always_on_a_critical_request_allows_once<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
+    for scope in [
+        ApprovalScope::Session,
+        ApprovalScope::Agent,
+        ApprovalScope::Global,
+    ] {
+        let answered = ask_and_answer(
+            &broker,
+            critical("c1", scope),
+            ApprovalDecision::AllowAlways,
+        )
+        .await;
+        assert_eq!(
+            answered,
+            ApprovalResolution {
+                decision: ApprovalDecision::AllowAlways,
+                remembered: false,
+            }
+        );
+        assert!(answered.allows());
+        assert_eq!(broker.store().list().unwrap(), vec![]);
+        // The next identical critical request is asked again.
+        assert_eq!(
+            ask_unanswered(&*broker, critical("c2", scope)).await,
+            TIMED_OUT
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn allow_always_on_a_critical_request_is_not_remembered_in_memory() {
+    allow_always_on_a_critical_request_allows_once(Arc::new(MemoryApprovalBroker::in_memory()))
+        .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn allow_always_on_a_critical_request_is_not_remembered_in_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = SqliteApprovalBroker::open_in_state_dir(dir.path()).unwrap();
+    allow_always_on_a_critical_request_allows_once(Arc::new(broker)).await;
+    let conn = rusqlite::Connection::open(dir.path().join("approvals.sqlite")).unwrap();
+    let grants: i64 = conn
+        .query_row("SELECT count(*) FROM grants", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(grants, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stored_grant_never_answers_a_critical_request() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let req = critical("c1", ApprovalScope::Session);
+    // Put there by hand (or by an older build): still not used.
+    broker.store().grant(&req.grant_key(), "old-id").unwrap();
+    assert!(broker.store().is_granted(&req.grant_key()).unwrap());
+    assert!(!broker.is_remembered(&req));
+    let mut events = broker.subscribe();
+    assert_eq!(ask_unanswered(&*broker, req).await, TIMED_OUT);
+    assert!(matches!(
+        events.try_recv(),
+        Ok(ApprovalEvent::Requested(asked)) if asked.call_id == "c1"
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_requested_event_shows_the_params() {
+    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+    let mut events = broker.subscribe();
+    let mut params = Map::new();
+    params.insert(
+        "command".into(),
+        json!("printf '\u{1b}]0;owned\u{7}' \u{202e}gpj.exe"),
+    );
+    let req = ApprovalRequest::new(
+        &spec(ApprovalScope::Session),
+        "c1",
+        "exec",
+        &params,
+        "a",
+        "s",
+        LONG,
+    );
+    let task = start(&broker, req, AbortSignal::new());
+    let asked = next_requested(&mut events).await;
+    assert_eq!(
+        asked.params_preview,
+        r#"{"command":"printf '\u001b]0;owned\u0007' \u202egpj.exe"}"#
+    );
+    assert_eq!(broker.pending()[0].params_preview, asked.params_preview);
+    broker.resolve(&asked.id, ApprovalDecision::Deny, None);
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_endless_hook_timeout_ends_after_a_day() {
+    let broker = MemoryApprovalBroker::in_memory();
+    let spec = ApprovalSpec {
+        timeout_ms: Some(u64::MAX),
+        ..spec(ApprovalScope::Session)
+    };
+    let req = ApprovalRequest::new(&spec, "c1", "exec", &Map::new(), "a", "s", LONG);
+    assert_eq!(req.timeout(), crate::approval::MAX_APPROVAL_TIMEOUT);
+    let started = tokio::time::Instant::now();
+    assert_eq!(broker.request(req, &AbortSignal::new()).await, TIMED_OUT);
+    assert_eq!(started.elapsed(), Duration::from_secs(24 * 60 * 60));
+
+    // A hand-built request is clamped too.
+    let mut req = request("c2");
+    req.timeout_ms = u64::MAX;
+    let started = tokio::time::Instant::now();
+    assert_eq!(broker.request(req, &AbortSignal::new()).await, TIMED_OUT);
+    assert_eq!(started.elapsed(), Duration::from_secs(24 * 60 * 60));
 }

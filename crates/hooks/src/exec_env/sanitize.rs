@@ -6,6 +6,11 @@ use std::collections::BTreeMap;
 use super::classify::{EnvKeyVerdict, classify_override_key, trim_key};
 use super::plugin::filter_plugin_env;
 
+/// The host's own namespaces: a call must not set a variable the host or
+/// its child tools read as configuration (the plugin filter reserves the
+/// same prefixes).
+const RESERVED_PREFIXES: [&str; 2] = ["TALON_", "OPENCLAW_"];
+
 /// The outcome of sanitising a call's `env` overrides.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SanitizedEnv {
@@ -13,7 +18,8 @@ pub struct SanitizedEnv {
     /// original case.
     pub accepted: BTreeMap<String, String>,
     /// Keys rejected by the policy (PATH, dangerous and override-only
-    /// keys), uppercased, sorted and de-duplicated.
+    /// keys, and the host's reserved `TALON_*` / `OPENCLAW_*` namespaces),
+    /// uppercased, sorted and de-duplicated.
     pub rejected_blocked: Vec<String>,
     /// Keys rejected because the name is invalid or the value contains NUL,
     /// trimmed (or raw when trimming leaves nothing), sorted and
@@ -31,8 +37,9 @@ impl SanitizedEnv {
 /// Sanitises the overrides a call supplies in its `env` parameter.
 ///
 /// Invalid names and values containing NUL go to `rejected_invalid`;
-/// dangerous and override-only keys (and `PATH` when `block_path`) go to
-/// `rejected_blocked`. Only keys are ever logged.
+/// dangerous and override-only keys, keys in the host's reserved
+/// `TALON_*` / `OPENCLAW_*` namespaces (any case), and `PATH` when
+/// `block_path` go to `rejected_blocked`. Only keys are ever logged.
 pub fn sanitize_env_overrides(
     overrides: &BTreeMap<String, String>,
     block_path: bool,
@@ -56,6 +63,9 @@ pub fn sanitize_env_overrides(
             | EnvKeyVerdict::BlockedOverrideOnly => {
                 out.rejected_blocked.push(key.to_uppercase());
             }
+            EnvKeyVerdict::Allowed if is_reserved(key) => {
+                out.rejected_blocked.push(key.to_uppercase());
+            }
             EnvKeyVerdict::Allowed => accept(&mut out, key, value),
         }
     }
@@ -69,6 +79,12 @@ pub fn sanitize_env_overrides(
         );
     }
     out
+}
+
+/// Whether `key` is in the host's reserved namespaces (any case).
+fn is_reserved(key: &str) -> bool {
+    let upper = key.to_uppercase();
+    RESERVED_PREFIXES.iter().any(|p| upper.starts_with(p))
 }
 
 /// Accepts `key = value` unless the value contains NUL, which no process

@@ -101,3 +101,35 @@ fn merge_refilters_the_plugin_env() {
     ]);
     assert_eq!(merge_exec_env(&call, &plugin), map(&[("MODE", "call")]));
 }
+
+#[test]
+fn host_namespaces_are_reserved() {
+    let overrides = map(&[
+        ("TALON_GATEWAY_TOKEN", "t"),
+        ("talon_state_dir", "/tmp/evil"),
+        (" OpenClaw_Git_Dir ", "/tmp/evil"),
+        ("OPENCLAW_CLI", "1"),
+        ("TALONX", "kept"),
+        ("MY_TALON_SETTING", "kept"),
+    ]);
+    let out = sanitize_env_overrides(&overrides, true);
+    assert_eq!(
+        out.accepted,
+        map(&[("MY_TALON_SETTING", "kept"), ("TALONX", "kept")])
+    );
+    assert_eq!(
+        out.rejected_blocked,
+        strings(&[
+            "OPENCLAW_CLI",
+            "OPENCLAW_GIT_DIR",
+            "TALON_GATEWAY_TOKEN",
+            "TALON_STATE_DIR"
+        ])
+    );
+    assert!(out.rejected_invalid.is_empty());
+    // Merging cannot bring them back through the call's own overrides.
+    assert_eq!(
+        merge_exec_env(&out, &BTreeMap::new()),
+        map(&[("MY_TALON_SETTING", "kept"), ("TALONX", "kept")])
+    );
+}

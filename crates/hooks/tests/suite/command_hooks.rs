@@ -249,3 +249,229 @@ fn bad_hook_config_is_reported_with_key_paths() {
         ]
     );
 }
+
+fn failure_detail(outcome: GateOutcome) -> String {
+    match outcome {
+        GateOutcome::Failed(b) => {
+            assert_eq!(b.denied_reason, DeniedReason::HookFailure, "{b:?}");
+            b.detail.unwrap_or_default()
+        }
+        other => panic!("expected a hook failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_answer_with_an_unknown_key_blocks_instead_of_passing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "capital",
+            r#"{"requireApproval": {"title": "t", "description": "d"}, "Block": true}"#,
+            "unknown field `Block`",
+        ),
+        (
+            "nested",
+            r#"{"requireApproval": {"title": "t", "description": "d", "onTimeout": "allow"}}"#,
+            "unknown field `onTimeout`",
+        ),
+        ("stringly", r#"{"block": "yes"}"#, "unparseable answer"),
+    ];
+    for (id, answer, expect) in cases {
+        let program = script(
+            dir.path(),
+            &format!("{id}.sh"),
+            &format!("cat >/dev/null\necho '{answer}'"),
+        );
+        let config = HooksConfig {
+            before_tool_call: vec![hook(id, program)],
+            ..HooksConfig::default()
+        };
+        let detail = failure_detail(outcome(config, dir.path(), "exec", json!({})).await);
+        assert!(detail.contains("unparseable answer"), "{id}: {detail}");
+        assert!(detail.contains(expect), "{id}: {detail}");
+    }
+}
+
+#[tokio::test]
+async fn a_snake_case_approval_is_accepted_and_stamped_with_the_hook_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let ask = script(
+        dir.path(),
+        "ask.sh",
+        "cat >/dev/null\necho '{\"require_approval\": {\"title\": \"Run it\", \"description\": \"ok?\", \"timeout_ms\": 60000, \"allowed_decisions\": [\"allow-once\", \"deny\"], \"plugin_id\": \"forged\", \"timeout_behavior\": \"allow\"}}'",
+    );
+    let config = HooksConfig {
+        before_tool_call: vec![hook("asker", ask)],
+        ..HooksConfig::default()
+    };
+    match outcome(config, dir.path(), "exec", json!({})).await {
+        GateOutcome::NeedsApproval { approvals, .. } => {
+            let approval = &approvals[0];
+            assert_eq!(approval.title, "Run it");
+            assert_eq!(approval.description, "ok?");
+            assert_eq!(approval.timeout_ms, Some(60_000));
+            assert_eq!(approval.plugin_id.as_deref(), Some("asker"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_background_child_holding_stdout_does_not_cost_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("bg.pid");
+    let body = format!(
+        "cat >/dev/null\necho '{{\"block\": true, \"blockReason\": \"said before exiting\"}}'\nsleep 20 &\necho $! > '{}'\nexit 0",
+        pid_file.display()
+    );
+    let mut cfg = hook("leaver", script(dir.path(), "leaver.sh", &body));
+    cfg.timeout_ms = Some(5_000);
+    let config = HooksConfig {
+        before_tool_call: vec![cfg],
+        ..HooksConfig::default()
+    };
+    let started = Instant::now();
+    let result = outcome(config, dir.path(), "exec", json!({})).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    match result {
+        GateOutcome::Blocked(b) => assert_eq!(b.reason, "said before exiting"),
+        other => panic!("{other:?}"),
+    }
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut alive = true;
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next());
+        if stat.is_empty() || state == Some("Z") {
+            alive = false;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive, "the leftover child {pid} survived");
+}
+
+#[tokio::test]
+async fn hook_programs_do_not_inherit_host_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("env.txt");
+    let body = format!("cat >/dev/null\nenv > '{}'", dump.display());
+    let mut cfg = hook("envdump", script(dir.path(), "env.sh", &body));
+    cfg.env = Some(
+        [("HOOK_SERVICE_TOKEN".to_owned(), "configured".to_owned())]
+            .into_iter()
+            .collect(),
+    );
+    let config = HooksConfig {
+        before_tool_call: vec![cfg],
+        ..HooksConfig::default()
+    };
+    assert!(matches!(
+        outcome(config, dir.path(), "exec", json!({})).await,
+        GateOutcome::Allow { .. }
+    ));
+    let text = std::fs::read_to_string(&dump).unwrap();
+    let keys: Vec<&str> = text.lines().filter_map(|l| l.split('=').next()).collect();
+    assert!(keys.contains(&"TALON_HOOK"), "{keys:?}");
+    // The hook's own configured env still applies.
+    assert!(text.lines().any(|l| l == "HOOK_SERVICE_TOKEN=configured"));
+    for key in keys {
+        let upper = key.to_uppercase();
+        if key == "TALON_HOOK" || key == "HOOK_SERVICE_TOKEN" {
+            continue;
+        }
+        assert!(
+            !upper.starts_with("TALON_") && !upper.starts_with("OPENCLAW_"),
+            "{key} reached the hook"
+        );
+        assert!(
+            !["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD"]
+                .iter()
+                .any(|s| upper.ends_with(s)),
+            "{key} reached the hook"
+        );
+    }
+}
+
+#[test]
+fn bad_matchers_are_reported_with_key_paths() {
+    let config = HooksConfig {
+        before_tool_call: vec![CommandHookConfig {
+            id: "m".into(),
+            command: vec!["x".into()],
+            matcher: Some(vec![
+                "exec".into(),
+                "web search".into(),
+                "group:nope".into(),
+                "exec*".into(),
+                "".into(),
+            ]),
+            ..CommandHookConfig::default()
+        }],
+        after_tool_call: vec![CommandHookConfig {
+            id: "e".into(),
+            command: vec!["x".into()],
+            matcher: Some(vec![]),
+            ..CommandHookConfig::default()
+        }],
+        ..HooksConfig::default()
+    };
+    let problems = config.validate();
+    let keys: Vec<&str> = problems.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        vec![
+            "beforeToolCall[0].matcher[1]",
+            "beforeToolCall[0].matcher[2]",
+            "beforeToolCall[0].matcher[3]",
+            "beforeToolCall[0].matcher[4]",
+            "afterToolCall[0].matcher",
+        ]
+    );
+    assert!(problems[0].1.contains("`web search`"), "{problems:?}");
+    assert!(problems[1].1.contains("`group:nope`"), "{problems:?}");
+    assert!(problems[2].1.contains("`exec*`"), "{problems:?}");
+    assert_eq!(
+        problems[4].1,
+        "an empty matcher matches no tool; omit it to match every tool"
+    );
+}
+
+#[tokio::test]
+async fn a_group_matcher_is_expanded_to_its_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = script(
+        dir.path(),
+        "fs.sh",
+        "cat >/dev/null\necho '{\"block\": true, \"blockReason\": \"no files\"}'",
+    );
+    let mut cfg = hook("fs-guard", program);
+    cfg.matcher = Some(vec!["group:fs".into()]);
+    let config = HooksConfig {
+        before_tool_call: vec![cfg],
+        ..HooksConfig::default()
+    };
+    for tool in ["read", "write", "edit", "apply_patch"] {
+        match outcome(config.clone(), dir.path(), tool, json!({"path": "a"})).await {
+            GateOutcome::Blocked(b) => assert_eq!(b.reason, "no files", "{tool}"),
+            other => panic!("{tool}: {other:?}"),
+        }
+    }
+    for tool in ["exec", "web_fetch"] {
+        assert!(
+            matches!(
+                outcome(config.clone(), dir.path(), tool, json!({})).await,
+                GateOutcome::Allow { .. }
+            ),
+            "{tool}"
+        );
+    }
+}

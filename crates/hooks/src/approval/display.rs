@@ -1,0 +1,25 @@
+//! Making hook-supplied text safe to print for an approver.
+
+/// `s` made safe to print on a terminal: every control character (all of
+/// C0, including tab and newline; DEL; C1) and every bidi embedding,
+/// override or isolate (U+202A–U+202E, U+2066–U+2069) becomes U+FFFD, so it
+/// stays visible without moving the cursor, sending an escape sequence or
+/// reordering the text around it.
+///
+/// Use it for an approval's `title` and `description` (which a hook
+/// supplies) before showing them. The text is not trimmed or shortened.
+pub fn display_text(s: &str) -> String {
+    s.chars()
+        .map(|c| if is_unsafe_char(c) { '\u{FFFD}' } else { c })
+        .collect()
+}
+
+/// Whether `c` is a control character (C0, DEL, C1) or a bidi embedding,
+/// override or isolate control.
+pub(crate) fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+#[path = "display_tests.rs"]
+mod tests;
