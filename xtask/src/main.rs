@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask test`: format check, clippy with `-D warnings`,
 //!   `cargo deny check bans licenses sources` (installing cargo-deny from
-//!   crates.io when missing), then every test. `.ci/run` calls exactly this.
+//!   crates.io when missing), `cargo doc` with warnings as errors, then
+//!   every test. `.ci/run` calls exactly this.
 //! - `cargo xtask bench`: the criterion benchmarks, then a summary table.
 
 use std::process::{Command, ExitCode};
@@ -41,6 +42,17 @@ fn test() -> Result<(), String> {
         cargo(&["install", "cargo-deny", "--locked", "--version", "0.20.2"])?;
     }
     cargo(&["deny", "check", "bans", "licenses", "sources"])?;
+    // Broken intra-doc links are errors: the crate docs are the API guide.
+    let status = Command::new("cargo")
+        .args(["doc", "--no-deps", "--workspace"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .status()
+        .map_err(|e| format!("cannot run cargo doc: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "`cargo doc --no-deps --workspace` failed ({status})"
+        ));
+    }
     cargo(&["test", "--workspace"])
 }
 

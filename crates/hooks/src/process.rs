@@ -40,7 +40,7 @@ const DRAIN_AFTER_KILL: Duration = Duration::from_millis(100);
 /// A program to run to completion.
 #[derive(Debug, Clone)]
 pub struct BoundedCommand {
-    /// argv[0] (a path, or a name looked up in the given `PATH`).
+    /// `argv[0]` (a path, or a name looked up in the given `PATH`).
     pub program: String,
     /// The other arguments.
     pub args: Vec<String>,
