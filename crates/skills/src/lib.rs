@@ -1,0 +1,16 @@
+//! Skills (work in progress).
+#![deny(missing_docs)]
+
+pub use crate::frontmatter::parse_skill_md;
+pub use crate::loader::{EligibilityContext, SkillLimits, SkillRoots, SkillSet, load_skills};
+pub use crate::types::{
+    Eligibility, InstallKind, InstallSpec, ParsedSkillFile, Rejected, Shadowed, Skill,
+    SkillFrontmatter, SkillManifest, SkillRequires, SkillSource,
+};
+
+mod frontmatter;
+mod loader;
+pub mod prompt;
+pub mod scanner;
+mod types;
+pub mod watch;

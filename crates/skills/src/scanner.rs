@@ -1,0 +1,1 @@
+//! The security scanner (being written).

@@ -1,0 +1,1 @@
+//! Watching skill roots and reusing snapshots (being written).
