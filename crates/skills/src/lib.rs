@@ -1,6 +1,7 @@
 //! Skills (work in progress).
 #![deny(missing_docs)]
 
+pub use crate::dispatch::{DispatchCall, DispatchError, resolve_skill_command};
 pub use crate::frontmatter::parse_skill_md;
 pub use crate::loader::{EligibilityContext, SkillLimits, SkillRoots, SkillSet, load_skills};
 pub use crate::types::{
@@ -8,6 +9,7 @@ pub use crate::types::{
     SkillFrontmatter, SkillManifest, SkillRequires, SkillSource,
 };
 
+mod dispatch;
 mod frontmatter;
 mod loader;
 pub mod prompt;
