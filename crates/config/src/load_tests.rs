@@ -32,7 +32,6 @@ fn accepted_sections_get_notices() {
         got,
         vec![
             "line 1: mcp: accepted; not validated by this version of Talon",
-            "line 1: skills: accepted; not validated by this version of Talon",
             "line 1: tools.exec: accepted; not validated by this version of Talon",
             "line 2: agents.entries.a.sandbox.docker: accepted; not validated by this version of Talon",
             "line 2: agents.entries.a.sandbox.prune: accepted; not validated by this version of Talon",
@@ -75,4 +74,24 @@ fn served_schema_lists_ignored_openclaw_keys() {
     assert_eq!(schema["additionalProperties"], false);
     assert!(schema["$defs"]["AgentEntry"]["properties"]["identity"].is_object());
     assert!(validation_schema()["properties"].get("channels").is_none());
+}
+
+#[test]
+fn the_skills_section_is_validated_with_key_paths() {
+    let loaded = load_str(
+        "{ skills: { load: { extraDirs: [\"./more\"], watchDebounceMs: 100 }, allowBundled: [\"gog\"], limits: { maxSkillsInPrompt: 10 } } }",
+        "t.json",
+    )
+    .unwrap();
+    assert_eq!(
+        loaded.config.skills_config().limits().max_skills_in_prompt,
+        10
+    );
+    let err = load_str("{ skills: { load: { extraDir: [] } } }", "t.json").unwrap_err();
+    assert!(err.to_string().contains("skills.load"), "{err}");
+    let err = load_str("{ skills: { limits: { maxSkillsInPrompt: 0 } } }", "t.json").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "t.json:1:42: skills.limits.maxSkillsInPrompt: must be at least 1"
+    );
 }

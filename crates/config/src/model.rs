@@ -34,7 +34,8 @@ pub struct TalonConfig {
     /// Sandbox backends (accepted; not validated by this version of Talon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<Value>,
-    /// Skills (accepted; not validated by this version of Talon).
+    /// Skills: extra directories, watching, limits, per-skill entries
+    /// (validated against `talon_skills::SkillsConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Value>,
     /// MCP servers (accepted; not validated by this version of Talon).
@@ -305,6 +306,15 @@ impl TalonConfig {
                 AgentBodyRef::Listed(entry) => entry.body(),
                 AgentBodyRef::Keyed(body) => body.clone(),
             })
+    }
+
+    /// The `skills` section, typed (defaults when absent; a file that fails
+    /// to parse was already refused by the loader).
+    pub fn skills_config(&self) -> talon_skills::SkillsConfig {
+        self.skills
+            .as_ref()
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
     }
 
     /// What the policy pipeline reads: the `tools` section and, per agent id

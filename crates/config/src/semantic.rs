@@ -31,6 +31,17 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
         w.global_tools(tools, spans.member("tools"), &mut path);
     }
     path.clear();
+    if let Some(skills) = w.typed::<talon_skills::SkillsConfig>(root, Some(spans), &path, "skills")
+    {
+        let skills_span = spans.member("skills");
+        for (key, message) in skills.validate() {
+            let inner = parse_key_path(&key);
+            let at = skills_span.and_then(|s| s.lookup(&inner)).or(skills_span);
+            let mut full = vec![Seg::Key("skills".to_owned())];
+            full.extend(inner);
+            w.out.issue(&full, pos(at), message);
+        }
+    }
     if let Some(agents) = root.get("agents") {
         path.push(Seg::Key("agents".to_owned()));
         w.agents(agents, spans.member("agents"), &mut path);

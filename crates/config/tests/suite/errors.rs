@@ -129,13 +129,13 @@ fn bad_agent_ids_are_refused() {
 
 #[test]
 fn non_finite_numbers_are_refused_where_they_appear() {
-    let got = issues("{ skills: { limits: { max: Infinity } } }");
+    let got = issues("{ mcp: { limits: { max: Infinity } } }");
     assert_eq!(
         got,
         vec![issue(
-            "skills.limits.max",
+            "mcp.limits.max",
             1,
-            28,
+            25,
             "non-finite number `Infinity` is not allowed (numbers must be finite)"
         )]
     );

@@ -69,14 +69,12 @@ fn a_whole_openclaw_config_loads_with_notices() {
             .unwrap_or_else(|| panic!("no notice for {section}"));
         assert_eq!(n.message, "OpenClaw section not used by Talon (ignored)");
     }
-    let skills = loaded
-        .notices
-        .iter()
-        .find(|n| n.key_path == "skills")
-        .unwrap();
+    // The skills section is typed now: no notice, and its values are read.
+    assert!(!loaded.notices.iter().any(|n| n.key_path == "skills"));
+    let skills = loaded.config.skills_config();
     assert_eq!(
-        skills.message,
-        "accepted; not validated by this version of Talon"
+        skills.load.and_then(|l| l.extra_dirs),
+        Some(vec!["~/skills".to_owned()])
     );
 }
 
