@@ -75,6 +75,41 @@ pub(crate) enum Command {
     /// Validate the configuration or print its JSON Schema.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Skills: what a run would load, the prompt index, the security scan.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// Every skill of the six sources with source, location, eligibility
+    /// and why, invocation policy and what it shadows; then the
+    /// directories that are not skills, with why.
+    List {
+        /// The agent workspace (default: the agent's configured workspace).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// JSON output (an array of objects).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The exact skills index a run would get, with its size and budget.
+    Prompt {
+        /// The agent workspace (default: the agent's configured workspace).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Scan a skill directory; exit 1 when any finding is critical.
+    Scan {
+        /// The skill directory.
+        path: PathBuf,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -13,7 +13,9 @@ use talon_tool_policy::{
 };
 
 use crate::Status;
-use crate::cli::{Cli, Command, ConfigCommand, ContextArgs, PolicyCommand, ToolsCommand};
+use crate::cli::{
+    Cli, Command, ConfigCommand, ContextArgs, PolicyCommand, SkillsCommand, ToolsCommand,
+};
 use crate::table;
 
 pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
@@ -35,6 +37,15 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             policy_check(&cli.ctx, tool, *json, out)
         }
         Command::Config(ConfigCommand::Validate { json }) => config_validate(&cli.ctx, *json, out),
+        Command::Skills(SkillsCommand::List { workspace, json }) => {
+            crate::skills_cmd::skills_list(&cli.ctx, workspace.as_deref(), *json, out)
+        }
+        Command::Skills(SkillsCommand::Prompt { workspace, json }) => {
+            crate::skills_cmd::skills_prompt(&cli.ctx, workspace.as_deref(), *json, out)
+        }
+        Command::Skills(SkillsCommand::Scan { path, json }) => {
+            crate::skills_cmd::skills_scan(path, *json, out)
+        }
         Command::Config(ConfigCommand::Schema) => {
             let schema = talon_config::config_schema();
             out.push_str(&serde_json::to_string_pretty(&schema)?);

@@ -11,6 +11,7 @@ use clap::Parser;
 mod call;
 mod cli;
 mod commands;
+mod skills_cmd;
 mod table;
 
 /// What a command decided, mapped to the exit status.

@@ -1,5 +1,6 @@
 mod call;
 mod config;
 mod policy;
+mod skills;
 mod tools;
 mod util;

@@ -1,1 +1,0 @@
-//! The security scanner (being written).

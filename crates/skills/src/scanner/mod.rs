@@ -1,0 +1,430 @@
+//! The skill security scanner (OpenClaw `src/skills/security/scanner.ts`
+//! and `scan-evidence.ts`).
+//!
+//! Two rule families, with OpenClaw's rule ids and severities:
+//!
+//! - **skill-text rules** ([`scan_skill_text`]) over `SKILL.md` and other
+//!   text (`.md .markdown .mdx .txt`): `literal-secret`,
+//!   `prompt-injection-ignore-instructions`, `prompt-injection-system`,
+//!   `prompt-injection-tool`, `shell-pipe-to-shell`, `secret-exfiltration`,
+//!   `destructive-delete`, `unsafe-permissions`;
+//! - **source rules** ([`scan_source`]) over code files, comments stripped
+//!   first: `dangerous-exec`, `dynamic-code-execution`, `crypto-mining`,
+//!   `suspicious-network` (line rules, one finding per rule per file) and
+//!   `potential-exfiltration`, `obfuscated-code`, `env-harvesting` (source
+//!   rules). JavaScript/TypeScript follow OpenClaw; `.py` and `.sh` files get
+//!   the equivalent checks under the same ids (see `rules.rs`), and shell
+//!   files also get `shell-pipe-to-shell`, `destructive-delete` and
+//!   `unsafe-permissions`.
+//!
+//! [`scan_skill_dir`] walks a skill directory (symlinks are followed only
+//! when they stay inside it) and [`scan_proposal`] is the skill-workshop
+//! gate: a proposal with any critical finding fails as a whole, and a
+//! proposal the scanner could not see completely fails too (`scan-incomplete`).
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use regex::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+
+pub use self::rules::{scan_skill_text, scan_source};
+
+mod evidence;
+mod rules;
+mod strip;
+
+use self::rules::{lang_for_extension, lang_from_shebang, scan_source_as};
+use self::strip::Lang;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Informational.
+    Info,
+    /// Worth a look; does not fail a proposal.
+    Warn,
+    /// Fails a proposal.
+    Critical,
+}
+
+/// One rule match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    /// OpenClaw rule id, e.g. `dangerous-exec`.
+    pub rule_id: String,
+    /// Severity of the rule.
+    pub severity: Severity,
+    /// The file, relative to the scanned directory.
+    pub file: PathBuf,
+    /// 1-based line number.
+    pub line: usize,
+    /// The trimmed line (≤ 120 characters plus `…`), or
+    /// `[REDACTED CREDENTIAL]` when it holds a literal credential.
+    pub excerpt: String,
+}
+
+/// The result of scanning a directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanReport {
+    /// Every finding, in walk order (sorted by path).
+    pub findings: Vec<Finding>,
+    /// Files read and scanned.
+    pub files_scanned: usize,
+    /// Paths not scanned, with the reason (limits, hidden directories,
+    /// symlinks leaving the directory, unreadable files).
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+impl ScanReport {
+    /// Whether any finding is critical.
+    pub fn has_critical(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.severity == Severity::Critical)
+    }
+}
+
+/// Limits and switches for a directory scan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScanOptions {
+    /// Files scanned at most (default 500; at least 1).
+    pub max_files: usize,
+    /// Larger files are skipped (default 1 MiB; at least 1).
+    pub max_file_bytes: u64,
+    /// Also walk hidden directories and `node_modules`.
+    pub include_hidden: bool,
+    /// Skip test directories (`__fixtures__ __mocks__ __tests__ test tests`)
+    /// and `*.mock.* / *.spec.* / *.test.*` files.
+    pub exclude_tests: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            max_files: DEFAULT_MAX_FILES,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+            include_hidden: false,
+            exclude_tests: false,
+        }
+    }
+}
+
+/// OpenClaw `DEFAULT_MAX_SCAN_FILES`.
+pub(crate) const DEFAULT_MAX_FILES: usize = 500;
+/// OpenClaw `DEFAULT_MAX_FILE_BYTES`.
+pub(crate) const DEFAULT_MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Directory entries examined at most, so a huge tree cannot stall a scan.
+pub(crate) const MAX_WALK_ENTRIES: usize = 100_000;
+/// The rule id `scan_proposal` uses for parts of a proposal it could not scan.
+pub(crate) const SCAN_INCOMPLETE: &str = "scan-incomplete";
+
+const TEST_DIRECTORY_NAMES: &[&str] = &["__fixtures__", "__mocks__", "__tests__", "test", "tests"];
+const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "txt"];
+
+/// Compiles a scanner pattern (multi-line mode). A failure is a programming
+/// error: it is logged and the caller drops the rule.
+pub(crate) fn compile_pattern(name: &str, pattern: &str) -> Option<Regex> {
+    match RegexBuilder::new(pattern).multi_line(true).build() {
+        Ok(re) => Some(re),
+        Err(err) => {
+            tracing::error!(rule = name, %err, "scanner pattern failed to compile; rule disabled");
+            None
+        }
+    }
+}
+
+/// What a file is scanned as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileKind {
+    Text,
+    Code(Lang),
+}
+
+/// The kind of a file: by extension, or by `#!` line for files without one.
+fn classify(name: &str, path: &Path) -> Option<FileKind> {
+    match Path::new(name).extension().and_then(|e| e.to_str()) {
+        Some(ext) if TEXT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) => {
+            Some(FileKind::Text)
+        }
+        Some(ext) => lang_for_extension(ext).map(FileKind::Code),
+        None => {
+            let mut head = Vec::with_capacity(256);
+            let file = fs::File::open(path).ok()?;
+            file.take(256).read_to_end(&mut head).ok()?;
+            lang_from_shebang(&String::from_utf8_lossy(&head)).map(FileKind::Code)
+        }
+    }
+}
+
+fn is_test_file_name(name: &str) -> bool {
+    // `\.(?:mock|spec|test)\.[^.]+$`, case-insensitive.
+    let lower = name.to_ascii_lowercase();
+    let mut parts = lower.rsplit('.');
+    let (Some(ext), Some(kind)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    parts.next().is_some() && !ext.is_empty() && matches!(kind, "mock" | "spec" | "test")
+}
+
+/// A skipped path; `blind` marks a part of the tree the scan could not see
+/// (everything except an explicit test exclusion).
+#[derive(Debug)]
+struct Skip {
+    path: PathBuf,
+    reason: String,
+    blind: bool,
+}
+
+#[derive(Debug, Default)]
+struct Walk {
+    findings: Vec<Finding>,
+    files_scanned: usize,
+    skipped: Vec<Skip>,
+}
+
+impl Walk {
+    fn skip(&mut self, path: PathBuf, reason: impl Into<String>, blind: bool) {
+        let reason = reason.into();
+        tracing::debug!(path = %path.display(), %reason, "skill scan skipped a path");
+        self.skipped.push(Skip {
+            path,
+            reason,
+            blind,
+        });
+    }
+
+    fn scan_file(&mut self, real: &Path, rel: PathBuf, kind: FileKind, max_bytes: u64) {
+        let size = match fs::metadata(real) {
+            Ok(meta) => meta.len(),
+            Err(err) => return self.skip(rel, format!("cannot read file: {err}"), true),
+        };
+        if size > max_bytes {
+            return self.skip(
+                rel,
+                format!("file is {size} bytes, over the {max_bytes}-byte limit"),
+                true,
+            );
+        }
+        let mut bytes = Vec::new();
+        let read = fs::File::open(real).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes));
+        if let Err(err) = read {
+            return self.skip(rel, format!("cannot read file: {err}"), true);
+        }
+        if bytes.len() as u64 > max_bytes {
+            return self.skip(
+                rel,
+                format!("file grew over the {max_bytes}-byte limit"),
+                true,
+            );
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let found = match kind {
+            FileKind::Text => scan_skill_text(&rel, &text),
+            FileKind::Code(lang) => scan_source_as(lang, &rel, &text),
+        };
+        self.findings.extend(found);
+        self.files_scanned += 1;
+    }
+}
+
+fn walk(dir: &Path, opts: &ScanOptions) -> Walk {
+    let mut walk = Walk::default();
+    let root = match fs::canonicalize(dir) {
+        Ok(root) if root.is_dir() => root,
+        Ok(_) => {
+            walk.skip(PathBuf::from("."), "not a directory", true);
+            return walk;
+        }
+        Err(err) => {
+            walk.skip(
+                PathBuf::from("."),
+                format!("cannot open directory: {err}"),
+                true,
+            );
+            return walk;
+        }
+    };
+    let max_files = opts.max_files.max(1);
+    let max_bytes = opts.max_file_bytes.max(1);
+    let mut visited: HashSet<PathBuf> = HashSet::from([root.clone()]);
+    // (real path, path relative to the scanned directory)
+    let mut stack: Vec<(PathBuf, PathBuf)> = vec![(root.clone(), PathBuf::new())];
+    let mut candidates = 0usize;
+    let mut entries_seen = 0usize;
+
+    'walk: while let Some((real_dir, rel_dir)) = stack.pop() {
+        let shown_dir = if rel_dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            rel_dir.clone()
+        };
+        let mut entries: Vec<fs::DirEntry> = match fs::read_dir(&real_dir) {
+            Ok(rd) => rd.filter_map(Result::ok).collect(),
+            Err(err) => {
+                walk.skip(shown_dir, format!("cannot read directory: {err}"), true);
+                continue;
+            }
+        };
+        entries.sort_by_key(fs::DirEntry::file_name);
+        let mut subdirs = Vec::new();
+        for entry in entries {
+            entries_seen += 1;
+            if entries_seen > MAX_WALK_ENTRIES {
+                walk.skip(
+                    shown_dir,
+                    format!("directory entry limit of {MAX_WALK_ENTRIES} reached; the rest was not scanned"),
+                    true,
+                );
+                break 'walk;
+            }
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let rel = rel_dir.join(&*name);
+            let Ok(file_type) = entry.file_type() else {
+                walk.skip(rel, "cannot stat entry", true);
+                continue;
+            };
+            let (real, is_dir) = if file_type.is_symlink() {
+                match fs::canonicalize(entry.path()) {
+                    Ok(target) if target.starts_with(&root) => {
+                        let is_dir = target.is_dir();
+                        if !is_dir && !target.is_file() {
+                            continue;
+                        }
+                        (target, is_dir)
+                    }
+                    Ok(_) => {
+                        walk.skip(
+                            rel,
+                            "symlink points outside the scanned directory; not followed",
+                            true,
+                        );
+                        continue;
+                    }
+                    Err(err) => {
+                        walk.skip(rel, format!("broken symlink: {err}"), true);
+                        continue;
+                    }
+                }
+            } else if file_type.is_dir() {
+                (entry.path(), true)
+            } else if file_type.is_file() {
+                (entry.path(), false)
+            } else {
+                continue;
+            };
+
+            if is_dir {
+                if !opts.include_hidden && name.starts_with('.') {
+                    walk.skip(rel, "hidden directory", true);
+                    continue;
+                }
+                if !opts.include_hidden && name == "node_modules" {
+                    walk.skip(rel, "node_modules directory", true);
+                    continue;
+                }
+                if opts.exclude_tests && TEST_DIRECTORY_NAMES.contains(&&*name) {
+                    walk.skip(rel, "test directory excluded", false);
+                    continue;
+                }
+                if !visited.insert(real.clone()) {
+                    walk.skip(
+                        rel,
+                        "directory already scanned (symlink loop or alias)",
+                        false,
+                    );
+                    continue;
+                }
+                subdirs.push((real, rel));
+                continue;
+            }
+
+            let Some(kind) = classify(&name, &real) else {
+                continue;
+            };
+            if opts.exclude_tests && is_test_file_name(&name) {
+                walk.skip(rel, "test file excluded", false);
+                continue;
+            }
+            if candidates >= max_files {
+                walk.skip(
+                    rel,
+                    format!("file limit of {max_files} reached; this and any further files were not scanned"),
+                    true,
+                );
+                break 'walk;
+            }
+            candidates += 1;
+            walk.scan_file(&real, rel, kind, max_bytes);
+        }
+        stack.extend(subdirs.into_iter().rev());
+    }
+    walk
+}
+
+/// Scans a skill directory: skill-text rules on `.md .markdown .mdx .txt`
+/// files (including `SKILL.md`), source rules on code files (`.js .ts .mjs
+/// .cjs .mts .cts .jsx .tsx .py .sh .bash .zsh`, and extensionless files
+/// with a `#!` line naming node, python or a shell).
+///
+/// The walk is sorted and deterministic; it never leaves `dir` (a symlink
+/// is followed only when its target is inside `dir`), skips hidden
+/// directories and `node_modules` unless [`ScanOptions::include_hidden`],
+/// and records every limit it hits in [`ScanReport::skipped`].
+pub fn scan_skill_dir(dir: &Path, opts: &ScanOptions) -> ScanReport {
+    let walk = walk(dir, opts);
+    ScanReport {
+        findings: walk.findings,
+        files_scanned: walk.files_scanned,
+        skipped: walk
+            .skipped
+            .into_iter()
+            .map(|s| (s.path, s.reason))
+            .collect(),
+    }
+}
+
+/// The skill-workshop gate: scans a proposal directory and returns `Err`
+/// when any finding is critical — the proposal fails as a whole.
+///
+/// It fails closed: every part of the proposal the scan could not see
+/// (an oversized or unreadable file, the file limit, a hidden directory or
+/// `node_modules` when not included, a symlink leaving the directory) is
+/// added as a critical `scan-incomplete` finding. Explicit test exclusions
+/// are not.
+pub fn scan_proposal(dir: &Path, opts: &ScanOptions) -> Result<ScanReport, ScanReport> {
+    let walk = walk(dir, opts);
+    let mut report = ScanReport {
+        findings: walk.findings,
+        files_scanned: walk.files_scanned,
+        skipped: Vec::with_capacity(walk.skipped.len()),
+    };
+    for skip in walk.skipped {
+        if skip.blind {
+            report.findings.push(Finding {
+                rule_id: SCAN_INCOMPLETE.to_owned(),
+                severity: Severity::Critical,
+                file: skip.path.clone(),
+                line: 1,
+                excerpt: skip.reason.clone(),
+            });
+        }
+        report.skipped.push((skip.path, skip.reason));
+    }
+    if report.has_critical() {
+        Err(report)
+    } else {
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+#[path = "mod_tests.rs"]
+mod tests;

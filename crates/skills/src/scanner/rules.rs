@@ -1,0 +1,946 @@
+//! Rule tables and the per-file scanners (OpenClaw `scanSource` and
+//! `scanSkillContent`).
+//!
+//! Every pattern is a `&'static str` compiled once (multi-line mode, so `^`
+//! and `$` also work on whole-file tests). A pattern that fails to compile is
+//! logged and its rule is disabled; `rules_tests.rs` checks that every
+//! pattern compiles.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::evidence::{REDACTED, find_literal_secret, format_evidence};
+use super::strip::{Lang, strip_comments};
+use super::{Finding, Severity, compile_pattern};
+
+/// How a line rule decides, beyond its regex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineCheck {
+    /// Any match fires.
+    Plain,
+    /// JS `dangerous-exec`: a member `.exec(` is ignored unless it is called
+    /// on `cp`, `childProcess`, `child_process` or a `child_process` alias.
+    JsExec,
+    /// Python `dangerous-exec`: the call must be a `subprocess`/`os`/`pty`
+    /// function (through the module, an alias, or a `from … import`).
+    PyExec,
+    /// `suspicious-network`: capture 1 is a port; standard ports are fine.
+    Port,
+    /// Python: a match right after `def`/`class` is a definition, not a
+    /// call.
+    NoDef,
+}
+
+/// A rule tested line by line (one finding per rule per file).
+#[derive(Debug)]
+pub(crate) struct LineRule {
+    pub(crate) id: &'static str,
+    pub(crate) severity: Severity,
+    pub(crate) pattern: &'static str,
+    /// The whole raw file must match this for the rule to run.
+    pub(crate) context: Option<&'static str>,
+    pub(crate) check: LineCheck,
+}
+
+/// A rule tested against the whole (comment-stripped) file, reported at
+/// the first matching line.
+#[derive(Debug)]
+pub(crate) struct SourceRule {
+    pub(crate) id: &'static str,
+    pub(crate) severity: Severity,
+    pub(crate) pattern: &'static str,
+    /// Secondary pattern that must also match.
+    pub(crate) context: Option<&'static str>,
+    /// If set, the context must match within this many lines of the line.
+    pub(crate) window: Option<usize>,
+}
+
+/// A skill-text rule (the literal-secret rule is handled separately).
+#[derive(Debug)]
+pub(crate) struct TextRule {
+    pub(crate) id: &'static str,
+    pub(crate) severity: Severity,
+    pub(crate) pattern: &'static str,
+}
+
+use Severity::{Critical, Warn};
+
+// ---------------------------------------------------------------------------
+// Patterns shared between languages
+// ---------------------------------------------------------------------------
+
+pub(crate) const CRYPTO_MINING: &str = r"(?i)stratum\+(?:tcp|ssl)|coinhive|cryptonight|xmrig";
+pub(crate) const HEX_ESCAPES: &str = r"(?:\\x[0-9a-fA-F]{2}){6,}";
+
+pub(crate) const SHELL_PIPE_TO_SHELL: &str = concat!(
+    r"(?i)\b(?:curl|wget)\b[^|\n]{0,120}\|\s*(?:sudo\s+(?:-\S+\s+)*)?",
+    r"(?:sh|bash|zsh|dash|ksh|python[0-9.]*|perl|ruby|node)\b",
+    r"|\bbase64\s+(?:-d|--decode)\b[^|\n]{0,120}\|\s*(?:sudo\s+(?:-\S+\s+)*)?",
+    r"(?:sh|bash|zsh|dash|ksh)\b",
+    r"|\b(?:sh|bash|zsh|source)\s+<\(\s*(?:curl|wget)\b",
+    r#"|\b(?:sh|bash|zsh)\s+-c\s+["']?\$\(\s*(?:curl|wget)\b"#,
+);
+pub(crate) const DESTRUCTIVE_DELETE: &str = concat!(
+    r"(?i)\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-[rf]\s+-[rf]",
+    r"|--recursive\s+--force|--force\s+--recursive)\s+",
+    r"(?:--no-preserve-root\s+)?(?:--\s+)?",
+    r#"["']?(?:/|~|\$home|\$\{home\}|\.{1,2}|\*)/?\*?["']?(?:\s|$|[;&|)`])"#,
+);
+pub(crate) const UNSAFE_PERMISSIONS: &str =
+    r"(?i)\bchmod\s+(?:-[a-z]+\s+)*(?:[0-7]?777|(?:[ug]*o[ug]*|a)\+[rwxst]*w[rwxst]*)\b";
+
+// ---------------------------------------------------------------------------
+// JavaScript / TypeScript
+// ---------------------------------------------------------------------------
+
+pub(crate) const JS_EXEC: &str = r"\b(exec|execSync|spawn|spawnSync|execFile|execFileSync)\s*\(";
+pub(crate) const JS_CHILD_PROCESS_ALIAS: &str = concat!(
+    r#"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:await\s+)?(?:require|import)\s*\(\s*["'`](?:node:)?child_process["'`]\s*\)"#,
+    r#"|\bimport\s+\*\s+as\s+([A-Za-z_$][\w$]*)\s+from\s+["'](?:node:)?child_process["']"#,
+    r#"|\bimport\s+([A-Za-z_$][\w$]*)\s*(?:,\s*\{[^}]*\})?\s+from\s+["'](?:node:)?child_process["']"#,
+);
+pub(crate) const JS_NETWORK_SEND: &str = concat!(
+    r"(?i)\bfetch\s*\(|\bpost\s*\(|\.\s*post\s*\(|\bhttps?\.(?:request|get)\s*\(",
+    r"|\baxios\s*[.(]|\bXMLHttpRequest\b|\bsendBeacon\s*\(|\bnew\s+WebSocket\s*\(",
+);
+
+pub(crate) const JS_LINE_RULES: &[LineRule] = &[
+    LineRule {
+        id: "dangerous-exec",
+        severity: Critical,
+        pattern: JS_EXEC,
+        context: Some("child_process"),
+        check: LineCheck::JsExec,
+    },
+    LineRule {
+        id: "dynamic-code-execution",
+        severity: Critical,
+        pattern: concat!(
+            r"\beval\s*\(|\bnew\s+Function\s*\(|(?:^|[^\w$.])Function\s*\(",
+            r#"|\bset(?:Timeout|Interval)\s*\(\s*["'`]"#,
+            r"|\b(?:runInThisContext|runInNewContext|runInContext|compileFunction)\s*\(",
+        ),
+        context: None,
+        check: LineCheck::Plain,
+    },
+    LineRule {
+        id: "crypto-mining",
+        severity: Critical,
+        pattern: CRYPTO_MINING,
+        context: None,
+        check: LineCheck::Plain,
+    },
+    LineRule {
+        id: "suspicious-network",
+        severity: Warn,
+        pattern: r#"new\s+WebSocket\s*\(\s*["'`]wss?://[^"'`]*:(\d+)"#,
+        context: None,
+        check: LineCheck::Port,
+    },
+];
+
+pub(crate) const JS_SOURCE_RULES: &[SourceRule] = &[
+    SourceRule {
+        id: "potential-exfiltration",
+        severity: Warn,
+        pattern: r"readFileSync|readFile",
+        context: Some(JS_NETWORK_SEND),
+        window: None,
+    },
+    SourceRule {
+        id: "obfuscated-code",
+        severity: Warn,
+        pattern: HEX_ESCAPES,
+        context: None,
+        window: None,
+    },
+    SourceRule {
+        id: "obfuscated-code",
+        severity: Warn,
+        pattern: r#"(?:atob|Buffer\.from)\s*\(\s*["'`][A-Za-z0-9+/=]{200,}["'`]"#,
+        context: None,
+        window: None,
+    },
+    SourceRule {
+        id: "env-harvesting",
+        severity: Critical,
+        pattern: r"process\.env|\b(?:Deno|Bun)\.env\b",
+        context: Some(JS_NETWORK_SEND),
+        window: Some(8),
+    },
+];
+
+// ---------------------------------------------------------------------------
+// Python
+// ---------------------------------------------------------------------------
+
+pub(crate) const PY_CALL: &str = r"(?:([A-Za-z_]\w*)\s*\.\s*)?([A-Za-z_]\w*)\s*\(";
+pub(crate) const PY_IMPORT: &str = r"^[ \t]*import[ \t]+([^\n;]+)";
+pub(crate) const PY_FROM_IMPORT: &str =
+    r"^[ \t]*from[ \t]+(subprocess|os|pty)[ \t]+import[ \t]+(\([^)]*\)|[^\n;]+)";
+pub(crate) const PY_DYNAMIC_IMPORT_RECEIVER: &str =
+    r#"(?:__import__|import_module)\s*\(\s*["'](?:os|subprocess|pty)["']\s*\)\s*\.$"#;
+pub(crate) const PY_NETWORK_SEND: &str = concat!(
+    r"\b(?:requests|httpx|urllib3|aiohttp)\s*\.\s*\w+\s*\(|\.\s*post\s*\(|\burlopen\s*\(",
+    r"|\bHTTPS?Connection\s*\(|\.\s*sendall\s*\(|\bcreate_connection\s*\(",
+);
+
+const PY_SUBPROCESS_FUNCS: &[&str] = &[
+    "run",
+    "call",
+    "check_call",
+    "check_output",
+    "Popen",
+    "getoutput",
+    "getstatusoutput",
+];
+const PY_OS_FUNCS: &[&str] = &[
+    "system",
+    "popen",
+    "execl",
+    "execle",
+    "execlp",
+    "execlpe",
+    "execv",
+    "execve",
+    "execvp",
+    "execvpe",
+    "spawnl",
+    "spawnle",
+    "spawnlp",
+    "spawnlpe",
+    "spawnv",
+    "spawnve",
+    "spawnvp",
+    "spawnvpe",
+    "posix_spawn",
+    "posix_spawnp",
+];
+const PY_PTY_FUNCS: &[&str] = &["spawn"];
+/// Distinctive enough to flag on any receiver.
+const PY_ASYNC_EXEC_FUNCS: &[&str] = &["create_subprocess_shell", "create_subprocess_exec"];
+
+pub(crate) const PY_LINE_RULES: &[LineRule] = &[
+    LineRule {
+        id: "dangerous-exec",
+        severity: Critical,
+        pattern: PY_CALL,
+        context: None,
+        check: LineCheck::PyExec,
+    },
+    LineRule {
+        id: "dynamic-code-execution",
+        severity: Critical,
+        pattern: r"(?:^|[^\w.])(?:eval|exec|execfile)\s*\(",
+        context: None,
+        check: LineCheck::NoDef,
+    },
+    LineRule {
+        id: "crypto-mining",
+        severity: Critical,
+        pattern: CRYPTO_MINING,
+        context: None,
+        check: LineCheck::Plain,
+    },
+    LineRule {
+        id: "suspicious-network",
+        severity: Warn,
+        pattern: r#"\b(?:create_connection|connect|WebSocketApp|WebSocket)\s*\(\s*[rRbBfFuU]?["']wss?://[^"']*:(\d+)"#,
+        context: None,
+        check: LineCheck::Port,
+    },
+];
+
+pub(crate) const PY_SOURCE_RULES: &[SourceRule] = &[
+    SourceRule {
+        id: "potential-exfiltration",
+        severity: Warn,
+        pattern: r"(?:^|[^\w.])open\s*\(|\b(?:io|os|codecs)\s*\.\s*open\s*\(|\.\s*read_(?:text|bytes)\s*\(",
+        context: Some(PY_NETWORK_SEND),
+        window: None,
+    },
+    SourceRule {
+        id: "obfuscated-code",
+        severity: Warn,
+        pattern: HEX_ESCAPES,
+        context: None,
+        window: None,
+    },
+    SourceRule {
+        id: "obfuscated-code",
+        severity: Warn,
+        pattern: r#"\b(?:b64decode|b32decode|b85decode|a85decode|urlsafe_b64decode|decodebytes|decodestring)\s*\(\s*[rRbBuU]{0,2}["'][A-Za-z0-9+/=_-]{200,}["']"#,
+        context: None,
+        window: None,
+    },
+    SourceRule {
+        id: "env-harvesting",
+        severity: Critical,
+        pattern: r"\benviron\b|\bgetenv\s*\(",
+        context: Some(PY_NETWORK_SEND),
+        window: Some(8),
+    },
+];
+
+// ---------------------------------------------------------------------------
+// Shell
+// ---------------------------------------------------------------------------
+
+pub(crate) const SH_NETWORK_SEND: &str =
+    r"\b(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|ftp)\b|/dev/(?:tcp|udp)/";
+
+pub(crate) const SH_LINE_RULES: &[LineRule] = &[
+    LineRule {
+        id: "dynamic-code-execution",
+        severity: Critical,
+        pattern: concat!(
+            r"(?:^|[;&|(){}!`]|\b(?:then|do|else|if|elif|while|until|command|builtin|exec|sudo|time|nohup)\s)",
+            r"\s*eval\b(?:\s|;|$)",
+        ),
+        context: None,
+        check: LineCheck::Plain,
+    },
+    LineRule {
+        id: "crypto-mining",
+        severity: Critical,
+        pattern: CRYPTO_MINING,
+        context: None,
+        check: LineCheck::Plain,
+    },
+    LineRule {
+        id: "suspicious-network",
+        severity: Warn,
+        pattern: r"/dev/(?:tcp|udp)/|\b(?:nc|ncat|netcat)\b[^\n;|&]*\s-[a-zA-Z]*[ec]\b",
+        context: None,
+        check: LineCheck::Plain,
+    },
+    LineRule {
+        id: "shell-pipe-to-shell",
+        severity: Critical,
+        pattern: SHELL_PIPE_TO_SHELL,
+        context: None,
+        check: LineCheck::Plain,
+    },
+    LineRule {
+        id: "destructive-delete",
+        severity: Warn,
+        pattern: DESTRUCTIVE_DELETE,
+        context: None,
+        check: LineCheck::Plain,
+    },
+    LineRule {
+        id: "unsafe-permissions",
+        severity: Warn,
+        pattern: UNSAFE_PERMISSIONS,
+        context: None,
+        check: LineCheck::Plain,
+    },
+];
+
+pub(crate) const SH_SOURCE_RULES: &[SourceRule] = &[
+    SourceRule {
+        id: "potential-exfiltration",
+        severity: Warn,
+        pattern: concat!(
+            r#"\bcurl\b[^\n]*\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form)\s*["']?(?:[\w.-]+=)?@"#,
+            r"|\bcurl\b[^\n]*\s(?:-T|--upload-file)\s|\bwget\b[^\n]*\s--post-file\b",
+        ),
+        context: None,
+        window: None,
+    },
+    SourceRule {
+        id: "obfuscated-code",
+        severity: Warn,
+        pattern: HEX_ESCAPES,
+        context: None,
+        window: None,
+    },
+    SourceRule {
+        id: "obfuscated-code",
+        severity: Warn,
+        pattern: concat!(
+            r#"\becho\s+(?:-[a-z]+\s+)*["']?[A-Za-z0-9+/=]{200,}["']?\s*\|\s*base64\s+(?:-d|--decode|-D)\b"#,
+            r#"|\bbase64\s+(?:-d|--decode|-D)\s+<<<\s*["']?[A-Za-z0-9+/=]{200,}"#,
+        ),
+        context: None,
+        window: None,
+    },
+    SourceRule {
+        id: "env-harvesting",
+        severity: Critical,
+        pattern: r"(?:^|[\s;&|(`])(?:env|printenv|set|export\s+-p|declare\s+-x)\s*(?:$|[|>;&)`])|/proc/[\w/]*/environ",
+        context: Some(SH_NETWORK_SEND),
+        window: Some(8),
+    },
+];
+
+// ---------------------------------------------------------------------------
+// Skill text
+// ---------------------------------------------------------------------------
+
+pub(crate) const TEXT_RULES: &[TextRule] = &[
+    TextRule {
+        id: "prompt-injection-ignore-instructions",
+        severity: Critical,
+        pattern: concat!(
+            r"(?i)\b(?:ignore|disregard|forget)\s+(?:(?:the|your|of|these|those|all|any)\s+){0,3}",
+            r"(?:all|any|previous|above|prior|earlier|preceding)\s+",
+            r"(?:(?:the|your|of|these|those|other|previous|prior|earlier)\s+){0,2}",
+            r"(?:instructions|directions|guidelines|rules|prompts?)\b",
+        ),
+    },
+    TextRule {
+        id: "prompt-injection-system",
+        severity: Critical,
+        pattern: r"(?i)\b(?:system\s+prompt|developer\s+message|hidden\s+instructions)\b",
+    },
+    TextRule {
+        id: "prompt-injection-tool",
+        severity: Critical,
+        pattern: concat!(
+            r"(?i)\b(?:run|execute|invoke|call)\b.{0,50}\btools?\b.{0,50}\bwithout\b.{0,30}",
+            r"\b(?:permission|approval|asking|confirmation|consent)",
+        ),
+    },
+    TextRule {
+        id: "shell-pipe-to-shell",
+        severity: Critical,
+        pattern: SHELL_PIPE_TO_SHELL,
+    },
+    TextRule {
+        id: "secret-exfiltration",
+        severity: Critical,
+        pattern: r"(?i)\b(?:process\.env|env)\b.{0,80}\b(?:fetch|curl|wget|http|https)\b",
+    },
+    TextRule {
+        id: "destructive-delete",
+        severity: Warn,
+        pattern: DESTRUCTIVE_DELETE,
+    },
+    TextRule {
+        id: "unsafe-permissions",
+        severity: Warn,
+        pattern: UNSAFE_PERMISSIONS,
+    },
+];
+
+/// Ports a WebSocket may use without a `suspicious-network` warning.
+const STANDARD_PORTS: &[u32] = &[80, 443, 8080, 8443, 3000];
+
+/// Every pattern of the module, for the compile test.
+#[cfg(test)]
+pub(crate) fn all_patterns() -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    for rule in JS_LINE_RULES
+        .iter()
+        .chain(PY_LINE_RULES)
+        .chain(SH_LINE_RULES)
+    {
+        out.push((rule.id, rule.pattern));
+        if let Some(ctx) = rule.context {
+            out.push((rule.id, ctx));
+        }
+    }
+    for rule in JS_SOURCE_RULES
+        .iter()
+        .chain(PY_SOURCE_RULES)
+        .chain(SH_SOURCE_RULES)
+    {
+        out.push((rule.id, rule.pattern));
+        if let Some(ctx) = rule.context {
+            out.push((rule.id, ctx));
+        }
+    }
+    for rule in TEXT_RULES {
+        out.push((rule.id, rule.pattern));
+    }
+    out.extend([
+        ("dangerous-exec/js-alias", JS_CHILD_PROCESS_ALIAS),
+        ("dangerous-exec/py-import", PY_IMPORT),
+        ("dangerous-exec/py-from-import", PY_FROM_IMPORT),
+        (
+            "dangerous-exec/py-dynamic-import",
+            PY_DYNAMIC_IMPORT_RECEIVER,
+        ),
+        (
+            "literal-secret/token",
+            super::evidence::SECRET_TOKEN_PATTERN,
+        ),
+        ("literal-secret/pem", super::evidence::PEM_BLOCK_PATTERN),
+        (
+            "literal-secret/pem-header",
+            super::evidence::PEM_HEADER_PATTERN,
+        ),
+    ]);
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Compiled tables
+// ---------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct CompiledLine {
+    rule: &'static LineRule,
+    pattern: Regex,
+    context: Option<Regex>,
+}
+
+#[derive(Debug)]
+struct CompiledSource {
+    rule: &'static SourceRule,
+    pattern: Regex,
+    context: Option<Regex>,
+}
+
+#[derive(Debug)]
+struct CompiledText {
+    rule: &'static TextRule,
+    pattern: Regex,
+}
+
+fn compile_optional(id: &str, pattern: Option<&str>) -> Option<Option<Regex>> {
+    match pattern {
+        None => Some(None),
+        Some(p) => compile_pattern(id, p).map(Some),
+    }
+}
+
+fn compile_line_rules(rules: &'static [LineRule]) -> Vec<CompiledLine> {
+    rules
+        .iter()
+        .filter_map(|rule| {
+            Some(CompiledLine {
+                rule,
+                pattern: compile_pattern(rule.id, rule.pattern)?,
+                context: compile_optional(rule.id, rule.context)?,
+            })
+        })
+        .collect()
+}
+
+fn compile_source_rules(rules: &'static [SourceRule]) -> Vec<CompiledSource> {
+    rules
+        .iter()
+        .filter_map(|rule| {
+            Some(CompiledSource {
+                rule,
+                pattern: compile_pattern(rule.id, rule.pattern)?,
+                context: compile_optional(rule.id, rule.context)?,
+            })
+        })
+        .collect()
+}
+
+static JS_LINE: LazyLock<Vec<CompiledLine>> = LazyLock::new(|| compile_line_rules(JS_LINE_RULES));
+static PY_LINE: LazyLock<Vec<CompiledLine>> = LazyLock::new(|| compile_line_rules(PY_LINE_RULES));
+static SH_LINE: LazyLock<Vec<CompiledLine>> = LazyLock::new(|| compile_line_rules(SH_LINE_RULES));
+static JS_SOURCE: LazyLock<Vec<CompiledSource>> =
+    LazyLock::new(|| compile_source_rules(JS_SOURCE_RULES));
+static PY_SOURCE: LazyLock<Vec<CompiledSource>> =
+    LazyLock::new(|| compile_source_rules(PY_SOURCE_RULES));
+static SH_SOURCE: LazyLock<Vec<CompiledSource>> =
+    LazyLock::new(|| compile_source_rules(SH_SOURCE_RULES));
+static TEXT: LazyLock<Vec<CompiledText>> = LazyLock::new(|| {
+    TEXT_RULES
+        .iter()
+        .filter_map(|rule| {
+            Some(CompiledText {
+                rule,
+                pattern: compile_pattern(rule.id, rule.pattern)?,
+            })
+        })
+        .collect()
+});
+
+static JS_ALIAS_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("dangerous-exec/js-alias", JS_CHILD_PROCESS_ALIAS));
+static PY_IMPORT_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("dangerous-exec/py-import", PY_IMPORT));
+static PY_FROM_IMPORT_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("dangerous-exec/py-from-import", PY_FROM_IMPORT));
+static PY_DYNAMIC_IMPORT_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile_pattern(
+        "dangerous-exec/py-dynamic-import",
+        PY_DYNAMIC_IMPORT_RECEIVER,
+    )
+});
+
+// ---------------------------------------------------------------------------
+// Per-file context (aliases)
+// ---------------------------------------------------------------------------
+
+/// Names learnt from a file's imports.
+#[derive(Debug, Default)]
+struct FileContext {
+    /// JS: receivers whose `.exec(` is a child-process exec.
+    js_cp_receivers: HashSet<String>,
+    /// Python: module aliases.
+    py_subprocess: HashSet<String>,
+    py_os: HashSet<String>,
+    py_pty: HashSet<String>,
+    /// Python: dangerous functions imported by name (`from os import system`).
+    py_bare: HashSet<String>,
+}
+
+fn py_module_funcs(module: &str) -> &'static [&'static str] {
+    match module {
+        "subprocess" => PY_SUBPROCESS_FUNCS,
+        "os" => PY_OS_FUNCS,
+        "pty" => PY_PTY_FUNCS,
+        _ => &[],
+    }
+}
+
+impl FileContext {
+    fn new(lang: Lang, stripped: &str) -> Self {
+        let mut ctx = FileContext::default();
+        match lang {
+            Lang::Js => {
+                ctx.js_cp_receivers
+                    .extend(["cp", "childProcess", "child_process"].map(String::from));
+                if let Some(re) = JS_ALIAS_RE.as_ref() {
+                    for caps in re.captures_iter(stripped) {
+                        if let Some(name) = caps.get(1).or(caps.get(2)).or(caps.get(3)) {
+                            ctx.js_cp_receivers.insert(name.as_str().to_owned());
+                        }
+                    }
+                }
+            }
+            Lang::Python => {
+                ctx.py_subprocess.insert("subprocess".into());
+                ctx.py_os.insert("os".into());
+                ctx.py_pty.insert("pty".into());
+                if let Some(re) = PY_IMPORT_RE.as_ref() {
+                    for caps in re.captures_iter(stripped) {
+                        let Some(list) = caps.get(1) else { continue };
+                        for item in list.as_str().split(',') {
+                            let words: Vec<&str> = item.split_whitespace().collect();
+                            let (module, alias) = match words.as_slice() {
+                                [m] => (*m, m.split('.').next().unwrap_or(m)),
+                                [m, "as", a] => (*m, *a),
+                                _ => continue,
+                            };
+                            match module {
+                                "subprocess" => ctx.py_subprocess.insert(alias.to_owned()),
+                                "os" => ctx.py_os.insert(alias.to_owned()),
+                                "pty" => ctx.py_pty.insert(alias.to_owned()),
+                                _ => false,
+                            };
+                        }
+                    }
+                }
+                if let Some(re) = PY_FROM_IMPORT_RE.as_ref() {
+                    for caps in re.captures_iter(stripped) {
+                        let (Some(module), Some(list)) = (caps.get(1), caps.get(2)) else {
+                            continue;
+                        };
+                        let funcs = py_module_funcs(module.as_str());
+                        let list = list.as_str().trim_matches(|c: char| c == '(' || c == ')');
+                        for item in list.split(',') {
+                            let words: Vec<&str> = item.split_whitespace().collect();
+                            match words.as_slice() {
+                                ["*"] => ctx.py_bare.extend(funcs.iter().map(|f| (*f).to_owned())),
+                                [name] if funcs.contains(name) => {
+                                    ctx.py_bare.insert((*name).to_owned());
+                                }
+                                [name, "as", alias] if funcs.contains(name) => {
+                                    ctx.py_bare.insert((*alias).to_owned());
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }
+            Lang::Shell => {}
+        }
+        ctx
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Line checks
+// ---------------------------------------------------------------------------
+
+/// OpenClaw `isBenignMemberExecMatch`, applied per match: a member
+/// `.exec(` is benign (a regex's exec) unless the receiver is a
+/// child-process module name or alias, or the receiver expression is a call
+/// on a line that mentions `child_process` (`require("child_process").exec(`).
+fn is_benign_member_exec(line: &str, start: usize, name: &str, ctx: &FileContext) -> bool {
+    if name != "exec" {
+        return false;
+    }
+    let before = line[..start].trim_end();
+    let Some(receiver_expr) = before.strip_suffix('.') else {
+        return false;
+    };
+    let receiver_expr = receiver_expr.trim_end().trim_end_matches('?').trim_end();
+    let ident_start = receiver_expr
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphanumeric() || *c == '_' || *c == '$')
+        .last()
+        .map(|(i, _)| i);
+    match ident_start {
+        Some(i) => !ctx.js_cp_receivers.contains(&receiver_expr[i..]),
+        None => !(receiver_expr.ends_with(')') && receiver_expr.contains("child_process")),
+    }
+}
+
+/// Whether the text before a match ends with a `def`/`class` keyword.
+fn after_definition_keyword(prefix: &str) -> bool {
+    prefix
+        .trim_end()
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .is_some_and(|w| w == "def" || w == "class")
+}
+
+fn python_exec_call(line: &str, pattern: &Regex, ctx: &FileContext) -> bool {
+    pattern.captures_iter(line).any(|caps| {
+        let (Some(whole), Some(name)) = (caps.get(0), caps.get(2)) else {
+            return false;
+        };
+        let name = name.as_str();
+        let prefix = &line[..whole.start()];
+        if after_definition_keyword(prefix) {
+            return false;
+        }
+        if PY_ASYNC_EXEC_FUNCS.contains(&name) {
+            return true;
+        }
+        match caps.get(1).map(|m| m.as_str()) {
+            Some(receiver) => {
+                (ctx.py_subprocess.contains(receiver) && PY_SUBPROCESS_FUNCS.contains(&name))
+                    || (ctx.py_os.contains(receiver) && PY_OS_FUNCS.contains(&name))
+                    || (ctx.py_pty.contains(receiver) && PY_PTY_FUNCS.contains(&name))
+            }
+            None => {
+                let trimmed = prefix.trim_end();
+                if trimmed.ends_with('.') {
+                    PY_DYNAMIC_IMPORT_RE
+                        .as_ref()
+                        .is_some_and(|re| re.is_match(trimmed))
+                        && [PY_SUBPROCESS_FUNCS, PY_OS_FUNCS, PY_PTY_FUNCS]
+                            .iter()
+                            .any(|funcs| funcs.contains(&name))
+                } else {
+                    ctx.py_bare.contains(name)
+                }
+            }
+        }
+    })
+}
+
+fn line_fires(rule: &CompiledLine, line: &str, ctx: &FileContext) -> bool {
+    match rule.rule.check {
+        LineCheck::Plain => rule.pattern.is_match(line),
+        LineCheck::JsExec => {
+            rule.pattern
+                .captures_iter(line)
+                .any(|caps| match (caps.get(0), caps.get(1)) {
+                    (Some(whole), Some(name)) => {
+                        !is_benign_member_exec(line, whole.start(), name.as_str(), ctx)
+                    }
+                    _ => false,
+                })
+        }
+        LineCheck::PyExec => python_exec_call(line, &rule.pattern, ctx),
+        LineCheck::Port => rule.pattern.captures_iter(line).any(|caps| {
+            caps.get(1).is_none_or(|port| {
+                !matches!(port.as_str().parse::<u32>(), Ok(p) if STANDARD_PORTS.contains(&p))
+            })
+        }),
+        LineCheck::NoDef => rule
+            .pattern
+            .find_iter(line)
+            .any(|m| !after_definition_keyword(&line[..m.start()])),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Scanners
+// ---------------------------------------------------------------------------
+
+/// OpenClaw `findSourceRuleMatch`: the 0-based line of the first match.
+/// When the pattern only matches across lines, the line where the match
+/// starts (OpenClaw reports line 1).
+fn find_source_match(
+    pattern: &Regex,
+    context: Option<&Regex>,
+    window: Option<usize>,
+    source: &str,
+    lines: &[&str],
+) -> Option<usize> {
+    if !pattern.is_match(source) {
+        return None;
+    }
+    if let Some(ctx) = context
+        && !ctx.is_match(source)
+    {
+        return None;
+    }
+    for (i, line) in lines.iter().enumerate() {
+        if !pattern.is_match(line) {
+            continue;
+        }
+        if let (Some(ctx), Some(n)) = (context, window) {
+            let start = i.saturating_sub(n);
+            let end = (i + n + 1).min(lines.len());
+            if !ctx.is_match(&lines[start..end].join("\n")) {
+                continue;
+            }
+        }
+        return Some(i);
+    }
+    if window.is_some() {
+        return None;
+    }
+    let start = pattern.find(source)?.start();
+    Some(source[..start].matches('\n').count())
+}
+
+fn finding(
+    rule_id: &str,
+    severity: Severity,
+    file: &Path,
+    index: usize,
+    excerpt: String,
+) -> Finding {
+    Finding {
+        rule_id: rule_id.to_owned(),
+        severity,
+        file: file.to_path_buf(),
+        line: index + 1,
+        excerpt,
+    }
+}
+
+/// The language of a code file from its extension.
+pub(crate) fn lang_for_extension(ext: &str) -> Option<Lang> {
+    match ext.to_ascii_lowercase().as_str() {
+        "js" | "ts" | "mjs" | "cjs" | "mts" | "cts" | "jsx" | "tsx" => Some(Lang::Js),
+        "py" => Some(Lang::Python),
+        "sh" | "bash" | "zsh" => Some(Lang::Shell),
+        _ => None,
+    }
+}
+
+/// The language named by a `#!` line, if any.
+pub(crate) fn lang_from_shebang(text: &str) -> Option<Lang> {
+    let first = text.lines().next()?.strip_prefix("#!")?;
+    first.split_whitespace().find_map(|token| {
+        let base = token.rsplit('/').next().unwrap_or(token);
+        match base {
+            "node" | "nodejs" | "deno" | "bun" | "tsx" | "ts-node" => Some(Lang::Js),
+            b if b.starts_with("python") => Some(Lang::Python),
+            "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" => Some(Lang::Shell),
+            _ => None,
+        }
+    })
+}
+
+/// Runs the source rules of `lang` over `text`.
+pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding> {
+    let raw_lines: Vec<&str> = text.split('\n').collect();
+    let stripped = strip_comments(lang, text);
+    let lines: Vec<&str> = stripped.split('\n').collect();
+    let ctx = FileContext::new(lang, &stripped);
+    let (line_rules, source_rules) = match lang {
+        Lang::Js => (&*JS_LINE, &*JS_SOURCE),
+        Lang::Python => (&*PY_LINE, &*PY_SOURCE),
+        Lang::Shell => (&*SH_LINE, &*SH_SOURCE),
+    };
+    let evidence =
+        |i: usize| format_evidence(raw_lines.get(i).or(lines.get(i)).copied().unwrap_or(""));
+
+    let mut findings = Vec::new();
+    let mut fired: HashSet<&str> = HashSet::new();
+    for rule in line_rules {
+        if fired.contains(rule.rule.id) {
+            continue;
+        }
+        if let Some(context) = &rule.context
+            && !context.is_match(text)
+        {
+            continue;
+        }
+        // One finding per line-rule per file.
+        if let Some(i) = lines.iter().position(|line| line_fires(rule, line, &ctx)) {
+            findings.push(finding(
+                rule.rule.id,
+                rule.rule.severity,
+                file,
+                i,
+                evidence(i),
+            ));
+            fired.insert(rule.rule.id);
+        }
+    }
+    for rule in source_rules {
+        if let Some(i) = find_source_match(
+            &rule.pattern,
+            rule.context.as_ref(),
+            rule.rule.window,
+            &stripped,
+            &lines,
+        ) {
+            findings.push(finding(
+                rule.rule.id,
+                rule.rule.severity,
+                file,
+                i,
+                evidence(i),
+            ));
+        }
+    }
+    findings
+}
+
+/// Runs the source rules over a code file. The language comes from the
+/// extension (`.js .ts .mjs .cjs .mts .cts .jsx .tsx`, `.py`,
+/// `.sh .bash .zsh`), else from a `#!` line, else JavaScript. Comments are
+/// stripped first (line numbers unchanged); excerpts are the original lines.
+pub fn scan_source(file: &Path, text: &str) -> Vec<Finding> {
+    let lang = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .and_then(lang_for_extension)
+        .or_else(|| lang_from_shebang(text))
+        .unwrap_or(Lang::Js);
+    scan_source_as(lang, file, text)
+}
+
+/// Runs the skill-text rules over SKILL.md or another text file: at most
+/// one finding per rule. The `literal-secret` excerpt is always
+/// `[REDACTED CREDENTIAL]`; other excerpts are redacted when their line
+/// holds a credential.
+pub fn scan_skill_text(file: &Path, text: &str) -> Vec<Finding> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut findings = Vec::new();
+    if let Some(offset) = find_literal_secret(text) {
+        let index = text[..offset].matches('\n').count();
+        findings.push(finding(
+            "literal-secret",
+            Critical,
+            file,
+            index,
+            REDACTED.to_owned(),
+        ));
+    }
+    for rule in TEXT.iter() {
+        if let Some(i) = find_source_match(&rule.pattern, None, None, text, &lines) {
+            let excerpt = format_evidence(lines.get(i).copied().unwrap_or(""));
+            findings.push(finding(rule.rule.id, rule.rule.severity, file, i, excerpt));
+        }
+    }
+    findings
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;

@@ -1,1 +1,0 @@
-//! Watching skill roots and reusing snapshots (being written).
