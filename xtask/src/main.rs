@@ -61,6 +61,7 @@ fn bench() -> Result<(), String> {
         ("talon-tool-policy", "pipeline"),
         ("talon-hooks", "gate"),
         ("talon-runtime", "runtime"),
+        ("talon-skills", "skills"),
     ] {
         cargo(&[
             "bench",
@@ -87,6 +88,10 @@ fn bench() -> Result<(), String> {
         "runtime_assemble_coding_run",
         "runtime_invoke_nothing_configured",
         "baseline_direct_tool_execute",
+        "skills_load_1000",
+        "baseline_read_1000_skill_files",
+        "skills_snapshot_reuse",
+        "skills_rebuild_after_change",
     ] {
         let path = format!("target/criterion/{name}/new/estimates.json");
         match std::fs::read_to_string(&path) {

@@ -104,6 +104,35 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(load_and_render(black_box(&roots), &limits)));
     });
 
+    // Same-run baseline: walking the same six roots and reading every
+    // SKILL.md with raw std::fs, parsing nothing.
+    let all_roots: Vec<PathBuf> = roots
+        .extra
+        .iter()
+        .chain(roots.bundled.iter())
+        .chain(roots.managed.iter())
+        .chain(roots.personal.iter())
+        .chain(roots.project.iter())
+        .chain(roots.workspace.iter())
+        .cloned()
+        .collect();
+    c.bench_function("baseline_read_1000_skill_files", |b| {
+        b.iter(|| {
+            let mut bytes = 0usize;
+            for root in &all_roots {
+                let mut entries: Vec<_> = fs::read_dir(root)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .collect();
+                entries.sort();
+                for dir in entries {
+                    bytes += fs::read(dir.join("SKILL.md")).unwrap().len();
+                }
+            }
+            black_box(bytes)
+        });
+    });
+
     let registry = WatchRegistry::new(DEBOUNCE);
     let snapshotter = SkillsSnapshotter::with_renderer(
         &registry,
