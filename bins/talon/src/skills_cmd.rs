@@ -232,7 +232,11 @@ pub(crate) fn skills_prompt(
     let (set, config) = load(ctx, workspace)?;
     let rendered = render_prompt(&set.skills, &config.limits());
     if json {
-        out.push_str(&serde_json::to_string_pretty(&rendered)?);
+        let mut doc = serde_json::to_value(&rendered)?;
+        if let Value::Object(map) = &mut doc {
+            map.insert("bytes".into(), Value::from(rendered.text.len()));
+        }
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
         return Ok(Status::Ok);
     }
@@ -242,8 +246,13 @@ pub(crate) fn skills_prompt(
     }
     let _ = writeln!(
         out,
-        "-- {} of {} skills, {} chars of a {} char budget, {:?} format",
-        rendered.included, rendered.total, rendered.chars, rendered.budget, rendered.format
+        "-- {} of {} skills, {} chars ({} bytes) of a {} char budget, {:?} format",
+        rendered.included,
+        rendered.total,
+        rendered.chars,
+        rendered.text.len(),
+        rendered.budget,
+        rendered.format
     );
     Ok(Status::Ok)
 }
@@ -279,6 +288,9 @@ pub(crate) fn skills_scan(path: &Path, json: bool, out: &mut String) -> Result<S
             f.rule_id,
             f.excerpt
         );
+    }
+    for (path, why) in &report.skipped {
+        let _ = writeln!(out, "{}: not scanned: {why}", path.display());
     }
     let _ = writeln!(
         out,

@@ -300,6 +300,12 @@ pub(crate) fn invalid_name_reason(name: &str) -> Option<&'static str> {
         Some("contains a NUL character")
     } else if name.chars().any(char::is_control) {
         Some("contains a control character")
+    } else if name.trim() == "." {
+        Some("is `.`")
+    } else if name.chars().any(|c| {
+        matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+    }) {
+        Some("contains an invisible or bidi formatting character")
     } else {
         None
     }
@@ -336,7 +342,19 @@ fn load_candidate(
             ),
         )
     };
-    let meta = fs::metadata(&candidate.skill_md_real)
+    // Open without following a final symlink and without blocking (a FIFO
+    // swapped in after discovery must not hang the loader), then check the
+    // open handle, not the path: no window between the check and the read.
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&candidate.skill_md_real)
+            .map_err(|e| reject("unreadable", format!("cannot open SKILL.md: {e}")))?
+    };
+    let meta = file
+        .metadata()
         .map_err(|e| reject("unreadable", format!("cannot stat SKILL.md: {e}")))?;
     if !meta.is_file() {
         return Err(reject(
@@ -348,8 +366,8 @@ fn load_candidate(
         return Err(too_large(meta.len().to_string()));
     }
     let mut bytes = Vec::new();
-    fs::File::open(&candidate.skill_md_real)
-        .and_then(|f| f.take(max.saturating_add(1)).read_to_end(&mut bytes))
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
         .map_err(|e| reject("unreadable", format!("cannot read SKILL.md: {e}")))?;
     if u64::try_from(bytes.len()).map_or(true, |n| n > max) {
         // The file grew between the stat and the read.

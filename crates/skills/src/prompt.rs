@@ -84,11 +84,13 @@ pub fn render_prompt(skills: &[Skill], limits: &SkillLimits) -> RenderedPrompt {
         .collect();
     let total = visible.len();
     let budget = limits.max_skills_prompt_chars;
-    let by_count: Vec<&Skill> = visible
-        .iter()
-        .take(limits.max_skills_in_prompt)
-        .copied()
-        .collect();
+    // The count cap drops lowest precedence first too (name order kept).
+    let by_count: Vec<&Skill> = if visible.len() > limits.max_skills_in_prompt {
+        let excess = visible.len() - limits.max_skills_in_prompt;
+        drop_lowest(&visible, excess)
+    } else {
+        visible.clone()
+    };
     let fits =
         |list: &[&Skill], layout: Layout| render(list, total, layout).chars().count() <= budget;
 
@@ -115,7 +117,11 @@ pub fn render_prompt(skills: &[Skill], limits: &SkillLimits) -> RenderedPrompt {
         }
         (list, Layout::Compact(cut))
     };
-    let text = render(&list, total, layout);
+    let mut text = render(&list, total, layout);
+    if text.chars().count() > budget {
+        // Not even the note fits: an empty index never exceeds the budget.
+        text = String::new();
+    }
     RenderedPrompt {
         chars: text.chars().count(),
         text,
@@ -134,30 +140,33 @@ pub fn render_prompt(skills: &[Skill], limits: &SkillLimits) -> RenderedPrompt {
 /// The largest subset of `list` that `fits`, dropping lowest precedence
 /// first (within a source, from the end of `list`'s order), order kept.
 fn drop_to_fit<'a>(list: &[&'a Skill], fits: impl Fn(&[&'a Skill]) -> bool) -> Vec<&'a Skill> {
-    let mut drop_order: Vec<usize> = (0..list.len()).collect();
-    drop_order.sort_by(|&a, &b| list[a].source.cmp(&list[b].source).then(b.cmp(&a)));
-    let without_first = |k: usize| -> Vec<&'a Skill> {
-        let mut dropped = vec![false; list.len()];
-        for &i in &drop_order[..k] {
-            dropped[i] = true;
-        }
-        list.iter()
-            .zip(dropped)
-            .filter(|(_, d)| !d)
-            .map(|(s, _)| *s)
-            .collect()
-    };
     // Smallest k that fits; k = len (nothing listed) is the floor.
     let (mut lo, mut hi) = (0, list.len());
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if fits(&without_first(mid)) {
+        if fits(&drop_lowest(list, mid)) {
             hi = mid;
         } else {
             lo = mid + 1;
         }
     }
-    without_first(lo)
+    drop_lowest(list, lo)
+}
+
+/// `list` without its `k` lowest-precedence skills (within a source, the
+/// last in `list`'s order go first); order kept.
+fn drop_lowest<'a>(list: &[&'a Skill], k: usize) -> Vec<&'a Skill> {
+    let mut drop_order: Vec<usize> = (0..list.len()).collect();
+    drop_order.sort_by(|&a, &b| list[a].source.cmp(&list[b].source).then(b.cmp(&a)));
+    let mut dropped = vec![false; list.len()];
+    for &i in drop_order.iter().take(k) {
+        dropped[i] = true;
+    }
+    list.iter()
+        .zip(dropped)
+        .filter(|(_, d)| !d)
+        .map(|(s, _)| *s)
+        .collect()
 }
 
 /// The note, then the catalog, joined by a newline (either may be empty).

@@ -319,13 +319,39 @@ fn dropping_removes_lowest_precedence_first_and_keeps_name_order() {
 #[test]
 fn nothing_fits_leaves_only_the_note() {
     let skills = long_skills();
-    let out = render_prompt(&skills, &limits(100));
+    let out = render_prompt(&skills, &limits(200));
     assert_eq!(
         out.text,
         "⚠️ Skills truncated: included 0 of 3 (compact format, descriptions omitted). \
          Run `talon skills list` to audit."
     );
     assert_eq!((out.included, out.dropped), (0, 3));
+    // A budget too small for even the note gives an empty index: the
+    // budget is never exceeded.
+    let out = render_prompt(&skills, &limits(50));
+    assert_eq!(out.text, "");
+    assert_eq!(out.chars, 0);
+}
+
+#[test]
+fn the_count_cap_drops_lowest_precedence_first() {
+    let mut skills = long_skills();
+    for s in &mut skills {
+        s.description = "short".into();
+    }
+    skills[0].source = SkillSource::Extra;
+    skills[1].source = SkillSource::Workspace;
+    skills[2].source = SkillSource::Workspace;
+    let mut l = limits(18_000);
+    l.max_skills_in_prompt = 2;
+    let out = render_prompt(&skills, &l);
+    assert_eq!(out.included, 2);
+    assert!(
+        !out.text
+            .contains(&format!("<name>{}</name>", skills[0].name)),
+        "{}",
+        out.text
+    );
 }
 
 #[test]

@@ -176,6 +176,7 @@ pub struct SkillsSnapshotter<P = ()> {
     roots: SkillRoots,
     limits: SkillLimits,
     eligibility: EligibilityContext,
+    config: Option<crate::config::SkillsConfig>,
     watches: Vec<RootWatch>,
     render: Renderer<P>,
     cache: SnapshotCache<SkillsSnapshot<P>>,
@@ -206,6 +207,16 @@ impl SkillsSnapshotter<()> {
 impl<P> SkillsSnapshotter<P> {
     /// A snapshotter whose snapshots carry `render(skills, key)` (the
     /// prompt index for `key.prompt_format_version`, say). Starts (or
+    /// Builder: load with the `skills` config section (its limits replace
+    /// the ones given, and its narrowing applies), as the CLI does. Drops
+    /// any cached snapshot.
+    pub fn with_config(mut self, config: crate::config::SkillsConfig) -> Self {
+        self.limits = config.limits();
+        self.config = Some(config);
+        self.cache.invalidate();
+        self
+    }
+
     /// joins) a watcher for every root.
     pub fn with_renderer(
         registry: &WatchRegistry,
@@ -223,6 +234,7 @@ impl<P> SkillsSnapshotter<P> {
             roots,
             limits,
             eligibility,
+            config: None,
             watches,
             render: Box::new(render),
             cache: SnapshotCache::new(),
@@ -257,7 +269,14 @@ impl<P> SkillsSnapshotter<P> {
     }
 
     fn build(&self, key: &SnapshotKey) -> SkillsSnapshot<P> {
-        let mut skills = load_skills(&self.roots, &self.limits, &self.eligibility);
+        // With a config, exactly what `talon skills list|prompt` load:
+        // allowBundled, disabled entries and per-skill env applied.
+        let mut skills = match &self.config {
+            Some(config) => {
+                crate::configured::load_skills_with_config(&self.roots, config, &self.eligibility)
+            }
+            None => load_skills(&self.roots, &self.limits, &self.eligibility),
+        };
         if key.filter.is_some() {
             skills.skills.retain(|skill| key.allows(&skill.name));
         }

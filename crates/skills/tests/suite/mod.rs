@@ -1,1 +1,2 @@
 mod dispatch;
+mod snapshot_config;
