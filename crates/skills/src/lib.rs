@@ -37,6 +37,21 @@
 //!
 //! This crate does not install skills, run them, or decide tool policy (it
 //! asks `talon-tool-policy`); it has no async runtime.
+//!
+//! Known limits:
+//! - The loader walks directories by path (each candidate canonicalised
+//!   and checked against its root); a directory swapped for a symlink
+//!   between the check and the listing is not caught. Directory-handle
+//!   walking (`openat2(RESOLVE_BENEATH)`) belongs with the fs-bridge.
+//! - The watcher follows symlinks with notify's recursive watch: a
+//!   symlinked skill added to a personal or managed root after the watch
+//!   started is noticed when it is added, but edits inside its target are
+//!   only seen after the next restart; a root that is itself a symlink is
+//!   watched at the target it had when the watch started.
+//! - Any write under a root bumps its version, including ones in hidden
+//!   directories the loader ignores (one extra rebuild, never a stale one).
+//! - Within one source, the first skill of a name (by path order) wins and
+//!   the others are reported as `duplicate-name`.
 #![deny(missing_docs)]
 
 pub use crate::config::{
