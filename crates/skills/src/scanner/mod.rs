@@ -3,8 +3,9 @@
 //!
 //! Two rule families, with OpenClaw's rule ids and severities:
 //!
-//! - **skill-text rules** ([`scan_skill_text`]) over `SKILL.md` and other
-//!   text (`.md .markdown .mdx .txt`): `literal-secret`,
+//! - **skill-text rules** ([`scan_skill_text`]) over `SKILL.md`, other
+//!   text (`.md .markdown .mdx .txt`) and every other UTF-8 file that is not
+//!   a known code file (non-UTF-8 files are a blind skip): `literal-secret`,
 //!   `prompt-injection-ignore-instructions`, `prompt-injection-system`,
 //!   `prompt-injection-tool`, `shell-pipe-to-shell`, `secret-exfiltration`,
 //!   `destructive-delete`, `unsafe-permissions`;
@@ -77,7 +78,7 @@ pub struct ScanReport {
     /// Files read and scanned.
     pub files_scanned: usize,
     /// Paths not scanned, with the reason (limits, hidden directories,
-    /// symlinks leaving the directory, unreadable files).
+    /// symlinks leaving the directory, unreadable or non-UTF-8 files).
     pub skipped: Vec<(PathBuf, String)>,
 }
 
@@ -143,23 +144,35 @@ pub(crate) fn compile_pattern(name: &str, pattern: &str) -> Option<Regex> {
 /// What a file is scanned as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FileKind {
+    /// A known text extension: skill-text rules.
     Text,
+    /// A code file: the source rules of its language.
     Code(Lang),
+    /// Anything else (a Makefile, `.ps1`, `.rb`, `.yaml`, an extensionless
+    /// script): skill-text rules when it is valid UTF-8, otherwise a blind
+    /// skip.
+    Other,
 }
 
-/// The kind of a file: by extension, or by `#!` line for files without one.
-fn classify(name: &str, path: &Path) -> Option<FileKind> {
-    match Path::new(name).extension().and_then(|e| e.to_str()) {
-        Some(ext) if TEXT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) => {
-            Some(FileKind::Text)
+/// The kind of a file: by extension, else by `#!` line, else
+/// [`FileKind::Other`].
+fn classify(name: &str, path: &Path) -> FileKind {
+    let ext = Path::new(name).extension().and_then(|e| e.to_str());
+    if let Some(ext) = ext {
+        if TEXT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()) {
+            return FileKind::Text;
         }
-        Some(ext) => lang_for_extension(ext).map(FileKind::Code),
-        None => {
-            let mut head = Vec::with_capacity(256);
-            let file = fs::File::open(path).ok()?;
-            file.take(256).read_to_end(&mut head).ok()?;
-            lang_from_shebang(&String::from_utf8_lossy(&head)).map(FileKind::Code)
+        if let Some(lang) = lang_for_extension(ext) {
+            return FileKind::Code(lang);
         }
+    }
+    let mut head = Vec::with_capacity(256);
+    let read = fs::File::open(path).and_then(|file| file.take(256).read_to_end(&mut head));
+    match read {
+        Ok(_) => lang_from_shebang(&String::from_utf8_lossy(&head))
+            .map_or(FileKind::Other, FileKind::Code),
+        // Unreadable: `scan_file` reports it.
+        Err(_) => FileKind::Other,
     }
 }
 
@@ -224,10 +237,15 @@ impl Walk {
                 true,
             );
         }
-        let text = String::from_utf8_lossy(&bytes);
         let found = match kind {
-            FileKind::Text => scan_skill_text(&rel, &text),
-            FileKind::Code(lang) => scan_source_as(lang, &rel, &text),
+            FileKind::Text => scan_skill_text(&rel, &String::from_utf8_lossy(&bytes)),
+            FileKind::Code(lang) => scan_source_as(lang, &rel, &String::from_utf8_lossy(&bytes)),
+            FileKind::Other => match std::str::from_utf8(&bytes) {
+                Ok(text) => scan_skill_text(&rel, text),
+                Err(_) => {
+                    return self.skip(rel, "not UTF-8 text (binary file); not scanned", true);
+                }
+            },
         };
         self.findings.extend(found);
         self.files_scanned += 1;
@@ -346,9 +364,6 @@ fn walk(dir: &Path, opts: &ScanOptions) -> Walk {
                 continue;
             }
 
-            let Some(kind) = classify(&name, &real) else {
-                continue;
-            };
             if opts.exclude_tests && is_test_file_name(&name) {
                 walk.skip(rel, "test file excluded", false);
                 continue;
@@ -362,6 +377,7 @@ fn walk(dir: &Path, opts: &ScanOptions) -> Walk {
                 break 'walk;
             }
             candidates += 1;
+            let kind = classify(&name, &real);
             walk.scan_file(&real, rel, kind, max_bytes);
         }
         stack.extend(subdirs.into_iter().rev());
@@ -371,8 +387,11 @@ fn walk(dir: &Path, opts: &ScanOptions) -> Walk {
 
 /// Scans a skill directory: skill-text rules on `.md .markdown .mdx .txt`
 /// files (including `SKILL.md`), source rules on code files (`.js .ts .mjs
-/// .cjs .mts .cts .jsx .tsx .py .sh .bash .zsh`, and extensionless files
-/// with a `#!` line naming node, python or a shell).
+/// .cjs .mts .cts .jsx .tsx .py .sh .bash .zsh`, and other files with a
+/// `#!` line naming node, python or a shell), and skill-text rules on every
+/// other regular file that is valid UTF-8 (a Makefile, `.ps1`, `.yaml`, an
+/// extensionless script). A file that is not UTF-8 is not scanned and is
+/// recorded in [`ScanReport::skipped`].
 ///
 /// The walk is sorted and deterministic; it never leaves `dir` (a symlink
 /// is followed only when its target is inside `dir`), skips hidden
@@ -395,7 +414,8 @@ pub fn scan_skill_dir(dir: &Path, opts: &ScanOptions) -> ScanReport {
 /// when any finding is critical — the proposal fails as a whole.
 ///
 /// It fails closed: every part of the proposal the scan could not see
-/// (an oversized or unreadable file, the file limit, a hidden directory or
+/// (an oversized, unreadable or non-UTF-8 file, the file limit, a hidden
+/// directory or
 /// `node_modules` when not included, a symlink leaving the directory) is
 /// added as a critical `scan-incomplete` finding. Explicit test exclusions
 /// are not.

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::evidence::{REDACTED, find_literal_secret, format_evidence};
-use super::strip::{Lang, strip_comments};
+use super::strip::{Lang, join_continued_lines, strip_comments};
 use super::{Finding, Severity, compile_pattern};
 
 /// How a line rule decides, beyond its regex.
@@ -75,22 +75,54 @@ use Severity::{Critical, Warn};
 pub(crate) const CRYPTO_MINING: &str = r"(?i)stratum\+(?:tcp|ssl)|coinhive|cryptonight|xmrig";
 pub(crate) const HEX_ESCAPES: &str = r"(?:\\x[0-9a-fA-F]{2}){6,}";
 
+/// A shell or interpreter as the target of a pipe: optionally through
+/// `sudo` and/or `env` (each possibly by path), and possibly by path itself
+/// (`/bin/sh`, `/usr/bin/env bash`).
+macro_rules! shell_target {
+    () => {
+        concat!(
+            r"(?:sudo\s+(?:-\S+\s+)*)?(?:(?:[\w./-]*/)?env\s+(?:-\S+\s+)*)?",
+            r"(?:[\w./-]*/)?(?:sh|bash|zsh|dash|ksh|ash|python[0-9.]*|perl|ruby|node)\b",
+        )
+    };
+}
+
+/// `base64` with a decode flag (`-d`, `-di`, `-D`, `--decode`).
+macro_rules! base64_decode {
+    () => {
+        r"\bbase64\s+(?:-\S+\s+)*?(?:-[a-z]*d[a-z]*|--decode)\b"
+    };
+}
+
+/// A download or decode, then up to three further pipeline stages (`| tee
+/// x`), then a pipe into a shell. `||` is not a pipe.
 pub(crate) const SHELL_PIPE_TO_SHELL: &str = concat!(
-    r"(?i)\b(?:curl|wget)\b[^|\n]{0,120}\|\s*(?:sudo\s+(?:-\S+\s+)*)?",
-    r"(?:sh|bash|zsh|dash|ksh|python[0-9.]*|perl|ruby|node)\b",
-    r"|\bbase64\s+(?:-d|--decode)\b[^|\n]{0,120}\|\s*(?:sudo\s+(?:-\S+\s+)*)?",
-    r"(?:sh|bash|zsh|dash|ksh)\b",
-    r"|\b(?:sh|bash|zsh|source)\s+<\(\s*(?:curl|wget)\b",
-    r#"|\b(?:sh|bash|zsh)\s+-c\s+["']?\$\(\s*(?:curl|wget)\b"#,
+    r"(?i)(?:\b(?:curl|wget)\b|",
+    base64_decode!(),
+    r")[^|\n]{0,120}(?:\|[^|\n]{1,120}){0,3}?\|\s*",
+    shell_target!(),
+    // Process substitution: `bash <(curl …)`, `source <(curl …)`, `. <(curl …)`.
+    r"|(?:\b(?:sh|bash|zsh|dash|ksh|source)|(?:^|[\s;&|(`])\.)\s+<\(\s*(?:curl|wget)\b",
+    // Command substitution run by a shell or eval: `bash -c "$(curl …)"`,
+    // `eval "$(curl …)"`, `bash -c "$(echo … | base64 -d)"`.
+    r#"|\b(?:(?:sh|bash|zsh|dash|ksh)\s+-c|eval)\s+["']?(?:\$\(|`)[^)`\n]{0,200}?"#,
+    r"(?:\b(?:curl|wget)\b|",
+    base64_decode!(),
+    r")",
 );
+/// `rm` with a recursive flag (anywhere among its options) on `/`, `~`,
+/// `$HOME` (also `${HOME:?}`), `.`, `..` or `*` (also `/.`, `~/`, `/*`).
 pub(crate) const DESTRUCTIVE_DELETE: &str = concat!(
-    r"(?i)\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-[rf]\s+-[rf]",
-    r"|--recursive\s+--force|--force\s+--recursive)\s+",
-    r"(?:--no-preserve-root\s+)?(?:--\s+)?",
-    r#"["']?(?:/|~|\$home|\$\{home\}|\.{1,2}|\*)/?\*?["']?(?:\s|$|[;&|)`])"#,
+    r"(?i)\brm\s+(?:-\S+\s+)*?(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-\S+\s+)*",
+    r#"["']?(?:/|~|\$home|\$\{home(?::?[-?=+][^}]*)?\}|\.{1,2}|\*)/?\.{0,2}\*?["']?(?:\s|$|[;&|)`])"#,
 );
-pub(crate) const UNSAFE_PERMISSIONS: &str =
-    r"(?i)\bchmod\s+(?:-[a-z]+\s+)*(?:[0-7]?777|(?:[ug]*o[ug]*|a)\+[rwxst]*w[rwxst]*)\b";
+/// `chmod` giving others write access: `777`, any octal mode whose last
+/// digit has the write bit, or a symbolic clause `o+w`, `a=rwx`,
+/// `ugo=rwx`, `u=rwx,g=rwx,o=rwx`.
+pub(crate) const UNSAFE_PERMISSIONS: &str = concat!(
+    r"(?i)\bchmod\s+(?:-\S+\s+)*(?:[0-7]?[0-7]{2}[2367]",
+    r"|(?:[ugoa]*[-+=][rwxXstugo]*,)*(?:[ug]*o[ug]*|a)[+=][rwxXst]*w[rwxXst]*)\b",
+);
 
 // ---------------------------------------------------------------------------
 // JavaScript / TypeScript
@@ -381,6 +413,33 @@ pub(crate) const SH_SOURCE_RULES: &[SourceRule] = &[
 // Skill text
 // ---------------------------------------------------------------------------
 
+/// The environment, or a secret-named variable, in a command shape:
+/// `process.env`, `os.environ`, `/proc/*/environ`, `printenv`, `$(env)`,
+/// `env |`, `set |`, `$OPENAI_API_KEY`, `${GH_TOKEN}`. A bare word "env"
+/// or a `.env` file name is not one.
+macro_rules! env_source {
+    () => {
+        concat!(
+            r"\bprocess\.env\b|\b(?:Deno|Bun)\.env\b|\bos\.environ\b|\bgetenv\s*\(",
+            r"|/proc/[\w/]*/environ|\bprintenv\b",
+            r"|(?:\$\(|`)\s*(?:env|set|export\s+-p|declare\s+-x)\s*(?:\)|`)",
+            r"|(?:^|[\s;&|(`])(?:env|set|export\s+-p|declare\s+-x)\s*\|",
+            r"|\$\{?\w*(?:KEY|TOKEN|SECRET|PASSW(?:OR)?D|CREDENTIALS?|PRIVATE)\w*(?:[:?}]|\b)",
+        )
+    };
+}
+
+/// A command or call that sends data over the network.
+macro_rules! network_send {
+    () => {
+        concat!(
+            r"(?:\b(?:curl|wget|fetch|nc|ncat|netcat|socat|axios|sendBeacon|XMLHttpRequest",
+            r"|urlopen|requests\.\w+|httpx\.\w+|Invoke-(?:WebRequest|RestMethod)|iwr|irm|scp",
+            r"|rsync)\b|/dev/(?:tcp|udp)/)",
+        )
+    };
+}
+
 pub(crate) const TEXT_RULES: &[TextRule] = &[
     TextRule {
         id: "prompt-injection-ignore-instructions",
@@ -395,14 +454,45 @@ pub(crate) const TEXT_RULES: &[TextRule] = &[
     TextRule {
         id: "prompt-injection-system",
         severity: Critical,
-        pattern: r"(?i)\b(?:system\s+prompt|developer\s+message|hidden\s+instructions)\b",
+        pattern: concat!(
+            r"(?i)\b(?:developer\s+message|hidden\s+instructions)\b",
+            // "system prompt" only as the object of a verb that reveals or
+            // replaces it, or when it is being set ("system prompt:").
+            r"|\b(?:reveal|print|show|output|repeat|display|dump|leak|disclose|ignore|override",
+            r"|overwrite|replace|change|forget|disregard|tell|share|send|return|expose|echo|give",
+            r"|paste|recite|bypass|update|modify|include|quote|copy|write|summari[sz]e|translate",
+            r"|encode|extract|read|what\s+is|what['’]?s|new)\b",
+            r"(?:\s+(?:me|us|out|back|the|your|my|its|this|that|entire|full|original|initial|current",
+            r"|real|hidden|whole|exact|complete|new|actual|underlying|secret|internal|above)){0,3}",
+            r"\s+system\s+prompts?\b",
+            r"|\bsystem\s+prompts?\s*(?::|=|override\b|is\s+now\b|has\s+(?:been\s+)?changed\b)",
+        ),
     },
     TextRule {
         id: "prompt-injection-tool",
         severity: Critical,
         pattern: concat!(
-            r"(?i)\b(?:run|execute|invoke|call)\b.{0,50}\btools?\b.{0,50}\bwithout\b.{0,30}",
-            r"\b(?:permission|approval|asking|confirmation|consent)",
+            // "run … tools/commands … without asking / permission"
+            r"(?i)\b(?:run|running|execute|executing|invoke|invoking|call|calling|use|using)\b",
+            r".{0,50}\b(?:tools?|commands?|shell|exec|scripts?|programs?)\b.{0,50}\bwithout\b.{0,30}",
+            r"\b(?:permission|approvals?|asking|confirmation|consent|prompting)",
+            // "without requiring the user's explicit approval"
+            r"|\bwithout\s+(?:first\s+)?(?:requiring|requesting|asking\s+for|seeking|needing|getting",
+            r"|obtaining|waiting\s+for)\s+(?:(?:the|a|an|any|their|explicit|prior|user|user['’]s)\s+){0,3}",
+            r"(?:permission|approvals?|confirmation|consent)\b",
+            // "do not / never ask (the user) for confirmation / approval"
+            r"|\b(?:do\s+not|don['’]?t|never|no\s+need\s+to)\s+(?:ask|request|prompt|wait\s+for|seek",
+            r"|check\s+with)\b.{0,40}\b(?:permission|approvals?|confirmation|consent)\b",
+            // "skip the approval prompt", "bypass approvals"
+            r"|\b(?:skip|bypass|disable|circumvent|override|suppress|avoid)\s+",
+            r"(?:(?:the|all|any|every|tool|exec|user|user['’]s|its|their|these)\s+){0,3}",
+            r"(?:approvals?|approval\s+(?:prompts?|steps?|checks?|requests?)",
+            r"|permission\s+(?:prompts?|checks?|requests?))\b",
+            // "you don't need permission to run tools"
+            r"|\b(?:do\s+not|don['’]?t|does\s+not|doesn['’]?t|never)\s+(?:need|require)\s+",
+            r"(?:to\s+(?:ask\s+for|get|request|obtain|seek)\s+)?",
+            r"(?:(?:the|any|explicit|prior|user|user['’]s)\s+){0,3}",
+            r"(?:permission|approvals?|confirmation|consent)\b",
         ),
     },
     TextRule {
@@ -413,7 +503,17 @@ pub(crate) const TEXT_RULES: &[TextRule] = &[
     TextRule {
         id: "secret-exfiltration",
         severity: Critical,
-        pattern: r"(?i)\b(?:process\.env|env)\b.{0,80}\b(?:fetch|curl|wget|http|https)\b",
+        pattern: concat!(
+            r"(?i)(?:",
+            env_source!(),
+            r").{0,120}",
+            network_send!(),
+            r"|",
+            network_send!(),
+            r".{0,200}(?:",
+            env_source!(),
+            r")",
+        ),
     },
     TextRule {
         id: "destructive-delete",
@@ -848,6 +948,11 @@ pub(crate) fn lang_from_shebang(text: &str) -> Option<Lang> {
 pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding> {
     let raw_lines: Vec<&str> = text.split('\n').collect();
     let stripped = strip_comments(lang, text);
+    // Shell: a `\`-continued command is matched as one line, at its start.
+    let stripped = match lang {
+        Lang::Shell => join_continued_lines(&stripped),
+        Lang::Js | Lang::Python => stripped,
+    };
     let lines: Vec<&str> = stripped.split('\n').collect();
     let ctx = FileContext::new(lang, &stripped);
     let (line_rules, source_rules) = match lang {
@@ -916,11 +1021,15 @@ pub fn scan_source(file: &Path, text: &str) -> Vec<Finding> {
 }
 
 /// Runs the skill-text rules over SKILL.md or another text file: at most
-/// one finding per rule. The `literal-secret` excerpt is always
+/// one finding per rule. `\`-continued lines are joined first (the
+/// finding is at the line where the command starts and the excerpt is the
+/// joined command). The `literal-secret` excerpt is always
 /// `[REDACTED CREDENTIAL]`; other excerpts are redacted when their line
 /// holds a credential.
 pub fn scan_skill_text(file: &Path, text: &str) -> Vec<Finding> {
-    let lines: Vec<&str> = text.split('\n').collect();
+    // A `\`-continued command is matched as one line, reported at its start.
+    let joined = join_continued_lines(text);
+    let lines: Vec<&str> = joined.split('\n').collect();
     let mut findings = Vec::new();
     if let Some(offset) = find_literal_secret(text) {
         let index = text[..offset].matches('\n').count();
@@ -933,7 +1042,7 @@ pub fn scan_skill_text(file: &Path, text: &str) -> Vec<Finding> {
         ));
     }
     for rule in TEXT.iter() {
-        if let Some(i) = find_source_match(&rule.pattern, None, None, text, &lines) {
+        if let Some(i) = find_source_match(&rule.pattern, None, None, &joined, &lines) {
             let excerpt = format_evidence(lines.get(i).copied().unwrap_or(""));
             findings.push(finding(rule.rule.id, rule.rule.severity, file, i, excerpt));
         }

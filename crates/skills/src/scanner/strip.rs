@@ -30,6 +30,34 @@ pub(crate) fn strip_comments(lang: Lang, source: &str) -> String {
     }
 }
 
+/// Joins `\`-continued lines: each continued line is appended (after a
+/// space) to the line it continues, and the newlines it used are moved after
+/// the joined line. The line count is unchanged and a joined command sits on
+/// the line where it starts, so a match reports the starting line.
+pub(crate) fn join_continued_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut owed = 0usize;
+    let mut parts = text.split('\n').peekable();
+    while let Some(part) = parts.next() {
+        let last = parts.peek().is_none();
+        let body = part.strip_suffix('\r').unwrap_or(part);
+        let trailing = body.len() - body.trim_end_matches('\\').len();
+        if !last && trailing % 2 == 1 {
+            out.push_str(&body[..body.len() - 1]);
+            out.push(' ');
+            owed += 1;
+            continue;
+        }
+        out.push_str(part);
+        if !last {
+            out.push('\n');
+        }
+        out.extend(std::iter::repeat_n('\n', owed));
+        owed = 0;
+    }
+    out
+}
+
 /// Pushes only the newlines of `chars` (used for removed block comments).
 fn push_newlines(out: &mut String, chars: &[char]) {
     out.extend(chars.iter().filter(|c| **c == '\n'));

@@ -44,3 +44,12 @@ fn shell_comments_quotes_and_heredocs() {
     );
     assert_eq!(lines(&out), lines(src));
 }
+
+#[test]
+fn continued_lines_join_and_keep_the_line_count() {
+    let src = "a \\\nb \\\r\nc\nd\\\\\ne\n";
+    let out = join_continued_lines(src);
+    assert_eq!(out, "a  b  c\n\n\nd\\\\\ne\n");
+    assert_eq!(lines(&out), lines(src));
+    assert_eq!(join_continued_lines("x \\"), "x \\");
+}
