@@ -2,12 +2,10 @@
 
 use std::fmt::Write as _;
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::{Value, json};
-use talon_config::resolve_config_path;
 use talon_hooks::Requester;
 use talon_hooks::approval::{
     ApprovalBroker, ApprovalDecision, ApprovalEvent, ApprovalRequest, ApprovalResolution,
@@ -19,7 +17,7 @@ use tokio::sync::broadcast;
 
 use crate::Status;
 use crate::cli::ContextArgs;
-use crate::commands::{load_config, run_context};
+use crate::commands::{config_dir, load_config, run_context};
 
 /// How approval requests are answered in this process.
 #[derive(Debug, Clone, Copy)]
@@ -167,15 +165,6 @@ fn parse_answer(approve: Option<&str>) -> Result<Answer> {
         }
         None => Ok(Answer::Nobody),
     }
-}
-
-fn config_dir(ctx: &ContextArgs) -> PathBuf {
-    resolve_config_path(ctx.config.as_deref())
-        .path()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 pub(crate) fn tools_call(

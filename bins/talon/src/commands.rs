@@ -55,6 +55,18 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
     }
 }
 
+/// The directory relative paths in the config resolve against: the config
+/// file's directory, else the current one.
+pub(crate) fn config_dir(ctx: &ContextArgs) -> std::path::PathBuf {
+    use std::path::{Path, PathBuf};
+    resolve_config_path(ctx.config.as_deref())
+        .path()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
 pub(crate) fn load_config(ctx: &ContextArgs) -> Result<Loaded> {
     let location = resolve_config_path(ctx.config.as_deref());
     location.load().map_err(|e| anyhow!("{e}"))

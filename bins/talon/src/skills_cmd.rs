@@ -5,24 +5,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
-use talon_config::{TalonConfig, home_dir, resolve_config_path};
+use talon_config::{TalonConfig, home_dir};
 use talon_skills::prompt::render_prompt;
 use talon_skills::scanner::{ScanOptions, scan_skill_dir};
 use talon_skills::{SkillRoots, SkillSet, load_skills_with_config};
 
 use crate::Status;
 use crate::cli::ContextArgs;
-use crate::commands::load_config;
-
-/// The directory relative config paths resolve against.
-fn config_dir(ctx: &ContextArgs) -> PathBuf {
-    resolve_config_path(ctx.config.as_deref())
-        .path()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."))
-}
+use crate::commands::{config_dir, load_config};
 
 /// `~/x` → `<home>/x`; relative → against `base`; always absolute and
 /// without `.` components (the model is shown these paths).
