@@ -103,6 +103,16 @@ impl Gate {
         // Matchers, policies and loop detection all see the normalised
         // name (`Bash` → `exec`), whoever calls the gate.
         event.tool_name = normalize_tool_name(&event.tool_name);
+        self.before_normalised(event, ctx).await
+    }
+
+    /// [`Gate::before_tool_call`] for an event whose name is normalised.
+    async fn before_normalised(
+        &self,
+        event: BeforeToolCallEvent,
+        ctx: &HookContext,
+    ) -> GateOutcome {
+        let mut event = event;
         if let Some(detector) = &self.loop_detector
             && let Some(blocked) = self.loop_step(detector, &event, ctx)
         {
@@ -222,9 +232,11 @@ impl Gate {
     /// diagnostics; a blocked call's outcome is recorded for loop
     /// detection.
     pub async fn check(&self, event: BeforeToolCallEvent, ctx: &HookContext) -> GateVerdict {
-        let tool = normalize_tool_name(&event.tool_name);
+        let mut event = event;
+        event.tool_name = normalize_tool_name(&event.tool_name);
+        let tool = event.tool_name.clone();
         let call_id = event.tool_call_id.clone().unwrap_or_default();
-        let verdict = match self.before_tool_call(event, ctx).await {
+        let verdict = match self.before_normalised(event, ctx).await {
             GateOutcome::Allow { params } => GateVerdict::Run {
                 params,
                 rewritten: false,

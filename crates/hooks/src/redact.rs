@@ -227,7 +227,7 @@ fn clean_for_console(text: &str) -> String {
     for c in text.chars() {
         let c = if matches!(c, '\t' | '\n' | '\r') {
             ' '
-        } else if c.is_control() || is_bidi_control(c) {
+        } else if crate::approval::is_unsafe_char(c) {
             '\u{FFFD}'
         } else {
             c
@@ -243,11 +243,6 @@ fn clean_for_console(text: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// Whether `c` is a bidirectional embedding, override or isolate control.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 /// The log line for a failed tool call:

@@ -232,7 +232,11 @@ impl ToolTable {
                 return self.finish_failed(&name, &call.id, &Map::new(), None, err, Duration::ZERO);
             }
         };
-        let event = BeforeToolCallEvent::new(name.clone(), raw.clone())
+        // The model's own params are kept for the failure log only when
+        // something could rewrite them; otherwise the gate hands them back.
+        let original =
+            (!self.gate.is_passthrough() || tool.narrowing.is_some()).then(|| raw.clone());
+        let event = BeforeToolCallEvent::new(name.clone(), raw)
             .with_call_id(call.id.clone())
             .with_run_id(self.run.run_id.clone());
         let (mut params, rewritten, approval) = match self.gate.check(event, &self.ctx).await {
@@ -261,18 +265,20 @@ impl ToolTable {
         }
         self.emit(DiagnosticKind::Started, &name, &call.id, None, None);
         let started = Instant::now();
-        let effective = rewritten.then_some(&params);
         let instance = match tool.instance(&self.run) {
             Ok(t) => t,
             Err(e) => {
-                return self.finish_failed(&name, &call.id, &raw, effective, e, started.elapsed());
+                let raw = original.as_ref().unwrap_or(&params);
+                let effective = rewritten.then_some(&params);
+                return self.finish_failed(&name, &call.id, raw, effective, e, started.elapsed());
             }
         };
         let tool_call = ToolCall {
             id: call.id.clone(),
             name: name.clone(),
-            params: params.clone(),
+            params,
         };
+        let params = &tool_call.params;
         let tool_ctx = ToolContext::new(&self.run.context.agent_id, &self.run.context.session_key)
             .sandboxed(self.run.context.sandboxed);
         let outcome = instance
@@ -291,7 +297,7 @@ impl ToolTable {
                     Some(elapsed),
                 );
                 if self.gate.hooks().has_after_observers() {
-                    let mut ev = AfterToolCallEvent::new(&name, &call.id, &params, elapsed)
+                    let mut ev = AfterToolCallEvent::new(&name, &call.id, params, elapsed)
                         .with_result(&result);
                     ev.run_id = self.run.run_id.clone();
                     self.observe(ev);
@@ -303,8 +309,9 @@ impl ToolTable {
                 }
             }
             Err(e) => {
-                let effective = rewritten.then_some(&params);
-                self.finish_failed(&name, &call.id, &raw, effective, e, elapsed)
+                let raw = original.as_ref().unwrap_or(params);
+                let effective = rewritten.then_some(params);
+                self.finish_failed(&name, &call.id, raw, effective, e, elapsed)
             }
         }
     }

@@ -14,10 +14,15 @@ pub fn display_text(s: &str) -> String {
         .collect()
 }
 
-/// Whether `c` is a control character (C0, DEL, C1) or a bidi embedding,
-/// override or isolate control.
+/// Whether `c` is a control character (C0, DEL, C1) or a bidi control
+/// (embedding, override, isolate, or a directional mark). Shared with the
+/// failure-log cleaning in `redact`.
 pub(crate) fn is_unsafe_char(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+        )
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@
 pub use self::broker::{ApprovalBroker, ApprovalEvent, ApprovalResolution, ResolveOutcome};
 pub use self::decision::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
 pub use self::display::display_text;
+pub(crate) use self::display::is_unsafe_char;
 pub use self::grants::{GrantStore, MemoryGrantStore};
 pub use self::request::{ApprovalBinding, ApprovalRequest, GrantKey, MAX_APPROVAL_TIMEOUT};
 pub use self::sqlite::SqliteGrantStore;

@@ -3,17 +3,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 
 use super::classify::trim_key;
 use super::plugin::{DroppedKey, filter_plugin_env};
 use crate::HookContext;
+use crate::guard::run_guarded;
 
 /// The default timeout of a `resolve_exec_env` handler (OpenClaw's default
 /// for modifying hooks).
@@ -143,27 +142,25 @@ impl ExecEnvHooks {
         let mut merged = BTreeMap::new();
         let mut failed = Vec::new();
         for r in &self.registrations {
-            let call = AssertUnwindSafe(r.handler.resolve_exec_env(event, ctx)).catch_unwind();
-            let failure = match tokio::time::timeout(r.timeout, call).await {
-                Ok(Ok(Ok(env))) => {
-                    // Keys are trimmed here so that " FOO" from one handler
-                    // and "FOO" from a later one clash as the policy sees
-                    // them, and the later handler wins.
-                    for (key, value) in env {
-                        let trimmed = trim_key(&key);
-                        let key = if trimmed.is_empty() {
-                            key.clone()
-                        } else {
-                            trimmed.to_owned()
-                        };
-                        merged.insert(key, value);
+            let failure =
+                match run_guarded(r.handler.resolve_exec_env(event, ctx), Some(r.timeout)).await {
+                    Ok(env) => {
+                        // Keys are trimmed here so that " FOO" from one handler
+                        // and "FOO" from a later one clash as the policy sees
+                        // them, and the later handler wins.
+                        for (key, value) in env {
+                            let trimmed = trim_key(&key);
+                            let key = if trimmed.is_empty() {
+                                key.clone()
+                            } else {
+                                trimmed.to_owned()
+                            };
+                            merged.insert(key, value);
+                        }
+                        continue;
                     }
-                    continue;
-                }
-                Ok(Ok(Err(message))) => message,
-                Ok(Err(_panic)) => "handler panicked".to_owned(),
-                Err(_elapsed) => format!("timed out after {}ms", r.timeout.as_millis()),
-            };
+                    Err(failure) => failure.describe(),
+                };
             tracing::warn!(
                 plugin = %r.plugin_id,
                 error = ?failure,
