@@ -36,9 +36,8 @@
 //!    `models`, `agents.defaults.model`, `agents.list[].identity`, …) are
 //!    removed, each with a notice, so a whole `openclaw.json` loads.
 //!    OpenClaw settings that *restrict* tools but that Talon does not
-//!    enforce yet (`tools.fs.workspaceOnly: true`, a per-agent
-//!    `tools.exec`, …) are errors instead: ignoring them would widen
-//!    access.
+//!    enforce yet (a per-agent `tools.exec`, `toolsBySender`, …) are
+//!    errors instead: ignoring them would widen access.
 //! 3. The value is walked against the schemars-generated schema of
 //!    [`TalonConfig`]: unknown keys (with "did you mean `allow`?"), wrong
 //!    types and bad enum values are all collected.

@@ -308,6 +308,35 @@ impl TalonConfig {
             })
     }
 
+    /// The agent's workspace directory as configured
+    /// (`agents.list[].workspace`, else `agents.defaults.workspace`), with a
+    /// leading `~/` expanded against `$HOME`. `None` when neither is set.
+    pub fn agent_workspace(&self, agent_id: &str) -> Option<std::path::PathBuf> {
+        let raw = self.agent(agent_id).and_then(|a| a.workspace).or_else(|| {
+            self.agents
+                .as_ref()
+                .and_then(|a| a.defaults.as_ref())
+                .and_then(|d| d.workspace.clone())
+        })?;
+        Some(expand_home(raw.trim()))
+    }
+
+    /// The effective `tools.fs.workspaceOnly` of an agent (the agent's
+    /// `tools.fs` over the global one; default `true`).
+    pub fn fs_workspace_only(&self, agent_id: &str) -> bool {
+        let global: Option<talon_tools::FsToolsConfig> = self
+            .tools
+            .as_ref()
+            .and_then(|t| t.fs.as_ref())
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let agent: Option<talon_tools::FsToolsConfig> = self
+            .agent(agent_id)
+            .and_then(|a| a.tools)
+            .and_then(|t| t.fs)
+            .and_then(|v| serde_json::from_value(v).ok());
+        talon_tools::FsToolsConfig::workspace_only(global.as_ref(), agent.as_ref())
+    }
+
     /// The `skills` section, typed (defaults when absent; a file that fails
     /// to parse was already refused by the loader).
     pub fn skills_config(&self) -> talon_skills::SkillsConfig {
@@ -396,3 +425,14 @@ fn layered<T>(
 #[cfg(test)]
 #[path = "model_tests.rs"]
 mod tests;
+
+/// `~/x` → `$HOME/x` (other paths unchanged).
+fn expand_home(raw: &str) -> std::path::PathBuf {
+    if raw == "~" || raw.starts_with("~/") {
+        if let Some(home) = std::env::var_os("HOME") {
+            let rest = raw.trim_start_matches('~').trim_start_matches('/');
+            return std::path::PathBuf::from(home).join(rest);
+        }
+    }
+    std::path::PathBuf::from(raw)
+}

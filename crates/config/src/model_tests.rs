@@ -168,3 +168,34 @@ fn enums_use_openclaw_spellings() {
         json!("rw")
     );
 }
+
+#[test]
+fn workspace_and_workspace_only_layer_agent_over_defaults() {
+    let config: TalonConfig = serde_json::from_value(serde_json::json!({
+        "tools": { "fs": { "workspaceOnly": false } },
+        "agents": {
+            "defaults": { "workspace": "/srv/ws" },
+            "list": [
+                { "id": "a", "workspace": "/srv/a", "tools": { "fs": { "workspaceOnly": true } } },
+                { "id": "b" }
+            ]
+        }
+    }))
+    .unwrap();
+    assert_eq!(
+        config.agent_workspace("a"),
+        Some(std::path::PathBuf::from("/srv/a"))
+    );
+    assert_eq!(
+        config.agent_workspace("b"),
+        Some(std::path::PathBuf::from("/srv/ws"))
+    );
+    assert!(config.fs_workspace_only("a"));
+    assert!(!config.fs_workspace_only("b"));
+    let bare = TalonConfig::default();
+    assert_eq!(bare.agent_workspace("main"), None);
+    assert!(
+        bare.fs_workspace_only("main"),
+        "Talon defaults workspaceOnly to true"
+    );
+}

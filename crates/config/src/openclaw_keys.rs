@@ -15,11 +15,11 @@
 //! never in these tables (a unit test checks that against the schema).
 //!
 //! One class is treated differently: OpenClaw settings that *restrict*
-//! tools (`tools.fs.workspaceOnly`, per-agent `exec` / `toolsBySender`
+//! tools (per-agent `exec` / `toolsBySender`
 //! policies, …) which Talon does not enforce yet. Ignoring them would
 //! silently widen access, so when such a key would restrict something it is
-//! an error instead (fail closed); when it is inert (e.g.
-//! `workspaceOnly: false`) it is ignored with a notice like the others.
+//! an error instead (fail closed); when it is inert it is ignored with a
+//! notice like the others.
 
 use serde_json::Value;
 
@@ -91,7 +91,6 @@ pub(crate) type Narrowing = (&'static str, fn(&Value) -> bool);
 /// `tools.*` keys that can restrict tools and that Talon does not enforce.
 pub(crate) const TOOLS_NARROWING: &[Narrowing] = &[
     ("agentToAgent", agent_to_agent_restricts),
-    ("fs", fs_restricts),
     ("message", non_empty),
     ("sessions", sessions_restricts),
 ];
@@ -212,7 +211,6 @@ pub(crate) const AGENT_TOOLS_IGNORED: &[&str] = &["codeMode", "elevated", "githu
 /// enforce per agent.
 pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] = &[
     ("exec", non_empty),
-    ("fs", fs_restricts),
     ("message", non_empty),
     ("toolsBySender", non_empty),
 ];
@@ -231,15 +229,6 @@ fn non_empty(v: &Value) -> bool {
         Value::Object(m) => !m.is_empty(),
         Value::Array(a) => !a.is_empty(),
         Value::Bool(_) | Value::Number(_) | Value::String(_) => true,
-    }
-}
-
-fn fs_restricts(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m
-            .iter()
-            .any(|(k, v)| k != "workspaceOnly" || v != &Value::Bool(false)),
-        other => non_empty(other),
     }
 }
 

@@ -93,7 +93,7 @@ fn strips_each_scope_with_notices() {
     assert_eq!(
         value,
         json!({
-            "tools": { "deny": [] },
+            "tools": { "deny": [], "fs": { "workspaceOnly": false } },
             "agents": {
                 "defaults": { "workspace": "~/w", "sandbox": { "mode": "all" } },
                 "list": [{ "id": "a", "tools": {}, "sandbox": {} }],
@@ -112,7 +112,6 @@ fn strips_each_scope_with_notices() {
         vec![
             ("channels".to_owned(), 2),
             ("tools.elevated".to_owned(), 3),
-            ("tools.fs".to_owned(), 3),
             ("agents.defaults.model".to_owned(), 5),
             (
                 "agents.defaults.sandbox.sessionToolsVisibility".to_owned(),
@@ -152,7 +151,6 @@ fn restricting_settings_talon_cannot_enforce_are_refused() {
         paths,
         vec![
             "tools.agentToAgent",
-            "tools.fs",
             "tools.sessions",
             "agents.list[0].tools.exec",
             "agents.list[0].tools.toolsBySender"

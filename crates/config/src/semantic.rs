@@ -14,6 +14,7 @@ use talon_hooks::HooksConfig;
 use talon_hooks::loop_detection::LoopDetectionConfig;
 use talon_tool_catalog::Profile;
 use talon_tool_policy::validate_entry;
+use talon_tools::FsToolsConfig;
 
 use crate::findings::Findings;
 use crate::spans::{Pos, Seg, SpanNode, render_path};
@@ -80,6 +81,7 @@ impl Walker<'_> {
             self.nested_tools(tools, span, path, section);
         }
         self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
+        self.typed::<FsToolsConfig>(tools, span, path, "fs");
         if let Some(hooks) = self.typed::<HooksConfig>(tools, span, path, "hooks") {
             let hooks_span = member(span, "hooks");
             path.push(Seg::Key("hooks".to_owned()));
@@ -143,6 +145,7 @@ impl Walker<'_> {
         });
         self.nested_tools(tools, span, path, "sandbox");
         self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
+        self.typed::<FsToolsConfig>(tools, span, path, "fs");
     }
 
     /// `<section>.tools.{allow,alsoAllow,deny}`.

@@ -147,6 +147,10 @@ pub struct ToolsConfig {
     /// The sub-agent tool policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagents: Option<SubagentsToolsSection>,
+    /// `tools.fs` (typed and validated by `talon-config` against the tools
+    /// crate's `FsToolsConfig`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<Value>,
     /// `tools.exec` (accepted; interpreted by the exec tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec: Option<Value>,
@@ -190,6 +194,10 @@ pub struct AgentToolsConfig {
     /// `tools.loopDetection`; validated by `talon-config`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_detection: Option<Value>,
+    /// The agent's `tools.fs` (overrides `tools.fs` key by key; validated
+    /// by `talon-config`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<Value>,
 }
 
 impl AgentToolsConfig {

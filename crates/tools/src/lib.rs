@@ -29,6 +29,8 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
+pub use crate::fs_config::FsToolsConfig;
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 
+mod fs_config;
 mod session_status;

@@ -200,7 +200,15 @@ fn syntax_errors_give_line_and_column() {
 
 #[test]
 fn refused_openclaw_restrictions_are_listed_with_other_problems() {
-    let got = issues("{ tools: { fs: { workspaceOnly: true }, alow: [] } }");
+    let got = issues("{ tools: { sessions: { visibility: \"self\" }, alow: [] } }");
     let paths: Vec<&str> = got.iter().map(|i| i.key_path.as_str()).collect();
-    assert_eq!(paths, vec!["tools.fs", "tools.alow"]);
+    assert_eq!(paths, vec!["tools.sessions", "tools.alow"]);
+}
+
+#[test]
+fn tools_fs_is_typed_and_a_bad_key_is_named() {
+    let got = issues("{ tools: { fs: { workspaceOnly: \"yes\", extra: 1 } } }");
+    let paths: Vec<&str> = got.iter().map(|i| i.key_path.as_str()).collect();
+    assert!(paths.iter().all(|p| p.starts_with("tools.fs")), "{paths:?}");
+    assert!(!paths.is_empty());
 }
