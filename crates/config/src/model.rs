@@ -428,11 +428,11 @@ mod tests;
 
 /// `~/x` → `$HOME/x` (other paths unchanged).
 fn expand_home(raw: &str) -> std::path::PathBuf {
-    if raw == "~" || raw.starts_with("~/") {
-        if let Some(home) = std::env::var_os("HOME") {
-            let rest = raw.trim_start_matches('~').trim_start_matches('/');
-            return std::path::PathBuf::from(home).join(rest);
-        }
+    if (raw == "~" || raw.starts_with("~/"))
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        let rest = raw.trim_start_matches('~').trim_start_matches('/');
+        return std::path::PathBuf::from(home).join(rest);
     }
     std::path::PathBuf::from(raw)
 }
