@@ -116,6 +116,7 @@ prop_compose! {
             by_provider: Some(agent_by_provider),
             sandbox: agent_sandbox.map(|t| SandboxToolsSection { tools: Some(t) }),
             loop_detection: None,
+            fs: None,
         });
         PolicyConfig {
             tools: ToolsConfig {
