@@ -58,3 +58,5 @@ mod run;
 mod runtime;
 mod status_family;
 mod table;
+#[allow(dead_code)]
+mod target;
