@@ -172,6 +172,7 @@ pub(crate) fn tools_call(
     name: &str,
     params: &str,
     approve: Option<&str>,
+    workspace: Option<&std::path::Path>,
     json: bool,
     out: &mut String,
 ) -> Result<Status> {
@@ -204,6 +205,7 @@ pub(crate) fn tools_call(
         .context("cannot start the async runtime")?;
     let mut spec = RunSpec::new(run);
     spec.requester = Some(requester(ctx));
+    spec.workspace = workspace.map(std::path::Path::to_path_buf);
     let table = runtime.assemble(spec);
     let tool = normalize_tool_name(name);
     let outcome = rt.block_on(async {

@@ -147,6 +147,11 @@ pub(crate) enum ToolsCommand {
         /// on the terminal (allow-once, allow-always, deny).
         #[arg(long, value_name = "DECISION")]
         approve: Option<String>,
+        /// The agent workspace the file and shell tools work in (default:
+        /// `agents.list[].workspace`, else `agents.defaults.workspace`,
+        /// else `<state dir>/workspace`).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
         /// JSON output.
         #[arg(long)]
         json: bool,

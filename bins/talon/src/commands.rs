@@ -30,8 +30,17 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             name,
             params,
             approve,
+            workspace,
             json,
-        }) => crate::call::tools_call(&cli.ctx, name, params, approve.as_deref(), *json, out),
+        }) => crate::call::tools_call(
+            &cli.ctx,
+            name,
+            params,
+            approve.as_deref(),
+            workspace.as_deref(),
+            *json,
+            out,
+        ),
         Command::Policy(PolicyCommand::Explain { json }) => policy_explain(&cli.ctx, *json, out),
         Command::Policy(PolicyCommand::Check { tool, json }) => {
             policy_check(&cli.ctx, tool, *json, out)

@@ -25,6 +25,10 @@ pub struct RunSpec {
     /// For `trigger: cron`: the job whose run this is; the `cron` tool may
     /// only read and remove that job.
     pub cron_job_id: Option<String>,
+    /// The agent workspace the file and shell tools act in, overriding the
+    /// configured one (`agents.list[].workspace` /
+    /// `agents.defaults.workspace`).
+    pub workspace: Option<std::path::PathBuf>,
     /// Use OpenAI's strict schema dialect for OpenAI providers.
     pub openai_strict: bool,
     /// The tools that survived policy, in table order. Filled in by the
