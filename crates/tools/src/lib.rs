@@ -29,6 +29,8 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
+pub use crate::files::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 
+mod files;
 mod session_status;
