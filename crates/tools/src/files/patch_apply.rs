@@ -10,7 +10,7 @@
 //! last anchor, or at the end of the file.
 
 use super::common::{line_list, preview};
-use super::patch_parse::Hunk;
+use super::patch_parse::{Hunk, HunkLine};
 
 /// Why a hunk does not apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,8 +150,8 @@ pub(crate) fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<String, Hunk
             }
         }
         let old = hunk.old_lines();
-        let new = hunk.new_lines();
         if old.is_empty() {
+            let new = hunk.new_lines();
             let at = if hunk.anchors.is_empty() || hunk.end_of_file {
                 lines.len()
             } else {
@@ -183,7 +183,21 @@ pub(crate) fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<String, Hunk
                 }
             }
         };
-        replacements.push((start, old.len(), new));
+        // Context lines keep the file's own text (its trailing whitespace
+        // when the match was loose); removed lines go, added lines come in.
+        let mut from_file = start;
+        let mut kept = Vec::with_capacity(hunk.lines.len());
+        for line in &hunk.lines {
+            match line {
+                HunkLine::Context(_) => {
+                    kept.push(lines[from_file]);
+                    from_file += 1;
+                }
+                HunkLine::Remove(_) => from_file += 1,
+                HunkLine::Add(text) => kept.push(text.as_str()),
+            }
+        }
+        replacements.push((start, old.len(), kept));
         cursor = start + old.len();
     }
     let mut out: Vec<&str> = Vec::with_capacity(lines.len() + 16);

@@ -113,3 +113,9 @@ fn line_ends_and_final_newline_are_kept() {
     let out = apply_hunks("", &hunks("+first")).unwrap();
     assert_eq!(out, "first\n");
 }
+
+#[test]
+fn loosely_matched_context_keeps_the_files_own_text() {
+    let out = apply_hunks("keep   \nold\n", &hunks(" keep\n-old\n+new")).unwrap();
+    assert_eq!(out, "keep   \nnew\n");
+}

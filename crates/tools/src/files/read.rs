@@ -91,7 +91,7 @@ impl Tool for ReadTool {
                 return Err(ToolError::input(
                     "path",
                     format!(
-                        "{path} is a {} image of {} bytes, larger than read's {}-byte image cap; make a smaller copy (e.g. scale it down with exec) and read that",
+                        "{path} is an image ({}, {} bytes), larger than read's {}-byte image cap; make a smaller copy (e.g. scale it down with exec) and read that",
                         kind.mime_type(),
                         contents.total_size,
                         limits.max_image_bytes
