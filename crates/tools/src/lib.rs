@@ -29,8 +29,10 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
+pub use crate::files::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
 pub use crate::fs_config::FsToolsConfig;
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 
+mod files;
 mod fs_config;
 mod session_status;
