@@ -29,10 +29,17 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
+pub use crate::exec::{
+    DEFAULT_BACKGROUND_MS, DEFAULT_CLEANUP_MS, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TIMEOUT_SEC,
+    DEFAULT_TIMEOUT_SEC, ExecConfig, ExecConfigError, ExecTool, HostLauncher, exec_spec,
+};
 pub use crate::files::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
 pub use crate::fs_config::FsToolsConfig;
+pub use crate::process::{ProcessRegistry, ProcessTool, RegistryOptions, process_spec};
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 
+mod exec;
 mod files;
 mod fs_config;
+mod process;
 mod session_status;
