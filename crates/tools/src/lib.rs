@@ -29,6 +29,19 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
+pub use crate::gateway_tool::{
+    ConfigSnapshotFn, GatewayTool, REDACTED, is_secret_key, redact_secrets,
+};
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
+pub use crate::web::{
+    BraveProvider, ChatSearchProvider, EnvLookup, Freshness, GeminiProvider, GrokProvider,
+    HostLiteral, HostResolver, IpBlock, SEARCH_PROVIDERS, SSRF_BLOCKED_CODE, SearchProvider,
+    SearchProviderConfig, SearchRequest, SsrfAllowlistConfig, SsrfBlocked, SsrfPolicy,
+    StaticResolver, SystemResolver, WebError, WebFetchConfig, WebFetchTool, WebSearchConfig,
+    WebSearchTool, WebToolsConfig, classify_ip, is_blocked_hostname, normalize_cache_key,
+    normalize_hostname, parse_host_literal,
+};
 
+mod gateway_tool;
 mod session_status;
+pub mod web;
