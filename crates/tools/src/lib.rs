@@ -36,10 +36,23 @@ pub use crate::exec::{
 pub use crate::files::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
 pub use crate::fs_config::FsToolsConfig;
 pub use crate::process::{ProcessRegistry, ProcessTool, RegistryOptions, process_spec};
+pub use crate::gateway_tool::{
+    ConfigSnapshotFn, GatewayTool, REDACTED, is_secret_key, redact_secrets,
+};
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
+pub use crate::web::{
+    BraveProvider, ChatSearchProvider, EnvLookup, Freshness, GeminiProvider, GrokProvider,
+    HostLiteral, HostResolver, IpBlock, SEARCH_PROVIDERS, SSRF_BLOCKED_CODE, SearchProvider,
+    SearchProviderConfig, SearchRequest, SsrfAllowlistConfig, SsrfBlocked, SsrfPolicy,
+    StaticResolver, SystemResolver, WebError, WebFetchConfig, WebFetchTool, WebSearchConfig,
+    WebSearchTool, WebToolsConfig, classify_ip, is_blocked_hostname, normalize_cache_key,
+    normalize_hostname, parse_host_literal,
+};
 
 mod exec;
 mod files;
 mod fs_config;
 mod process;
+mod gateway_tool;
 mod session_status;
+pub mod web;
