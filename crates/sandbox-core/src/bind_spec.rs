@@ -78,12 +78,6 @@ pub fn normalize_absolute(path: &str) -> Option<PathBuf> {
     Some(out)
 }
 
-/// Lexically normalise a container path (always absolute, `/`-separated).
-#[allow(dead_code)]
-pub(crate) fn normalize_container_path(path: &str) -> Option<String> {
-    normalize_absolute(path).map(|p| p.to_string_lossy().into_owned())
-}
-
 /// `path` equals `base` or lies beneath it (component-wise).
 pub(crate) fn is_within(path: &Path, base: &Path) -> bool {
     path.starts_with(base)
