@@ -178,7 +178,12 @@ fn blocked_reason(path: &Path, blocked: &[PathBuf]) -> Option<(FindingCode, Path
     if path == Path::new("/") {
         return Some((FindingCode::BindCoversBlockedPath, PathBuf::from("/")));
     }
-    if let Some(b) = blocked.iter().find(|b| is_within(path, b)) {
+    // The most specific blocked path it lies under names the reason.
+    if let Some(b) = blocked
+        .iter()
+        .filter(|b| is_within(path, b))
+        .max_by_key(|b| b.components().count())
+    {
         return Some((FindingCode::BindBlockedPath, b.clone()));
     }
     blocked
