@@ -109,17 +109,18 @@ fn realpath_inner(path: &Path, hops: usize) -> PathBuf {
         }
         let is_link =
             std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink());
-        if is_link && hops < MAX_LINK_HOPS {
-            if let Ok(target) = std::fs::read_link(&existing) {
-                let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
-                let joined = if target.is_absolute() {
-                    target
-                } else {
-                    parent.join(target)
-                };
-                if let Some(normal) = normalize_absolute(&joined.to_string_lossy()) {
-                    return rebuild(realpath_inner(&normal, hops + 1), &suffix);
-                }
+        if is_link
+            && hops < MAX_LINK_HOPS
+            && let Ok(target) = std::fs::read_link(&existing)
+        {
+            let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
+            let joined = if target.is_absolute() {
+                target
+            } else {
+                parent.join(target)
+            };
+            if let Some(normal) = normalize_absolute(&joined.to_string_lossy()) {
+                return rebuild(realpath_inner(&normal, hops + 1), &suffix);
             }
         }
         match (

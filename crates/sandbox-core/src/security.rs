@@ -344,18 +344,18 @@ pub fn validate_sandbox_security(
         ),
     ];
     for (value, field, code, label, why) in profiles {
-        if let Some(profile) = value {
-            if profile.trim().eq_ignore_ascii_case("unconfined") {
-                findings.push(SecurityFinding {
-                    code,
-                    value: profile.clone(),
-                    key: origins.key(field),
-                    resolved: None,
-                    message: format!(
-                        "Sandbox security: {label} profile \"{profile}\" is blocked. {why} and weakens sandbox isolation. Use a custom profile or omit this setting."
-                    ),
-                });
-            }
+        if let Some(profile) = value
+            && profile.trim().eq_ignore_ascii_case("unconfined")
+        {
+            findings.push(SecurityFinding {
+                code,
+                value: profile.clone(),
+                key: origins.key(field),
+                resolved: None,
+                message: format!(
+                    "Sandbox security: {label} profile \"{profile}\" is blocked. {why} and weakens sandbox isolation. Use a custom profile or omit this setting."
+                ),
+            });
         }
     }
 
@@ -414,15 +414,15 @@ fn bind_source_findings(
         return;
     }
     let real = realpath_through_existing(&source);
-    if real != source {
-        if let Some((code, hit)) = blocked_reason(&real, blocked) {
-            findings.push(finding(
-                code,
-                Some(real.to_string_lossy().into_owned()),
-                blocked_message(code, bind, &source, &hit, Some(&real)),
-            ));
-            return;
-        }
+    if real != source
+        && let Some((code, hit)) = blocked_reason(&real, blocked)
+    {
+        findings.push(finding(
+            code,
+            Some(real.to_string_lossy().into_owned()),
+            blocked_message(code, bind, &source, &hit, Some(&real)),
+        ));
+        return;
     }
     if !roots.is_empty()
         && !settings.dangerously_allow_external_bind_sources
