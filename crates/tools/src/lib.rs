@@ -35,10 +35,10 @@ pub use crate::exec::{
 };
 pub use crate::files::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
 pub use crate::fs_config::FsToolsConfig;
-pub use crate::process::{ProcessRegistry, ProcessTool, RegistryOptions, process_spec};
 pub use crate::gateway_tool::{
     ConfigSnapshotFn, GatewayTool, REDACTED, is_secret_key, redact_secrets,
 };
+pub use crate::process::{ProcessRegistry, ProcessTool, RegistryOptions, process_spec};
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 pub use crate::web::{
     BraveProvider, ChatSearchProvider, EnvLookup, Freshness, GeminiProvider, GrokProvider,
@@ -52,7 +52,7 @@ pub use crate::web::{
 mod exec;
 mod files;
 mod fs_config;
-mod process;
 mod gateway_tool;
+mod process;
 mod session_status;
 pub mod web;
