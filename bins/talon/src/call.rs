@@ -205,7 +205,12 @@ pub(crate) fn tools_call(
         .context("cannot start the async runtime")?;
     let mut spec = RunSpec::new(run);
     spec.requester = Some(requester(ctx));
-    spec.workspace = workspace.map(std::path::Path::to_path_buf);
+    spec.workspace = match workspace {
+        Some(dir) => Some(
+            std::path::absolute(dir).with_context(|| format!("--workspace {}", dir.display()))?,
+        ),
+        None => None,
+    };
     let table = runtime.assemble(spec);
     let tool = normalize_tool_name(name);
     let outcome = rt.block_on(async {

@@ -43,6 +43,7 @@
 //! it puts them together for one run.
 #![deny(missing_docs)]
 
+pub use crate::builtin::{CODING_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID};
 pub use crate::error::{Error, Result};
 pub use crate::family::{ToolFamily, ToolSet};
 pub use crate::narrowing::CRON_SELF_ACTIONS;
@@ -51,6 +52,7 @@ pub use crate::runtime::{Runtime, RuntimeBuilder};
 pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
 pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};
 
+mod builtin;
 mod error;
 mod family;
 mod narrowing;
@@ -58,5 +60,4 @@ mod run;
 mod runtime;
 mod status_family;
 mod table;
-#[allow(dead_code)]
 mod target;

@@ -14,6 +14,7 @@ use talon_schema_dialects::{Dialect, NormalizeOptions, dialect_for, normalize_sc
 use talon_tool_catalog::normalize_tool_name;
 use talon_tool_policy::{PolicyConfig, PolicyEngine, ToolEntry, ToolUniverse, Trigger};
 
+use crate::builtin::Builtins;
 use crate::error::{Error, Result};
 use crate::family::ToolFamily;
 use crate::narrowing::Narrowing;
@@ -31,6 +32,7 @@ pub struct RuntimeBuilder {
     loop_global: LoopDetectionConfig,
     loop_agents: BTreeMap<String, LoopDetectionConfig>,
     approval_timeout: Option<Duration>,
+    builtins: Option<Builtins>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -62,14 +64,24 @@ impl RuntimeBuilder {
             loop_global: LoopDetectionConfig::default(),
             loop_agents: BTreeMap::new(),
             approval_timeout: None,
+            builtins: None,
         }
     }
 
     /// A builder from a loaded configuration file: the tool policy,
-    /// `tools.loopDetection` (with each agent's overlay) and the command
-    /// hooks of `tools.hooks` (relative paths against `config_dir`).
+    /// `tools.loopDetection` (with each agent's overlay), the command hooks
+    /// of `tools.hooks` (relative paths against `config_dir`), and the
+    /// built-in tools (`read`, `write`, `edit`, `apply_patch` on the
+    /// agent's workspace; `exec`, `process`; `web_fetch`, `web_search`;
+    /// the read-only `gateway`) configured by `tools.fs`, `tools.exec` and
+    /// `tools.web`, with state under [`talon_config::state_dir`]. A
+    /// sandboxed run's file and shell tools act in its sandbox, through a
+    /// backend registered with [`RuntimeBuilder::sandbox_backend`].
     pub fn from_config(config: &TalonConfig, config_dir: &Path) -> Result<Self> {
         let mut builder = RuntimeBuilder::new(config.policy_config());
+        let builtins = Builtins::from_config(config, config_dir, talon_config::state_dir())?;
+        builder.families.extend(builtins.families.iter().cloned());
+        builder.builtins = Some(builtins);
         let tools = config.tools.as_ref();
         if let Some(v) = tools.and_then(|t| t.loop_detection.as_ref()) {
             builder.loop_global = parse_section(v, "tools.loopDetection")?;
@@ -118,6 +130,20 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Builder: register a sandbox backend (e.g. Docker) under its id, for
+    /// the built-in tools of sandboxed runs. Without the configured
+    /// backend, a sandboxed run's file and shell tools fail with an error
+    /// saying which backend is missing; they never fall back to the host.
+    /// Only a builder made by [`RuntimeBuilder::from_config`] has built-in
+    /// tools; on others this does nothing.
+    pub fn sandbox_backend(self, backend: Arc<dyn talon_sandbox_core::SandboxBackend>) -> Self {
+        if let Some(b) = &self.builtins {
+            let id = backend.id().to_owned();
+            b.backends.register(&id, backend);
+        }
+        self
+    }
+
     /// Builder: add a tool family (families are asked in registration
     /// order; the first family to offer a name wins).
     pub fn family(mut self, family: Arc<dyn ToolFamily>) -> Self {
@@ -141,6 +167,10 @@ impl RuntimeBuilder {
     /// Compile the policy and freeze the hooks.
     pub fn build(self) -> Result<Runtime> {
         let engine = PolicyEngine::new(&self.policy)?;
+        if let Some(b) = &self.builtins {
+            // The exec tool sees the resolve_exec_env handlers as frozen now.
+            let _ = b.env_hooks.set(Arc::new(self.hooks.exec_env().clone()));
+        }
         // What policy needs of each core tool (name, owner-only), computed
         // once: building the specs means building 42 JSON schemas.
         let core_entries = talon_tool_catalog::core_tool_specs()
@@ -158,6 +188,7 @@ impl RuntimeBuilder {
             loop_agents: self.loop_agents,
             approval_timeout: self.approval_timeout,
             gates: Mutex::new(HashMap::new()),
+            builtins: self.builtins,
         })
     }
 }
@@ -185,6 +216,7 @@ pub struct Runtime {
     loop_agents: BTreeMap<String, LoopDetectionConfig>,
     approval_timeout: Option<Duration>,
     gates: Mutex<HashMap<String, Gate>>,
+    builtins: Option<Builtins>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -240,6 +272,19 @@ impl Runtime {
                 gate
             })
             .clone()
+    }
+
+    /// The sandbox backends the built-in tools use (only for a runtime
+    /// made with [`RuntimeBuilder::from_config`]).
+    pub fn sandbox_backends(&self) -> Option<&talon_sandbox_core::SandboxBackendRegistry> {
+        self.builtins.as_ref().map(|b| b.backends.as_ref())
+    }
+
+    /// The background sessions of the `exec` / `process` tools (only for a
+    /// runtime made with [`RuntimeBuilder::from_config`]). Dropping the
+    /// runtime kills every live one.
+    pub fn process_registry(&self) -> Option<&Arc<talon_tools::ProcessRegistry>> {
+        self.builtins.as_ref().map(|b| &b.registry)
     }
 
     /// Build the tool table for one run: families → policy → trigger

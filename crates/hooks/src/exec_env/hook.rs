@@ -77,6 +77,7 @@ pub struct ResolvedExecEnv {
     pub failed: Vec<String>,
 }
 
+#[derive(Clone)]
 struct Registration {
     plugin_id: String,
     priority: i32,
@@ -85,8 +86,8 @@ struct Registration {
 }
 
 /// The registered `resolve_exec_env` handlers, kept in run order (priority
-/// descending, registration order for ties).
-#[derive(Default)]
+/// descending, registration order for ties). Cloning shares the handlers.
+#[derive(Default, Clone)]
 pub struct ExecEnvHooks {
     registrations: Vec<Registration>,
 }

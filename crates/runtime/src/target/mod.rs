@@ -2,5 +2,4 @@
 
 mod lazy_sandbox;
 
-#[allow(unused_imports)]
-pub(crate) use lazy_sandbox::{EnsureFn, LazySandbox, LazySandboxBridge, LazySandboxLauncher};
+pub(crate) use lazy_sandbox::{LazySandbox, LazySandboxBridge, LazySandboxLauncher};

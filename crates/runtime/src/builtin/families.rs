@@ -1,0 +1,193 @@
+//! The built-in tool families: `coding` (read, write, edit, apply_patch),
+//! `shell` (exec, process; built on first use), `web` (web_fetch,
+//! web_search) and `gateway` (read-only config access).
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+use talon_hooks::exec_env::ExecEnvHooks;
+use talon_tool_catalog::{Tool, ToolError, ToolSpec};
+use talon_tools::{
+    ApplyPatchTool, EditTool, ExecConfig, ExecTool, GatewayTool, ProcessRegistry, ProcessTool,
+    ReadLimits, ReadTool, WebFetchTool, WebSearchTool, WriteTool, exec_spec, process_spec,
+};
+
+use super::targets::Targets;
+use crate::family::ToolFamily;
+use crate::run::RunSpec;
+
+/// The id of the file tools' family.
+pub const CODING_FAMILY_ID: &str = "coding";
+/// The id of the shell tools' family.
+pub const SHELL_FAMILY_ID: &str = "shell";
+/// The id of the web tools' family.
+pub const WEB_FAMILY_ID: &str = "web";
+/// The id of the read-only gateway tool's family.
+pub const GATEWAY_FAMILY_ID: &str = "gateway";
+
+/// `read`, `write`, `edit`, `apply_patch` on the run's file bridge.
+#[derive(Debug)]
+pub(crate) struct CodingFamily {
+    pub(crate) targets: Arc<Targets>,
+    pub(crate) limits: ReadLimits,
+    pub(crate) specs: Vec<ToolSpec>,
+}
+
+impl CodingFamily {
+    pub(crate) fn new(targets: Arc<Targets>, limits: ReadLimits) -> Self {
+        let specs = file_tool_specs(&limits);
+        CodingFamily {
+            targets,
+            limits,
+            specs,
+        }
+    }
+}
+
+impl ToolFamily for CodingFamily {
+    fn id(&self) -> &str {
+        CODING_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn construct(&self, name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        let bridge = self.targets.for_run(run)?.bridge;
+        Ok(match name {
+            "read" => Arc::new(ReadTool::new(bridge, self.limits)),
+            "write" => Arc::new(WriteTool::new(bridge)),
+            "edit" => Arc::new(EditTool::new(bridge)),
+            "apply_patch" => Arc::new(ApplyPatchTool::new(bridge)),
+            other => {
+                return Err(ToolError::execution(format!(
+                    "the coding family has no tool `{other}`"
+                )));
+            }
+        })
+    }
+}
+
+/// `exec` and `process` on the run's launcher, sharing one process
+/// registry (background sessions are scoped to their session key).
+/// Constructed lazily: a run that never calls them never builds them.
+#[derive(Debug)]
+pub(crate) struct ShellFamily {
+    pub(crate) targets: Arc<Targets>,
+    pub(crate) registry: Arc<ProcessRegistry>,
+    pub(crate) config: ExecConfig,
+    /// The runtime's `resolve_exec_env` handlers, set when it is built.
+    pub(crate) env_hooks: Arc<OnceLock<Arc<ExecEnvHooks>>>,
+}
+
+impl ToolFamily for ShellFamily {
+    fn id(&self) -> &str {
+        SHELL_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        vec![exec_spec(), process_spec()]
+    }
+
+    fn construct(&self, name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        match name {
+            "exec" => {
+                let launcher = self.targets.for_run(run)?.launcher;
+                let mut tool =
+                    ExecTool::new(launcher, Arc::clone(&self.registry), self.config.clone())
+                        .map_err(|e| ToolError::execution(format!("tools.exec: {e}")))?
+                        .with_background(run.effective_tools.iter().any(|t| t == "process"));
+                if let Some(hooks) = self.env_hooks.get() {
+                    tool = tool.with_env_hooks(Arc::clone(hooks));
+                }
+                Ok(Arc::new(tool))
+            }
+            "process" => Ok(Arc::new(ProcessTool::new(Arc::clone(&self.registry)))),
+            other => Err(ToolError::execution(format!(
+                "the shell family has no tool `{other}`"
+            ))),
+        }
+    }
+
+    fn lazy(&self) -> bool {
+        true
+    }
+}
+
+/// `web_fetch` and `web_search`, built once (their caches are shared by
+/// every run); a configuration error makes their calls fail with it.
+#[derive(Debug)]
+pub(crate) struct WebFamily {
+    pub(crate) fetch: Result<Arc<WebFetchTool>, ToolError>,
+    pub(crate) search: Result<Arc<WebSearchTool>, ToolError>,
+    pub(crate) specs: Vec<ToolSpec>,
+}
+
+impl ToolFamily for WebFamily {
+    fn id(&self) -> &str {
+        WEB_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        self.specs.clone()
+    }
+
+    fn construct(&self, name: &str, _run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        match name {
+            "web_fetch" => self.fetch.clone().map(|t| t as Arc<dyn Tool>),
+            "web_search" => self.search.clone().map(|t| t as Arc<dyn Tool>),
+            other => Err(ToolError::execution(format!(
+                "the web family has no tool `{other}`"
+            ))),
+        }
+    }
+}
+
+/// The read-only `gateway` tool over a config snapshot.
+#[derive(Debug)]
+pub(crate) struct GatewayFamily {
+    pub(crate) tool: Arc<GatewayTool>,
+}
+
+impl GatewayFamily {
+    pub(crate) fn new(config: Arc<Value>, schema: Value) -> Self {
+        GatewayFamily {
+            tool: Arc::new(GatewayTool::new(move || (*config).clone(), schema)),
+        }
+    }
+}
+
+impl ToolFamily for GatewayFamily {
+    fn id(&self) -> &str {
+        GATEWAY_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        vec![self.tool.spec().clone()]
+    }
+
+    fn construct(&self, _name: &str, _run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        Ok(Arc::clone(&self.tool) as Arc<dyn Tool>)
+    }
+}
+
+/// The specs of the file tools (built against a bridge that is never
+/// used: the tools' specs do not depend on it).
+fn file_tool_specs(limits: &ReadLimits) -> Vec<ToolSpec> {
+    match talon_fs_bridge::MountBridge::host("/") {
+        Ok(probe) => {
+            let probe: Arc<dyn talon_fs_bridge::FsBridge> = Arc::new(probe);
+            vec![
+                ReadTool::new(Arc::clone(&probe), *limits).spec().clone(),
+                WriteTool::new(Arc::clone(&probe)).spec().clone(),
+                EditTool::new(Arc::clone(&probe)).spec().clone(),
+                ApplyPatchTool::new(probe).spec().clone(),
+            ]
+        }
+        Err(_) => ["read", "write", "edit", "apply_patch"]
+            .into_iter()
+            .filter_map(ToolSpec::core)
+            .collect(),
+    }
+}

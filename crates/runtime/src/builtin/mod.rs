@@ -1,0 +1,132 @@
+//! The built-in tools of a configured runtime, and where they act.
+
+mod families;
+mod targets;
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use talon_config::TalonConfig;
+use talon_hooks::exec_env::ExecEnvHooks;
+use talon_sandbox_core::SandboxBackendRegistry;
+use talon_tool_catalog::{Tool, ToolError, ToolSpec};
+use talon_tools::{
+    ExecConfig, ProcessRegistry, ReadLimits, RegistryOptions, WebFetchTool, WebSearchTool,
+    WebToolsConfig,
+};
+
+pub use families::{CODING_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID};
+
+use crate::error::{Error, Result};
+use crate::family::ToolFamily;
+use families::{CodingFamily, GatewayFamily, ShellFamily, WebFamily};
+pub(crate) use targets::Targets;
+
+/// What `RuntimeBuilder::from_config` adds: the families, plus the parts
+/// the builder completes later (the `resolve_exec_env` handlers, frozen
+/// at build; the sandbox backends an embedder registers).
+pub(crate) struct Builtins {
+    pub(crate) families: Vec<Arc<dyn ToolFamily>>,
+    pub(crate) env_hooks: Arc<OnceLock<Arc<ExecEnvHooks>>>,
+    pub(crate) backends: Arc<SandboxBackendRegistry>,
+    pub(crate) registry: Arc<ProcessRegistry>,
+}
+
+impl std::fmt::Debug for Builtins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builtins")
+            .field(
+                "families",
+                &self
+                    .families
+                    .iter()
+                    .map(|f| f.id().to_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+fn section<T: serde::de::DeserializeOwned + Default>(
+    value: Option<&serde_json::Value>,
+    key: &str,
+) -> Result<T> {
+    match value {
+        None => Ok(T::default()),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| Error::Config {
+            key: key.to_owned(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+impl Builtins {
+    /// The built-in families for `config`, with state under `state_dir`.
+    pub(crate) fn from_config(
+        config: &TalonConfig,
+        config_dir: &std::path::Path,
+        state_dir: PathBuf,
+    ) -> Result<Self> {
+        let tools = config.tools.as_ref();
+        let exec: ExecConfig = section(tools.and_then(|t| t.exec.as_ref()), "tools.exec")?;
+        exec.validate().map_err(|e| Error::Config {
+            key: format!("tools.exec.{}", e.key),
+            message: e.to_string(),
+        })?;
+        let web: WebToolsConfig = section(tools.and_then(|t| t.web.as_ref()), "tools.web")?;
+        let backends = Arc::new(SandboxBackendRegistry::new());
+        let targets = Arc::new(Targets::new(
+            Arc::new(config.clone()),
+            config_dir.to_path_buf(),
+            state_dir,
+            talon_config::home_dir(),
+            Arc::clone(&backends),
+        ));
+        let registry = Arc::new(ProcessRegistry::new(RegistryOptions::from_config(&exec)));
+        let env_hooks = Arc::new(OnceLock::new());
+
+        let fetch = WebFetchTool::new(&web.fetch.clone().unwrap_or_default())
+            .map(Arc::new)
+            .map_err(|e| ToolError::execution(e.to_string()));
+        let search = WebSearchTool::new(&web.search.clone().unwrap_or_default())
+            .map(Arc::new)
+            .map_err(|e| ToolError::execution(e.to_string()));
+        let spec_of = |r: &std::result::Result<Arc<dyn Tool>, ToolError>, name: &str| match r {
+            Ok(t) => Some(t.spec().clone()),
+            Err(_) => ToolSpec::core(name),
+        };
+        let web_specs = [
+            spec_of(&fetch.clone().map(|t| t as Arc<dyn Tool>), "web_fetch"),
+            spec_of(&search.clone().map(|t| t as Arc<dyn Tool>), "web_search"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+
+        let snapshot = Arc::new(serde_json::to_value(config).unwrap_or_default());
+        let families: Vec<Arc<dyn ToolFamily>> = vec![
+            Arc::new(CodingFamily::new(
+                Arc::clone(&targets),
+                ReadLimits::default(),
+            )),
+            Arc::new(ShellFamily {
+                targets: Arc::clone(&targets),
+                registry: Arc::clone(&registry),
+                config: exec,
+                env_hooks: Arc::clone(&env_hooks),
+            }),
+            Arc::new(WebFamily {
+                fetch,
+                search,
+                specs: web_specs,
+            }),
+            Arc::new(GatewayFamily::new(snapshot, talon_config::config_schema())),
+        ];
+        Ok(Builtins {
+            families,
+            env_hooks,
+            backends,
+            registry,
+        })
+    }
+}

@@ -1,0 +1,182 @@
+//! Where a run's file and shell tools act: the agent's host workspace, or
+//! the sandbox of the run's scope. A sandboxed run never falls back to the
+//! host: when its sandbox cannot be described or reached, its file and
+//! shell tools fail with the reason.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use talon_config::TalonConfig;
+use talon_fs_bridge::{FsBridge, Mount, MountBridge};
+use talon_sandbox_core::{
+    ProcessLauncher, SandboxBackendRegistry, SandboxError, SandboxHandle, SandboxRequest,
+};
+use talon_tool_catalog::ToolError;
+use talon_tools::HostLauncher;
+
+use crate::run::RunSpec;
+use crate::target::{LazySandbox, LazySandboxBridge, LazySandboxLauncher};
+
+/// The file bridge and the process launcher of one run.
+#[derive(Debug, Clone)]
+pub(crate) struct RunTarget {
+    pub(crate) bridge: Arc<dyn FsBridge>,
+    pub(crate) launcher: Arc<dyn ProcessLauncher>,
+}
+
+/// Resolves runs to targets, caching host bridges per workspace and
+/// sandboxes per sandbox name.
+pub(crate) struct Targets {
+    config: Arc<TalonConfig>,
+    config_dir: PathBuf,
+    state_dir: PathBuf,
+    home: Option<PathBuf>,
+    backends: Arc<SandboxBackendRegistry>,
+    hosts: Mutex<HashMap<(PathBuf, bool), RunTarget>>,
+    sandboxes: Mutex<HashMap<String, RunTarget>>,
+}
+
+impl std::fmt::Debug for Targets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Targets")
+            .field("state_dir", &self.state_dir)
+            .field("backends", &self.backends.ids())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Targets {
+    pub(crate) fn new(
+        config: Arc<TalonConfig>,
+        config_dir: PathBuf,
+        state_dir: PathBuf,
+        home: Option<PathBuf>,
+        backends: Arc<SandboxBackendRegistry>,
+    ) -> Self {
+        Targets {
+            config,
+            config_dir,
+            state_dir,
+            home,
+            backends,
+            hosts: Mutex::new(HashMap::new()),
+            sandboxes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The agent workspace of `run`: `RunSpec.workspace`, else the agent's
+    /// configured one (a relative path is relative to the config file's
+    /// directory), else `<state dir>/workspace`.
+    pub(crate) fn workspace(&self, run: &RunSpec) -> PathBuf {
+        run.workspace
+            .clone()
+            .or_else(|| {
+                self.config
+                    .agent_workspace(&run.context.agent_id)
+                    .map(|p| self.config_dir.join(p))
+            })
+            .unwrap_or_else(|| self.state_dir.join("workspace"))
+    }
+
+    /// The target of `run`.
+    pub(crate) fn for_run(&self, run: &RunSpec) -> Result<RunTarget, ToolError> {
+        if run.context.sandboxed {
+            self.sandbox(run)
+        } else {
+            self.host(run)
+        }
+    }
+
+    fn host(&self, run: &RunSpec) -> Result<RunTarget, ToolError> {
+        let workspace = self.workspace(run);
+        let only = self.config.fs_workspace_only(&run.context.agent_id);
+        let key = (workspace.clone(), only);
+        if let Some(hit) = self.hosts.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(hit);
+        }
+        std::fs::create_dir_all(&workspace).map_err(|e| {
+            ToolError::execution(format!(
+                "the agent workspace {} cannot be created: {e} (set agents.defaults.workspace or pass --workspace)",
+                workspace.display()
+            ))
+        })?;
+        let bridge = host_bridge(&workspace, only)?;
+        let launcher =
+            HostLauncher::new(&workspace).map_err(|e| ToolError::execution(e.to_string()))?;
+        let target = RunTarget {
+            bridge: Arc::new(bridge),
+            launcher: Arc::new(launcher),
+        };
+        if let Ok(mut map) = self.hosts.lock() {
+            map.insert(key, target.clone());
+        }
+        Ok(target)
+    }
+
+    fn sandbox(&self, run: &RunSpec) -> Result<RunTarget, ToolError> {
+        let agent = &run.context.agent_id;
+        let resolved =
+            self.config
+                .resolved_sandbox_config(agent, &self.state_dir, self.home.as_deref());
+        let backend = self
+            .backends
+            .require(&resolved.backend)
+            .map_err(|e| ToolError::execution(format!("this run is sandboxed, but {e}")))?;
+        let workspace = self.workspace(run);
+        std::fs::create_dir_all(&workspace).map_err(|e| {
+            ToolError::execution(format!(
+                "the agent workspace {} cannot be created: {e}",
+                workspace.display()
+            ))
+        })?;
+        let workdir = resolved.docker.workdir.clone();
+        let request = SandboxRequest::new(resolved, &run.context.session_key, &workspace, None);
+        let name = request.sandbox_name.clone();
+        if let Some(hit) = self
+            .sandboxes
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&name).cloned())
+        {
+            return Ok(hit);
+        }
+        let request = Arc::new(request);
+        let backend_id = backend.id().to_owned();
+        let lazy = Arc::new(LazySandbox::new(
+            backend_id,
+            workdir,
+            Box::new(move || {
+                let backend = Arc::clone(&backend);
+                let request = Arc::clone(&request);
+                Box::pin(async move {
+                    let handle: Result<Arc<dyn SandboxHandle>, SandboxError> =
+                        backend.ensure(&request).await;
+                    handle
+                })
+            }),
+        ));
+        let target = RunTarget {
+            bridge: Arc::new(LazySandboxBridge(Arc::clone(&lazy))),
+            launcher: Arc::new(LazySandboxLauncher(lazy)),
+        };
+        if let Ok(mut map) = self.sandboxes.lock() {
+            map.insert(name, target.clone());
+        }
+        Ok(target)
+    }
+}
+
+/// The host bridge: the workspace only (`tools.fs.workspaceOnly`, the
+/// default), or the whole host filesystem with the workspace as the
+/// directory relative paths start from.
+fn host_bridge(workspace: &Path, workspace_only: bool) -> Result<MountBridge, ToolError> {
+    let bridge = if workspace_only {
+        MountBridge::host(workspace)
+    } else {
+        let cwd = std::fs::canonicalize(workspace)
+            .map_err(|e| ToolError::execution(format!("{}: {e}", workspace.display())))?;
+        MountBridge::new(vec![Mount::writable("/", "/")], &cwd.to_string_lossy())
+    };
+    bridge.map_err(|e| ToolError::execution(e.to_string()))
+}
