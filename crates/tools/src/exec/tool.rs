@@ -73,6 +73,42 @@ pub fn exec_spec() -> ToolSpec {
 ///
 /// Construction is cheap (no process, task or file access); the spec is
 /// also available without constructing the tool, from [`exec_spec`].
+///
+/// Each call: parameters are read leniently; the call's `env` goes through
+/// OpenClaw's override rules (a refused key fails the call, naming every
+/// refused key, and nothing runs); the `resolve_exec_env` handlers' filtered
+/// output is layered on top; the `OPENCLAW_CLI=1`, `OPENCLAW_SHELL=exec`
+/// and `TALON_CLI=1` markers are set; the command is launched and
+/// supervised (timeout, kill requests, head-and-tail output cap). When it
+/// ends, its whole process group is killed, so nothing it started in the
+/// background outlives the call (or the background session).
+///
+/// ```
+/// use std::sync::Arc;
+/// use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+/// use talon_tools::{ExecConfig, ExecTool, HostLauncher, ProcessRegistry, ProcessTool, RegistryOptions};
+///
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+/// rt.block_on(async {
+///     let workspace = tempfile::tempdir().unwrap();
+///     let config = ExecConfig::default();
+///     let registry = Arc::new(ProcessRegistry::new(RegistryOptions::from_config(&config)));
+///     let launcher = Arc::new(HostLauncher::new(workspace.path()).unwrap());
+///     let exec = ExecTool::new(launcher, Arc::clone(&registry), config).unwrap();
+///     let _process = ProcessTool::new(Arc::clone(&registry));
+///     let params = serde_json::json!({"command": "echo hi"});
+///     let call = ToolCall {
+///         id: "c1".into(),
+///         name: "exec".into(),
+///         params: params.as_object().unwrap().clone(),
+///     };
+///     let ctx = ToolContext::new("main", "agent:main:main");
+///     let result = exec.execute(&call, &ctx, &AbortSignal::new()).await.unwrap();
+///     assert_eq!(result.text(), "hi\n");
+///     assert_eq!(result.details["exitCode"], 0);
+///     registry.shutdown().await;
+/// });
+/// ```
 pub struct ExecTool {
     spec: ToolSpec,
     launcher: Arc<dyn ProcessLauncher>,
