@@ -265,6 +265,14 @@ impl Tool for ExecTool {
         abort: &AbortSignal,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
+        if ctx.sandboxed && self.host == ExecHost::Gateway {
+            // Fail closed: a sandboxed session must never run on the host
+            // because the runtime wired the wrong launcher.
+            return Err(ToolError::unauthorized(
+                "this session is sandboxed but this exec tool runs commands on the gateway host; \
+                 refusing (the runtime must give sandboxed sessions an exec tool over the sandbox launcher)",
+            ));
+        }
         let params = params::parse(&call.params, &self.config, self.host)?;
         let sanitized = sanitize_env_overrides(&params.env, self.host == ExecHost::Gateway);
         if sanitized.has_rejections() {
@@ -424,6 +432,13 @@ fn base_details(
                     .map(|k| json!({"key": k.key, "reason": k.reason.as_str()}))
                     .collect::<Vec<_>>()
             ),
+        );
+    }
+    if !extra.plugin.env.is_empty() {
+        // Keys only: plugin values may be credentials.
+        d.insert(
+            "pluginEnvKeys".into(),
+            json!(extra.plugin.env.keys().collect::<Vec<_>>()),
         );
     }
     if !extra.plugin.failed.is_empty() {

@@ -164,6 +164,21 @@ pub(crate) async fn wait_gone(pid: u32, within: Duration) -> bool {
     !pid_alive(pid)
 }
 
+/// Waits (bounded) until `pid` has been reaped: no `/proc` entry at all,
+/// not even a zombie. Only for direct children of this process (their
+/// parent is us, so nobody else can leave them unreaped).
+pub(crate) async fn wait_reaped(pid: u32, within: Duration) -> bool {
+    let start = Instant::now();
+    let path = format!("/proc/{pid}");
+    while start.elapsed() < within {
+        if !std::path::Path::new(&path).exists() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    !std::path::Path::new(&path).exists()
+}
+
 /// The number after `label=` in `text`.
 pub(crate) fn number_after(text: &str, label: &str) -> u32 {
     let start = text
