@@ -33,7 +33,9 @@ pub use crate::exec::{
     DEFAULT_BACKGROUND_MS, DEFAULT_CLEANUP_MS, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TIMEOUT_SEC,
     DEFAULT_TIMEOUT_SEC, ExecConfig, ExecConfigError, ExecTool, HostLauncher, exec_spec,
 };
-pub use crate::process::{ProcessRegistry, ProcessTool, RegistryOptions, process_spec};
+pub use crate::process::{
+    DEFAULT_MAX_RUNNING_PER_KEY, ProcessRegistry, ProcessTool, RegistryOptions, process_spec,
+};
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 
 mod exec;

@@ -278,6 +278,14 @@ impl Tool for ExecTool {
         if sanitized.has_rejections() {
             return Err(env_rejection(&sanitized));
         }
+        let limit = self.registry.options().max_running_per_key;
+        let running = self.registry.running_for(&ctx.session_key);
+        if running >= limit {
+            return Err(ToolError::execution(format!(
+                "{running} commands are already running in this session (the limit is {limit}); \
+                 wait for some to finish or stop them with the process tool (list, kill), then call again"
+            )));
+        }
         let plugin = self.plugin_env(ctx, abort).await;
         abort.check()?;
         let mut env = merge_exec_env(&sanitized, &plugin.env);

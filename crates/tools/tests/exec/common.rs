@@ -34,6 +34,7 @@ pub(crate) fn small_options() -> RegistryOptions {
     RegistryOptions {
         retention: Duration::from_secs(60),
         max_output_bytes: 64 * 1024,
+        max_running_per_key: 8,
     }
 }
 
