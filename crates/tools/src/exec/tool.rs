@@ -278,6 +278,11 @@ impl Tool for ExecTool {
         if sanitized.has_rejections() {
             return Err(env_rejection(&sanitized));
         }
+        if self.registry.is_closed() {
+            return Err(ToolError::execution(
+                "the exec registry is shut down (the gateway is stopping); nothing was run",
+            ));
+        }
         let limit = self.registry.options().max_running_per_key;
         let running = self.registry.running_for(&ctx.session_key);
         if running >= limit {

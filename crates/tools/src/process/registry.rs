@@ -136,6 +136,11 @@ impl ProcessRegistry {
             .count()
     }
 
+    /// Whether the registry was shut down (new commands are refused).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::SeqCst)
+    }
+
     /// How many commands `owner` has running (foreground and background).
     pub(crate) fn running_for(&self, owner: &str) -> usize {
         self.inner
