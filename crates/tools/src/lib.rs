@@ -38,7 +38,9 @@ pub use crate::fs_config::FsToolsConfig;
 pub use crate::gateway_tool::{
     ConfigSnapshotFn, GatewayTool, REDACTED, is_secret_key, redact_secrets,
 };
-pub use crate::process::{ProcessRegistry, ProcessTool, RegistryOptions, process_spec};
+pub use crate::process::{
+    DEFAULT_MAX_RUNNING_PER_KEY, ProcessRegistry, ProcessTool, RegistryOptions, process_spec,
+};
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 pub use crate::web::{
     BraveProvider, ChatSearchProvider, EnvLookup, Freshness, GeminiProvider, GrokProvider,

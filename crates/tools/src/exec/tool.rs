@@ -73,6 +73,42 @@ pub fn exec_spec() -> ToolSpec {
 ///
 /// Construction is cheap (no process, task or file access); the spec is
 /// also available without constructing the tool, from [`exec_spec`].
+///
+/// Each call: parameters are read leniently; the call's `env` goes through
+/// OpenClaw's override rules (a refused key fails the call, naming every
+/// refused key, and nothing runs); the `resolve_exec_env` handlers' filtered
+/// output is layered on top; the `OPENCLAW_CLI=1`, `OPENCLAW_SHELL=exec`
+/// and `TALON_CLI=1` markers are set; the command is launched and
+/// supervised (timeout, kill requests, head-and-tail output cap). When it
+/// ends, its whole process group is killed, so nothing it started in the
+/// background outlives the call (or the background session).
+///
+/// ```
+/// use std::sync::Arc;
+/// use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+/// use talon_tools::{ExecConfig, ExecTool, HostLauncher, ProcessRegistry, ProcessTool, RegistryOptions};
+///
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+/// rt.block_on(async {
+///     let workspace = tempfile::tempdir().unwrap();
+///     let config = ExecConfig::default();
+///     let registry = Arc::new(ProcessRegistry::new(RegistryOptions::from_config(&config)));
+///     let launcher = Arc::new(HostLauncher::new(workspace.path()).unwrap());
+///     let exec = ExecTool::new(launcher, Arc::clone(&registry), config).unwrap();
+///     let _process = ProcessTool::new(Arc::clone(&registry));
+///     let params = serde_json::json!({"command": "echo hi"});
+///     let call = ToolCall {
+///         id: "c1".into(),
+///         name: "exec".into(),
+///         params: params.as_object().unwrap().clone(),
+///     };
+///     let ctx = ToolContext::new("main", "agent:main:main");
+///     let result = exec.execute(&call, &ctx, &AbortSignal::new()).await.unwrap();
+///     assert_eq!(result.text(), "hi\n");
+///     assert_eq!(result.details["exitCode"], 0);
+///     registry.shutdown().await;
+/// });
+/// ```
 pub struct ExecTool {
     spec: ToolSpec,
     launcher: Arc<dyn ProcessLauncher>,
@@ -229,10 +265,31 @@ impl Tool for ExecTool {
         abort: &AbortSignal,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
+        if ctx.sandboxed && self.host == ExecHost::Gateway {
+            // Fail closed: a sandboxed session must never run on the host
+            // because the runtime wired the wrong launcher.
+            return Err(ToolError::unauthorized(
+                "this session is sandboxed but this exec tool runs commands on the gateway host; \
+                 refusing (the runtime must give sandboxed sessions an exec tool over the sandbox launcher)",
+            ));
+        }
         let params = params::parse(&call.params, &self.config, self.host)?;
         let sanitized = sanitize_env_overrides(&params.env, self.host == ExecHost::Gateway);
         if sanitized.has_rejections() {
             return Err(env_rejection(&sanitized));
+        }
+        if self.registry.is_closed() {
+            return Err(ToolError::execution(
+                "the exec registry is shut down (the gateway is stopping); nothing was run",
+            ));
+        }
+        let limit = self.registry.options().max_running_per_key;
+        let running = self.registry.running_for(&ctx.session_key);
+        if running >= limit {
+            return Err(ToolError::execution(format!(
+                "{running} commands are already running in this session (the limit is {limit}); \
+                 wait for some to finish or stop them with the process tool (list, kill), then call again"
+            )));
         }
         let plugin = self.plugin_env(ctx, abort).await;
         abort.check()?;
@@ -388,6 +445,13 @@ fn base_details(
                     .map(|k| json!({"key": k.key, "reason": k.reason.as_str()}))
                     .collect::<Vec<_>>()
             ),
+        );
+    }
+    if !extra.plugin.env.is_empty() {
+        // Keys only: plugin values may be credentials.
+        d.insert(
+            "pluginEnvKeys".into(),
+            json!(extra.plugin.env.keys().collect::<Vec<_>>()),
         );
     }
     if !extra.plugin.failed.is_empty() {

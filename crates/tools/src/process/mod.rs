@@ -4,5 +4,5 @@ pub(crate) mod registry;
 pub(crate) mod session;
 mod tool;
 
-pub use registry::{ProcessRegistry, RegistryOptions};
+pub use registry::{DEFAULT_MAX_RUNNING_PER_KEY, ProcessRegistry, RegistryOptions};
 pub use tool::{ProcessTool, process_spec};

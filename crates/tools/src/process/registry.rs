@@ -23,7 +23,14 @@ pub struct RegistryOptions {
     pub retention: Duration,
     /// Bytes of output kept per session (half head, half tail).
     pub max_output_bytes: usize,
+    /// How many commands one session key may have running at once
+    /// (foreground and background); further `exec` calls are refused
+    /// before anything is launched.
+    pub max_running_per_key: usize,
 }
+
+/// The default of [`RegistryOptions::max_running_per_key`].
+pub const DEFAULT_MAX_RUNNING_PER_KEY: usize = 64;
 
 impl RegistryOptions {
     /// The options `tools.exec` asks for (`cleanupMs`, `maxOutputBytes`).
@@ -31,6 +38,7 @@ impl RegistryOptions {
         RegistryOptions {
             retention: config.cleanup(),
             max_output_bytes: usize::try_from(config.max_output_bytes).unwrap_or(usize::MAX),
+            max_running_per_key: DEFAULT_MAX_RUNNING_PER_KEY,
         }
     }
 }
@@ -125,6 +133,20 @@ impl ProcessRegistry {
             .sessions()
             .values()
             .filter(|s| !s.is_finished())
+            .count()
+    }
+
+    /// Whether the registry was shut down (new commands are refused).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::SeqCst)
+    }
+
+    /// How many commands `owner` has running (foreground and background).
+    pub(crate) fn running_for(&self, owner: &str) -> usize {
+        self.inner
+            .sessions()
+            .values()
+            .filter(|s| s.info.owner == owner && !s.is_finished())
             .count()
     }
 

@@ -179,3 +179,27 @@ async fn escape_sequences_in_output_are_made_visible() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_sandboxed_session_is_refused_on_the_host() {
+    bounded(async {
+        let h = Harness::new();
+        let marker = h.dir.path().join("ran");
+        let ctx = talon_tool_catalog::ToolContext::new("main", crate::common::KEY).sandboxed(true);
+        let err = talon_tool_catalog::Tool::execute(
+            &h.exec,
+            &crate::common::call(
+                "exec",
+                json!({"command": format!("touch {}", marker.display())}),
+            ),
+            &ctx,
+            &talon_tool_catalog::AbortSignal::new(),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.status(), 403, "{err}");
+        assert!(err.to_string().contains("sandboxed"), "{err}");
+        assert!(!marker.exists(), "a refused call ran");
+    })
+    .await;
+}

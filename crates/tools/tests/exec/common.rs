@@ -34,6 +34,7 @@ pub(crate) fn small_options() -> RegistryOptions {
     RegistryOptions {
         retention: Duration::from_secs(60),
         max_output_bytes: 64 * 1024,
+        max_running_per_key: 8,
     }
 }
 
@@ -162,6 +163,21 @@ pub(crate) async fn wait_gone(pid: u32, within: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     !pid_alive(pid)
+}
+
+/// Waits (bounded) until `pid` has been reaped: no `/proc` entry at all,
+/// not even a zombie. Only for direct children of this process (their
+/// parent is us, so nobody else can leave them unreaped).
+pub(crate) async fn wait_reaped(pid: u32, within: Duration) -> bool {
+    let start = Instant::now();
+    let path = format!("/proc/{pid}");
+    while start.elapsed() < within {
+        if !std::path::Path::new(&path).exists() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    !std::path::Path::new(&path).exists()
 }
 
 /// The number after `label=` in `text`.

@@ -132,6 +132,8 @@ async fn hook_env_is_merged_over_the_call_env_and_filtered() {
             .map(|d| d["key"].as_str().unwrap())
             .collect();
         assert_eq!(dropped, ["NODE_OPTIONS", "PATH", "TALON_CLI"]);
+        assert_eq!(r.details["pluginEnvKeys"], json!(["FROM_HOOK", "SHARED"]));
+        assert!(!r.details.to_string().contains("hook-wins"), "a plugin value leaked into details");
         let events = handler.events.lock().unwrap().clone();
         assert_eq!(events, [ExecEnvEvent::new(KEY, ExecHost::Gateway)]);
     })

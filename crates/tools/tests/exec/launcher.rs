@@ -6,7 +6,7 @@ use talon_sandbox_core::{ExitStatus, LaunchRequest, ProcessLauncher};
 use talon_tools::HostLauncher;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::common::{bounded, pid_alive, wait_gone};
+use crate::common::{bounded, pid_alive, wait_gone, wait_reaped};
 
 fn request(command: &str) -> LaunchRequest {
     LaunchRequest {
@@ -57,7 +57,10 @@ async fn kill_takes_the_whole_group_and_is_idempotent() {
         p.control.kill().await.unwrap();
         assert_eq!(p.control.wait().await.unwrap(), ExitStatus::Signal(9));
         assert!(wait_gone(grandchild, Duration::from_secs(3)).await);
-        assert!(wait_gone(leader, Duration::from_secs(3)).await);
+        assert!(
+            wait_reaped(leader, Duration::from_secs(3)).await,
+            "no zombie of our own child"
+        );
     })
     .await;
 }

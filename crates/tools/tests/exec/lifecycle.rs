@@ -7,7 +7,9 @@ use serde_json::json;
 use talon_tool_catalog::{AbortSignal, ToolError};
 use talon_tools::{ExecConfig, RegistryOptions};
 
-use crate::common::{Harness, KEY, bounded, number_after, pid_alive, small_options, wait_gone};
+use crate::common::{
+    Harness, KEY, bounded, number_after, pid_alive, small_options, wait_gone, wait_reaped,
+};
 
 #[tokio::test]
 async fn timeout_kills_the_whole_process_group() {
@@ -30,6 +32,10 @@ async fn timeout_kills_the_whole_process_group() {
         );
         let leader = r.details["pid"].as_u64().unwrap() as u32;
         assert!(!pid_alive(leader));
+        assert!(
+            wait_reaped(leader, Duration::from_secs(3)).await,
+            "the shell {leader} was not reaped"
+        );
     })
     .await;
 }

@@ -290,3 +290,79 @@ async fn clear_refuses_a_running_session_and_bad_actions_are_named() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn running_commands_per_session_key_are_capped() {
+    bounded(async {
+        let options = RegistryOptions {
+            max_running_per_key: 2,
+            ..small_options()
+        };
+        let h = Harness::with(options, ExecConfig::default(), |l| l);
+        let mut ids = Vec::new();
+        for _ in 0..2 {
+            let r = h
+                .exec(json!({"command": "sleep 30", "background": true}))
+                .await
+                .unwrap();
+            ids.push(r.details["sessionId"].as_str().unwrap().to_owned());
+        }
+        let marker = h.dir.path().join("third");
+        let err = h
+            .exec(json!({"command": format!("touch {}", marker.display()), "background": true}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("the limit is 2"), "{err}");
+        assert!(!marker.exists());
+        // Another session key has its own budget.
+        let other = h
+            .exec_as(
+                "agent:main:other",
+                json!({"command": "echo ok"}),
+                &talon_tool_catalog::AbortSignal::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(other.text(), "ok\n");
+        // Stopping one frees a slot.
+        h.process(json!({"action": "kill", "sessionId": ids[0]}))
+            .await
+            .unwrap();
+        let r = h.exec(json!({"command": "echo again"})).await.unwrap();
+        assert_eq!(r.text(), "again\n");
+        h.process(json!({"action": "remove", "sessionId": ids[1]}))
+            .await
+            .unwrap();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn log_defaults_to_the_last_200_lines_with_a_paging_hint() {
+    bounded(async {
+        let h = Harness::new();
+        let r = h
+            .exec(json!({"command": "seq 1 250", "background": true}))
+            .await
+            .unwrap();
+        let id = r.details["sessionId"].as_str().unwrap().to_owned();
+        h.poll_until_done(&id).await;
+        let log = h
+            .process(json!({"action": "log", "sessionId": id}))
+            .await
+            .unwrap();
+        let text = log.text();
+        assert!(text.starts_with("51\n52\n"), "{}", &text[..20]);
+        assert!(
+            text.contains("250\n\n[showing lines 50..250 of 250;"),
+            "{text}"
+        );
+        assert_eq!(log.details["totalLines"], 250);
+        let log = h
+            .process(json!({"action": "log", "sessionId": id, "limit": 3}))
+            .await
+            .unwrap();
+        assert_eq!(log.text(), "248\n249\n250");
+    })
+    .await;
+}
