@@ -267,7 +267,11 @@ fn userinfo_and_other_schemes_are_refused() {
         "data:text/plain,hi",
     ] {
         let err = refuse(&policy, url);
-        assert!(err.reason.contains("Blocked scheme"), "{url}: {}", err.reason);
+        assert!(
+            err.reason.contains("Blocked scheme"),
+            "{url}: {}",
+            err.reason
+        );
     }
 }
 
@@ -320,16 +324,27 @@ fn allowlist_opens_named_hosts_and_cidrs_but_never_unspecified() {
     .unwrap();
     assert!(policy.host_allowed("INTRANET.test."));
     assert!(policy.host_allowed("a.corp.test"));
-    assert!(!policy.host_allowed("corp.test"), "*.suffix excludes the apex");
+    assert!(
+        !policy.host_allowed("corp.test"),
+        "*.suffix excludes the apex"
+    );
     assert!(!policy.host_allowed("evilcorp.test"));
-    assert!(policy.check_url(&Url::parse("http://127.0.0.1:9/").unwrap()).is_ok());
+    assert!(
+        policy
+            .check_url(&Url::parse("http://127.0.0.1:9/").unwrap())
+            .is_ok()
+    );
     assert!(
         policy
             .vet_addresses("intranet.test", &[ip("10.0.0.1")])
             .is_ok()
     );
     // Even with 0.0.0.0/0 allowlisted, the unspecified address is refused.
-    assert!(refuse(&policy, "http://0.0.0.0/").reason.contains("unspecified"));
+    assert!(
+        refuse(&policy, "http://0.0.0.0/")
+            .reason
+            .contains("unspecified")
+    );
     assert!(policy.vet_addresses("intranet.test", &[ip("::")]).is_err());
 
     let narrow = SsrfPolicy::from_config(&SsrfAllowlistConfig {
@@ -337,7 +352,11 @@ fn allowlist_opens_named_hosts_and_cidrs_but_never_unspecified() {
         cidrs: vec!["127.0.0.1/32".into()],
     })
     .unwrap();
-    assert!(refuse(&narrow, "http://127.0.0.2/").reason.contains("loopback"));
+    assert!(
+        refuse(&narrow, "http://127.0.0.2/")
+            .reason
+            .contains("loopback")
+    );
 }
 
 #[test]

@@ -55,7 +55,11 @@ async fn site() -> TestServer {
         "/image.png" => Reply::new(200, "image/png", vec![0x89, b'P', b'N', b'G', 0, 0, 1]),
         "/big.txt" => Reply::new(200, "text/plain", "a".repeat(100_000)),
         "/slow" => Reply::new(200, "text/plain", "late").delayed(Duration::from_secs(3)),
-        "/missing" => Reply::new(404, "text/html", "<html><body><p>No such page here</p></body></html>"),
+        "/missing" => Reply::new(
+            404,
+            "text/html",
+            "<html><body><p>No such page here</p></body></html>",
+        ),
         "/r1" => Reply::redirect("/r2"),
         "/r2" => Reply::redirect("/page"),
         "/loop" => Reply::redirect("/loop"),
@@ -82,7 +86,10 @@ async fn html_becomes_markdown_of_the_main_content() {
     let text = d["text"].as_str().unwrap();
     assert!(text.starts_with("<<<EXTERNAL_UNTRUSTED_CONTENT"), "{text}");
     assert!(text.contains("# Main heading"), "{text}");
-    assert!(text.contains("[docs link](https://example.com/docs)"), "{text}");
+    assert!(
+        text.contains("[docs link](https://example.com/docs)"),
+        "{text}"
+    );
     assert!(text.contains("one") && text.contains("two"), "{text}");
     for hidden in [
         "nav-secret",
@@ -128,7 +135,9 @@ async fn longest_article_then_body_are_the_fallbacks() {
     assert!(text.contains("The longer article wins."), "{text}");
     assert!(!text.contains("menu junk"), "{text}");
 
-    let out = call(&tool, json!({ "url": server.url("/bare") })).await.unwrap();
+    let out = call(&tool, json!({ "url": server.url("/bare") }))
+        .await
+        .unwrap();
     assert_eq!(out.details["extractor"], "body");
     let text = out.details["text"].as_str().unwrap();
     assert!(text.contains("Body only **bold**"), "{text}");
@@ -237,7 +246,9 @@ async fn default_max_chars_is_twenty_thousand() {
 async fn redirects_are_followed_up_to_the_limit() {
     let server = site().await;
     let tool = WebFetchTool::new(&loopback_config()).unwrap();
-    let out = call(&tool, json!({ "url": server.url("/r1") })).await.unwrap();
+    let out = call(&tool, json!({ "url": server.url("/r1") }))
+        .await
+        .unwrap();
     assert_eq!(out.details["finalUrl"], server.url("/page"));
     assert_eq!(out.details["url"], server.url("/r1"));
     assert_eq!(out.details["extractor"], "main");
@@ -337,7 +348,9 @@ async fn bad_parameters_name_the_parameter_and_fetch_nothing() {
     let err = call(&tool, json!({})).await.unwrap_err();
     assert_eq!(err.param(), Some("url"));
     assert_eq!(err.to_string(), "url required");
-    let err = call(&tool, json!({ "url": "not a url" })).await.unwrap_err();
+    let err = call(&tool, json!({ "url": "not a url" }))
+        .await
+        .unwrap_err();
     assert_eq!(err.param(), Some("url"));
     assert!(err.to_string().contains("absolute http(s) URL"), "{err}");
     let err = call(

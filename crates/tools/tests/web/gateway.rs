@@ -62,7 +62,9 @@ fn tool() -> GatewayTool {
 
 #[tokio::test]
 async fn config_get_redacts_every_secret_and_keeps_the_rest() {
-    let out = call(&tool(), json!({ "action": "config.get" })).await.unwrap();
+    let out = call(&tool(), json!({ "action": "config.get" }))
+        .await
+        .unwrap();
     let c = &out.details["config"];
     assert_eq!(out.details["ok"], true);
     for pointer in [
@@ -85,7 +87,10 @@ async fn config_get_redacts_every_secret_and_keeps_the_rest() {
         ("/gateway/port", json!(18789)),
         ("/gateway/auth/mode", json!("token")),
         ("/models/providers/openai/maxTokens", json!(4096)),
-        ("/models/providers/openai/baseUrl", json!("https://api.openai.com/v1")),
+        (
+            "/models/providers/openai/baseUrl",
+            json!("https://api.openai.com/v1"),
+        ),
         ("/env/PATH_EXTRA", json!("/opt/bin")),
         ("/hooks/0/headers/X-Trace", json!("on")),
         ("/browser/keyboardLayout", json!("us")),
@@ -94,44 +99,85 @@ async fn config_get_redacts_every_secret_and_keeps_the_rest() {
         assert_eq!(c.pointer(pointer), Some(&kept), "{pointer}");
     }
     let text = out.text();
-    for secret in ["gw-secret", "sk-live", "123:abc", "sk-env", "brave-secret", "Bearer h", "whole object"] {
+    for secret in [
+        "gw-secret",
+        "sk-live",
+        "123:abc",
+        "sk-env",
+        "brave-secret",
+        "Bearer h",
+        "whole object",
+    ] {
         assert!(!text.contains(secret), "{secret} leaked");
     }
 }
 
 #[test]
 fn secret_key_matching_is_case_insensitive_and_word_aware() {
-    for k in ["token", "TOKEN", "apiKey", "APIKEY", "api_key", "x-api-key", "key", "Keys",
-              "password", "dbPassword", "authorization", "Set-Cookie", "clientSecret", "GITHUB_TOKEN"] {
+    for k in [
+        "token",
+        "TOKEN",
+        "apiKey",
+        "APIKEY",
+        "api_key",
+        "x-api-key",
+        "key",
+        "Keys",
+        "password",
+        "dbPassword",
+        "authorization",
+        "Set-Cookie",
+        "clientSecret",
+        "GITHUB_TOKEN",
+    ] {
         assert!(is_secret_key(k), "{k}");
     }
-    for k in ["maxTokens", "keyboard", "monkey", "port", "baseUrl", "tokenizerModel"] {
+    for k in [
+        "maxTokens",
+        "keyboard",
+        "monkey",
+        "port",
+        "baseUrl",
+        "tokenizerModel",
+    ] {
         assert!(!is_secret_key(k), "{k}");
     }
 }
 
 #[tokio::test]
 async fn config_get_with_a_path_returns_that_subtree_redacted() {
-    let out = call(&tool(), json!({ "action": "config.get", "path": "models.providers.openai" }))
-        .await
-        .unwrap();
+    let out = call(
+        &tool(),
+        json!({ "action": "config.get", "path": "models.providers.openai" }),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.details["path"], "models.providers.openai");
     assert_eq!(
         out.details["config"],
         json!({ "apiKey": REDACTED, "baseUrl": "https://api.openai.com/v1", "maxTokens": 4096 })
     );
-    let out = call(&tool(), json!({ "action": "config.get", "path": "tools.web.search.apiKey" }))
-        .await
-        .unwrap();
+    let out = call(
+        &tool(),
+        json!({ "action": "config.get", "path": "tools.web.search.apiKey" }),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.details["config"], json!(REDACTED));
-    let out = call(&tool(), json!({ "action": "config.get", "path": "hooks[0].url" }))
-        .await
-        .unwrap();
+    let out = call(
+        &tool(),
+        json!({ "action": "config.get", "path": "hooks[0].url" }),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.details["config"], json!("https://hooks.example"));
 
-    let err = call(&tool(), json!({ "action": "config.get", "path": "gateway.bind" }))
-        .await
-        .unwrap_err();
+    let err = call(
+        &tool(),
+        json!({ "action": "config.get", "path": "gateway.bind" }),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.param(), Some("path"));
     assert_eq!(
         err.to_string(),
@@ -148,7 +194,9 @@ async fn the_snapshot_is_read_on_every_call() {
         json!({}),
     );
     for expected in 0..3 {
-        let out = call(&tool, json!({ "action": "config.get" })).await.unwrap();
+        let out = call(&tool, json!({ "action": "config.get" }))
+            .await
+            .unwrap();
         assert_eq!(out.details["config"]["generation"], expected);
     }
 }
@@ -156,44 +204,66 @@ async fn the_snapshot_is_read_on_every_call() {
 #[tokio::test]
 async fn schema_lookup_follows_refs_items_and_additional_properties() {
     let t = tool();
-    let out = call(&t, json!({ "action": "config.schema.lookup", "path": "agents.list[0].tools.profile" }))
-        .await
-        .unwrap();
+    let out = call(
+        &t,
+        json!({ "action": "config.schema.lookup", "path": "agents.list[0].tools.profile" }),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         out.details["schema"],
         json!({ "type": "string", "enum": ["minimal", "coding", "full"] })
     );
-    let out = call(&t, json!({ "action": "config.schema.lookup", "path": "agents.list.*" }))
-        .await
-        .unwrap();
+    let out = call(
+        &t,
+        json!({ "action": "config.schema.lookup", "path": "agents.list.*" }),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.details["keys"], json!(["id", "tools"]));
     assert_eq!(
-        out.details["schema"]["properties"]["tools"]["properties"]["profile"]["type"],
-        "string",
+        out.details["schema"]["properties"]["tools"]["properties"]["profile"]["type"], "string",
         "nested $ref inlined"
     );
-    let out = call(&t, json!({ "action": "config.schema.lookup", "path": "models.providers.anything.baseUrl" }))
-        .await
-        .unwrap();
-    assert_eq!(out.details["schema"], json!({ "type": "string", "format": "uri" }));
-    let out = call(&t, json!({ "action": "config.schema.lookup", "path": "maybe.profile" }))
-        .await
-        .unwrap();
+    let out = call(
+        &t,
+        json!({ "action": "config.schema.lookup", "path": "models.providers.anything.baseUrl" }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.details["schema"],
+        json!({ "type": "string", "format": "uri" })
+    );
+    let out = call(
+        &t,
+        json!({ "action": "config.schema.lookup", "path": "maybe.profile" }),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.details["schema"]["type"], "string");
     // A recursive type is inlined a bounded number of levels, then left as a $ref.
-    let out = call(&t, json!({ "action": "config.schema.lookup", "path": "tree" }))
-        .await
-        .unwrap();
+    let out = call(
+        &t,
+        json!({ "action": "config.schema.lookup", "path": "tree" }),
+    )
+    .await
+    .unwrap();
     assert!(out.text().contains("#/$defs/Node"));
 
-    let err = call(&t, json!({ "action": "config.schema.lookup", "path": "agents.lisst" }))
-        .await
-        .unwrap_err();
+    let err = call(
+        &t,
+        json!({ "action": "config.schema.lookup", "path": "agents.lisst" }),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "config path `agents.lisst` not found: `lisst` is not a key of `agents` (known keys: list)"
     );
-    let err = call(&t, json!({ "action": "config.schema.lookup" })).await.unwrap_err();
+    let err = call(&t, json!({ "action": "config.schema.lookup" }))
+        .await
+        .unwrap_err();
     assert_eq!(err.param(), Some("path"));
 }
 
@@ -201,14 +271,20 @@ async fn schema_lookup_follows_refs_items_and_additional_properties() {
 async fn schema_lookup_works_on_a_schemars_schema() {
     let root = serde_json::to_value(schemars::schema_for!(WebToolsConfig)).unwrap();
     let t = GatewayTool::new(|| json!({}), root);
-    let out = call(&t, json!({ "action": "config.schema.lookup", "path": "fetch.ssrfAllowlist.cidrs" }))
-        .await
-        .unwrap();
+    let out = call(
+        &t,
+        json!({ "action": "config.schema.lookup", "path": "fetch.ssrfAllowlist.cidrs" }),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.details["schema"]["type"], "array");
     assert_eq!(out.details["schema"]["items"]["type"], "string");
-    let out = call(&t, json!({ "action": "config.schema.lookup", "path": "search.kimi" }))
-        .await
-        .unwrap();
+    let out = call(
+        &t,
+        json!({ "action": "config.schema.lookup", "path": "search.kimi" }),
+    )
+    .await
+    .unwrap();
     assert_eq!(out.details["keys"], json!(["apiKey", "baseUrl", "model"]));
 }
 
@@ -217,14 +293,22 @@ async fn writes_restarts_and_gateway_overrides_are_refused() {
     let t = tool();
     for action in ["config.apply", "config.patch", "restart", "update.run"] {
         let err = call(&t, json!({ "action": action })).await.unwrap_err();
-        assert!(matches!(err, ToolError::Unauthorized { .. }), "{action}: {err:?}");
+        assert!(
+            matches!(err, ToolError::Unauthorized { .. }),
+            "{action}: {err:?}"
+        );
         assert!(err.to_string().contains("read-only"), "{err}");
     }
-    let err = call(&t, json!({ "action": "config.delete" })).await.unwrap_err();
-    assert_eq!(err.param(), Some("action"));
-    let err = call(&t, json!({ "action": "config.get", "gatewayUrl": "ws://evil:1" }))
+    let err = call(&t, json!({ "action": "config.delete" }))
         .await
         .unwrap_err();
+    assert_eq!(err.param(), Some("action"));
+    let err = call(
+        &t,
+        json!({ "action": "config.get", "gatewayUrl": "ws://evil:1" }),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.param(), Some("gatewayUrl"));
     let err = call(&t, json!({})).await.unwrap_err();
     assert_eq!(err.to_string(), "action required");

@@ -86,9 +86,12 @@ async fn perplexity_request_shape_and_citations() {
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
-    let out = call(&tool, json!({ "query": "latest rust", "freshness": "week" }))
-        .await
-        .unwrap();
+    let out = call(
+        &tool,
+        json!({ "query": "latest rust", "freshness": "week" }),
+    )
+    .await
+    .unwrap();
     let req = &server.requests()[0];
     assert_eq!(req.method, "POST");
     assert_eq!(req.path(), "/chat/completions");
@@ -96,10 +99,16 @@ async fn perplexity_request_shape_and_citations() {
     assert_eq!(req.header("content-type"), Some("application/json"));
     let body = req.json();
     assert_eq!(body["model"], "sonar-pro");
-    assert_eq!(body["messages"][0], json!({ "role": "user", "content": "latest rust" }));
+    assert_eq!(
+        body["messages"][0],
+        json!({ "role": "user", "content": "latest rust" })
+    );
     assert_eq!(body["search_recency_filter"], "week");
     assert_eq!(out.details["content"], "Rust 1.90 is out.");
-    assert_eq!(out.details["citations"], json!(["https://blog.rust-lang.org/"]));
+    assert_eq!(
+        out.details["citations"],
+        json!(["https://blog.rust-lang.org/"])
+    );
     assert_eq!(out.details["model"], "sonar-pro");
 }
 
@@ -205,7 +214,10 @@ async fn gemini_request_shape_and_grounding() {
 #[tokio::test]
 async fn kimi_echoes_the_builtin_search_call_then_answers() {
     let server = TestServer::start("127.0.0.1:0", |req| {
-        let messages = req.json()["messages"].as_array().cloned().unwrap_or_default();
+        let messages = req.json()["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if messages.len() == 1 {
             Reply::json(&json!({ "choices": [{
                 "finish_reason": "tool_calls",
@@ -228,7 +240,9 @@ async fn kimi_echoes_the_builtin_search_call_then_answers() {
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
-    let out = call(&tool, json!({ "query": "moon distance" })).await.unwrap();
+    let out = call(&tool, json!({ "query": "moon distance" }))
+        .await
+        .unwrap();
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2);
     for req in &reqs {
@@ -384,7 +398,10 @@ async fn unsupported_options_are_refused_per_provider() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("freshness is not supported by the grok"), "{msg}");
+    assert!(
+        msg.contains("freshness is not supported by the grok"),
+        "{msg}"
+    );
     let config = WebSearchConfig {
         provider: Some("perplexity".into()),
         perplexity: block(&server, "pplx-k"),
@@ -436,8 +453,12 @@ async fn count_is_clamped_to_one_through_ten() {
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
-    call(&tool, json!({ "query": "q", "count": 50 })).await.unwrap();
-    call(&tool, json!({ "query": "q", "count": 0 })).await.unwrap();
+    call(&tool, json!({ "query": "q", "count": 50 }))
+        .await
+        .unwrap();
+    call(&tool, json!({ "query": "q", "count": 0 }))
+        .await
+        .unwrap();
     let reqs = server.requests();
     assert!(reqs[0].target.contains("count=10"), "{}", reqs[0].target);
     assert!(reqs[1].target.contains("count=1&") || reqs[1].target.ends_with("count=1"));
@@ -446,7 +467,11 @@ async fn count_is_clamped_to_one_through_ten() {
 #[tokio::test]
 async fn provider_errors_carry_status_and_text_but_not_the_key() {
     let server = TestServer::start("127.0.0.1:0", |_| {
-        Reply::new(401, "application/json", r#"{"error":"invalid subscription token"}"#)
+        Reply::new(
+            401,
+            "application/json",
+            r#"{"error":"invalid subscription token"}"#,
+        )
     })
     .await;
     let config = WebSearchConfig {
@@ -475,7 +500,10 @@ async fn bad_config_is_refused_with_the_key() {
         matches!(&err, WebError::Config { key, .. } if key == "tools.web.search.provider"),
         "{err}"
     );
-    assert!(err.to_string().contains("brave, gemini, grok, kimi, perplexity"));
+    assert!(
+        err.to_string()
+            .contains("brave, gemini, grok, kimi, perplexity")
+    );
     let err = WebSearchTool::new(&WebSearchConfig {
         gemini: Some(SearchProviderConfig {
             base_url: Some("ftp://x".into()),
@@ -484,7 +512,11 @@ async fn bad_config_is_refused_with_the_key() {
         ..WebSearchConfig::default()
     })
     .unwrap_err();
-    assert!(err.to_string().starts_with("tools.web.search.gemini.baseUrl"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("tools.web.search.gemini.baseUrl"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -500,7 +532,10 @@ fn config_uses_openclaw_key_names_and_refuses_unknown_keys() {
     assert_eq!(parsed.max_results, Some(7));
     assert_eq!(parsed.perplexity.unwrap().model.as_deref(), Some("sonar"));
     let err = serde_json::from_value::<WebSearchConfig>(json!({ "maxResult": 7 })).unwrap_err();
-    assert!(err.to_string().contains("unknown field `maxResult`"), "{err}");
+    assert!(
+        err.to_string().contains("unknown field `maxResult`"),
+        "{err}"
+    );
     let fetch: talon_tools::WebFetchConfig = serde_json::from_value(json!({
         "maxChars": 5000, "maxResponseBytes": 100000, "timeoutSeconds": 10,
         "cacheTtlMinutes": 0, "maxRedirects": 1,
@@ -527,13 +562,28 @@ fn cache_key_is_normalised_and_extras_sorted() {
 fn freshness_parses_shortcuts_and_real_ranges_only() {
     use talon_tools::Freshness;
     assert_eq!(Freshness::parse("pm").unwrap(), Freshness::Shortcut("pm"));
-    assert_eq!(Freshness::parse(" Year ").unwrap(), Freshness::Shortcut("py"));
     assert_eq!(
-        Freshness::parse("2024-02-29to2024-02-29").unwrap().as_param(),
+        Freshness::parse(" Year ").unwrap(),
+        Freshness::Shortcut("py")
+    );
+    assert_eq!(
+        Freshness::parse("2024-02-29to2024-02-29")
+            .unwrap()
+            .as_param(),
         "2024-02-29to2024-02-29"
     );
-    for bad in ["2023-02-29to2023-03-01", "1900-02-29to1900-03-01", "2024-04-31to2024-05-01", "0000-01-01to2024-01-01", "pdx", ""] {
+    for bad in [
+        "2023-02-29to2023-03-01",
+        "1900-02-29to1900-03-01",
+        "2024-04-31to2024-05-01",
+        "0000-01-01to2024-01-01",
+        "pdx",
+        "",
+    ] {
         assert!(Freshness::parse(bad).is_err(), "{bad}");
     }
-    assert!(Freshness::parse("2000-02-29to2000-03-01").is_ok(), "2000 is a leap year");
+    assert!(
+        Freshness::parse("2000-02-29to2000-03-01").is_ok(),
+        "2000 is a leap year"
+    );
 }

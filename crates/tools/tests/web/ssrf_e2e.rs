@@ -63,9 +63,15 @@ async fn metadata_endpoints_userinfo_and_schemes_are_refused() {
     let tool = WebFetchTool::new(&WebFetchConfig::default()).unwrap();
     for (url, why) in [
         ("http://169.254.169.254/latest/meta-data/", "linkLocal"),
-        ("http://100.100.100.200/latest/meta-data/", "carrierGradeNat"),
+        (
+            "http://100.100.100.200/latest/meta-data/",
+            "carrierGradeNat",
+        ),
         ("http://[fd00:ec2::254]/latest/meta-data/", "uniqueLocal"),
-        ("http://metadata.google.internal/computeMetadata/v1/", "blocked host name"),
+        (
+            "http://metadata.google.internal/computeMetadata/v1/",
+            "blocked host name",
+        ),
         ("http://user:pw@example.com/", "credentials"),
         ("file:///etc/passwd", "Blocked scheme `file:`"),
         ("ftp://example.com/pub", "Blocked scheme `ftp:`"),
@@ -85,7 +91,12 @@ async fn a_public_name_resolving_to_loopback_is_refused_before_connecting() {
         .with("mapped.example", [ip("::ffff:127.0.0.1")])
         .with("zero.example", [ip("0.0.0.0")]);
     let tool = WebFetchTool::with_resolver(&WebFetchConfig::default(), Arc::new(resolver)).unwrap();
-    for host in ["public.example", "mixed.example", "mapped.example", "zero.example"] {
+    for host in [
+        "public.example",
+        "mixed.example",
+        "mapped.example",
+        "zero.example",
+    ] {
         let err = call(&tool, json!({ "url": format!("http://{host}:{port}/") }))
             .await
             .unwrap_err();
@@ -112,18 +123,24 @@ async fn an_allowlisted_name_connects_to_its_vetted_address_only() {
         ..WebFetchConfig::default()
     };
     let tool = WebFetchTool::with_resolver(&config, Arc::new(resolver)).unwrap();
-    let out = call(&tool, json!({ "url": format!("http://fixture.test:{port}/x") }))
-        .await
-        .unwrap();
+    let out = call(
+        &tool,
+        json!({ "url": format!("http://fixture.test:{port}/x") }),
+    )
+    .await
+    .unwrap();
     assert!(out.details["text"].as_str().unwrap().contains("reached"));
     assert_eq!(
         server.requests()[0].header("host"),
         Some(format!("fixture.test:{port}").as_str())
     );
     // A name not on the list, resolving to the same address, stays refused.
-    let err = call(&tool, json!({ "url": format!("http://other.test:{port}/x") }))
-        .await
-        .unwrap_err();
+    let err = call(
+        &tool,
+        json!({ "url": format!("http://other.test:{port}/x") }),
+    )
+    .await
+    .unwrap_err();
     assert_blocked(&err.to_string(), "127.0.0.1 is loopback");
     assert_eq!(server.accepts(), 1);
 }
@@ -132,8 +149,8 @@ async fn an_allowlisted_name_connects_to_its_vetted_address_only() {
 async fn redirects_to_private_targets_are_refused_per_hop() {
     let server = target().await;
     // A second loopback server on 127.0.0.2, outside the /32 allowlist.
-    let hidden = TestServer::start("127.0.0.2:0", |_| Reply::new(200, "text/plain", "internal"))
-        .await;
+    let hidden =
+        TestServer::start("127.0.0.2:0", |_| Reply::new(200, "text/plain", "internal")).await;
     let hidden_url = hidden.url("/secret");
     let redirector = TestServer::start("127.0.0.1:0", move |_| Reply::redirect(&hidden_url)).await;
     let config = WebFetchConfig {
