@@ -32,8 +32,7 @@
 //! assert!(tool.policy().check_url(&Url::parse("http://127.0.0.1:8080/").unwrap()).is_ok());
 //! ```
 //!
-//! Not done here: JavaScript rendering, PDF or image extraction, charsets
-//! other than UTF-8 (bodies are decoded lossily), Firecrawl fallback, and
+//! Not done here: JavaScript rendering, PDF or image extraction, Firecrawl fallback, and
 //! resolving search-citation redirect URLs.
 
 pub(crate) mod cache;
