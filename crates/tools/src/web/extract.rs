@@ -214,3 +214,7 @@ pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> (String, bool) {
         None => (text.to_owned(), false),
     }
 }
+
+#[cfg(test)]
+#[path = "extract_tests.rs"]
+mod tests;
