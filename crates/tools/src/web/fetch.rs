@@ -246,7 +246,13 @@ impl WebFetchTool {
                             "{current} redirected to an invalid location {loc:?}: {e}"
                         ))
                     })?;
-                    tracing::debug!(from = %current, to = %next, "web_fetch: following redirect");
+                    // Hosts only: a URL's query may carry a token.
+                    tracing::debug!(
+                        from = current.host_str().unwrap_or_default(),
+                        to = next.host_str().unwrap_or_default(),
+                        hop = hops + 1,
+                        "web_fetch: following redirect"
+                    );
                     hops += 1;
                     current = next;
                 }
