@@ -1,6 +1,13 @@
 //! Secret redaction for `gateway config.get`.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde_json::{Map, Value};
+
+/// `scheme://user:password@` inside a string value.
+static URL_PASSWORD_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@").ok());
 
 /// What a redacted value is replaced with.
 pub const REDACTED: &str = "__REDACTED__";
@@ -58,7 +65,8 @@ pub fn is_secret_key(key: &str) -> bool {
 }
 
 /// A copy of `value` with every secret-named key's value replaced by
-/// [`REDACTED`] (whatever its type), at any depth.
+/// [`REDACTED`] (whatever its type), at any depth; passwords inside URLs
+/// (`https://user:pw@host`) in any string are redacted too.
 pub fn redact_secrets(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
@@ -74,6 +82,12 @@ pub fn redact_secrets(value: &Value) -> Value {
             Value::Object(out)
         }
         Value::Array(items) => Value::Array(items.iter().map(redact_secrets).collect()),
+        Value::String(s) => match URL_PASSWORD_RE.as_ref() {
+            Some(re) if re.is_match(s) => {
+                Value::String(re.replace_all(s, format!("${{1}}{REDACTED}@")).into_owned())
+            }
+            _ => Value::String(s.clone()),
+        },
         other => other.clone(),
     }
 }

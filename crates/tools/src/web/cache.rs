@@ -12,7 +12,9 @@ const MAX_ENTRIES: usize = 100;
 #[derive(Debug)]
 pub(crate) struct TtlCache<V> {
     ttl: Duration,
-    entries: Mutex<HashMap<String, (Instant, V)>>,
+    /// Key → (stored at, insertion number, value).
+    entries: Mutex<HashMap<String, (Instant, u64, V)>>,
+    next: std::sync::atomic::AtomicU64,
 }
 
 impl<V: Clone> TtlCache<V> {
@@ -20,6 +22,7 @@ impl<V: Clone> TtlCache<V> {
         TtlCache {
             ttl,
             entries: Mutex::new(HashMap::new()),
+            next: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -34,7 +37,7 @@ impl<V: Clone> TtlCache<V> {
         }
         let mut map = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         match map.get(key) {
-            Some((at, v)) if at.elapsed() < self.ttl => Some(v.clone()),
+            Some((at, _, v)) if at.elapsed() < self.ttl => Some(v.clone()),
             Some(_) => {
                 map.remove(key);
                 None
@@ -49,15 +52,20 @@ impl<V: Clone> TtlCache<V> {
         }
         let mut map = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         let ttl = self.ttl;
-        map.retain(|_, (at, _)| at.elapsed() < ttl);
+        map.retain(|_, (at, _, _)| at.elapsed() < ttl);
         if map.len() >= MAX_ENTRIES
             && let Some(oldest) = map
                 .iter()
-                .min_by_key(|(_, (at, _))| *at)
+                .min_by_key(|(_, (_, seq, _))| *seq)
                 .map(|(k, _)| k.clone())
         {
             map.remove(&oldest);
         }
-        map.insert(key, (Instant::now(), value));
+        let seq = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        map.insert(key, (Instant::now(), seq, value));
     }
 }
+
+#[cfg(test)]
+#[path = "cache_tests.rs"]
+mod tests;

@@ -86,6 +86,20 @@ pub struct WebFetchConfig {
     pub ssrf_allowlist: Option<SsrfAllowlistConfig>,
 }
 
+impl WebFetchConfig {
+    /// Whether `web_fetch` is offered (`enabled`, default true).
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.unwrap_or(true)
+    }
+}
+
+impl WebSearchConfig {
+    /// Whether `web_search` is offered (`enabled`, default true).
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.unwrap_or(true)
+    }
+}
+
 /// `tools.web.fetch.ssrfAllowlist`: the operator's explicit exceptions to
 /// the SSRF rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -56,6 +56,39 @@ impl BodyKind {
     }
 }
 
+static META_CHARSET_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"(?i)<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)"#).ok());
+
+/// Decode a body: a byte-order mark wins, then the `charset` of the
+/// `Content-Type`, then (HTML) a `<meta charset>` in the first 2 KiB, then
+/// UTF-8. Undecodable bytes become U+FFFD.
+pub(crate) fn decode_body(content_type: Option<&str>, body: &[u8]) -> String {
+    let from_header = content_type.and_then(|ct| {
+        ct.split(';').skip(1).find_map(|param| {
+            let (k, v) = param.split_once('=')?;
+            k.trim()
+                .eq_ignore_ascii_case("charset")
+                .then(|| v.trim().trim_matches(['"', '\'']).to_owned())
+        })
+    });
+    let label = from_header.or_else(|| {
+        let head: String = body[..body.len().min(2048)]
+            .iter()
+            .map(|&b| char::from(b))
+            .collect();
+        META_CHARSET_RE
+            .as_ref()
+            .and_then(|re| re.captures(&head))
+            .and_then(|c| c.get(1))
+            .map(|m| m.as_str().to_owned())
+    });
+    let encoding = label
+        .and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    let (text, _, _) = encoding.decode(body);
+    text.into_owned()
+}
+
 /// Tags never worth reading.
 const SKIPPED_TAGS: &[&str] = &[
     "script", "style", "noscript", "nav", "footer", "aside", "iframe", "svg", "template", "button",
@@ -181,3 +214,7 @@ pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> (String, bool) {
         None => (text.to_owned(), false),
     }
 }
+
+#[cfg(test)]
+#[path = "extract_tests.rs"]
+mod tests;

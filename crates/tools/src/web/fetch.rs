@@ -21,7 +21,7 @@ use crate::web::config::{
 };
 use crate::web::error::WebError;
 use crate::web::extract::{
-    BodyKind, html_to_markdown, markdown_to_text, pretty_json, truncate_chars,
+    BodyKind, decode_body, html_to_markdown, markdown_to_text, pretty_json, truncate_chars,
 };
 use crate::web::resolve::{HostResolver, PinnedResolver, SystemResolver};
 use crate::web::ssrf::{SsrfBlocked, SsrfPolicy};
@@ -246,7 +246,13 @@ impl WebFetchTool {
                             "{current} redirected to an invalid location {loc:?}: {e}"
                         ))
                     })?;
-                    tracing::debug!(from = %current, to = %next, "web_fetch: following redirect");
+                    // Hosts only: a URL's query may carry a token.
+                    tracing::debug!(
+                        from = current.host_str().unwrap_or_default(),
+                        to = next.host_str().unwrap_or_default(),
+                        hop = hops + 1,
+                        "web_fetch: following redirect"
+                    );
                     hops += 1;
                     current = next;
                 }
@@ -261,10 +267,10 @@ impl WebFetchTool {
             .map(str::to_owned);
         if status.is_client_error() || status.is_server_error() {
             let (body, _) = read_capped(response, ERROR_BODY_BYTES, &current).await?;
-            let text = String::from_utf8_lossy(&body);
+            let text = decode_body(content_type.as_deref(), &body);
             let readable = match BodyKind::detect(content_type.as_deref(), &body) {
                 Ok(BodyKind::Html) => markdown_to_text(&html_to_markdown(&text, true).markdown),
-                _ => text.into_owned(),
+                _ => text,
             };
             let (snippet, _) = truncate_chars(readable.trim(), ERROR_BODY_CHARS);
             return Err(ToolError::execution(format!(
@@ -278,7 +284,7 @@ impl WebFetchTool {
                 "web_fetch cannot read `{media}` content from {current}; it reads HTML, JSON and text only"
             ))
         })?;
-        let raw = String::from_utf8_lossy(&body);
+        let raw = decode_body(content_type.as_deref(), &body);
         let (title, extractor, text) = match kind {
             BodyKind::Html => {
                 let page = html_to_markdown(&raw, self.readability);
@@ -289,7 +295,7 @@ impl WebFetchTool {
                 (page.title, page.extractor, text)
             }
             BodyKind::Json if !bytes_truncated => (None, "json", pretty_json(&raw)),
-            BodyKind::Json | BodyKind::Text => (None, "raw", raw.into_owned()),
+            BodyKind::Json | BodyKind::Text => (None, "raw", raw),
         };
         Ok(Page {
             final_url: current.to_string(),

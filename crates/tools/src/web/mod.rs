@@ -1,4 +1,39 @@
 //! The web tools: `web_fetch` (behind the SSRF guard) and `web_search`.
+//!
+//! - [`WebFetchTool`] GETs one http(s) URL. Every URL and every redirect
+//!   hop passes [`SsrfPolicy::check_url`]; host names are resolved by a
+//!   [`HostResolver`] and every address is vetted before the HTTP client
+//!   may connect, and the client connects only to vetted addresses (DNS
+//!   pinning). Proxy environment variables are ignored. A refusal is a
+//!   tool error whose message starts with [`SSRF_BLOCKED_CODE`].
+//! - [`WebSearchTool`] asks one [`SearchProvider`] (Brave, Perplexity,
+//!   Grok, Gemini, Kimi) and caches the answer for 30 minutes.
+//! - [`WebFetchConfig`] / [`WebSearchConfig`] are the `tools.web.fetch` /
+//!   `tools.web.search` config blocks (OpenClaw's key names).
+//!
+//! ```
+//! use talon_tools::web::{SsrfAllowlistConfig, SsrfPolicy, WebFetchConfig, WebFetchTool};
+//! use url::Url;
+//!
+//! let strict = SsrfPolicy::strict();
+//! let blocked = strict.check_url(&Url::parse("http://0x7f.1/").unwrap()).unwrap_err();
+//! assert_eq!(blocked.code(), "ssrf_blocked");
+//! assert!(blocked.reason.contains("127.0.0.1 is loopback"));
+//!
+//! // The operator opens a loopback service explicitly.
+//! let config = WebFetchConfig {
+//!     ssrf_allowlist: Some(SsrfAllowlistConfig {
+//!         hosts: vec![],
+//!         cidrs: vec!["127.0.0.1/32".into()],
+//!     }),
+//!     ..WebFetchConfig::default()
+//! };
+//! let tool = WebFetchTool::new(&config).unwrap();
+//! assert!(tool.policy().check_url(&Url::parse("http://127.0.0.1:8080/").unwrap()).is_ok());
+//! ```
+//!
+//! Not done here: JavaScript rendering, PDF or image extraction, Firecrawl fallback, and
+//! resolving search-citation redirect URLs.
 
 pub(crate) mod cache;
 pub(crate) mod config;

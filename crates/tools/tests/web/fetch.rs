@@ -63,6 +63,13 @@ async fn site() -> TestServer {
         "/r1" => Reply::redirect("/r2"),
         "/r2" => Reply::redirect("/page"),
         "/loop" => Reply::redirect("/loop"),
+        "/latin1" => Reply::new(200, "text/plain; charset=ISO-8859-1", b"caf\xe9 cr\xe8me".to_vec()),
+        "/meta1252" => Reply::new(
+            200,
+            "text/html",
+            b"<html><head><meta charset=\"windows-1252\"></head><body><p>\x93quoted\x94 \x80</p></body></html>"
+                .to_vec(),
+        ),
         _ => Reply::new(500, "text/plain", "unexpected path"),
     })
     .await
@@ -382,4 +389,19 @@ async fn request_carries_accept_and_user_agent() {
     assert_eq!(req.method, "GET");
     assert_eq!(req.header("user-agent"), Some("TalonTest/1"));
     assert!(req.header("accept").unwrap().contains("text/html"));
+}
+
+#[tokio::test]
+async fn bodies_are_decoded_by_their_declared_charset() {
+    let server = site().await;
+    let tool = WebFetchTool::new(&loopback_config()).unwrap();
+    let out = call(&tool, json!({ "url": server.url("/latin1") }))
+        .await
+        .unwrap();
+    assert!(out.details["text"].as_str().unwrap().contains("café crème"));
+    let out = call(&tool, json!({ "url": server.url("/meta1252") }))
+        .await
+        .unwrap();
+    let text = out.details["text"].as_str().unwrap();
+    assert!(text.contains("\u{201c}quoted\u{201d} \u{20ac}"), "{text}");
 }

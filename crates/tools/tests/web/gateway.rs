@@ -23,6 +23,8 @@ fn running_config() -> Value {
         "hooks": [{ "url": "https://hooks.example", "headers": {
             "Authorization": "Bearer h", "Cookie": "c=1", "X-Trace": "on" } }],
         "browser": { "password": { "nested": "whole object goes" }, "keyboardLayout": "us" },
+        "mcp": { "servers": { "db": { "url": "postgres://admin:hunter2@db.internal:5432/app",
+                                      "plain": "https://example.com/a@b" } } },
         "api_key": "snake", "client_secret": "s", "SecretRef": "x", "session_cookie": "y"
     })
 }
@@ -94,6 +96,11 @@ async fn config_get_redacts_every_secret_and_keeps_the_rest() {
         ("/env/PATH_EXTRA", json!("/opt/bin")),
         ("/hooks/0/headers/X-Trace", json!("on")),
         ("/browser/keyboardLayout", json!("us")),
+        (
+            "/mcp/servers/db/url",
+            json!("postgres://admin:__REDACTED__@db.internal:5432/app"),
+        ),
+        ("/mcp/servers/db/plain", json!("https://example.com/a@b")),
         ("/channels/telegram/allowFrom", json!(["alice"])),
     ] {
         assert_eq!(c.pointer(pointer), Some(&kept), "{pointer}");
