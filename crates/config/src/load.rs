@@ -186,13 +186,6 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
             note(&[section], out);
         }
     }
-    if let Some(tools) = root.get("tools") {
-        for key in ["exec", "web"] {
-            if present(tools.get(key)) {
-                note(&["tools", key], out);
-            }
-        }
-    }
     let Some(agents) = root.get("agents") else {
         return;
     };

@@ -32,10 +32,30 @@ fn accepted_sections_get_notices() {
         got,
         vec![
             "line 1: mcp: accepted; not validated by this version of Talon",
-            "line 1: tools.exec: accepted; not validated by this version of Talon",
             "line 2: agents.entries.a.sandbox.prune: accepted; not validated by this version of Talon",
         ]
     );
+}
+
+#[test]
+fn tools_exec_and_web_are_typed_with_their_ranges() {
+    let err = load_str(
+        "{ tools: { exec: { timeoutSec: 0 }, web: { fetch: { maxChars: 'x' }, serch: {} } } }",
+        "t.json",
+    )
+    .unwrap_err();
+    let paths: Vec<&str> = err.issues().iter().map(|i| i.key_path.as_str()).collect();
+    assert!(paths.contains(&"tools.exec.timeoutSec"), "{paths:?}");
+    assert!(
+        paths.iter().any(|p| p.starts_with("tools.web")),
+        "{paths:?}"
+    );
+    let ok = load_str(
+        "{ tools: { exec: { timeoutSec: 60, backgroundMs: 2000 }, web: { fetch: { maxChars: 5000 } } } }",
+        "t.json",
+    )
+    .unwrap();
+    assert!(ok.notices.is_empty(), "{:?}", ok.notices);
 }
 
 #[test]

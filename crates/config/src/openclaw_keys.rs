@@ -95,6 +95,20 @@ pub(crate) const TOOLS_NARROWING: &[Narrowing] = &[
     ("sessions", sessions_restricts),
 ];
 
+/// `tools.exec.*` OpenClaw keys Talon does not use (none restricts tools).
+pub(crate) const EXEC_IGNORED: &[&str] = &["applyPatch", "node", "notifyOnExit", "pathPrepend"];
+
+/// `tools.exec.*` OpenClaw keys that restrict `exec` and that Talon does
+/// not enforce: where commands may run (`host` other than `gateway`),
+/// binary allowlists (`security` other than `full`, `safeBins`) and
+/// approval prompts (`ask` other than `off`).
+pub(crate) const EXEC_NARROWING: &[Narrowing] = &[
+    ("ask", |v| v.as_str() != Some("off")),
+    ("host", |v| v.as_str() != Some("gateway")),
+    ("safeBins", non_empty),
+    ("security", |v| v.as_str() != Some("full")),
+];
+
 /// `agents.defaults.*` keys Talon does not use.
 pub(crate) const DEFAULTS_IGNORED: &[&str] = &[
     "agentRuntime",
@@ -279,6 +293,19 @@ pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
             SETTING_IGNORED,
             out,
         );
+        if let Some(exec) = tools.get_mut("exec") {
+            path.push(Seg::Key("exec".to_owned()));
+            strip_keys(
+                exec,
+                spans.member("tools").and_then(|t| t.member("exec")),
+                &path,
+                EXEC_IGNORED,
+                EXEC_NARROWING,
+                SETTING_IGNORED,
+                out,
+            );
+            path.pop();
+        }
         path.pop();
     }
     let Some(Value::Object(agents)) = map.get_mut("agents") else {

@@ -167,3 +167,26 @@ fn inert_restricting_settings_are_only_noticed() {
     assert_eq!(findings.issues, vec![]);
     assert_eq!(findings.notices.len(), 3);
 }
+
+#[test]
+fn restricting_exec_settings_are_refused_and_inert_ones_noticed() {
+    let (value, findings) = run(
+        r#"{ tools: { exec: { security: "allowlist", ask: "on-miss", host: "sandbox", safeBins: ["jq"], pathPrepend: ["/opt/bin"], timeoutSec: 60 } } }"#,
+    );
+    let issues: Vec<&str> = findings
+        .issues
+        .iter()
+        .map(|i| i.key_path.as_str())
+        .collect();
+    assert_eq!(
+        issues,
+        vec![
+            "tools.exec.ask",
+            "tools.exec.host",
+            "tools.exec.safeBins",
+            "tools.exec.security"
+        ]
+    );
+    assert_eq!(value, json!({ "tools": { "exec": { "timeoutSec": 60 } } }));
+    assert_eq!(findings.notices.len(), 1, "pathPrepend is only noticed");
+}

@@ -14,7 +14,7 @@ use talon_hooks::HooksConfig;
 use talon_hooks::loop_detection::LoopDetectionConfig;
 use talon_tool_catalog::Profile;
 use talon_tool_policy::validate_entry;
-use talon_tools::FsToolsConfig;
+use talon_tools::{ExecConfig, FsToolsConfig, WebToolsConfig};
 
 use crate::findings::Findings;
 use crate::spans::{Pos, Seg, SpanNode, render_path};
@@ -82,6 +82,18 @@ impl Walker<'_> {
         }
         self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
         self.typed::<FsToolsConfig>(tools, span, path, "fs");
+        if let Some(exec) = self.typed::<ExecConfig>(tools, span, path, "exec")
+            && let Err(e) = exec.validate()
+        {
+            let exec_span = member(span, "exec");
+            let inner = vec![Seg::Key(e.key.to_owned())];
+            let at = exec_span.and_then(|s| s.lookup(&inner)).or(exec_span);
+            let mut full = path.clone();
+            full.push(Seg::Key("exec".to_owned()));
+            full.extend(inner);
+            self.out.issue(&full, pos(at), e.to_string());
+        }
+        self.typed::<WebToolsConfig>(tools, span, path, "web");
         if let Some(hooks) = self.typed::<HooksConfig>(tools, span, path, "hooks") {
             let hooks_span = member(span, "hooks");
             path.push(Seg::Key("hooks".to_owned()));

@@ -9,7 +9,7 @@ use talon_hooks::exec_env::ExecEnvHooks;
 use talon_tool_catalog::{Tool, ToolError, ToolSpec};
 use talon_tools::{
     ApplyPatchTool, EditTool, ExecConfig, ExecTool, GatewayTool, ProcessRegistry, ProcessTool,
-    ReadLimits, ReadTool, WebFetchTool, WebSearchTool, WriteTool, exec_spec, process_spec,
+    ReadLimits, ReadTool, WriteTool, exec_spec, process_spec,
 };
 
 use super::targets::Targets;
@@ -117,11 +117,18 @@ impl ToolFamily for ShellFamily {
 
 /// `web_fetch` and `web_search`, built once (their caches are shared by
 /// every run); a configuration error makes their calls fail with it.
-#[derive(Debug)]
 pub(crate) struct WebFamily {
-    pub(crate) fetch: Result<Arc<WebFetchTool>, ToolError>,
-    pub(crate) search: Result<Arc<WebSearchTool>, ToolError>,
-    pub(crate) specs: Vec<ToolSpec>,
+    pub(crate) tools: Vec<(ToolSpec, BuiltTool)>,
+}
+
+/// A tool built once, or why it could not be.
+pub(crate) type BuiltTool = Result<Arc<dyn Tool>, ToolError>;
+
+impl std::fmt::Debug for WebFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.tools.iter().map(|(s, _)| s.name.as_str()).collect();
+        f.debug_struct("WebFamily").field("tools", &names).finish()
+    }
 }
 
 impl ToolFamily for WebFamily {
@@ -130,17 +137,19 @@ impl ToolFamily for WebFamily {
     }
 
     fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
-        self.specs.clone()
+        self.tools.iter().map(|(s, _)| s.clone()).collect()
     }
 
     fn construct(&self, name: &str, _run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
-        match name {
-            "web_fetch" => self.fetch.clone().map(|t| t as Arc<dyn Tool>),
-            "web_search" => self.search.clone().map(|t| t as Arc<dyn Tool>),
-            other => Err(ToolError::execution(format!(
-                "the web family has no tool `{other}`"
-            ))),
-        }
+        self.tools
+            .iter()
+            .find(|(s, _)| s.name == name)
+            .map(|(_, built)| built.clone())
+            .unwrap_or_else(|| {
+                Err(ToolError::execution(format!(
+                    "the web family has no tool `{name}`"
+                )))
+            })
     }
 }
 

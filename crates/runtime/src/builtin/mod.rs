@@ -85,23 +85,31 @@ impl Builtins {
         let registry = Arc::new(ProcessRegistry::new(RegistryOptions::from_config(&exec)));
         let env_hooks = Arc::new(OnceLock::new());
 
-        let fetch = WebFetchTool::new(&web.fetch.clone().unwrap_or_default())
-            .map(Arc::new)
-            .map_err(|e| ToolError::execution(e.to_string()));
-        let search = WebSearchTool::new(&web.search.clone().unwrap_or_default())
-            .map(Arc::new)
-            .map_err(|e| ToolError::execution(e.to_string()));
-        let spec_of = |r: &std::result::Result<Arc<dyn Tool>, ToolError>, name: &str| match r {
-            Ok(t) => Some(t.spec().clone()),
-            Err(_) => ToolSpec::core(name),
-        };
-        let web_specs = [
-            spec_of(&fetch.clone().map(|t| t as Arc<dyn Tool>), "web_fetch"),
-            spec_of(&search.clone().map(|t| t as Arc<dyn Tool>), "web_search"),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        // `tools.web.*.enabled: false` removes the tool from every run; a
+        // configuration error keeps it listed and makes its calls fail with it.
+        let fetch_config = web.fetch.clone().unwrap_or_default();
+        let search_config = web.search.clone().unwrap_or_default();
+        let fetch = fetch_config.is_enabled().then(|| {
+            WebFetchTool::new(&fetch_config)
+                .map(|t| Arc::new(t) as Arc<dyn Tool>)
+                .map_err(|e| ToolError::execution(e.to_string()))
+        });
+        let search = search_config.is_enabled().then(|| {
+            WebSearchTool::new(&search_config)
+                .map(|t| Arc::new(t) as Arc<dyn Tool>)
+                .map_err(|e| ToolError::execution(e.to_string()))
+        });
+        let mut web_tools = Vec::new();
+        for (name, built) in [("web_fetch", fetch), ("web_search", search)] {
+            let Some(built) = built else { continue };
+            let spec = match &built {
+                Ok(t) => Some(t.spec().clone()),
+                Err(_) => ToolSpec::core(name),
+            };
+            if let Some(spec) = spec {
+                web_tools.push((spec, built));
+            }
+        }
 
         let snapshot = Arc::new(serde_json::to_value(config).unwrap_or_default());
         let families: Vec<Arc<dyn ToolFamily>> = vec![
@@ -115,11 +123,7 @@ impl Builtins {
                 config: exec,
                 env_hooks: Arc::clone(&env_hooks),
             }),
-            Arc::new(WebFamily {
-                fetch,
-                search,
-                specs: web_specs,
-            }),
+            Arc::new(WebFamily { tools: web_tools }),
             Arc::new(GatewayFamily::new(snapshot, talon_config::config_schema())),
         ];
         Ok(Builtins {
