@@ -167,7 +167,7 @@ fn nearest(original: &str, old: &str) -> (String, Vec<usize>, NearKind) {
     // Rank lines by character similarity; bounded so a huge file stays cheap.
     let mut scored: Vec<(f32, usize)> = original
         .lines()
-        .take(20_000)
+        .take(10_000)
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty() && l.len() <= 400)
         .map(|(i, l)| {
