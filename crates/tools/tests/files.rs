@@ -11,6 +11,8 @@ mod apply_patch;
 mod edit;
 #[path = "files/escapes.rs"]
 mod escapes;
+#[path = "files/fixture.rs"]
+mod fixture;
 #[path = "files/read.rs"]
 mod read;
 #[path = "files/write.rs"]

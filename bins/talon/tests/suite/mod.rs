@@ -1,3 +1,4 @@
+mod builtin;
 mod call;
 mod config;
 mod policy;

@@ -1,5 +1,7 @@
 //! A small unified diff of one file's change, for `details`.
 
+use std::time::Duration;
+
 use similar::{ChangeTag, TextDiff};
 
 /// Most bytes of diff text kept in details.
@@ -20,7 +22,11 @@ pub(crate) struct DiffSummary {
 
 /// The diff from `old` to `new` of the file `path`.
 pub(crate) fn summarize(path: &str, old: &str, new: &str) -> DiffSummary {
-    let diff = TextDiff::from_lines(old, new);
+    // Bounded: a huge file with scattered changes gets a coarser diff, not
+    // a slow call.
+    let diff = TextDiff::configure()
+        .timeout(Duration::from_millis(300))
+        .diff_lines(old, new);
     let mut added = 0;
     let mut removed = 0;
     let mut first_changed_line = None;

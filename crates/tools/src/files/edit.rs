@@ -73,7 +73,7 @@ fn replacements(params: &Map<String, Value>) -> Result<Vec<Replacement>, ToolErr
                 out.push(Replacement {
                     old_text: text("oldText")?,
                     new_text: text("newText")?,
-                    param,
+                    param: format!("{param}.oldText"),
                 });
             }
         }

@@ -6,8 +6,8 @@ use super::common::{line_list, preview};
 /// One replacement asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Replacement {
-    /// The parameter it came from (`edits[0]`, or `oldText` for the
-    /// single-replacement form), for messages.
+    /// The parameter its old text came from (`edits[0].oldText`, or
+    /// `oldText` for the single-replacement form), for messages.
     pub(crate) param: String,
     /// The exact text to replace.
     pub(crate) old_text: String,
@@ -56,8 +56,8 @@ impl EditError {
         match self {
             EditError::EmptyOldText { param }
             | EditError::NotFound { param, .. }
-            | EditError::Ambiguous { param, .. } => format!("{param}.oldText"),
-            EditError::Overlap { second, .. } => format!("{second}.oldText"),
+            | EditError::Ambiguous { param, .. } => param.clone(),
+            EditError::Overlap { second, .. } => second.clone(),
             EditError::NoChange => "newText".to_owned(),
         }
     }
@@ -66,7 +66,7 @@ impl EditError {
     pub(crate) fn message(&self, path: &str) -> String {
         match self {
             EditError::EmptyOldText { param } => format!(
-                "{param}.oldText is empty; give the exact text to replace (to create or overwrite a whole file, use write)"
+                "{param} is empty; give the exact text to replace (to create or overwrite a whole file, use write)"
             ),
             EditError::NotFound {
                 param,
@@ -75,7 +75,7 @@ impl EditError {
                 near_kind,
             } => {
                 let mut m = format!(
-                    "{param}.oldText was not found in {path}; it must match the file exactly, including whitespace and indentation."
+                    "{param} was not found in {path}; it must match the file exactly, including whitespace and indentation."
                 );
                 match (near.is_empty(), near_kind) {
                     (true, _) => m.push_str(
@@ -96,7 +96,7 @@ impl EditError {
                 m
             }
             EditError::Ambiguous { param, lines } => format!(
-                "{param}.oldText was found {} times in {path}, at lines {}; it must match exactly once, so include more surrounding lines to make it unique.",
+                "{param} was found {} times in {path}, at lines {}; it must match exactly once, so include more surrounding lines to make it unique.",
                 lines.len(),
                 line_list(lines, 12)
             ),
@@ -167,7 +167,7 @@ fn nearest(original: &str, old: &str) -> (String, Vec<usize>, NearKind) {
     // Rank lines by character similarity; bounded so a huge file stays cheap.
     let mut scored: Vec<(f32, usize)> = original
         .lines()
-        .take(20_000)
+        .take(10_000)
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty() && l.len() <= 400)
         .map(|(i, l)| {

@@ -20,9 +20,9 @@ fn several_replacements_apply_against_the_original() {
     let out = apply_edits(
         SRC,
         &[
-            r("edits[0]", "fn main() {", "fn main() -> () {"),
+            r("edits[0].oldText", "fn main() {", "fn main() -> () {"),
             r(
-                "edits[1]",
+                "edits[1].oldText",
                 "fn other() {\n    let x = 1;",
                 "fn other() {\n    let y = 2;",
             ),
@@ -40,16 +40,16 @@ fn order_of_edits_does_not_matter() {
     let a = apply_edits(
         SRC,
         &[
-            r("edits[0]", "}\n\nfn", "}\n\n\nfn"),
-            r("edits[1]", "fn main", "fn start"),
+            r("edits[0].oldText", "}\n\nfn", "}\n\n\nfn"),
+            r("edits[1].oldText", "fn main", "fn start"),
         ],
     )
     .unwrap();
     let b = apply_edits(
         SRC,
         &[
-            r("edits[0]", "fn main", "fn start"),
-            r("edits[1]", "}\n\nfn", "}\n\n\nfn"),
+            r("edits[0].oldText", "fn main", "fn start"),
+            r("edits[1].oldText", "}\n\nfn", "}\n\n\nfn"),
         ],
     )
     .unwrap();
@@ -59,11 +59,15 @@ fn order_of_edits_does_not_matter() {
 
 #[test]
 fn ambiguous_old_text_names_every_line() {
-    let err = apply_edits(SRC, &[r("edits[0]", "    let x = 1;", "    let x = 2;")]).unwrap_err();
+    let err = apply_edits(
+        SRC,
+        &[r("edits[0].oldText", "    let x = 1;", "    let x = 2;")],
+    )
+    .unwrap_err();
     assert_eq!(
         err,
         EditError::Ambiguous {
-            param: "edits[0]".into(),
+            param: "edits[0].oldText".into(),
             lines: vec![2, 7]
         }
     );
@@ -101,12 +105,12 @@ fn not_found_points_at_the_first_line() {
     let m = err.message("a.rs");
     assert!(m.contains("oldText was not found in a.rs"), "{m}");
     assert!(m.contains("appears at line 6"), "{m}");
-    assert_eq!(err.param(), "oldText.oldText");
+    assert_eq!(err.param(), "oldText");
 }
 
 #[test]
 fn not_found_falls_back_to_similar_lines() {
-    let err = apply_edits(SRC, &[r("edits[0]", "    printn!(\"{x}\");", "")]).unwrap_err();
+    let err = apply_edits(SRC, &[r("edits[0].oldText", "    printn!(\"{x}\");", "")]).unwrap_err();
     match &err {
         EditError::NotFound {
             near, near_kind, ..
@@ -116,7 +120,7 @@ fn not_found_falls_back_to_similar_lines() {
         }
         other => panic!("{other:?}"),
     }
-    let nothing = apply_edits(SRC, &[r("edits[0]", "zzzzqqqq", "")]).unwrap_err();
+    let nothing = apply_edits(SRC, &[r("edits[0].oldText", "zzzzqqqq", "")]).unwrap_err();
     assert!(
         nothing.message("a").contains("No line resembles"),
         "{}",
@@ -129,14 +133,17 @@ fn overlapping_edits_are_refused() {
     let err = apply_edits(
         SRC,
         &[
-            r("edits[0]", "fn main() {\n    let x", "A"),
-            r("edits[1]", "main() {", "B"),
+            r("edits[0].oldText", "fn main() {\n    let x", "A"),
+            r("edits[1].oldText", "main() {", "B"),
         ],
     )
     .unwrap_err();
     match &err {
         EditError::Overlap { first, second, .. } => {
-            assert_eq!((first.as_str(), second.as_str()), ("edits[0]", "edits[1]"));
+            assert_eq!(
+                (first.as_str(), second.as_str()),
+                ("edits[0].oldText", "edits[1].oldText")
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -146,9 +153,9 @@ fn overlapping_edits_are_refused() {
 #[test]
 fn empty_old_text_and_no_change_are_refused() {
     assert_eq!(
-        apply_edits(SRC, &[r("edits[1]", "", "x")]).unwrap_err(),
+        apply_edits(SRC, &[r("edits[1].oldText", "", "x")]).unwrap_err(),
         EditError::EmptyOldText {
-            param: "edits[1]".into()
+            param: "edits[1].oldText".into()
         }
     );
     assert_eq!(

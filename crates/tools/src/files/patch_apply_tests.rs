@@ -119,3 +119,30 @@ fn loosely_matched_context_keeps_the_files_own_text() {
     let out = apply_hunks("keep   \nold\n", &hunks(" keep\n-old\n+new")).unwrap();
     assert_eq!(out, "keep   \nnew\n");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Hostile patch bodies never panic the parser or the applier.
+    #[test]
+    fn parser_and_applier_are_total(
+        body in proptest::collection::vec(
+            proptest::prop_oneof![
+                "[ +-][a-c ]{0,4}",
+                proptest::strategy::Just("@@".to_owned()),
+                "@@ [a-c]{1,3}",
+                proptest::strategy::Just("*** End of File".to_owned()),
+                proptest::strategy::Just(String::new()),
+            ],
+            0..16,
+        ),
+        file in "([a-c ]{0,4}\\n){0,12}",
+    ) {
+        let text = format!("*** Begin Patch\n*** Update File: f\n{}\n*** End Patch", body.join("\n"));
+        if let Ok(patch) = parse_patch(&text)
+            && let Some(FileOp::Update { hunks, .. }) = patch.ops.first()
+        {
+            let _ = apply_hunks(&file, hunks);
+        }
+    }
+}

@@ -148,7 +148,12 @@ impl Tool for ReadTool {
         } else {
             (contents.bytes.as_slice(), None)
         };
-        let text = String::from_utf8_lossy(bytes);
+        // Strict decoding is the fast path; only a file with invalid bytes
+        // past the sniffed start pays for the lossy one.
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         let lossy = matches!(text, std::borrow::Cow::Owned(_));
         let shown = page(&text, offset, limit, limits).map_err(|e| {
             let scope = if scan.is_some() {

@@ -178,7 +178,8 @@ pub(crate) fn page<'a>(
     limit: Option<usize>,
     limits: &ReadLimits,
 ) -> Result<Page<'a>, OffsetPastEnd> {
-    let total_lines = line_ranges(text).count();
+    let newlines = text.as_bytes().iter().filter(|b| **b == b'\n').count();
+    let total_lines = newlines + usize::from(!text.is_empty() && !text.ends_with('\n'));
     let start_line = offset.unwrap_or(1).max(1);
     if total_lines == 0 && start_line == 1 {
         return Ok(Page {

@@ -193,3 +193,36 @@ fn a_scan_cut_is_reported_with_the_way_on() {
     );
     assert!(shown.contains("lines after 5"), "{shown}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Any text, offset, limit and caps: no panic, the page is a slice of
+    /// the text within the byte cap, and following `next_offset` moves on.
+    #[test]
+    fn paging_is_total_and_within_caps(
+        text in "(\\PC{0,12}\\n?){0,40}",
+        offset in proptest::option::of(1usize..50),
+        limit in proptest::option::of(1usize..10),
+        max_lines in 1usize..20,
+        max_bytes in 1usize..64,
+    ) {
+        let l = limits(max_lines, max_bytes);
+        match page(&text, offset, limit, &l) {
+            Ok(p) => {
+                proptest::prop_assert!(p.text.len() <= max_bytes);
+                proptest::prop_assert!(text.contains(p.text));
+                if p.total_lines > 0 {
+                    proptest::prop_assert!(p.end_line >= p.start_line);
+                    proptest::prop_assert!(p.end_line <= p.total_lines);
+                }
+                if let Some(next) = p.next_offset() {
+                    proptest::prop_assert!(next > p.start_line);
+                    proptest::prop_assert!(page(&text, Some(next), limit, &l).is_ok());
+                }
+                let _ = render(&p, &l, None);
+            }
+            Err(e) => proptest::prop_assert!(e.offset > e.total_lines),
+        }
+    }
+}

@@ -222,3 +222,22 @@ async fn trailing_whitespace_fuzz_and_end_of_file() {
     .unwrap();
     assert_eq!(ws.get("t.txt"), "keep   \nfinal\n");
 }
+
+#[tokio::test]
+async fn a_move_is_undone_when_a_later_section_fails() {
+    let ws = seeded();
+    let before = ws.snapshot();
+    // Mutations: 1 write notes/done.md, 2 remove notes/todo.md, 3 delete (fails).
+    let bridge = Arc::new(FailingBridge::new(ws.bridge.clone(), 3, 3));
+    let tool = ApplyPatchTool::new(bridge);
+    let e = fail(
+        &tool,
+        patch(
+            "*** Update File: notes/todo.md\n*** Move to: notes/done.md\n-- two\n+- 2\n\
+             *** Delete File: old.txt",
+        ),
+    )
+    .await;
+    assert!(e.to_string().contains("no file was changed"), "{e}");
+    assert_eq!(ws.snapshot(), before);
+}

@@ -90,7 +90,7 @@ async fn a_not_found_edit_points_at_the_nearest_lines() {
         json!({"path": "src/main.rs", "oldText": "fn helper() {\n  let x = 1;", "newText": "x"}),
     )
     .await;
-    assert_eq!(e.param(), Some("oldText.oldText"));
+    assert_eq!(e.param(), Some("oldText"));
     let m = e.to_string();
     assert!(m.contains("oldText was not found in src/main.rs"), "{m}");
     assert!(m.contains("`fn helper() {` appears at line 6"), "{m}");
@@ -177,7 +177,7 @@ async fn bad_parameters_name_the_parameter() {
         ),
         (
             json!({"path": "a.txt", "oldText": "", "newText": "a"}),
-            "oldText.oldText",
+            "oldText",
             "oldText is empty",
         ),
         (

@@ -178,3 +178,44 @@ fn spec_is_serial_with_the_catalog_schema() {
         json!(["path", "content"])
     );
 }
+
+#[tokio::test]
+async fn an_aborted_call_changes_nothing() {
+    use talon_tool_catalog::{AbortSignal, ToolCall, ToolContext, ToolError};
+    let ws = Ws::new();
+    ws.put("a.txt", "alpha\n");
+    let before = ws.snapshot();
+    let abort = AbortSignal::new();
+    abort.abort("user pressed stop");
+    let ctx = ToolContext::new("main", "agent:main:main");
+    let calls: [(Box<dyn Tool>, serde_json::Value); 4] = [
+        (
+            Box::new(ws.write_tool()),
+            json!({"path": "b.txt", "content": "x"}),
+        ),
+        (
+            Box::new(ws.edit_tool()),
+            json!({"path": "a.txt", "oldText": "alpha", "newText": "beta"}),
+        ),
+        (
+            Box::new(ws.patch_tool()),
+            json!({"input": "*** Begin Patch\n*** Add File: c.txt\n+c\n*** End Patch"}),
+        ),
+        (Box::new(ws.read_tool()), json!({"path": "a.txt"})),
+    ];
+    for (tool, args) in calls {
+        let call = ToolCall {
+            id: "c".into(),
+            name: tool.spec().name.clone(),
+            params: crate::support::params(args),
+        };
+        let e = tool.execute(&call, &ctx, &abort).await.unwrap_err();
+        assert_eq!(
+            e,
+            ToolError::Aborted {
+                reason: "user pressed stop".into()
+            }
+        );
+    }
+    assert_eq!(ws.snapshot(), before);
+}

@@ -1,0 +1,192 @@
+//! `talon tools call` with the built-in tools against a copy of the
+//! fixture workspace: every tool from the CLI, through the full gate, on
+//! the agent's workspace (`--workspace` or `agents.defaults.workspace`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use super::util::Run;
+
+struct Ws {
+    dir: tempfile::TempDir,
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+impl Ws {
+    /// A config dir whose config says `config`, with the fixture workspace
+    /// copied to `<dir>/ws`.
+    fn new(config: &str) -> Ws {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("talon.json"), config).unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/workspace");
+        copy_tree(&fixture, &dir.path().join("ws"));
+        Ws { dir }
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    fn call(&self, tool: &str, params: Value, extra: &[&str]) -> Run {
+        let params = params.to_string();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
+        cmd.arg("--config")
+            .arg(self.dir.path().join("talon.json"))
+            .args(["--session", "agent:main:cli", "tools", "call", tool, "--params"])
+            .arg(&params)
+            .args(["--json", "--approve", "allow-once"])
+            .args(extra)
+            .env_remove("TALON_CONFIG")
+            .env("HOME", self.dir.path())
+            .env("TALON_STATE_DIR", self.dir.path().join("state"));
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+const CONFIG: &str = r#"{ agents: { defaults: { workspace: "./ws" } } }"#;
+
+#[test]
+fn file_tools_work_on_the_configured_workspace_and_stay_inside_it() {
+    let w = Ws::new(CONFIG);
+    let r = w.call("read", serde_json::json!({ "path": "README.md" }), &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("Demo workspace"), "{}", r.stdout);
+
+    let r = w.call(
+        "write",
+        serde_json::json!({ "path": "out/new.txt", "content": "alpha\nbeta\n" }),
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(w.ws().join("out/new.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+
+    let r = w.call(
+        "edit",
+        serde_json::json!({ "path": "out/new.txt", "oldText": "beta", "newText": "gamma" }),
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(w.ws().join("out/new.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+
+    let patch = "*** Begin Patch\n*** Add File: out/added.txt\n+added\n*** Update File: out/new.txt\n@@\n alpha\n-gamma\n+delta\n*** End Patch";
+    let r = w.call("apply_patch", serde_json::json!({ "input": patch }), &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(w.ws().join("out/new.txt")).unwrap(),
+        "alpha\ndelta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.ws().join("out/added.txt")).unwrap(),
+        "added\n"
+    );
+
+    // Outside the workspace: `..`, an absolute path, a symlink.
+    std::fs::write(w.dir.path().join("secret.txt"), "top secret").unwrap();
+    std::os::unix::fs::symlink(w.dir.path().join("secret.txt"), w.ws().join("link")).unwrap();
+    for path in ["../secret.txt", w.dir.path().join("secret.txt").to_str().unwrap(), "link"] {
+        let r = w.call("read", serde_json::json!({ "path": path }), &[]);
+        assert_eq!(r.code, 2, "{path}: {r:?}");
+        assert!(!r.stdout.contains("top secret"), "{path}: {}", r.stdout);
+    }
+    let r = w.call(
+        "write",
+        serde_json::json!({ "path": "../escaped.txt", "content": "x" }),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(!w.dir.path().join("escaped.txt").exists());
+}
+
+#[test]
+fn workspace_flag_wins_over_the_config() {
+    let w = Ws::new(CONFIG);
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("only-here.txt"), "flagged").unwrap();
+    let r = w.call(
+        "read",
+        serde_json::json!({ "path": "only-here.txt" }),
+        &["--workspace", other.path().to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("flagged"), "{}", r.stdout);
+}
+
+#[test]
+fn exec_runs_in_the_workspace_and_refuses_dangerous_env() {
+    let w = Ws::new(CONFIG);
+    let r = w.call("exec", serde_json::json!({ "command": "pwd; ls src" }), &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let ws = std::fs::canonicalize(w.ws()).unwrap();
+    assert!(r.stdout.contains(ws.to_str().unwrap()), "{}", r.stdout);
+    assert!(r.stdout.contains("main.rs"), "{}", r.stdout);
+
+    let r = w.call(
+        "exec",
+        serde_json::json!({ "command": "true", "env": { "LD_PRELOAD": "/x.so" } }),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.contains("LD_PRELOAD"), "{}", r.stdout);
+
+    let r = w.call("exec", serde_json::json!({ "command": "sleep 5", "timeout": 1 }), &[]);
+    assert_ne!(r.code, 0, "{r:?}");
+}
+
+#[test]
+fn web_fetch_refuses_private_addresses_before_connecting() {
+    let w = Ws::new(CONFIG);
+    for url in [
+        "http://127.0.0.1:9/",
+        "http://2130706433/",
+        "http://0x7f.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://169.254.169.254/latest/meta-data/",
+    ] {
+        let r = w.call("web_fetch", serde_json::json!({ "url": url }), &[]);
+        assert_eq!(r.code, 2, "{url}: {r:?}");
+        assert!(r.stdout.contains("ssrf_blocked"), "{url}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn gateway_reads_the_config_with_secrets_redacted() {
+    let w = Ws::new(
+        r#"{ agents: { defaults: { workspace: "./ws" } }, tools: { web: { search: { apiKey: "sk-very-secret" } } } }"#,
+    );
+    let r = w.call("gateway", serde_json::json!({ "action": "config.get" }), &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stdout.contains("sk-very-secret"), "{}", r.stdout);
+    assert!(r.stdout.contains("REDACTED"), "{}", r.stdout);
+    let r = w.call(
+        "gateway",
+        serde_json::json!({ "action": "config.schema.lookup", "path": "tools.exec" }),
+        &[],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("timeoutSec"), "{}", r.stdout);
+}
