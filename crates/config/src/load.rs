@@ -311,7 +311,40 @@ pub fn config_schema() -> Value {
             add_ignored(def, ignored, note);
         }
     }
+    // Sections the policy crate keeps as free-form JSON but that the tools
+    // and hooks crates type: publish their real schemas.
+    let typed = [
+        ("fs", schemars::schema_for!(talon_tools::FsToolsConfig)),
+        ("exec", schemars::schema_for!(talon_tools::ExecConfig)),
+        ("web", schemars::schema_for!(talon_tools::WebToolsConfig)),
+        ("hooks", schemars::schema_for!(talon_hooks::HooksConfig)),
+        (
+            "loopDetection",
+            schemars::schema_for!(talon_hooks::loop_detection::LoopDetectionConfig),
+        ),
+    ];
+    for (key, sub) in typed {
+        embed(&mut schema, "ToolsConfig", key, sub.to_value());
+    }
     schema
+}
+
+/// Put `sub` (a root schema) at `$defs/<def>.properties.<key>`, moving its
+/// own `$defs` into the root's.
+fn embed(schema: &mut Value, def: &str, key: &str, mut sub: Value) {
+    if let Some(Value::Object(sub_defs)) = sub.as_object_mut().and_then(|o| o.remove("$defs")) {
+        if let Some(Value::Object(root_defs)) = schema.get_mut("$defs") {
+            for (name, d) in sub_defs {
+                root_defs.entry(name).or_insert(d);
+            }
+        }
+    }
+    if let Some(o) = sub.as_object_mut() {
+        o.remove("$schema");
+    }
+    if let Some(Value::Object(props)) = schema.pointer_mut(&format!("/$defs/{def}/properties")) {
+        props.insert(key.to_owned(), sub);
+    }
 }
 
 fn add_ignored(schema: &mut Value, keys: &[&str], note: &str) {

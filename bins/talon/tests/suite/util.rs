@@ -8,6 +8,7 @@ pub(crate) fn fixture(rel: &str) -> String {
     root.join(rel).display().to_string()
 }
 
+#[derive(Debug)]
 pub(crate) struct Run {
     pub(crate) code: i32,
     pub(crate) stdout: String,
