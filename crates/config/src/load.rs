@@ -332,11 +332,11 @@ pub fn config_schema() -> Value {
 /// Put `sub` (a root schema) at `$defs/<def>.properties.<key>`, moving its
 /// own `$defs` into the root's.
 fn embed(schema: &mut Value, def: &str, key: &str, mut sub: Value) {
-    if let Some(Value::Object(sub_defs)) = sub.as_object_mut().and_then(|o| o.remove("$defs")) {
-        if let Some(Value::Object(root_defs)) = schema.get_mut("$defs") {
-            for (name, d) in sub_defs {
-                root_defs.entry(name).or_insert(d);
-            }
+    if let Some(Value::Object(sub_defs)) = sub.as_object_mut().and_then(|o| o.remove("$defs"))
+        && let Some(Value::Object(root_defs)) = schema.get_mut("$defs")
+    {
+        for (name, d) in sub_defs {
+            root_defs.entry(name).or_insert(d);
         }
     }
     if let Some(o) = sub.as_object_mut() {
