@@ -1,0 +1,24 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+
+#[test]
+fn hints_name_the_scope_the_way_the_cli_takes_it() {
+    assert_eq!(
+        recreate_hint("main"),
+        "talon sandbox recreate --session main"
+    );
+    assert_eq!(
+        recreate_hint("agent:ops"),
+        "talon sandbox recreate --agent ops"
+    );
+    assert_eq!(recreate_hint("shared"), "talon sandbox recreate --all");
+    assert_eq!(
+        recreate_hint("group chat's key"),
+        "talon sandbox recreate --session 'group chat'\\''s key'"
+    );
+    assert_eq!(
+        recreate_hint("evil\nkey"),
+        "talon sandbox recreate --session 'evil\\nkey'"
+    );
+}
