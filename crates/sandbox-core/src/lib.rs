@@ -2,23 +2,101 @@
 //! looks like, and the contract every backend (Docker, SSH, plugins)
 //! implements.
 //!
-//! - [`ProcessLauncher`] / [`LaunchedProcess`] / [`ProcessControl`]: how the
-//!   `exec` and `process` tools start and kill commands, on the host or in a
-//!   sandbox, through one interface.
-//! - [`SandboxHandle`]: one ready sandbox: its launcher, its file bridge,
-//!   its script runner and capabilities.
+//! - Configuration: [`SandboxConfig`] / [`DockerConfig`] are the file forms
+//!   (`agents.defaults.sandbox`, `agents.list[].sandbox`);
+//!   [`ResolvedSandboxConfig::resolve`] applies an agent's block over the
+//!   defaults over OpenClaw's built-in defaults, with the resolved
+//!   [`DockerSettings`] and the sandbox tool policy.
+//! - [`ResolvedSandboxConfig::should_sandbox`]: `off` / `non-main` / `all`
+//!   against the normalised main-session key.
+//! - Scopes: [`scope_key`], [`slugify_scope_key`], [`container_name`],
+//!   [`scope_workspace_dir`].
+//! - [`MountPlan`]: what is mounted where per `workspaceAccess`, as Docker
+//!   binds or as file-bridge mounts.
+//! - [`config_hash`]: the SHA-256 that decides when a sandbox is recreated.
+//! - [`validate_sandbox_security`]: every create parameter that would break
+//!   isolation, each with a stable code and the config key to change.
+//! - [`SandboxBackend`] / [`SandboxBackendRegistry`]: backends by id;
+//!   [`SandboxRequest`] is what a backend is asked to provide.
+//! - [`SandboxHandle`], [`ProcessLauncher`]: a ready sandbox and how
+//!   commands run in it.
+//! - [`explain_runtime_status`], [`format_blocked_tool_message`]: why a
+//!   session is (not) sandboxed and why a tool is blocked.
+//!
+//! ```
+//! use std::path::Path;
+//! use talon_sandbox_core::{ResolvedSandboxConfig, SandboxConfig, SandboxInputs, SandboxRequest};
+//! use talon_tool_policy::{SandboxMode, config::ToolsConfig};
+//!
+//! let defaults = SandboxConfig { mode: Some(SandboxMode::NonMain), ..Default::default() };
+//! let tools = ToolsConfig::default();
+//! let resolved = ResolvedSandboxConfig::resolve(&SandboxInputs {
+//!     agent_id: "main",
+//!     defaults: Some(&defaults),
+//!     agent: None,
+//!     agent_key: None,
+//!     state_dir: Path::new("/var/lib/talon"),
+//!     home: None,
+//!     tools: &tools,
+//!     agent_tools: None,
+//! });
+//! assert!(!resolved.should_sandbox("main"));
+//! assert!(resolved.should_sandbox("agent:main:telegram:group:42"));
+//! let request = SandboxRequest::new(resolved, "agent:main:telegram:group:42", Path::new("/srv/ws"), None);
+//! assert_eq!(request.scope_key, "agent:main");
+//! assert!(request.sandbox_name.starts_with("talon-sbx-agent-main-"));
+//! ```
 //!
 //! What it does NOT do: talk to Docker or SSH (the `sandbox-docker` and
-//! `sandbox-ssh` crates do), or decide tool policy beyond the sandbox layer.
+//! `sandbox-ssh` crates do), copy workspaces, or decide tool policy beyond
+//! the sandbox layer (the policy crate owns the lists; this crate reuses
+//! them). It never reads the process environment: state dir and home
+//! directories are passed in.
 #![deny(missing_docs)]
 
-pub use crate::backend::{SandboxHandle, ScriptOutput};
+pub use crate::backend::{
+    OwnedSandbox, SandboxBackend, SandboxHandle, SandboxRequest, ScriptOutput,
+};
+pub use crate::bind_spec::{BindSpec, normalize_absolute, realpath_through_existing};
+pub use crate::config_hash::{
+    ConfigHashInputs, SANDBOX_CREATE_ARGS_EPOCH, config_hash, config_hash_document, hash_value,
+    locale_compare,
+};
+pub use crate::docker_config::{
+    AGENT_WORKSPACE_MOUNT, DEFAULT_CAP_DROP, DEFAULT_CONTAINER_PREFIX, DEFAULT_NETWORK,
+    DEFAULT_SANDBOX_IMAGE, DEFAULT_TMPFS, DEFAULT_WORKDIR, DockerConfig, DockerOrigins,
+    DockerSettings, SizeValue, UlimitRange, UlimitValue,
+};
 pub use crate::error::SandboxError;
+pub use crate::mounts::{
+    MATERIALIZED_SKILLS_MOUNT, MOUNT_FORMAT_VERSION, MountEntry, MountKind, MountPlan,
+    MountPlanInputs, mounted_workspace_dir,
+};
 pub use crate::process::{
     ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessInput, ProcessLauncher,
     ProcessOutput,
 };
+pub use crate::registry::{BUILT_IN_BACKENDS, SandboxBackendRegistry, missing_backend_message};
+pub use crate::resolved::{
+    DEFAULT_SANDBOX_BACKEND, DEFAULTS_SANDBOX_KEY, ResolvedSandboxConfig, SANDBOXES_DIR_NAME,
+    SandboxInputs, comparable_session_key, main_session_key,
+};
+pub use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess, mode_str};
+pub use crate::scope::{
+    MAX_CONTAINER_NAME_LEN, MAX_SLUG_BASE_LEN, SHARED_SCOPE_KEY, container_name, scope_key,
+    scope_slug, scope_workspace_dir, slugify_scope_key,
+};
+/// The sandbox mode, shared with the policy crate (one definition).
+pub use talon_tool_policy::SandboxMode;
 
 mod backend;
+mod bind_spec;
+mod config_hash;
+mod docker_config;
 mod error;
+mod mounts;
 mod process;
+mod registry;
+mod resolved;
+mod sandbox_config;
+mod scope;

@@ -1,0 +1,146 @@
+//! Docker bind specs (`source:target[:options]`) and host path
+//! normalisation.
+
+use std::path::{Component, Path, PathBuf};
+
+/// One parsed bind spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindSpec {
+    /// The host source as written (trimmed).
+    pub source: String,
+    /// The container target as written (trimmed).
+    pub target: String,
+    /// The options after the target (`ro`, `ro,z`), if any.
+    pub options: Option<String>,
+}
+
+impl BindSpec {
+    /// Split at the first `:` (a leading Windows drive `X:\` / `X:/` is
+    /// part of the source); the options are whatever follows the next
+    /// `:`. `None` when there is no target.
+    pub fn parse(spec: &str) -> Option<BindSpec> {
+        let spec = spec.trim();
+        let bytes = spec.as_bytes();
+        let skip = if bytes.len() >= 3
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && (bytes[2] == b'\\' || bytes[2] == b'/')
+        {
+            2
+        } else {
+            0
+        };
+        let colon = spec[skip..].find(':')? + skip;
+        let source = spec[..colon].trim().to_owned();
+        let rest = &spec[colon + 1..];
+        let (target, options) = match rest.find(':') {
+            Some(i) => (rest[..i].trim(), Some(rest[i + 1..].trim().to_owned())),
+            None => (rest.trim(), None),
+        };
+        if target.is_empty() {
+            return None;
+        }
+        Some(BindSpec {
+            source,
+            target: target.to_owned(),
+            options: options.filter(|o| !o.is_empty()),
+        })
+    }
+
+    /// Whether the options make the mount read-only (`ro` among them).
+    pub fn read_only(&self) -> bool {
+        self.options.as_deref().is_some_and(|o| {
+            o.split(',')
+                .any(|opt| opt.trim().eq_ignore_ascii_case("ro"))
+        })
+    }
+}
+
+/// Lexically normalise an absolute POSIX path: collapse `//`, drop `.`,
+/// resolve `..` (never above `/`), strip a trailing `/`. `None` for a
+/// relative path.
+pub fn normalize_absolute(path: &str) -> Option<PathBuf> {
+    let cleaned = path.trim().replace('\\', "/");
+    let p = Path::new(&cleaned);
+    if !p.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::from("/");
+    for comp in p.components() {
+        match comp {
+            Component::Normal(part) => out.push(part),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    Some(out)
+}
+
+/// Lexically normalise a container path (always absolute, `/`-separated).
+#[allow(dead_code)]
+pub(crate) fn normalize_container_path(path: &str) -> Option<String> {
+    normalize_absolute(path).map(|p| p.to_string_lossy().into_owned())
+}
+
+/// `path` equals `base` or lies beneath it (component-wise).
+pub(crate) fn is_within(path: &Path, base: &Path) -> bool {
+    path.starts_with(base)
+}
+
+/// Resolve symlinks through the deepest existing ancestor: canonicalise
+/// the longest prefix that exists and re-append the missing suffix. A
+/// dangling symlink on the way is followed to its (missing) target, so a
+/// link to `/etc/nothing-yet` resolves under `/etc`.
+pub fn realpath_through_existing(path: &Path) -> PathBuf {
+    realpath_inner(path, 0)
+}
+
+/// Symlink hops followed before giving up (as the kernel's ELOOP limit).
+const MAX_LINK_HOPS: usize = 40;
+
+fn realpath_inner(path: &Path, hops: usize) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut suffix: Vec<std::ffi::OsString> = Vec::new();
+    let rebuild = |mut base: PathBuf, suffix: &[std::ffi::OsString]| {
+        for part in suffix.iter().rev() {
+            base.push(part);
+        }
+        base
+    };
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            return rebuild(real, &suffix);
+        }
+        let is_link =
+            std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && hops < MAX_LINK_HOPS {
+            if let Ok(target) = std::fs::read_link(&existing) {
+                let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
+                let joined = if target.is_absolute() {
+                    target
+                } else {
+                    parent.join(target)
+                };
+                if let Some(normal) = normalize_absolute(&joined.to_string_lossy()) {
+                    return rebuild(realpath_inner(&normal, hops + 1), &suffix);
+                }
+            }
+        }
+        match (
+            existing.file_name().map(|n| n.to_owned()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                suffix.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return rebuild(existing, &suffix),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "bind_spec_tests.rs"]
+mod tests;
