@@ -19,6 +19,12 @@ pub use crate::bridge::{
     WriteOptions, WriteReport,
 };
 pub use crate::error::{FsError, FsErrorCode};
+pub use crate::mount::{Mount, normalize_path};
+pub use crate::mount_bridge::MountBridge;
 
 mod bridge;
 mod error;
+mod mount;
+mod mount_bridge;
+mod ops;
+mod resolve;
