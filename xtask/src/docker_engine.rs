@@ -15,7 +15,7 @@
 //!    registry on these machines, so nothing is pulled.
 
 use std::fs::File;
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 /// The image the sandbox-docker tests and benches use.
 pub(crate) const TEST_IMAGE: &str = "talon-sandbox-test:busybox";
+/// Bumped whenever the recipe below changes, so an old image is rebuilt.
+const TEST_IMAGE_RECIPE: &str = "2";
 const SOCKET: &str = "/var/run/docker.sock";
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// The busybox applets linked into the test image's `/bin`.
@@ -140,9 +142,29 @@ fn ensure_running() -> Result<(), String> {
 }
 
 fn ensure_test_image() -> Result<(), String> {
-    if quiet_ok("docker", &["image", "inspect", TEST_IMAGE]) {
+    let recipe = Command::new("docker")
+        .args([
+            "image",
+            "inspect",
+            "--format",
+            "{{index .Config.Labels \"talon.test-image\"}}",
+            TEST_IMAGE,
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    if recipe.as_deref() == Some(TEST_IMAGE_RECIPE) {
         return Ok(());
     }
+    let outdated = Command::new("docker")
+        .args(["image", "inspect", "--format", "{{.Id}}", TEST_IMAGE])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
     println!("xtask: building the sandbox test image {TEST_IMAGE} from busybox-static");
     let cache = Path::new("target").join("docker-test-image");
     std::fs::create_dir_all(&cache)
@@ -201,6 +223,12 @@ fn ensure_test_image() -> Result<(), String> {
         std::fs::create_dir_all(rootfs.join(dir))
             .map_err(|e| format!("cannot create rootfs/{dir}: {e}"))?;
     }
+    // Like any distribution image: world-writable sticky scratch dirs (the
+    // engine copies these modes onto the tmpfs mounted over them).
+    for dir in ["tmp", "var/tmp"] {
+        std::fs::set_permissions(rootfs.join(dir), std::fs::Permissions::from_mode(0o1777))
+            .map_err(|e| format!("cannot chmod rootfs/{dir}: {e}"))?;
+    }
     std::fs::copy(&busybox, rootfs.join("bin").join("busybox"))
         .map_err(|e| format!("cannot copy busybox: {e}"))?;
     for applet in APPLETS {
@@ -228,10 +256,16 @@ fn ensure_test_image() -> Result<(), String> {
             "import",
             "--change",
             "ENV PATH=/usr/local/bin:/usr/bin:/bin",
+            "--change",
+            &format!("LABEL talon.test-image={TEST_IMAGE_RECIPE}"),
             &path_str(&tar)?,
             TEST_IMAGE,
         ],
     )?;
+    if let Some(old) = outdated {
+        // The old recipe's image is untagged now; drop it (by id only).
+        let _ = quiet_ok("docker", &["image", "rm", &old]);
+    }
     println!("xtask: built {TEST_IMAGE}");
     Ok(())
 }

@@ -129,7 +129,10 @@ impl DockerBackend {
     ///
     /// A container of that name without the `talon.sandbox=1` label is
     /// never touched: that is an error.
-    pub async fn ensure(&self, spec: &ContainerSpec) -> Result<Arc<DockerSandbox>, SandboxError> {
+    pub async fn ensure_container(
+        &self,
+        spec: &ContainerSpec,
+    ) -> Result<Arc<DockerSandbox>, SandboxError> {
         let lock = self.lock_for(&spec.name);
         let _guard = lock.lock().await;
         let last_used = self.usage.last(&spec.name);
@@ -162,7 +165,7 @@ impl DockerBackend {
                     if !running {
                         self.start_and_wait(spec).await?;
                     }
-                    self.handle(spec, id, false, false)
+                    self.handle(spec, id, false, false)?
                 } else {
                     let hot = running && last_used.is_none_or(|t| t.elapsed() < self.hot_window);
                     if hot {
@@ -179,10 +182,10 @@ impl DockerBackend {
                             "Sandbox config changed for {} (recently used). Recreate to apply: {hint}",
                             spec.name
                         );
-                        self.handle(spec, id, false, true)
+                        self.handle(spec, id, false, true)?
                     } else {
                         tracing::info!(container = %spec.name, "sandbox config changed; recreating the container");
-                        self.remove_container(&spec.name).await?;
+                        self.force_remove(&spec.name).await?;
                         self.create(spec).await?
                     }
                 }
@@ -208,7 +211,7 @@ impl DockerBackend {
         id: String,
         created: bool,
         stale_config: bool,
-    ) -> DockerSandbox {
+    ) -> Result<DockerSandbox, SandboxError> {
         DockerSandbox::new(
             self.target(spec),
             id,
@@ -246,7 +249,7 @@ impl DockerBackend {
         tracing::info!(container = %spec.name, image = %spec.image, "sandbox container created");
         let ready = async {
             self.start_and_wait(spec).await?;
-            let handle = self.handle(spec, created.id.clone(), true, false);
+            let handle = self.handle(spec, created.id.clone(), true, false)?;
             if let Some(setup) = spec
                 .setup_command
                 .as_deref()
@@ -285,7 +288,7 @@ impl DockerBackend {
             Err(e) => {
                 // Never leave a half-made container behind: the next
                 // ensure would reuse it as if it were good.
-                if let Err(cleanup) = self.remove_container(&spec.name).await {
+                if let Err(cleanup) = self.force_remove(&spec.name).await {
                     tracing::warn!(container = %spec.name, "could not remove a container that failed to start: {cleanup}");
                 }
                 Err(e)
@@ -353,7 +356,7 @@ impl DockerBackend {
         }
     }
 
-    pub(crate) async fn remove_container(&self, name: &str) -> Result<(), SandboxError> {
+    pub(crate) async fn force_remove(&self, name: &str) -> Result<(), SandboxError> {
         let options = RemoveContainerOptionsBuilder::default()
             .force(true)
             .v(true)

@@ -91,16 +91,9 @@ pub(crate) fn container_labels(spec: &ContainerSpec) -> HashMap<String, String> 
 fn tmpfs_map(entries: &[String]) -> HashMap<String, String> {
     entries
         .iter()
-        .map(|entry| {
-            let (path, opts) = entry.split_once(':').unwrap_or((entry.as_str(), ""));
-            let opts = if opts.split(',').any(|o| o.starts_with("mode=")) {
-                opts.to_owned()
-            } else if opts.is_empty() {
-                "mode=1777".to_owned()
-            } else {
-                format!("{opts},mode=1777")
-            };
-            (path.to_owned(), opts)
+        .map(|entry| match entry.split_once(':') {
+            Some((path, opts)) => (path.to_owned(), opts.to_owned()),
+            None => (entry.clone(), String::new()),
         })
         .collect()
 }
@@ -153,6 +146,8 @@ pub(crate) fn create_body(
         tmpfs: Some(tmpfs_map(&spec.tmpfs)),
         network_mode: Some(spec.network.clone()),
         cap_drop: Some(spec.cap_drop.clone()),
+        cap_add: (!spec.cap_add.is_empty()).then(|| spec.cap_add.clone()),
+        privileged: spec.privileged.then_some(true),
         security_opt: Some(security_opt),
         dns: (!spec.dns.is_empty()).then(|| spec.dns.clone()),
         extra_hosts: (!spec.extra_hosts.is_empty()).then(|| spec.extra_hosts.clone()),

@@ -136,7 +136,11 @@ impl ExecTarget {
         });
 
         let (stdin_writer, stdin_reader) = tokio::io::duplex(PIPE_CAPACITY);
-        tokio::spawn(pump_stdin(stdin_reader, input));
+        tokio::spawn(pump_stdin(
+            stdin_reader,
+            input,
+            tty.then(|| shared.done.subscribe()),
+        ));
 
         let (stdout_writer, stdout_reader) = tokio::io::duplex(PIPE_CAPACITY);
         let (stderr_writer, stderr_reader) = if tty {
@@ -257,10 +261,23 @@ async fn read_capped(mut reader: impl AsyncRead + Unpin) -> Result<Vec<u8>, Sand
 }
 
 /// Copy the caller's stdin to the exec; close the exec's stdin when the
-/// caller closes or drops its end.
-async fn pump_stdin(mut from: DuplexStream, mut to: std::pin::Pin<Box<dyn AsyncWrite + Send>>) {
+/// caller closes or drops its end. Under a PTY the engine ends the whole
+/// session when stdin closes, so there the connection's write side stays
+/// open until the process ends (send `\x04` through the terminal for EOF).
+async fn pump_stdin(
+    mut from: DuplexStream,
+    mut to: std::pin::Pin<Box<dyn AsyncWrite + Send>>,
+    tty_done: Option<watch::Receiver<Option<Result<ExitStatus, SandboxError>>>>,
+) {
     let _ = tokio::io::copy(&mut from, &mut to).await;
-    let _ = to.shutdown().await;
+    match tty_done {
+        Some(mut done) => {
+            let _ = done.wait_for(Option::is_some).await;
+        }
+        None => {
+            let _ = to.shutdown().await;
+        }
+    }
 }
 
 /// Write to a consumer pipe; once the consumer is gone, drop its output

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use talon_fs_bridge::FsBridge;
+use talon_fs_bridge::{FsBridge, Mount, MountBridge};
 use talon_sandbox_core::{ProcessLauncher, SandboxError, SandboxHandle, ScriptOutput};
 
 use crate::exec::{DockerLauncher, ExecTarget};
@@ -20,6 +20,7 @@ pub struct DockerSandbox {
     created: bool,
     stale_config: bool,
     capabilities: Vec<String>,
+    bridge: Arc<MountBridge>,
 }
 
 impl DockerSandbox {
@@ -29,8 +30,22 @@ impl DockerSandbox {
         binds: Vec<BindMount>,
         created: bool,
         stale_config: bool,
-    ) -> Self {
-        DockerSandbox {
+    ) -> Result<Self, SandboxError> {
+        let mounts = binds
+            .iter()
+            .map(|b| Mount {
+                container_path: b.container.clone(),
+                host_root: b.host.clone(),
+                read_only: b.read_only,
+            })
+            .collect();
+        let bridge = MountBridge::new(mounts, &target.workdir).map_err(|e| {
+            SandboxError::Config(format!(
+                "cannot build the file bridge over container {}'s mounts: {e}",
+                target.container
+            ))
+        })?;
+        Ok(DockerSandbox {
             name: target.container.to_string(),
             workdir: target.workdir.to_string(),
             launcher: Arc::new(DockerLauncher { target }),
@@ -39,7 +54,15 @@ impl DockerSandbox {
             created,
             stale_config,
             capabilities: Vec::new(),
-        }
+            bridge: Arc::new(bridge),
+        })
+    }
+
+    /// The file bridge over the container's mount table, typed: container
+    /// paths resolved to the host directories behind the binds, read-only
+    /// binds refused for writes.
+    pub fn mount_bridge(&self) -> &MountBridge {
+        &self.bridge
     }
 
     /// The engine's container id.
@@ -93,7 +116,7 @@ impl SandboxHandle for DockerSandbox {
     }
 
     fn fs_bridge(&self) -> Option<Arc<dyn FsBridge>> {
-        None
+        Some(Arc::clone(&self.bridge) as Arc<dyn FsBridge>)
     }
 
     async fn run_script(

@@ -2,7 +2,7 @@
 //!
 //! - [`DockerBackend`] connects to the engine ([`DockerBackend::connect`]:
 //!   `DOCKER_HOST` or `/var/run/docker.sock`, version negotiation, ping) and
-//!   [`ensure`](DockerBackend::ensure)s one container per sandbox scope from
+//!   [`ensure_container`](DockerBackend::ensure_container)s one container per sandbox scope from
 //!   a [`ContainerSpec`]: named, labelled, reused while its config hash
 //!   matches, recreated when it does not, except that a running container
 //!   used within [`HOT_WINDOW`] is kept with a warning that tells the
@@ -12,7 +12,11 @@
 //!   commands in the container (`/bin/sh -lc`), with stdin, stdout,
 //!   stderr, PTY, exit codes, and a kill that stops the command's whole
 //!   process group inside the container.
-//! - [`list`](DockerBackend::list), [`remove`](DockerBackend::remove),
+//! - It is also `sandbox-core`'s [`SandboxBackend`](talon_sandbox_core::SandboxBackend)
+//!   (id `docker`): `ensure(&SandboxRequest)` builds the spec with
+//!   [`ContainerSpec::from_request`].
+//! - [`list_containers`](DockerBackend::list_containers),
+//!   [`remove_owned`](DockerBackend::remove_owned),
 //!   [`remove_scope`](DockerBackend::remove_scope) and
 //!   [`remove_all`](DockerBackend::remove_all) back `talon sandbox
 //!   list|remove|recreate`; they only ever touch containers labelled
@@ -34,7 +38,7 @@
 //! # async fn demo() -> Result<(), talon_sandbox_core::SandboxError> {
 //! let backend = DockerBackend::connect().await?;
 //! let spec = ContainerSpec::new("talon-sbx-main-1a2b3c4d", "main", "/srv/ws", "hash-of-config");
-//! let sandbox = backend.ensure(&spec).await?;
+//! let sandbox = backend.ensure_container(&spec).await?;
 //! let out = sandbox.run_script("echo hi", &[], None, Duration::from_secs(5)).await?;
 //! assert_eq!(out.stdout, b"hi\n");
 //! # Ok(()) }
@@ -66,5 +70,6 @@ mod engine_error;
 mod exec;
 mod handle;
 mod manage;
+mod request;
 mod spec;
 mod usage;

@@ -36,7 +36,7 @@ pub struct SandboxContainer {
 impl DockerBackend {
     /// Every container labelled `talon.sandbox=1`, running or not, sorted
     /// by name.
-    pub async fn list(&self) -> Result<Vec<SandboxContainer>, SandboxError> {
+    pub async fn list_containers(&self) -> Result<Vec<SandboxContainer>, SandboxError> {
         let filters = HashMap::from([("label", vec![format!("{}=1", labels::SANDBOX)])]);
         let options = ListContainersOptionsBuilder::default()
             .all(true)
@@ -84,7 +84,7 @@ impl DockerBackend {
     /// `Ok(false)` when there is no such container; an error when the
     /// container exists but is not Talon's. The next `ensure` of its scope
     /// creates it again (this is what "recreate" means).
-    pub async fn remove(&self, name: &str) -> Result<bool, SandboxError> {
+    pub async fn remove_owned(&self, name: &str) -> Result<bool, SandboxError> {
         let info = match self.docker.inspect_container(name, None).await {
             Ok(info) => info,
             Err(e) if is_not_found(&e) => return Ok(false),
@@ -108,7 +108,7 @@ impl DockerBackend {
                 labels::SANDBOX
             )));
         }
-        self.remove_container(name).await?;
+        self.force_remove(name).await?;
         tracing::info!(container = %name, "sandbox container removed");
         Ok(true)
     }
@@ -117,9 +117,9 @@ impl DockerBackend {
     /// --session KEY`); returns the names removed.
     pub async fn remove_scope(&self, scope_key: &str) -> Result<Vec<String>, SandboxError> {
         let mut removed = Vec::new();
-        for container in self.list().await? {
+        for container in self.list_containers().await? {
             if container.scope_key.as_deref() == Some(scope_key)
-                && self.remove(&container.name).await?
+                && self.remove_owned(&container.name).await?
             {
                 removed.push(container.name);
             }
@@ -131,8 +131,8 @@ impl DockerBackend {
     /// returns the names removed.
     pub async fn remove_all(&self) -> Result<Vec<String>, SandboxError> {
         let mut removed = Vec::new();
-        for container in self.list().await? {
-            if self.remove(&container.name).await? {
+        for container in self.list_containers().await? {
+            if self.remove_owned(&container.name).await? {
                 removed.push(container.name);
             }
         }

@@ -27,6 +27,9 @@ pub struct BindMount {
     /// Mounted read-only (enforced by the kernel inside the container, and
     /// by the file bridge on the host side).
     pub read_only: bool,
+    /// Docker bind options as configured (`ro`, `rw,z`, ...) for custom
+    /// binds; `None`: `ro,z` / `z` from [`read_only`](Self::read_only).
+    pub options: Option<String>,
 }
 
 impl BindMount {
@@ -36,6 +39,7 @@ impl BindMount {
             host: host.into(),
             container: container.into(),
             read_only: false,
+            options: None,
         }
     }
 
@@ -45,13 +49,18 @@ impl BindMount {
             host: host.into(),
             container: container.into(),
             read_only: true,
+            options: None,
         }
     }
 
     /// The `docker create -v` form: `host:container:ro,z` / `host:container:z`.
     pub(crate) fn to_bind(&self) -> Option<String> {
         let host = self.host.to_str()?;
-        let mode = if self.read_only { "ro,z" } else { "z" };
+        let mode = match &self.options {
+            Some(options) => options.as_str(),
+            None if self.read_only => "ro,z",
+            None => "z",
+        };
         Some(format!("{host}:{}:{mode}", self.container))
     }
 }
@@ -110,13 +119,18 @@ pub struct ContainerSpec {
     pub user: Option<String>,
     /// `--read-only` root filesystem.
     pub read_only_root: bool,
-    /// `--tmpfs` entries (`/tmp` or `/tmp:size=64m`); entries without a
-    /// `mode=` get `mode=1777` so the mapped user can write there.
+    /// `--tmpfs` entries (`/tmp` or `/tmp:size=64m`). The engine gives each
+    /// tmpfs the owner and mode of the image's directory beneath it, so an
+    /// image whose `/tmp` is not `1777` gives the mapped user no `/tmp`.
     pub tmpfs: Vec<String>,
     /// `--network` (`none` by default).
     pub network: String,
     /// `--cap-drop` entries.
     pub cap_drop: Vec<String>,
+    /// `--cap-add` entries (only what validation let through).
+    pub cap_add: Vec<String>,
+    /// `--privileged` (only when validation let it through).
+    pub privileged: bool,
     /// Extra `--security-opt` entries (`seccomp=...`, `apparmor=...`);
     /// `no-new-privileges` is always set.
     pub security_opts: Vec<String>,
@@ -162,6 +176,8 @@ impl ContainerSpec {
             tmpfs: vec!["/tmp".to_owned(), "/var/tmp".to_owned(), "/run".to_owned()],
             network: "none".to_owned(),
             cap_drop: vec!["ALL".to_owned()],
+            cap_add: Vec::new(),
+            privileged: false,
             security_opts: Vec::new(),
             dns: Vec::new(),
             extra_hosts: Vec::new(),
