@@ -183,3 +183,7 @@ pub(crate) fn create_body(
         ..Default::default()
     })
 }
+
+#[cfg(test)]
+#[path = "create_tests.rs"]
+mod tests;

@@ -592,3 +592,31 @@ async fn the_backend_trait_builds_the_container_from_a_sandbox_request() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn setup_command_runs_once_and_a_failing_one_leaves_no_container() {
+    let backend = backend().await;
+    let ws = workspace();
+    let mut good = spec("setup-ok", ws.path(), "h");
+    good.setup_command = Some("echo \"set by $(id -u)\" >> /tmp/setup-ran".to_owned());
+    let mut bad = spec("setup-bad", ws.path(), "h");
+    bad.setup_command = Some("echo broken-setup >&2; exit 3".to_owned());
+    let _cleanup = Cleanup(vec![good.name.clone(), bad.name.clone()]);
+
+    let sandbox = backend.ensure_container(&good).await.unwrap();
+    backend.ensure_container(&good).await.unwrap();
+    assert_eq!(sh(&*sandbox, "cat /tmp/setup-ran").await.0, "set by 1000\n");
+
+    let err = backend.ensure_container(&bad).await.unwrap_err();
+    assert!(
+        matches!(&err, SandboxError::Config(m) if m.contains("setupCommand failed") && m.contains("broken-setup")),
+        "{err}"
+    );
+    assert!(
+        backend
+            .docker()
+            .inspect_container(&bad.name, None)
+            .await
+            .is_err()
+    );
+}
