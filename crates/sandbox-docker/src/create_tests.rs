@@ -92,7 +92,8 @@ fn limits_binds_and_extra_labels_are_carried_but_cannot_override_talons_own() {
 #[test]
 fn hostile_specs_are_refused_with_the_reason() {
     let ws = tempfile::tempdir().unwrap();
-    let cases: Vec<(Box<dyn Fn(&mut ContainerSpec)>, &str)> = vec![
+    type Mutate = Box<dyn Fn(&mut ContainerSpec)>;
+    let cases: Vec<(Mutate, &str)> = vec![
         (
             Box::new(|s| {
                 s.env.insert("PATH".to_owned(), "/evil".to_owned());
