@@ -78,6 +78,46 @@ pub(crate) enum Command {
     /// Skills: what a run would load, the prompt index, the security scan.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Sandboxes: whether a session is sandboxed and why, whether the
+    /// sandbox settings are safe, where a container path lands on the host.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+/// `talon sandbox ...`. (`ls`, `rm` and `recreate` for the sandboxes Talon
+/// owns slot in here once a backend is wired into the CLI.)
+#[derive(Debug, Subcommand)]
+pub(crate) enum SandboxCommand {
+    /// Whether the session (`--session`, default: the agent's main session)
+    /// runs sandboxed and why; its backend, mounts (with read-only flags),
+    /// sandbox tool policy and config hash.
+    Explain {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the sandbox settings of the defaults and every agent for
+    /// blocked binds, networks, profiles and capabilities; exit 1 with every
+    /// finding listed.
+    Validate {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The host path a container path maps to in the session's sandbox
+    /// (symlinks resolved beneath the mount root), or why it is refused;
+    /// exit 0 when it resolves, 1 when refused.
+    Resolve {
+        /// A container path (`/workspace/src/main.rs`) or one relative to
+        /// the workdir.
+        path: String,
+        /// Resolve for writing (a read-only mount is refused).
+        #[arg(long)]
+        write: bool,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -14,7 +14,8 @@ use talon_tool_policy::{
 
 use crate::Status;
 use crate::cli::{
-    Cli, Command, ConfigCommand, ContextArgs, PolicyCommand, SkillsCommand, ToolsCommand,
+    Cli, Command, ConfigCommand, ContextArgs, PolicyCommand, SandboxCommand, SkillsCommand,
+    ToolsCommand,
 };
 use crate::table;
 
@@ -45,6 +46,15 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
         }
         Command::Skills(SkillsCommand::Scan { path, json }) => {
             crate::skills_cmd::skills_scan(path, *json, out)
+        }
+        Command::Sandbox(SandboxCommand::Explain { json }) => {
+            crate::sandbox_cmd::sandbox_explain(&cli.ctx, *json, out)
+        }
+        Command::Sandbox(SandboxCommand::Validate { json }) => {
+            crate::sandbox_cmd::sandbox_validate(&cli.ctx, *json, out)
+        }
+        Command::Sandbox(SandboxCommand::Resolve { path, write, json }) => {
+            crate::sandbox_cmd::sandbox_resolve(&cli.ctx, path, *write, *json, out)
         }
         Command::Config(ConfigCommand::Schema) => {
             let schema = talon_config::config_schema();

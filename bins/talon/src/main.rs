@@ -11,6 +11,7 @@ use clap::Parser;
 mod call;
 mod cli;
 mod commands;
+mod sandbox_cmd;
 mod skills_cmd;
 mod table;
 

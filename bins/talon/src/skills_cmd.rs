@@ -16,7 +16,7 @@ use crate::commands::{config_dir, load_config};
 
 /// `~/x` → `<home>/x`; relative → against `base`; always absolute and
 /// without `.` components (the model is shown these paths).
-fn resolve_path(raw: &str, base: &Path) -> PathBuf {
+pub(crate) fn resolve_path(raw: &str, base: &Path) -> PathBuf {
     let raw = raw.trim();
     let joined = match raw.strip_prefix("~/").zip(home_dir()) {
         Some((rest, home)) => home.join(rest),
@@ -40,7 +40,11 @@ fn resolve_path(raw: &str, base: &Path) -> PathBuf {
 
 /// The agent's workspace: `--workspace`, else the agent's `workspace`,
 /// else `agents.defaults.workspace`.
-fn workspace(ctx: &ContextArgs, flag: Option<&Path>, config: &TalonConfig) -> Option<PathBuf> {
+pub(crate) fn workspace(
+    ctx: &ContextArgs,
+    flag: Option<&Path>,
+    config: &TalonConfig,
+) -> Option<PathBuf> {
     if let Some(dir) = flag {
         return Some(resolve_path(&dir.to_string_lossy(), &config_dir(ctx)));
     }

@@ -81,9 +81,12 @@
 //!   run time).
 //! * It does not validate the `sandbox`, `mcp`, `cron`, `plugins`
 //!   and `gateway` sections, `tools.exec` / `tools.web` /
-//!   `tools.loopDetection`, or the sandbox `docker` / `ssh` / `browser` /
-//!   `prune` blocks yet: they are accepted as JSON and reported with a
-//!   notice saying so.
+//!   `tools.loopDetection`, or the sandbox `ssh` / `browser` / `prune`
+//!   blocks yet: they are accepted as JSON and reported with a notice
+//!   saying so. (The sandbox `docker` block is typed, from
+//!   `talon-sandbox-core`; unknown keys in it are errors. Whether its
+//!   values are *safe* — binds, network, profiles — is checked by
+//!   `talon_sandbox_core::validate_sandbox_security`, not at load time.)
 //! * It does not resolve paths (`~` in `workspace`), watch the file for
 //!   changes, write the file, or read the process environment except in
 //!   [`resolve_config_path`], [`state_dir`] and [`home_dir`].
@@ -98,7 +101,13 @@ pub use crate::location::{
 };
 pub use crate::model::{
     AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,
-    ResolvedSandbox, SandboxConfig, SandboxScope, TalonConfig, WorkspaceAccess,
+    ResolvedSandbox, TalonConfig,
+};
+/// The sandbox section's types, defined by `talon-sandbox-core` (one
+/// definition).
+pub use talon_sandbox_core::{
+    DockerConfig, ResolvedSandboxConfig, SandboxConfig, SandboxScope, UlimitRange, UlimitValue,
+    WorkspaceAccess,
 };
 /// Sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;

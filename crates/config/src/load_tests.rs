@@ -33,7 +33,6 @@ fn accepted_sections_get_notices() {
         vec![
             "line 1: mcp: accepted; not validated by this version of Talon",
             "line 1: tools.exec: accepted; not validated by this version of Talon",
-            "line 2: agents.entries.a.sandbox.docker: accepted; not validated by this version of Talon",
             "line 2: agents.entries.a.sandbox.prune: accepted; not validated by this version of Talon",
         ]
     );

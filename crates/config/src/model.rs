@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use talon_sandbox_core::{
+    ResolvedSandboxConfig, SandboxConfig, SandboxInputs, SandboxScope, WorkspaceAccess,
+};
 use talon_tool_policy::SandboxMode;
 use talon_tool_policy::config::{AgentToolsConfig, PolicyConfig, ToolsConfig};
 
@@ -144,71 +147,6 @@ pub struct AgentBody {
     pub sandbox: Option<SandboxConfig>,
 }
 
-/// What one sandbox is shared by.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxScope {
-    /// One sandbox per session.
-    Session,
-    /// One sandbox per agent (the default).
-    #[default]
-    Agent,
-    /// One sandbox for everything.
-    Shared,
-}
-
-/// How the sandbox sees the agent's workspace.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkspaceAccess {
-    /// Not at all: the sandbox works on its own copy (the default).
-    #[default]
-    None,
-    /// Read-only.
-    Ro,
-    /// Read-write.
-    Rw,
-}
-
-/// `agents.defaults.sandbox` / `agents.list[].sandbox` (partial: the
-/// backend blocks are accepted but not validated yet).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SandboxConfig {
-    /// `off` (default), `non-main` or `all`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<SandboxMode>,
-    /// The backend id (default `docker`; `ssh`; plugins add more).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backend: Option<String>,
-    /// `session`, `agent` (default) or `shared`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<SandboxScope>,
-    /// Legacy form of `scope`: `true` = `session`, `false` = `shared`.
-    /// `scope` wins when both are set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_session: Option<bool>,
-    /// `none` (default), `ro` or `rw`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace_access: Option<WorkspaceAccess>,
-    /// Where per-scope sandbox workspaces live (default
-    /// `<state dir>/sandboxes`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace_root: Option<String>,
-    /// Docker backend settings (accepted; not validated by this version of Talon).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub docker: Option<Value>,
-    /// SSH backend settings (accepted; not validated by this version of Talon).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ssh: Option<Value>,
-    /// Sandbox browser settings (accepted; not validated by this version of Talon).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub browser: Option<Value>,
-    /// Pruning settings (accepted; not validated by this version of Talon).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prune: Option<Value>,
-}
-
 /// An agent's sandbox settings after defaults are applied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -227,11 +165,13 @@ pub struct ResolvedSandbox {
 }
 
 /// The backend used when none is configured.
-pub const DEFAULT_SANDBOX_BACKEND: &str = "docker";
+pub const DEFAULT_SANDBOX_BACKEND: &str = talon_sandbox_core::DEFAULT_SANDBOX_BACKEND;
 
 /// An agent as found in either `agents.list` or `agents.entries`.
 struct AgentRef<'a> {
     id: String,
+    /// `agents.list[2]` / `agents.entries.<id>`.
+    key: String,
     default: Option<bool>,
     tools: Option<&'a AgentToolsConfig>,
     sandbox: Option<&'a SandboxConfig>,
@@ -251,9 +191,10 @@ impl TalonConfig {
         let Some(agents) = &self.agents else {
             return out;
         };
-        for entry in agents.list.iter().flatten() {
+        for (index, entry) in agents.list.iter().flatten().enumerate() {
             out.push(AgentRef {
                 id: entry.id.trim().to_lowercase(),
+                key: format!("agents.list[{index}]"),
                 default: entry.default,
                 tools: entry.tools.as_ref(),
                 sandbox: entry.sandbox.as_ref(),
@@ -263,6 +204,7 @@ impl TalonConfig {
         for (id, body) in agents.entries.iter().flatten() {
             out.push(AgentRef {
                 id: id.trim().to_lowercase(),
+                key: format!("agents.entries.{id}"),
                 default: body.default,
                 tools: body.tools.as_ref(),
                 sandbox: body.sandbox.as_ref(),
@@ -333,17 +275,59 @@ impl TalonConfig {
         }
     }
 
+    /// The config key of an agent's entry (`agents.list[2]`,
+    /// `agents.entries.ops`), when it is configured.
+    pub fn agent_key(&self, agent_id: &str) -> Option<String> {
+        let wanted = agent_id.trim().to_lowercase();
+        self.agent_refs()
+            .into_iter()
+            .find(|a| a.id == wanted)
+            .map(|a| a.key)
+    }
+
+    /// The full sandbox configuration of `agent_id` (Docker settings, tool
+    /// policy, workspace root under `state_dir`), resolved by
+    /// `talon-sandbox-core` (see [`ResolvedSandboxConfig::resolve`]).
+    /// `home` expands `~/` in `workspaceRoot`.
+    pub fn resolved_sandbox_config(
+        &self,
+        agent_id: &str,
+        state_dir: &std::path::Path,
+        home: Option<&std::path::Path>,
+    ) -> ResolvedSandboxConfig {
+        let wanted = agent_id.trim().to_lowercase();
+        let agent = self.agent_refs().into_iter().find(|a| a.id == wanted);
+        let defaults = self
+            .agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.sandbox.as_ref());
+        let tools = self.tools.clone().unwrap_or_default();
+        ResolvedSandboxConfig::resolve(&SandboxInputs {
+            agent_id: &wanted,
+            defaults,
+            agent: agent.as_ref().and_then(|a| a.sandbox),
+            agent_key: agent.as_ref().map(|a| a.key.as_str()),
+            state_dir,
+            home,
+            tools: &tools,
+            agent_tools: agent.as_ref().and_then(|a| a.tools),
+        })
+    }
+
     /// The sandbox settings of `agent_id`: the agent's `sandbox` fields
     /// override `agents.defaults.sandbox` field by field, then the built-in
     /// defaults apply (mode `off`, scope `agent`, workspace access `none`,
-    /// backend `docker`).
+    /// backend `docker`). The short form of
+    /// [`TalonConfig::resolved_sandbox_config`].
     ///
     /// An explicit `scope` (agent's, else the defaults') wins over the
     /// legacy `perSession` (agent's, else the defaults'): `true` means
     /// `session`, `false` means `shared`. An unknown agent id gets the
     /// defaults alone. The backend blocks (`docker`, `ssh`, `browser`,
-    /// `prune`) are not resolved here; that is the sandbox crate's job
-    /// (OpenClaw ignores an agent's blocks when the scope is `shared`).
+    /// `prune`) are not resolved here; [`TalonConfig::resolved_sandbox_config`]
+    /// resolves `docker` (ignoring an agent's block when the scope is
+    /// `shared`, as OpenClaw does).
     pub fn resolved_sandbox(&self, agent_id: &str) -> ResolvedSandbox {
         let wanted = agent_id.trim().to_lowercase();
         let agent = self

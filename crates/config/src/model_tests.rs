@@ -168,3 +168,47 @@ fn enums_use_openclaw_spellings() {
         json!("rw")
     );
 }
+
+#[test]
+fn docker_block_is_typed_and_strict() {
+    let loaded = crate::load_str(
+        "{ agents: { defaults: { sandbox: { docker: { image: 'img:1', binds: ['/a:/a'] } } },\n list: [{ id: 'ops', sandbox: { docker: { binds: ['/b:/b'], network: 'bridge' } } }] } }",
+        "t.json",
+    )
+    .unwrap();
+    let resolved =
+        loaded
+            .config
+            .resolved_sandbox_config("ops", std::path::Path::new("/state"), None);
+    assert_eq!(resolved.docker.image, "img:1");
+    assert_eq!(resolved.docker.binds, vec!["/a:/a", "/b:/b"]);
+    assert_eq!(resolved.docker.network, "bridge");
+    assert_eq!(
+        resolved.workspace_root,
+        std::path::PathBuf::from("/state/sandboxes")
+    );
+    assert_eq!(
+        resolved.docker_origins.bind_key(1),
+        "agents.list[0].sandbox.docker.binds[0]"
+    );
+    assert_eq!(
+        resolved.docker_origins.bind_key(0),
+        "agents.defaults.sandbox.docker.binds[0]"
+    );
+    assert_eq!(
+        loaded.config.agent_key("OPS").as_deref(),
+        Some("agents.list[0]")
+    );
+
+    let err = crate::load_str(
+        "{ agents: { defaults: { sandbox: { docker: {\n imgae: 'x' } } } } }",
+        "t.json",
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("agents.defaults.sandbox.docker.imgae"),
+        "{text}"
+    );
+    assert!(text.contains("t.json:2"), "{text}");
+}

@@ -78,12 +78,6 @@ pub fn normalize_absolute(path: &str) -> Option<PathBuf> {
     Some(out)
 }
 
-/// Lexically normalise a container path (always absolute, `/`-separated).
-#[allow(dead_code)]
-pub(crate) fn normalize_container_path(path: &str) -> Option<String> {
-    normalize_absolute(path).map(|p| p.to_string_lossy().into_owned())
-}
-
 /// `path` equals `base` or lies beneath it (component-wise).
 pub(crate) fn is_within(path: &Path, base: &Path) -> bool {
     path.starts_with(base)
@@ -115,17 +109,18 @@ fn realpath_inner(path: &Path, hops: usize) -> PathBuf {
         }
         let is_link =
             std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink());
-        if is_link && hops < MAX_LINK_HOPS {
-            if let Ok(target) = std::fs::read_link(&existing) {
-                let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
-                let joined = if target.is_absolute() {
-                    target
-                } else {
-                    parent.join(target)
-                };
-                if let Some(normal) = normalize_absolute(&joined.to_string_lossy()) {
-                    return rebuild(realpath_inner(&normal, hops + 1), &suffix);
-                }
+        if is_link
+            && hops < MAX_LINK_HOPS
+            && let Ok(target) = std::fs::read_link(&existing)
+        {
+            let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
+            let joined = if target.is_absolute() {
+                target
+            } else {
+                parent.join(target)
+            };
+            if let Some(normal) = normalize_absolute(&joined.to_string_lossy()) {
+                return rebuild(realpath_inner(&normal, hops + 1), &suffix);
             }
         }
         match (

@@ -86,6 +86,15 @@ pub use crate::scope::{
     MAX_CONTAINER_NAME_LEN, MAX_SLUG_BASE_LEN, SHARED_SCOPE_KEY, container_name, scope_key,
     scope_slug, scope_workspace_dir, slugify_scope_key,
 };
+pub use crate::security::{
+    BLOCKED_HOME_SUBPATHS, BLOCKED_HOST_PATHS, FindingCode, RESERVED_CONTAINER_TARGETS,
+    SecurityEnv, SecurityFinding, blocked_host_paths, ensure_sandbox_security,
+    validate_sandbox_security,
+};
+pub use crate::status::{
+    RuntimeStatus, explain_runtime_status, format_blocked_tool_message, redact_session_key,
+    shell_single_quote,
+};
 /// The sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;
 
@@ -100,3 +109,5 @@ mod registry;
 mod resolved;
 mod sandbox_config;
 mod scope;
+mod security;
+mod status;

@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use talon_fs_bridge::{FsError, Mount, MountBridge};
 
 use crate::bind_spec::{BindSpec, is_within};
 use crate::docker_config::AGENT_WORKSPACE_MOUNT;
@@ -208,6 +209,28 @@ impl MountPlan {
     /// Every mount as a Docker `-v` string, in order.
     pub fn docker_binds(&self) -> Vec<String> {
         self.entries.iter().map(MountEntry::docker_bind).collect()
+    }
+
+    /// The plan as file-bridge mounts, for the directories among them (a
+    /// custom bind of a single file is not reachable through the file
+    /// tools; commands in the sandbox still see it).
+    pub fn fs_bridge_mounts(&self) -> Vec<Mount> {
+        self.entries
+            .iter()
+            .filter(|e| e.kind != MountKind::Bind || e.host_path.is_dir())
+            .map(|e| Mount {
+                container_path: e.container_path.clone(),
+                host_root: e.host_path.clone(),
+                read_only: e.read_only,
+            })
+            .collect()
+    }
+
+    /// A file bridge over [`MountPlan::fs_bridge_mounts`] with relative
+    /// paths starting at `cwd` (the workdir). Fails when a mounted
+    /// directory does not exist (yet) or `cwd` is under no mount.
+    pub fn mount_bridge(&self, cwd: &str) -> Result<MountBridge, FsError> {
+        MountBridge::new(self.fs_bridge_mounts(), cwd)
     }
 
     /// The read-only skill overlays as `host:container:ro` (a config-hash

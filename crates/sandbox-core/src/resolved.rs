@@ -79,10 +79,10 @@ fn layered<T>(
 /// `base`.
 pub(crate) fn expand_path(raw: &str, home: Option<&Path>, base: &Path) -> PathBuf {
     let raw = raw.trim();
-    if raw == "~" {
-        if let Some(home) = home {
-            return home.to_path_buf();
-        }
+    if raw == "~"
+        && let Some(home) = home
+    {
+        return home.to_path_buf();
     }
     if let (Some(rest), Some(home)) = (raw.strip_prefix("~/"), home) {
         return home.join(rest);

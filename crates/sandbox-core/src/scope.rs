@@ -40,7 +40,7 @@ pub fn scope_key(scope: SandboxScope, agent_id: &str, session_key: &str) -> Stri
     }
 }
 
-/// The first `len` hex digits of SHA-256 of `text`.
+/// SHA-256 of `text` as lowercase hex.
 pub(crate) fn sha256_hex(text: &[u8]) -> String {
     let digest = Sha256::digest(text);
     let mut out = String::with_capacity(64);

@@ -190,6 +190,44 @@ pub fn resolve_sandbox_tool_policy(
     }
 }
 
+/// Why the sandbox tool policy blocks a tool (both `false`: it does not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SandboxToolBlock {
+    /// A deny entry matches it.
+    pub blocked_by_deny: bool,
+    /// The allow list is non-empty and no entry matches it (only checked
+    /// when not denied).
+    pub blocked_by_allow: bool,
+}
+
+impl SandboxToolBlock {
+    /// Whether the tool is blocked at all.
+    pub fn blocked(self) -> bool {
+        self.blocked_by_deny || self.blocked_by_allow
+    }
+}
+
+impl SandboxToolPolicy {
+    /// Classify a core tool against this policy: deny first; the allow
+    /// list only when not denied and non-empty. Like OpenClaw's sandbox
+    /// classifier there is no write ⇒ apply_patch allowance.
+    pub fn classify(&self, tool: &str) -> SandboxToolBlock {
+        let entry = ToolEntry::core(&tool.trim().to_lowercase());
+        let denied = CompiledList::compile(&self.deny)
+            .matching_entry(&entry)
+            .is_some();
+        let not_allowed = !denied
+            && !self.allow.is_empty()
+            && CompiledList::compile(&self.allow)
+                .matching_entry(&entry)
+                .is_none();
+        SandboxToolBlock {
+            blocked_by_deny: denied,
+            blocked_by_allow: not_allowed,
+        }
+    }
+}
+
 impl SandboxToolPolicy {
     pub(crate) fn compile(&self) -> CompiledPolicy {
         let allow = Some(&self.allow[..]);

@@ -131,3 +131,14 @@ fn non_main_mode() {
     assert!(is_session_sandboxed(SandboxMode::All, "ops", "main"));
     assert!(!is_session_sandboxed(SandboxMode::Off, "ops", "x"));
 }
+
+#[test]
+fn classify_deny_first_then_allow() {
+    let tools = ToolsConfig::default();
+    let policy = resolve_sandbox_tool_policy(&tools, None, "main");
+    let browser = policy.classify("browser");
+    assert!(browser.blocked_by_deny && !browser.blocked_by_allow);
+    let web = policy.classify("web_fetch");
+    assert!(!web.blocked_by_deny && web.blocked_by_allow);
+    assert!(!policy.classify("EXEC").blocked());
+}

@@ -1,0 +1,419 @@
+//! `talon sandbox explain|validate|resolve`.
+//!
+//! `ls`, `rm` and `recreate` need a backend (Docker) and are wired in by the
+//! integrator beside these.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+use serde_json::{Value, json};
+use talon_config::{TalonConfig, home_dir, state_dir};
+use talon_fs_bridge::Access;
+use talon_sandbox_core::{
+    ResolvedSandboxConfig, SandboxRequest, SandboxScope, SecurityEnv, SecurityFinding,
+    explain_runtime_status, mode_str, scope_workspace_dir, validate_sandbox_security,
+};
+use talon_tool_policy::ListSource;
+
+use crate::Status;
+use crate::cli::ContextArgs;
+use crate::commands::{config_dir, load_config};
+use crate::table;
+
+fn agent_id(ctx: &ContextArgs, config: &TalonConfig) -> String {
+    ctx.agent
+        .clone()
+        .unwrap_or_else(|| config.default_agent_id())
+        .trim()
+        .to_lowercase()
+}
+
+/// The agent workspace: the agent's `workspace`, else
+/// `agents.defaults.workspace`, else (as OpenClaw) `<state dir>/workspace`
+/// for the default agent and `<state dir>/workspace-<id>` for the others.
+fn agent_workspace(ctx: &ContextArgs, config: &TalonConfig, agent: &str) -> PathBuf {
+    let scoped = ContextArgs {
+        agent: Some(agent.to_owned()),
+        ..ctx.clone()
+    };
+    crate::skills_cmd::workspace(&scoped, None, config).unwrap_or_else(|| {
+        if agent == config.default_agent_id() {
+            state_dir().join("workspace")
+        } else {
+            state_dir().join(format!("workspace-{agent}"))
+        }
+    })
+}
+
+fn home_dirs() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for home in [home_dir(), std::env::var_os("HOME").map(PathBuf::from)]
+        .into_iter()
+        .flatten()
+    {
+        if !out.contains(&home) {
+            out.push(home);
+        }
+    }
+    out
+}
+
+fn resolve_agent(ctx: &ContextArgs, config: &TalonConfig, agent: &str) -> ResolvedSandboxConfig {
+    let home = home_dir();
+    let mut resolved = config.resolved_sandbox_config(agent, &state_dir(), home.as_deref());
+    // A relative workspaceRoot is relative to the config file, like every
+    // other path in it.
+    if let Some(raw) = raw_workspace_root(config, agent) {
+        resolved.workspace_root = crate::skills_cmd::resolve_path(&raw, &config_dir(ctx));
+    }
+    resolved
+}
+
+fn raw_workspace_root(config: &TalonConfig, agent: &str) -> Option<String> {
+    let own = config
+        .agent(agent)
+        .and_then(|a| a.sandbox)
+        .and_then(|s| s.workspace_root);
+    own.or_else(|| {
+        config
+            .agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.sandbox.as_ref())
+            .and_then(|s| s.workspace_root.clone())
+    })
+    .filter(|r| !r.trim().is_empty())
+}
+
+fn session_key(ctx: &ContextArgs, agent: &str) -> String {
+    ctx.session
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map_or_else(|| format!("agent:{agent}:main"), str::to_owned)
+}
+
+fn source_str(source: ListSource) -> &'static str {
+    match source {
+        ListSource::Agent => "agent",
+        ListSource::Global => "global",
+        ListSource::Default => "default",
+    }
+}
+
+fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, String) {
+    let agent = agent_id(ctx, config);
+    let resolved = resolve_agent(ctx, config, &agent);
+    let session = session_key(ctx, &agent);
+    let workspace = agent_workspace(ctx, config, &agent);
+    (
+        SandboxRequest::new(resolved, &session, &workspace, None),
+        session,
+    )
+}
+
+fn security_env(request: &SandboxRequest) -> SecurityEnv {
+    SecurityEnv {
+        allowed_roots: request.allowed_bind_roots(),
+        home_dirs: home_dirs(),
+    }
+}
+
+pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
+    let loaded = load_config(ctx)?;
+    let (request, session) = request_for(ctx, &loaded.config);
+    let cfg = &request.config;
+    let status = explain_runtime_status(cfg, &session);
+    let findings =
+        validate_sandbox_security(&cfg.docker, &cfg.docker_origins, &security_env(&request));
+    let policy = &cfg.tool_policy;
+    if json {
+        let doc = json!({
+            "config": loaded.origin,
+            "agent": cfg.agent_id,
+            "session": status.session_key,
+            "sandboxed": status.sandboxed,
+            "reason": status.reason,
+            "mode": status.mode,
+            "modeKey": status.mode_key,
+            "mainSessionKey": status.main_session_key,
+            "backend": cfg.backend,
+            "scope": cfg.scope.as_str(),
+            "scopeKey": request.scope_key,
+            "sandboxName": request.sandbox_name,
+            "workspaceAccess": cfg.workspace_access.as_str(),
+            "workspaceRoot": cfg.workspace_root,
+            "workspaceDir": request.workspace_dir,
+            "agentWorkspaceDir": request.agent_workspace_dir,
+            "mounts": request.mount_plan.entries,
+            "docker": cfg.docker,
+            "toolPolicy": {
+                "allow": policy.allow,
+                "deny": policy.deny,
+                "allowKey": policy.allow_key,
+                "denyKey": policy.deny_key,
+                "allowSource": source_str(policy.allow_source),
+                "denySource": source_str(policy.deny_source),
+            },
+            "configHash": request.config_hash,
+            "security": findings,
+        });
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+        out.push('\n');
+        return Ok(Status::Ok);
+    }
+    let _ = writeln!(out, "config: {}", loaded.origin);
+    let _ = writeln!(
+        out,
+        "agent: {}  session: {}",
+        cfg.agent_id, status.session_key
+    );
+    let _ = writeln!(
+        out,
+        "sandboxed: {} ({})",
+        if status.sandboxed { "yes" } else { "no" },
+        status.reason
+    );
+    let _ = writeln!(
+        out,
+        "mode: {}  backend: {}  scope: {} ({})  workspaceAccess: {}",
+        mode_str(cfg.mode),
+        cfg.backend,
+        cfg.scope.as_str(),
+        request.scope_key,
+        cfg.workspace_access.as_str()
+    );
+    let _ = writeln!(
+        out,
+        "sandbox: {}  image: {}",
+        request.sandbox_name, cfg.docker.image
+    );
+    let _ = writeln!(out, "config hash: {}", request.config_hash);
+    out.push_str("\nmounts:\n");
+    let rows: Vec<Vec<String>> = request
+        .mount_plan
+        .entries
+        .iter()
+        .map(|m| {
+            vec![
+                format!("  {}", m.container_path),
+                if m.read_only { "ro" } else { "rw" }.to_owned(),
+                m.host_path.display().to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&table::render(&["  CONTAINER", "ACCESS", "HOST"], &rows));
+    let _ = writeln!(
+        out,
+        "\nsandbox tool policy:\n  allow ({}): {}\n  deny ({}): {}",
+        policy.allow_key,
+        if policy.allow.is_empty() {
+            "(everything not denied)".to_owned()
+        } else {
+            policy.allow.join(", ")
+        },
+        policy.deny_key,
+        policy.deny.join(", ")
+    );
+    for f in &findings {
+        let _ = writeln!(out, "blocked: {f}");
+    }
+    Ok(Status::Ok)
+}
+
+/// One deduplicated validation finding and the agents it applies to.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ValidateFinding {
+    #[serde(flatten)]
+    finding: SecurityFinding,
+    /// `defaults`, or the agent ids whose sandbox has it.
+    scopes: Vec<String>,
+}
+
+pub(crate) fn sandbox_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
+    let loaded = load_config(ctx)?;
+    let config = &loaded.config;
+    let homes = home_dirs();
+    // The defaults alone (an agent id no entry has), then every agent.
+    let mut subjects: Vec<(String, ResolvedSandboxConfig, PathBuf)> = Vec::new();
+    let defaults_id = "\u{0}defaults";
+    let default_agent = config.default_agent_id();
+    subjects.push((
+        "defaults".to_owned(),
+        {
+            let mut r = resolve_agent(ctx, config, defaults_id);
+            r.agent_id = default_agent.clone();
+            r
+        },
+        agent_workspace(ctx, config, &default_agent),
+    ));
+    for agent in config.agent_ids() {
+        let resolved = resolve_agent(ctx, config, &agent);
+        let ws = agent_workspace(ctx, config, &agent);
+        subjects.push((agent, resolved, ws));
+    }
+    let mut findings: Vec<ValidateFinding> = Vec::new();
+    for (label, resolved, workspace) in subjects {
+        // The scope's dir; a per-session scope is only known per session,
+        // so the whole workspace root stands in for it here.
+        let scope_dir = match resolved.scope {
+            SandboxScope::Session => resolved.workspace_root.clone(),
+            SandboxScope::Agent | SandboxScope::Shared => {
+                let key = talon_sandbox_core::scope_key(resolved.scope, &resolved.agent_id, "main");
+                scope_workspace_dir(&resolved.workspace_root, resolved.scope, &key)
+            }
+        };
+        let env = SecurityEnv {
+            allowed_roots: vec![scope_dir, workspace],
+            home_dirs: homes.clone(),
+        };
+        for finding in validate_sandbox_security(&resolved.docker, &resolved.docker_origins, &env) {
+            match findings.iter_mut().find(|f| {
+                f.finding.code == finding.code
+                    && f.finding.key == finding.key
+                    && f.finding.value == finding.value
+            }) {
+                Some(existing) => {
+                    if !existing.scopes.contains(&label) {
+                        existing.scopes.push(label.clone());
+                    }
+                }
+                None => findings.push(ValidateFinding {
+                    finding,
+                    scopes: vec![label.clone()],
+                }),
+            }
+        }
+    }
+    let status = if findings.is_empty() {
+        Status::Ok
+    } else {
+        Status::No
+    };
+    if json {
+        let doc = json!({
+            "config": loaded.origin,
+            "valid": findings.is_empty(),
+            "findings": findings,
+        });
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+        out.push('\n');
+        return Ok(status);
+    }
+    for f in &findings {
+        let _ = writeln!(
+            out,
+            "{}: {} [{}]\n  value: {}{}\n  applies to: {}\n  {}",
+            loaded.origin,
+            f.finding.key,
+            f.finding.code,
+            f.finding.value,
+            f.finding
+                .resolved
+                .as_ref()
+                .map_or_else(String::new, |r| format!(" (resolves to {r})")),
+            f.scopes.join(", "),
+            f.finding.message
+        );
+    }
+    if findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}: sandbox settings pass security validation",
+            loaded.origin
+        );
+    } else {
+        let n = findings.len();
+        let _ = writeln!(
+            out,
+            "{}: {n} blocked sandbox setting{}",
+            loaded.origin,
+            if n == 1 { "" } else { "s" }
+        );
+    }
+    Ok(status)
+}
+
+pub(crate) fn sandbox_resolve(
+    ctx: &ContextArgs,
+    path: &str,
+    write: bool,
+    json: bool,
+    out: &mut String,
+) -> Result<Status> {
+    if path.trim().is_empty() {
+        bail!("PATH is empty: give a container path such as /workspace/src/main.rs");
+    }
+    let loaded = load_config(ctx)?;
+    let (request, _) = request_for(ctx, &loaded.config);
+    let workdir = request.config.docker.workdir.clone();
+    if let Some(missing) = request
+        .mount_plan
+        .entries
+        .iter()
+        .find(|m| m.container_path == workdir && !m.host_path.is_dir())
+    {
+        bail!(
+            "the sandbox workspace {} does not exist yet (it is created when the sandbox first starts); nothing to resolve against",
+            missing.host_path.display()
+        );
+    }
+    let bridge = request
+        .mount_plan
+        .mount_bridge(&workdir)
+        .map_err(|e| anyhow::anyhow!("cannot build the mount table: {e}"))?;
+    let access = if write { Access::Write } else { Access::Read };
+    let (doc, status): (Value, Status) = match bridge.resolve_blocking(path, access) {
+        Ok(resolved) => (
+            json!({
+                "containerPath": resolved.container_path,
+                "hostPath": resolved.host_path,
+                "mount": resolved.mount,
+                "readOnly": resolved.read_only,
+            }),
+            Status::Ok,
+        ),
+        Err(err) => (
+            json!({
+                "containerPath": path,
+                "refused": err.code.as_str(),
+                "reason": err.message,
+            }),
+            Status::No,
+        ),
+    };
+    if json {
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+        out.push('\n');
+        return Ok(status);
+    }
+    match status {
+        Status::Ok => {
+            let _ = writeln!(
+                out,
+                "{} -> {} (mount {}, {})",
+                doc["containerPath"].as_str().unwrap_or_default(),
+                doc["hostPath"].as_str().unwrap_or("-"),
+                doc["mount"].as_str().unwrap_or_default(),
+                if doc["readOnly"].as_bool() == Some(true) {
+                    "read-only"
+                } else {
+                    "writable"
+                }
+            );
+        }
+        Status::No | Status::Error => {
+            let _ = writeln!(
+                out,
+                "{}: refused ({}): {}",
+                path,
+                doc["refused"].as_str().unwrap_or_default(),
+                doc["reason"].as_str().unwrap_or_default()
+            );
+        }
+    }
+    Ok(status)
+}

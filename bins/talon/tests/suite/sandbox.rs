@@ -1,0 +1,563 @@
+//! `talon sandbox explain|validate|resolve` on fixture configs and real
+//! temp dirs with real symlinks.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use super::util::{Run, fixture};
+
+/// Run with a fake HOME and state dir under `home`.
+fn talon(home: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
+        .args(args)
+        .env_remove("TALON_CONFIG")
+        .env("HOME", home)
+        .env("TALON_STATE_DIR", home.join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn temp_home() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    (tmp, root)
+}
+
+fn codes_and_keys(doc: &Value) -> Vec<(String, String)> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_owned(),
+                f["key"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn explain_json_for_a_group_session_and_the_main_session() {
+    let (_t, home) = temp_home();
+    let config = fixture("sandbox/safe.json5");
+    let run = talon(
+        &home,
+        &[
+            "--config",
+            &config,
+            "sandbox",
+            "explain",
+            "--session",
+            "agent:main:telegram:group:-100123",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = run.json();
+    assert_eq!(doc["sandboxed"], Value::Bool(true));
+    assert_eq!(doc["mode"], "non-main");
+    assert_eq!(doc["modeKey"], "agents.defaults.sandbox.mode");
+    assert_eq!(doc["backend"], "docker");
+    assert_eq!(doc["scope"], "agent");
+    assert_eq!(doc["scopeKey"], "agent:main");
+    assert_eq!(doc["sandboxName"], "talon-sbx-agent-main-f331f052");
+    assert_eq!(doc["workspaceAccess"], "ro");
+    let mounts: Vec<(String, bool)> = doc["mounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["containerPath"].as_str().unwrap().to_owned(),
+                m["readOnly"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        mounts,
+        vec![("/workspace".to_owned(), true), ("/agent".to_owned(), true)]
+    );
+    assert_eq!(
+        doc["mounts"][0]["hostPath"],
+        home.join("state/sandboxes/agent-main-f331f052")
+            .display()
+            .to_string()
+    );
+    let allow: Vec<&str> = doc["toolPolicy"]["allow"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        allow.contains(&"web_fetch") && allow.contains(&"exec"),
+        "{allow:?}"
+    );
+    assert_eq!(doc["toolPolicy"]["allowKey"], "tools.sandbox.tools.allow");
+    let hash = doc["configHash"].as_str().unwrap();
+    assert_eq!(hash.len(), 64);
+    assert_eq!(doc["docker"]["network"], "bridge");
+    assert_eq!(doc["security"], Value::Array(vec![]));
+
+    let run = talon(
+        &home,
+        &[
+            "--config",
+            &config,
+            "sandbox",
+            "explain",
+            "--session",
+            "main",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 0);
+    let doc = run.json();
+    assert_eq!(doc["sandboxed"], Value::Bool(false));
+    assert!(doc["reason"].as_str().unwrap().contains("main session"));
+    // The same sandbox either way: the hash depends on config, not session.
+    assert_eq!(doc["configHash"].as_str().unwrap(), hash);
+
+    // Human output names the mounts with their access.
+    let run = talon(
+        &home,
+        &[
+            "--config",
+            &config,
+            "sandbox",
+            "explain",
+            "--session",
+            "agent:main:discord:channel:1",
+        ],
+    );
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("sandboxed: yes"), "{}", run.stdout);
+    assert!(run.stdout.contains("/agent      ro"), "{}", run.stdout);
+}
+
+#[test]
+fn explain_shared_scope_ignores_the_agents_docker_block() {
+    let (_t, home) = temp_home();
+    let config = fixture("sandbox/safe.json5");
+    let run = talon(
+        &home,
+        &[
+            "--config", &config, "--agent", "shared", "sandbox", "explain", "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = run.json();
+    assert_eq!(doc["scope"], "shared");
+    assert_eq!(doc["sandboxName"], "talon-sbx-shared");
+    assert_eq!(doc["sandboxed"], Value::Bool(true));
+    // `network: host` in the agent's block is ignored under a shared scope.
+    assert_eq!(doc["docker"]["network"], "bridge");
+}
+
+#[test]
+fn explain_hash_follows_the_config() {
+    let (_t, home) = temp_home();
+    let a = home.join("a.json");
+    let b = home.join("b.json");
+    std::fs::write(
+        &a,
+        r#"{ agents: { defaults: { sandbox: { mode: "all", docker: { image: "x:1" } } } } }"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        r#"{ agents: { defaults: { sandbox: { docker: { image: "x:2" }, mode: "all" } } } }"#,
+    )
+    .unwrap();
+    let hash = |p: &Path| {
+        let run = talon(
+            &home,
+            &[
+                "--config",
+                p.to_str().unwrap(),
+                "sandbox",
+                "explain",
+                "--json",
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.json()["configHash"].as_str().unwrap().to_owned()
+    };
+    let (ha, hb) = (hash(&a), hash(&b));
+    assert_ne!(ha, hb);
+    assert_eq!(ha, hash(&a));
+}
+
+#[test]
+fn validate_lists_every_blocked_setting_and_exits_1() {
+    let (_t, home) = temp_home();
+    let run = talon(
+        &home,
+        &[
+            "--config",
+            &fixture("sandbox/blocked.json5"),
+            "sandbox",
+            "validate",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let doc = run.json();
+    assert_eq!(doc["valid"], Value::Bool(false));
+    let d = "agents.defaults.sandbox.docker";
+    let expected: Vec<(String, String)> = [
+        ("bind-blocked-path", format!("{d}.binds[0]")),
+        ("bind-blocked-path", format!("{d}.binds[1]")),
+        ("bind-covers-blocked-path", format!("{d}.binds[2]")),
+        ("bind-covers-blocked-path", format!("{d}.binds[3]")),
+        ("bind-not-absolute", format!("{d}.binds[4]")),
+        ("bind-not-absolute", format!("{d}.binds[5]")),
+        ("seccomp-unconfined", format!("{d}.seccompProfile")),
+        ("apparmor-unconfined", format!("{d}.apparmorProfile")),
+        (
+            "bind-outside-allowed-roots",
+            "agents.list[1].sandbox.docker.binds[0]".to_owned(),
+        ),
+        (
+            "bind-reserved-target",
+            "agents.list[1].sandbox.docker.binds[0]".to_owned(),
+        ),
+        (
+            "bind-outside-allowed-roots",
+            "agents.list[1].sandbox.docker.binds[1]".to_owned(),
+        ),
+        (
+            "bind-reserved-target",
+            "agents.list[1].sandbox.docker.binds[1]".to_owned(),
+        ),
+        (
+            "network-host",
+            "agents.list[1].sandbox.docker.network".to_owned(),
+        ),
+        (
+            "privileged",
+            "agents.list[1].sandbox.docker.privileged".to_owned(),
+        ),
+        (
+            "cap-add",
+            "agents.list[1].sandbox.docker.capAdd[0]".to_owned(),
+        ),
+        (
+            "cap-add",
+            "agents.list[1].sandbox.docker.capAdd[1]".to_owned(),
+        ),
+        (
+            "network-container-join",
+            "agents.list[2].sandbox.docker.network".to_owned(),
+        ),
+    ]
+    .into_iter()
+    .map(|(c, k)| (c.to_owned(), k))
+    .collect();
+    assert_eq!(codes_and_keys(&doc), expected);
+    let first = &doc["findings"][0];
+    assert_eq!(first["value"], "/etc:/host-etc:ro");
+    assert!(
+        first["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Sandbox security: ")
+    );
+    // A defaults finding applies to the defaults and every agent.
+    assert_eq!(
+        first["scopes"],
+        serde_json::json!(["defaults", "main", "ops", "joiner"])
+    );
+    assert_eq!(doc["findings"][16]["scopes"], serde_json::json!(["joiner"]));
+
+    let human = talon(
+        &home,
+        &[
+            "--config",
+            &fixture("sandbox/blocked.json5"),
+            "sandbox",
+            "validate",
+        ],
+    );
+    assert_eq!(human.code, 1);
+    assert!(
+        human.stdout.contains("17 blocked sandbox settings"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn validate_passes_a_safe_config() {
+    let (_t, home) = temp_home();
+    let run = talon(
+        &home,
+        &[
+            "--config",
+            &fixture("sandbox/safe.json5"),
+            "sandbox",
+            "validate",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let doc = run.json();
+    assert_eq!(doc["valid"], Value::Bool(true));
+    assert_eq!(doc["findings"], Value::Array(vec![]));
+}
+
+#[test]
+fn validate_catches_a_symlink_to_etc_and_a_parent_of_home_ssh() {
+    let (_t, root) = temp_home();
+    let home = root.join("home/user");
+    let ws = home.join("ws");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    std::os::unix::fs::symlink("/etc", ws.join("conf")).unwrap();
+    let config = root.join("talon.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{ agents: {{ defaults: {{ workspace: "{ws}", sandbox: {{ docker: {{ binds: ["{link}:/conf:ro", "{parent}:/home-all", "{ok}:/data"] }} }} }} }} }}"#,
+            ws = ws.display(),
+            link = ws.join("conf").display(),
+            parent = root.join("home").display(),
+            ok = ws.display(),
+        ),
+    )
+    .unwrap();
+    let run = talon(
+        &home,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "sandbox",
+            "validate",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let doc = run.json();
+    let d = "agents.defaults.sandbox.docker";
+    assert_eq!(
+        codes_and_keys(&doc),
+        vec![
+            ("bind-blocked-path".to_owned(), format!("{d}.binds[0]")),
+            (
+                "bind-covers-blocked-path".to_owned(),
+                format!("{d}.binds[1]")
+            ),
+        ]
+    );
+    assert_eq!(doc["findings"][0]["resolved"], "/etc");
+    let msg = doc["findings"][1]["message"].as_str().unwrap();
+    assert!(msg.contains("covers the blocked path"), "{msg}");
+}
+
+fn resolve_setup(access: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (t, root) = temp_home();
+    let ws = root.join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/a.txt"), "hi").unwrap();
+    std::os::unix::fs::symlink("/etc", ws.join("etc-link")).unwrap();
+    std::os::unix::fs::symlink("src", ws.join("inner")).unwrap();
+    let config = root.join("talon.json");
+    std::fs::write(
+        &config,
+        format!(r#"{{ agents: {{ defaults: {{ workspace: "ws", sandbox: {{ mode: "all", workspaceAccess: "{access}" }} }} }} }}"#),
+    )
+    .unwrap();
+    (t, root, config)
+}
+
+#[test]
+fn resolve_maps_paths_and_refuses_a_symlink_escape() {
+    let (_t, root, config) = resolve_setup("rw");
+    let cfg = config.to_str().unwrap();
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/workspace/inner/a.txt",
+            "--session",
+            "s1",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.json(),
+        serde_json::json!({
+            "containerPath": "/workspace/inner/a.txt",
+            "hostPath": root.join("ws/src/a.txt").display().to_string(),
+            "mount": "/workspace",
+            "readOnly": false,
+        })
+    );
+    // A relative path starts at the workdir; a new file resolves for --write.
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "src/new.txt",
+            "--write",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(
+        run.json()["hostPath"],
+        root.join("ws/src/new.txt").display().to_string()
+    );
+
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/workspace/etc-link/passwd",
+            "--session",
+            "s1",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let doc = run.json();
+    assert_eq!(doc["containerPath"], "/workspace/etc-link/passwd");
+    assert_eq!(doc["refused"], "escape");
+    assert!(doc["reason"].as_str().unwrap().contains("outside"), "{doc}");
+    assert!(doc.get("hostPath").is_none());
+
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/etc/passwd",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 1);
+    assert_eq!(run.json()["refused"], "outside-mounts");
+}
+
+#[test]
+fn resolve_refuses_writes_to_read_only_mounts() {
+    let (_t, root, config) = resolve_setup("ro");
+    let cfg = config.to_str().unwrap();
+    // The sandbox copy must exist to resolve against; find where it goes.
+    let explain = talon(&root, &["--config", cfg, "sandbox", "explain", "--json"]).json();
+    let copy = PathBuf::from(explain["workspaceDir"].as_str().unwrap());
+    let missing = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/workspace/x",
+            "--json",
+        ],
+    );
+    assert_eq!(missing.code, 2, "{}", missing.stdout);
+    assert!(
+        missing.stderr.contains("does not exist yet"),
+        "{}",
+        missing.stderr
+    );
+    std::fs::create_dir_all(&copy).unwrap();
+
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/agent/src/a.txt",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.json()["readOnly"], Value::Bool(true));
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/agent/src/a.txt",
+            "--write",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(run.json()["refused"], "read-only");
+    let human = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/agent/src/a.txt",
+            "--write",
+        ],
+    );
+    assert_eq!(human.code, 1);
+    assert!(
+        human.stdout.contains("refused (read-only)"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn a_bad_docker_key_is_a_load_error() {
+    let (_t, root) = temp_home();
+    let config = root.join("talon.json");
+    std::fs::write(
+        &config,
+        "{ agents: { defaults: { sandbox: { docker: { netwrok: 'none' } } } } }",
+    )
+    .unwrap();
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "sandbox",
+            "validate",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("agents.defaults.sandbox.docker.netwrok"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty());
+}
