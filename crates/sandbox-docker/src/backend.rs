@@ -3,7 +3,7 @@
 //! hot one with a warning).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -42,6 +42,7 @@ pub struct DockerBackend {
     hot_window: Duration,
     pub(crate) usage: UsageClock,
     locks: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+    home_dirs: Arc<[PathBuf]>,
 }
 
 impl DockerBackend {
@@ -89,6 +90,7 @@ impl DockerBackend {
             hot_window: HOT_WINDOW,
             usage: UsageClock::default(),
             locks: Arc::default(),
+            home_dirs: crate::request::process_home_dirs().into(),
         })
     }
 
@@ -96,6 +98,19 @@ impl DockerBackend {
     pub fn with_hot_window(mut self, window: Duration) -> Self {
         self.hot_window = window;
         self
+    }
+
+    /// Use these home directories (instead of `$HOME`, `$TALON_HOME`,
+    /// `$USERPROFILE` and the OS home) when security validation blocks
+    /// credential directories (`~/.ssh`, `~/.aws`, ...) as bind sources.
+    pub fn with_home_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.home_dirs = dirs.into();
+        self
+    }
+
+    /// The home directories security validation protects.
+    pub fn home_dirs(&self) -> &[PathBuf] {
+        &self.home_dirs
     }
 
     /// The engine address (`unix:///var/run/docker.sock`, ...).
@@ -129,6 +144,10 @@ impl DockerBackend {
     ///
     /// A container of that name without the `talon.sandbox=1` label is
     /// never touched: that is an error.
+    ///
+    /// The spec is trusted as given: security validation is the caller's
+    /// (the [`SandboxBackend`](talon_sandbox_core::SandboxBackend) `ensure`
+    /// runs it before calling this).
     pub async fn ensure_container(
         &self,
         spec: &ContainerSpec,

@@ -4,9 +4,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::path::PathBuf;
+
 use talon_sandbox_core::{
     DockerSettings, MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle,
-    SandboxRequest, SizeValue, UlimitValue, WorkspaceAccess,
+    SandboxRequest, SecurityEnv, SizeValue, UlimitValue, WorkspaceAccess, ensure_sandbox_security,
 };
 
 use crate::backend::DockerBackend;
@@ -172,6 +174,21 @@ impl ContainerSpec {
     }
 }
 
+/// The home directories whose credentials no bind may reach: `$HOME`,
+/// `$TALON_HOME`, `$USERPROFILE` and the OS's idea of home (duplicates and
+/// `/` are dropped by the validator).
+pub(crate) fn process_home_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["HOME", "TALON_HOME", "USERPROFILE"]
+        .iter()
+        .filter_map(|key| std::env::var_os(key))
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    dirs.extend(std::env::home_dir());
+    dirs.dedup();
+    dirs
+}
+
 fn epoch_ms_ago(elapsed: Duration) -> Option<u64> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
     u64::try_from(now.checked_sub(elapsed)?.as_millis()).ok()
@@ -183,10 +200,22 @@ impl SandboxBackend for DockerBackend {
         "docker"
     }
 
+    /// Validates the request's Docker settings first
+    /// ([`ensure_sandbox_security`]: blocked bind sources through symlinks,
+    /// sources outside the scope and agent workspaces, reserved targets,
+    /// `host` / `container:` networks, `unconfined` profiles, privileged,
+    /// added capabilities); nothing is created when it refuses. Then
+    /// [`DockerBackend::ensure_container`] with
+    /// [`ContainerSpec::from_request`].
     async fn ensure(
         &self,
         request: &SandboxRequest,
     ) -> Result<Arc<dyn SandboxHandle>, SandboxError> {
+        let env = SecurityEnv {
+            allowed_roots: request.allowed_bind_roots(),
+            home_dirs: self.home_dirs().to_vec(),
+        };
+        ensure_sandbox_security(&request.config.docker, &request.config.docker_origins, &env)?;
         let spec = ContainerSpec::from_request(request)?;
         // The scope's own workspace (ro / none) must exist before Docker
         // sees it as a bind source, or the engine creates it owned by root.

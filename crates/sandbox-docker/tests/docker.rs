@@ -620,3 +620,74 @@ async fn setup_command_runs_once_and_a_failing_one_leaves_no_container() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn the_backend_trait_refuses_insecure_settings_before_creating_anything() {
+    let backend = backend().await;
+    let state = tempfile::tempdir().unwrap();
+    let agent_ws = workspace();
+    let fake_home = tempfile::tempdir().unwrap();
+    let backend = backend.with_home_dirs(vec![fake_home.path().to_path_buf()]);
+    let link = agent_ws.path().join("innocent");
+    std::os::unix::fs::symlink("/etc", &link).unwrap();
+    let cases = [
+        (
+            talon_sandbox_core::DockerConfig {
+                binds: Some(vec![format!("{}:/mnt/x:ro", link.display())]),
+                ..Default::default()
+            },
+            "/etc",
+        ),
+        (
+            talon_sandbox_core::DockerConfig {
+                binds: Some(vec![format!("{}:/mnt/home", fake_home.path().display())]),
+                ..Default::default()
+            },
+            "covers the blocked path",
+        ),
+        (
+            talon_sandbox_core::DockerConfig {
+                network: Some("host".to_owned()),
+                ..Default::default()
+            },
+            "host",
+        ),
+    ];
+    let tools = talon_tool_policy::config::ToolsConfig::default();
+    for (i, (mut docker, expected)) in cases.into_iter().enumerate() {
+        docker.image = Some(IMAGE.to_owned());
+        let defaults = SandboxConfig {
+            workspace_access: Some(WorkspaceAccess::Rw),
+            docker: Some(docker),
+            ..Default::default()
+        };
+        let agent_id = format!("t{}-insecure-{i}", std::process::id());
+        let resolved = ResolvedSandboxConfig::resolve(&SandboxInputs {
+            agent_id: &agent_id,
+            defaults: Some(&defaults),
+            agent: None,
+            agent_key: None,
+            state_dir: state.path(),
+            home: None,
+            tools: &tools,
+            agent_tools: None,
+        });
+        let request = SandboxRequest::new(resolved, "main", agent_ws.path(), None);
+        let _cleanup = Cleanup(vec![request.sandbox_name.clone()]);
+        let err = SandboxBackend::ensure(&backend, &request)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, SandboxError::Config(m) if m.contains("Sandbox security") && m.contains(expected)),
+            "{expected}: {err}"
+        );
+        assert!(
+            backend
+                .docker()
+                .inspect_container(&request.sandbox_name, None)
+                .await
+                .is_err(),
+            "nothing may be created"
+        );
+    }
+}
