@@ -180,7 +180,7 @@ impl ContainerSpec {
 pub(crate) fn process_home_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = ["HOME", "TALON_HOME", "USERPROFILE"]
         .iter()
-        .filter_map(|key| std::env::var_os(key))
+        .filter_map(std::env::var_os)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .collect();
