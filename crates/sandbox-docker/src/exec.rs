@@ -406,12 +406,17 @@ impl ExecShared {
         let what = format!("read the exit code of an exec in container {container}");
         // The stream can end a moment before the engine records the exit.
         for _ in 0..100 {
-            let inspect = self
-                .target
-                .docker
-                .inspect_exec(&self.exec_id)
-                .await
-                .map_err(|e| engine_error(&self.target.addr, &what, e))?;
+            let inspect = match self.target.docker.inspect_exec(&self.exec_id).await {
+                Ok(inspect) => inspect,
+                // The engine forgets the exec with its container.
+                Err(e) if status_of(&e) == Some(404) => {
+                    return Err(SandboxError::Exec(format!(
+                        "container {container} went away during the exec (killed or removed); \
+                         ensure the sandbox again to get a new one"
+                    )));
+                }
+                Err(e) => return Err(engine_error(&self.target.addr, &what, e)),
+            };
             if inspect.running == Some(true) {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 continue;

@@ -691,3 +691,72 @@ async fn the_backend_trait_refuses_insecure_settings_before_creating_anything() 
         );
     }
 }
+
+#[tokio::test]
+async fn a_container_killed_mid_exec_fails_the_exec_and_the_next_ensure_recovers() {
+    let backend = backend().await;
+    let ws = workspace();
+    let s = spec("dies", ws.path(), "h");
+    let _cleanup = Cleanup(vec![s.name.clone()]);
+    let sandbox = backend.ensure_container(&s).await.unwrap();
+    let mut proc = sandbox
+        .launcher()
+        .launch(LaunchRequest {
+            command: "echo go; sleep 60".to_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    proc.stdin = None;
+    let mut first = [0u8; 3];
+    proc.stdout.read_exact(&mut first).await.unwrap();
+    backend
+        .docker()
+        .remove_container(
+            &s.name,
+            Some(
+                bollard::query_parameters::RemoveContainerOptionsBuilder::default()
+                    .force(true)
+                    .build(),
+            ),
+        )
+        .await
+        .unwrap();
+    let begun = Instant::now();
+    let outcome = tokio::time::timeout(QUICK, proc.control.wait())
+        .await
+        .expect("wait must not hang when the container dies");
+    assert!(begun.elapsed() < Duration::from_secs(5));
+    match outcome {
+        Err(SandboxError::Exec(m)) => assert!(m.contains("went away"), "{m}"),
+        // The engine may still report the killed exec's status.
+        Ok(status) => assert_ne!(status, ExitStatus::Code(0)),
+        Err(other) => panic!("unexpected error: {other:?}"),
+    }
+    // Using the dead handle says what to do.
+    let err = sandbox
+        .run_script("true", &[], None, QUICK)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("ensure the sandbox again"),
+        "{err}"
+    );
+    let again = backend.ensure_container(&s).await.unwrap();
+    assert!(again.created());
+    assert_eq!(sh(&*again, "echo back").await.0, "back\n");
+}
+
+#[tokio::test]
+async fn concurrent_ensures_of_one_scope_create_one_container() {
+    let backend = backend().await;
+    let ws = workspace();
+    let s = spec("race", ws.path(), "h");
+    let _cleanup = Cleanup(vec![s.name.clone()]);
+    let ensures = (0..4).map(|_| backend.ensure_container(&s));
+    let handles = futures::future::join_all(ensures).await;
+    let handles: Vec<_> = handles.into_iter().map(Result::unwrap).collect();
+    assert_eq!(handles.iter().filter(|h| h.created()).count(), 1);
+    let id = handles[0].container_id();
+    assert!(handles.iter().all(|h| h.container_id() == id));
+}
