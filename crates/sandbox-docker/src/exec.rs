@@ -131,6 +131,7 @@ impl ExecTarget {
             target: self.clone(),
             exec_id: created.id,
             pgid: watch::Sender::new(None),
+            marker_seen: watch::Sender::new(false),
             done: watch::Sender::new(None),
             killed: AtomicBool::new(false),
         });
@@ -139,7 +140,9 @@ impl ExecTarget {
         tokio::spawn(pump_stdin(
             stdin_reader,
             input,
-            tty.then(|| shared.done.subscribe()),
+            shared.marker_seen.subscribe(),
+            shared.done.subscribe(),
+            tty,
         ));
 
         let (stdout_writer, stdout_reader) = tokio::io::duplex(PIPE_CAPACITY);
@@ -260,23 +263,28 @@ async fn read_capped(mut reader: impl AsyncRead + Unpin) -> Result<Vec<u8>, Sand
     }
 }
 
-/// Copy the caller's stdin to the exec; close the exec's stdin when the
-/// caller closes or drops its end. Under a PTY the engine ends the whole
-/// session when stdin closes, so there the connection's write side stays
-/// open until the process ends (send `\x04` through the terminal for EOF).
+/// Copy the caller's stdin to the exec, starting once the wrapper has
+/// printed its pid line (a terminal would otherwise echo early input ahead
+/// of it); close the exec's stdin when the caller closes or drops its end.
+/// Under a PTY the engine ends the whole session when stdin closes, so
+/// there the write side stays open until the process ends (send `\x04`
+/// through the terminal for EOF).
 async fn pump_stdin(
     mut from: DuplexStream,
     mut to: std::pin::Pin<Box<dyn AsyncWrite + Send>>,
-    tty_done: Option<watch::Receiver<Option<Result<ExitStatus, SandboxError>>>>,
+    mut marker_seen: watch::Receiver<bool>,
+    mut done: watch::Receiver<Option<Result<ExitStatus, SandboxError>>>,
+    tty: bool,
 ) {
+    tokio::select! {
+        _ = marker_seen.wait_for(|seen| *seen) => {}
+        _ = done.wait_for(Option::is_some) => return,
+    }
     let _ = tokio::io::copy(&mut from, &mut to).await;
-    match tty_done {
-        Some(mut done) => {
-            let _ = done.wait_for(Option::is_some).await;
-        }
-        None => {
-            let _ = to.shutdown().await;
-        }
+    if tty {
+        let _ = done.wait_for(Option::is_some).await;
+    } else {
+        let _ = to.shutdown().await;
     }
 }
 
@@ -315,7 +323,10 @@ async fn pump_output(
                         MarkerStep::Done { pgid, rest } => {
                             if let Some(pgid) = pgid {
                                 shared.pgid.send_replace(Some(pgid));
+                            } else {
+                                tracing::warn!(container = %shared.target.container, "sandbox exec printed no pid line; kill cannot reach its process group");
                             }
+                            shared.marker_seen.send_replace(true);
                             marker = None;
                             rest
                         }
@@ -383,6 +394,8 @@ struct ExecShared {
     target: ExecTarget,
     exec_id: String,
     pgid: watch::Sender<Option<u32>>,
+    /// The wrapper's first line has been read (with or without a pid).
+    marker_seen: watch::Sender<bool>,
     done: watch::Sender<Option<Result<ExitStatus, SandboxError>>>,
     killed: AtomicBool,
 }

@@ -313,6 +313,30 @@ async fn exec_streams_stdin_stdout_stderr_and_exit_codes() {
     assert_eq!(out.replace("\r\n", "\n"), "is-a-tty\noops\n");
     assert_eq!(proc.control.wait().await.unwrap(), ExitStatus::Code(0));
 
+    // Input through the terminal (written before the shell is up).
+    let mut proc = launcher
+        .launch(LaunchRequest {
+            command: "read line; echo \"got:$line\"".to_owned(),
+            pty: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    proc.stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"abc\n")
+        .await
+        .unwrap();
+    let mut out = String::new();
+    proc.stdout.read_to_string(&mut out).await.unwrap();
+    assert!(out.contains("got:abc"), "{out:?}");
+    assert!(
+        !out.trim_start().starts_with(|c: char| c.is_ascii_digit()),
+        "pid line leaked: {out:?}"
+    );
+    assert_eq!(proc.control.wait().await.unwrap(), ExitStatus::Code(0));
+
     // A script gets its args and stdin.
     let out = sandbox
         .run_script(
