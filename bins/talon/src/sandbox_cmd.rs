@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 use talon_config::{TalonConfig, home_dir, state_dir};
 use talon_fs_bridge::Access;
 use talon_sandbox_core::{
-    ResolvedSandboxConfig, SandboxRequest, SandboxScope, SecurityEnv, SecurityFinding,
-    explain_runtime_status, mode_str, scope_workspace_dir, validate_sandbox_security,
+    DockerSettings, ResolvedSandboxConfig, SandboxRequest, SandboxScope, SecurityEnv,
+    SecurityFinding, explain_runtime_status, mode_str, scope_workspace_dir,
+    validate_sandbox_security,
 };
 use talon_tool_policy::ListSource;
 
@@ -114,6 +115,17 @@ fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, Stri
     )
 }
 
+/// The Docker settings with `env` values replaced: they may hold
+/// credentials, and explain output ends up in terminals and tickets. (The
+/// config hash covers the real values.)
+fn docker_for_display(docker: &DockerSettings) -> DockerSettings {
+    let mut shown = docker.clone();
+    for value in shown.env.values_mut() {
+        *value = "<redacted>".to_owned();
+    }
+    shown
+}
+
 fn security_env(request: &SandboxRequest) -> SecurityEnv {
     SecurityEnv {
         allowed_roots: request.allowed_bind_roots(),
@@ -148,7 +160,7 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
             "workspaceDir": request.workspace_dir,
             "agentWorkspaceDir": request.agent_workspace_dir,
             "mounts": request.mount_plan.entries,
-            "docker": cfg.docker,
+            "docker": docker_for_display(&cfg.docker),
             "toolPolicy": {
                 "allow": policy.allow,
                 "deny": policy.deny,
@@ -348,7 +360,8 @@ pub(crate) fn sandbox_resolve(
         bail!("PATH is empty: give a container path such as /workspace/src/main.rs");
     }
     let loaded = load_config(ctx)?;
-    let (request, _) = request_for(ctx, &loaded.config);
+    let (request, session) = request_for(ctx, &loaded.config);
+    let sandboxed = request.config.should_sandbox(&session);
     let workdir = request.config.docker.workdir.clone();
     if let Some(missing) = request
         .mount_plan
@@ -389,6 +402,12 @@ pub(crate) fn sandbox_resolve(
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
         return Ok(status);
+    }
+    if !sandboxed {
+        let _ = writeln!(
+            out,
+            "note: session {session} does not run sandboxed (see `talon sandbox explain`); this is the mapping its sandbox would use"
+        );
     }
     match status {
         Status::Ok => {
