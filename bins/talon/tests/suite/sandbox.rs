@@ -561,3 +561,26 @@ fn a_bad_docker_key_is_a_load_error() {
     );
     assert!(run.stdout.is_empty());
 }
+
+#[test]
+fn explain_never_prints_env_values() {
+    let (_t, home) = temp_home();
+    let config = home.join("talon.json");
+    std::fs::write(
+        &config,
+        r#"{ agents: { defaults: { sandbox: { mode: "all", docker: { env: { API_TOKEN: "sk-secret-value" } } } } } }"#,
+    )
+    .unwrap();
+    for json in [true, false] {
+        let mut args = vec!["--config", config.to_str().unwrap(), "sandbox", "explain"];
+        if json {
+            args.push("--json");
+        }
+        let run = talon(&home, &args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(!run.stdout.contains("sk-secret-value"), "{}", run.stdout);
+        if json {
+            assert_eq!(run.json()["docker"]["env"]["API_TOKEN"], "<redacted>");
+        }
+    }
+}
