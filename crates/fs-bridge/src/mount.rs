@@ -276,3 +276,7 @@ pub(crate) fn is_under(path: &str, prefix: &str) -> bool {
     path.strip_prefix(prefix)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
+
+#[cfg(test)]
+#[path = "mount_tests.rs"]
+mod tests;

@@ -24,8 +24,11 @@ use crate::resolve::Core;
 /// (what a process inside the sandbox would see) and must land in a mount.
 ///
 /// Every operation runs on tokio's blocking pool (`spawn_blocking`): file
-/// systems can stall (network or FUSE mounts, a full disk) and the pool's
-/// hop costs a few microseconds, small next to the syscalls themselves.
+/// systems can stall (network or FUSE mounts, a full disk) and a stalled
+/// syscall must not hold a runtime worker. The hop was measured at about
+/// 20 µs per call (a 4 KiB read: 25 µs through the bridge, 2.6 µs with
+/// `std::fs`), negligible next to a tool call's model round trip; callers
+/// already on a blocking thread can use [`MountBridge::resolve_blocking`].
 ///
 /// Cloning is cheap and shares the pinned root fds.
 #[derive(Debug, Clone)]

@@ -107,6 +107,16 @@ fn mount_root_refused(given: &str, action: &str) -> FsError {
     )
 }
 
+fn dangling_dotdot(given: &str) -> FsError {
+    FsError::new(
+        FsErrorCode::InvalidPath,
+        given,
+        format!(
+            "`{given}` goes through a dangling symbolic link whose target contains `..`; fix or remove the link, or use a path without it"
+        ),
+    )
+}
+
 fn changed(given: &str) -> FsError {
     FsError::new(
         FsErrorCode::Io,
@@ -273,6 +283,14 @@ impl Core {
         Ok(())
     }
 
+    /// Two table entries over the same host directory (host mode's alias).
+    fn same_host_root(&self, a: usize, b: usize) -> bool {
+        match (self.table.mounts.get(a), self.table.mounts.get(b)) {
+            (Some(a), Some(b)) => a.host_root == b.host_root,
+            _ => false,
+        }
+    }
+
     fn mount_container_path(&self, mount: usize) -> String {
         self.table
             .mounts
@@ -321,13 +339,7 @@ impl Core {
             .iter()
             .any(|c| c == ".." || c == "." || c.is_empty())
         {
-            return Err(FsError::new(
-                FsErrorCode::InvalidPath,
-                given,
-                format!(
-                    "`{given}` goes through a dangling symbolic link whose target contains `..`; cannot create through it, fix or remove the link"
-                ),
-            ));
+            return Err(dangling_dotdot(given));
         }
         let last = if include_last { None } else { components.pop() };
         let mut dir = loc.parent;
@@ -382,6 +394,9 @@ impl Core {
         let loc = self.locate(given, &ns, true)?;
         if access == Access::Write {
             self.check_writable(&loc, given)?;
+        }
+        if loc.missing.iter().any(|c| c == "..") {
+            return Err(dangling_dotdot(given));
         }
         let m = self.table.mounts.get(loc.mount).ok_or_else(|| {
             FsError::new(FsErrorCode::Io, given, "mount table index out of range")
@@ -689,7 +704,7 @@ impl Core {
         let dst = self.locate(to, &to_ns, false)?;
         self.check_writable(&src, from)?;
         self.check_writable(&dst, to)?;
-        if src.mount != dst.mount {
+        if src.mount != dst.mount && !self.same_host_root(src.mount, dst.mount) {
             return Err(FsError::new(
                 FsErrorCode::InvalidPath,
                 from,

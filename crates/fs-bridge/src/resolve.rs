@@ -148,24 +148,42 @@ impl Core {
         }
     }
 
+    fn inside_hint(&self) -> &'static str {
+        if self.host_mode {
+            "use a path inside it"
+        } else {
+            "use a path inside one of them"
+        }
+    }
+
     pub(crate) fn outside_mounts(&self, given: &str) -> FsError {
+        tracing::debug!(
+            path = given,
+            "file bridge: path outside every mount refused"
+        );
         FsError::new(
             FsErrorCode::OutsideMounts,
             given,
             format!(
-                "`{given}` resolves outside {}; use a path inside it",
-                self.scope()
+                "`{given}` resolves outside {}; {}",
+                self.scope(),
+                self.inside_hint()
             ),
         )
     }
 
     pub(crate) fn escape(&self, given: &str) -> FsError {
+        tracing::debug!(
+            path = given,
+            "file bridge: escape through a symlink refused"
+        );
         FsError::new(
             FsErrorCode::Escape,
             given,
             format!(
-                "`{given}` leads outside {} through a symbolic link or `..`; use a path that stays inside it",
-                self.scope()
+                "`{given}` leads outside {} through a symbolic link or `..`; {} that does not go through that link",
+                self.scope(),
+                self.inside_hint()
             ),
         )
     }

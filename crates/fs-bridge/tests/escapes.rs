@@ -214,6 +214,24 @@ async fn creating_through_a_dangling_symlink_to_outside_is_an_escape() {
             .unwrap_err();
         assert_eq!(err.code, FsErrorCode::Escape);
         assert!(!fx.outside().join("missing").exists());
+        // A dangling link whose target climbs with `..` past a missing
+        // directory: nothing is created anywhere.
+        std::os::unix::fs::symlink("nothere/../../outside", fx.ws().join("dl_dotdot")).unwrap();
+        let err = b
+            .write("dl_dotdot/f.txt", b"x", WriteOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, FsErrorCode::InvalidPath, "{err}");
+        let err = b.mkdir("dl_dotdot/a", true).await.unwrap_err();
+        assert_eq!(err.code, FsErrorCode::InvalidPath, "{err}");
+        let err = b
+            .resolve("dl_dotdot/f.txt", Access::Read)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, FsErrorCode::InvalidPath, "{err}");
+        assert!(!fx.ws().join("nothere").exists());
+        assert!(!fx.outside().join("f.txt").exists());
+        std::fs::remove_file(fx.ws().join("dl_dotdot")).unwrap();
     }
 }
 

@@ -267,6 +267,15 @@ async fn host_mode_accepts_the_root_as_given_through_a_symlink() {
     assert_eq!(bridge.read(&via_alias, None).await.unwrap().bytes, b"a");
     let via_real = format!("{}/real/ws/a.txt", root.display());
     assert_eq!(bridge.read(&via_real, None).await.unwrap().bytes, b"a");
+    bridge
+        .rename(
+            &via_alias,
+            &format!("{}/real/ws/b.txt", root.display()),
+            false,
+        )
+        .await
+        .unwrap();
+    assert!(root.join("real/ws/b.txt").is_file());
     let err = bridge
         .read(&format!("{}/alias/other", root.display()), None)
         .await

@@ -270,6 +270,27 @@ async fn list_is_sorted_and_reports_symlinks_as_symlinks() {
 }
 
 #[tokio::test]
+async fn symlink_loops_end_with_an_error() {
+    for kernel in MODES {
+        let fx = fixture(kernel);
+        std::os::unix::fs::symlink("loop_b", fx.ws().join("loop_a")).unwrap();
+        std::os::unix::fs::symlink("loop_a", fx.ws().join("loop_b")).unwrap();
+        std::os::unix::fs::symlink("self_dir/x", fx.ws().join("self_dir")).unwrap();
+        for path in ["loop_a", "loop_b/x", "self_dir/y"] {
+            let err = fx.bridge.read(path, None).await.unwrap_err();
+            assert_eq!(err.code, FsErrorCode::Io, "{path}: {err}");
+            assert!(err.message.contains("symbolic links"), "{err}");
+            let err = fx
+                .bridge
+                .write(path, b"x", WriteOptions::default())
+                .await
+                .unwrap_err();
+            assert_eq!(err.code, FsErrorCode::Io, "{path}: {err}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn stat_follows_inside_links_and_reports_kind_size_mode() {
     for kernel in MODES {
         let fx = fixture(kernel);
