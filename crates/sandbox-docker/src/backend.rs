@@ -16,7 +16,7 @@ use crate::engine_error::{engine_error, image_missing, is_not_found, status_of, 
 use crate::exec::ExecTarget;
 use crate::handle::DockerSandbox;
 use crate::labels;
-use crate::spec::ContainerSpec;
+use crate::spec::{ContainerSpec, check_container_name, check_image_ref};
 use crate::usage::UsageClock;
 
 /// OpenClaw's `HOT_CONTAINER_WINDOW_MS`: a running container used this
@@ -152,6 +152,8 @@ impl DockerBackend {
         &self,
         spec: &ContainerSpec,
     ) -> Result<Arc<DockerSandbox>, SandboxError> {
+        check_container_name(&spec.name)?;
+        check_image_ref(&spec.image)?;
         let lock = self.lock_for(&spec.name);
         let _guard = lock.lock().await;
         let last_used = self.usage.last(&spec.name);

@@ -153,3 +153,31 @@ fn the_user_defaults_to_the_workspace_owner() {
     let err = resolve_user(&base(&file)).unwrap_err();
     assert!(err.to_string().contains("not a directory"), "{err}");
 }
+
+#[test]
+fn names_and_images_that_could_bend_an_engine_url_are_refused() {
+    use crate::spec::{check_container_name, check_image_ref};
+    for good in ["talon-sbx-main-1a2b3c4d", "a", "x_y.z-1"] {
+        check_container_name(good).unwrap();
+    }
+    for bad in ["", "-x", "../images/x", "a/b", "a?b", "a b", "a\n", "é"] {
+        let err = check_container_name(bad).unwrap_err();
+        assert!(err.to_string().contains("is invalid"), "{bad:?}: {err}");
+    }
+    for good in [
+        "openclaw-sandbox:bookworm-slim",
+        "registry.local:5000/team/img:1.2",
+        "img@sha256:abcdef0123",
+    ] {
+        check_image_ref(good).unwrap();
+    }
+    for bad in [
+        "", "../x", "a/../b", "a//b", "/abs", "img?x=1", "img#f", "a%2e", "a b", "-rm",
+    ] {
+        let err = check_image_ref(bad).unwrap_err();
+        assert!(
+            err.to_string().contains("not a valid image"),
+            "{bad:?}: {err}"
+        );
+    }
+}

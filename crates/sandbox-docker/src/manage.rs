@@ -10,6 +10,7 @@ use talon_sandbox_core::SandboxError;
 use crate::backend::DockerBackend;
 use crate::engine_error::{engine_error, is_not_found};
 use crate::labels;
+use crate::spec::check_container_name;
 
 /// One container Talon owns, as the engine reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +86,7 @@ impl DockerBackend {
     /// container exists but is not Talon's. The next `ensure` of its scope
     /// creates it again (this is what "recreate" means).
     pub async fn remove_owned(&self, name: &str) -> Result<bool, SandboxError> {
+        check_container_name(name)?;
         let info = match self.docker.inspect_container(name, None).await {
             Ok(info) => info,
             Err(e) if is_not_found(&e) => return Ok(false),

@@ -188,3 +188,41 @@ impl ContainerSpec {
         }
     }
 }
+
+/// Refuse a container name the engine would reject, or that would change
+/// the meaning of an engine URL (`/`, `..`, `?`): Docker's rule,
+/// `[a-zA-Z0-9][a-zA-Z0-9_.-]*`, at most 253 characters.
+pub(crate) fn check_container_name(name: &str) -> Result<(), talon_sandbox_core::SandboxError> {
+    let mut chars = name.chars();
+    let ok = name.len() <= 253
+        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(talon_sandbox_core::SandboxError::Config(format!(
+            "sandbox container name {name:?} is invalid: use letters, digits, `_`, `.` and `-`, \
+             starting with a letter or digit"
+        )))
+    }
+}
+
+/// Refuse an image reference that is empty or could change the meaning of
+/// an engine URL (`..`, whitespace, `?`, `#`, `%`, control characters).
+pub(crate) fn check_image_ref(image: &str) -> Result<(), talon_sandbox_core::SandboxError> {
+    let ok = !image.is_empty()
+        && image.len() <= 512
+        && !image.starts_with(['/', '-', '.'])
+        && !image.split('/').any(|part| part.is_empty() || part == "..")
+        && image
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/' | ':' | '@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(talon_sandbox_core::SandboxError::Config(format!(
+            "sandbox image {image:?} is not a valid image reference \
+             (`name[:tag]`, `registry/name@sha256:...`); fix agents.defaults.sandbox.docker.image"
+        )))
+    }
+}
