@@ -611,6 +611,15 @@ impl ProcessLauncher for DockerLauncher {
     }
 
     async fn launch(&self, request: LaunchRequest) -> Result<LaunchedProcess, SandboxError> {
+        if let Some(dir) = &request.workdir
+            && (!dir.starts_with('/') || dir.contains('\0'))
+        {
+            return Err(SandboxError::Exec(format!(
+                "working directory {dir:?} must be an absolute path inside the container \
+                 (e.g. {})",
+                self.target.workdir
+            )));
+        }
         let (env, command) = exec_env(&request.env, &request.command)?;
         self.target
             .spawn(

@@ -296,6 +296,37 @@ async fn exec_streams_stdin_stdout_stderr_and_exit_codes() {
     assert_eq!(parts[2], "unset");
     assert_eq!(pwd, "/tmp\n");
 
+    let err = launcher
+        .launch(LaunchRequest {
+            command: "true".to_owned(),
+            workdir: Some("relative/dir".to_owned()),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("absolute path"), "{err}");
+    // A missing directory fails the command (the runtime's 126), not the
+    // backend.
+    let mut proc = launcher
+        .launch(LaunchRequest {
+            command: "true".to_owned(),
+            workdir: Some("/no/such/dir".to_owned()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    proc.stdin = None;
+    let mut all = String::new();
+    proc.stdout.read_to_string(&mut all).await.unwrap();
+    proc.stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut all)
+        .await
+        .unwrap();
+    assert_eq!(proc.control.wait().await.unwrap(), ExitStatus::Code(126));
+    assert!(all.contains("/no/such/dir"), "{all:?}");
+
     // A PTY merges the streams and is a terminal.
     let mut proc = launcher
         .launch(LaunchRequest {
