@@ -17,6 +17,7 @@
 //!   [`ContainerSpec::from_request`].
 //! - [`list_containers`](DockerBackend::list_containers),
 //!   [`remove_owned`](DockerBackend::remove_owned),
+//!   [`recreate_container`](DockerBackend::recreate_container),
 //!   [`remove_scope`](DockerBackend::remove_scope) and
 //!   [`remove_all`](DockerBackend::remove_all) back `talon sandbox
 //!   list|remove|recreate`; they only ever touch containers labelled

@@ -3,14 +3,16 @@
 //! label only; a container without it is never listed or removed.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bollard::query_parameters::ListContainersOptionsBuilder;
 use talon_sandbox_core::SandboxError;
 
 use crate::backend::DockerBackend;
 use crate::engine_error::{engine_error, is_not_found};
+use crate::handle::DockerSandbox;
 use crate::labels;
-use crate::spec::check_container_name;
+use crate::spec::{ContainerSpec, check_container_name};
 
 /// One container Talon owns, as the engine reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +115,17 @@ impl DockerBackend {
         self.force_remove(name).await?;
         tracing::info!(container = %name, "sandbox container removed");
         Ok(true)
+    }
+
+    /// Remove the container of `spec` (when Talon owns it) and create it
+    /// again with the current config: `talon sandbox recreate` for a
+    /// container that must change now rather than on its next use.
+    pub async fn recreate_container(
+        &self,
+        spec: &ContainerSpec,
+    ) -> Result<Arc<DockerSandbox>, SandboxError> {
+        self.remove_owned(&spec.name).await?;
+        self.ensure_container(spec).await
     }
 
     /// Remove every container of one scope key (`talon sandbox recreate

@@ -79,6 +79,11 @@ async fn container_is_reused_by_hash_restarted_when_stopped_and_recreated_on_cha
     assert_eq!(l[labels::MOUNT_FORMAT_VERSION], "3");
     assert_eq!(l[labels::CREATE_ARGS_EPOCH], "2026-07-10-init");
     assert!(l[labels::CREATED_AT_MS].parse::<u64>().unwrap() > 1_700_000_000_000);
+
+    // An explicit recreate replaces it right away.
+    let fresh = backend.recreate_container(&changed).await.unwrap();
+    assert!(fresh.created());
+    assert_ne!(fresh.container_id(), b.container_id());
 }
 
 /// Collects what `tracing` writes, to check the operator's warning.
