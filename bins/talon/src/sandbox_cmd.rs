@@ -4,7 +4,7 @@
 //! integrator beside these.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use talon_config::{TalonConfig, home_dir, state_dir};
 use talon_fs_bridge::Access;
 use talon_sandbox_core::{
-    DockerSettings, ResolvedSandboxConfig, SandboxInputs, SandboxRequest, SandboxScope,
-    SecurityEnv, SecurityFinding, explain_runtime_status, mode_str, scope_workspace_dir,
-    validate_sandbox_security,
+    BindSpec, DockerSettings, MountKind, ResolvedSandboxConfig, SandboxInputs, SandboxRequest,
+    SandboxScope, SecurityEnv, SecurityFinding, explain_runtime_status, mode_str,
+    scope_workspace_dir, validate_sandbox_security,
 };
 use talon_tool_policy::ListSource;
 
@@ -368,8 +368,27 @@ pub(crate) fn sandbox_resolve(
             missing.host_path.display()
         );
     }
-    let bridge = request
-        .mount_plan
+    // A bind that security validation refuses never gets mounted; leave it
+    // out of the mapping too.
+    let findings = validate_sandbox_security(
+        &request.config.docker,
+        &request.config.docker_origins,
+        &security_env(&request),
+    );
+    let refused: Vec<BindSpec> = findings
+        .iter()
+        .filter_map(|f| BindSpec::parse(&f.value))
+        .collect();
+    let mut plan = request.mount_plan.clone();
+    let before = plan.entries.len();
+    plan.entries.retain(|e| {
+        e.kind != MountKind::Bind
+            || !refused.iter().any(|b| {
+                Path::new(&b.source) == e.host_path.as_path() && b.target == e.container_path
+            })
+    });
+    let left_out = before - plan.entries.len();
+    let bridge = plan
         .mount_bridge(&workdir)
         .map_err(|e| anyhow::anyhow!("cannot build the mount table: {e}"))?;
     let access = if write { Access::Write } else { Access::Read };
@@ -396,6 +415,12 @@ pub(crate) fn sandbox_resolve(
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
         return Ok(status);
+    }
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            "note: {left_out} bind(s) refused by security validation are not mounted (see `talon sandbox validate`)"
+        );
     }
     if !sandboxed {
         let _ = writeln!(
