@@ -16,7 +16,7 @@ use crate::engine_error::{engine_error, image_missing, is_not_found, status_of, 
 use crate::exec::ExecTarget;
 use crate::handle::DockerSandbox;
 use crate::labels;
-use crate::spec::{ContainerSpec, check_container_name, check_image_ref};
+use crate::spec::{BindMount, ContainerSpec, check_container_name, check_image_ref};
 use crate::usage::UsageClock;
 
 /// OpenClaw's `HOT_CONTAINER_WINDOW_MS`: a running container used this
@@ -203,7 +203,24 @@ impl DockerBackend {
                             "Sandbox config changed for {} (recently used). Recreate to apply: {hint}",
                             spec.name
                         );
-                        self.handle(spec, id, false, true)?
+                        // The file bridge and execs must see the mounts
+                        // the container really has, not the new config's.
+                        let mut actual = spec.clone();
+                        actual.binds = info
+                            .host_config
+                            .as_ref()
+                            .and_then(|h| h.binds.as_ref())
+                            .map(|binds| binds.iter().filter_map(|b| parse_bind(b)).collect())
+                            .unwrap_or_default();
+                        if let Some(dir) = info
+                            .config
+                            .as_ref()
+                            .and_then(|c| c.working_dir.clone())
+                            .filter(|d| !d.is_empty())
+                        {
+                            actual.workdir = dir;
+                        }
+                        self.handle(&actual, id, false, true)?
                     } else {
                         tracing::info!(container = %spec.name, "sandbox config changed; recreating the container");
                         self.force_remove(&spec.name).await?;
@@ -396,6 +413,23 @@ impl DockerBackend {
         self.usage.forget(name);
         Ok(())
     }
+}
+
+/// A bind as the engine reports it (`host:container[:options]`).
+fn parse_bind(bind: &str) -> Option<BindMount> {
+    let mut parts = bind.splitn(3, ':');
+    let host = parts.next()?;
+    let container = parts.next()?;
+    let options = parts.next().map(str::to_owned);
+    let read_only = options
+        .as_deref()
+        .is_some_and(|o| o.split(',').any(|opt| opt == "ro"));
+    Some(BindMount {
+        host: host.into(),
+        container: container.to_owned(),
+        read_only,
+        options,
+    })
 }
 
 /// The CLI line that recreates a scope's container (OpenClaw's hints with

@@ -119,6 +119,8 @@ async fn a_hot_container_with_a_stale_hash_is_kept_with_a_warning() {
 
     let mut changed = first.clone();
     changed.config_hash = "hash-b".to_owned();
+    let extra = tempfile::tempdir().unwrap();
+    changed.binds.push(BindMount::rw(extra.path(), "/extra"));
     let kept = backend.ensure_container(&changed).await.unwrap();
     assert_eq!(
         kept.container_id(),
@@ -126,6 +128,16 @@ async fn a_hot_container_with_a_stale_hash_is_kept_with_a_warning() {
         "hot container must be kept"
     );
     assert!(kept.stale_config());
+    // The kept container's bridge shows the mounts it really has.
+    assert_eq!(kept.binds().len(), 1);
+    assert_eq!(kept.binds()[0].container, "/workspace");
+    let err = kept
+        .fs_bridge()
+        .unwrap()
+        .write("/extra/x", b"x", WriteOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, FsErrorCode::OutsideMounts);
     assert_eq!(config_hash_label(&backend, &first.name).await, "hash-a");
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(log.contains("WARN"), "{log}");
