@@ -191,10 +191,10 @@ impl ContainerSpec {
 
 /// Refuse a container name the engine would reject, or that would change
 /// the meaning of an engine URL (`/`, `..`, `?`): Docker's rule,
-/// `[a-zA-Z0-9][a-zA-Z0-9_.-]*`, at most 253 characters.
+/// `[a-zA-Z0-9][a-zA-Z0-9_.-]+`, at most 253 characters.
 pub(crate) fn check_container_name(name: &str) -> Result<(), talon_sandbox_core::SandboxError> {
     let mut chars = name.chars();
-    let ok = name.len() <= 253
+    let ok = (2..=253).contains(&name.len())
         && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
     if ok {
