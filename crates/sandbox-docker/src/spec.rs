@@ -8,14 +8,14 @@ use std::path::PathBuf;
 
 /// The image OpenClaw users build with `scripts/sandbox-setup.sh`; Talon
 /// keeps the name so existing setups work unchanged.
-pub const DEFAULT_IMAGE: &str = "openclaw-sandbox:bookworm-slim";
+pub const DEFAULT_IMAGE: &str = talon_sandbox_core::DEFAULT_SANDBOX_IMAGE;
 /// Where the sandbox workspace is mounted and where commands start.
-pub const DEFAULT_WORKDIR: &str = "/workspace";
+pub const DEFAULT_WORKDIR: &str = talon_sandbox_core::DEFAULT_WORKDIR;
 /// Version of the mount layout (`/workspace`, `/agent`, skill overlays);
 /// written as a label and part of the config hash.
-pub const MOUNT_FORMAT_VERSION: u32 = 3;
+pub const MOUNT_FORMAT_VERSION: u32 = talon_sandbox_core::MOUNT_FORMAT_VERSION;
 /// Epoch of the create arguments; bumping it recreates every container.
-pub const CREATE_ARGS_EPOCH: &str = "2026-07-10-init";
+pub const CREATE_ARGS_EPOCH: &str = talon_sandbox_core::SANDBOX_CREATE_ARGS_EPOCH;
 
 /// One host directory mounted into the container.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +89,10 @@ pub struct Limits {
     pub cpus: Option<f64>,
     /// `--ulimit` entries.
     pub ulimits: Vec<Ulimit>,
+}
+
+fn owned(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
 }
 
 /// The container of one sandbox scope, fully resolved.
@@ -173,9 +177,9 @@ impl ContainerSpec {
             env: BTreeMap::from([("LANG".to_owned(), "C.UTF-8".to_owned())]),
             user: None,
             read_only_root: true,
-            tmpfs: vec!["/tmp".to_owned(), "/var/tmp".to_owned(), "/run".to_owned()],
-            network: "none".to_owned(),
-            cap_drop: vec!["ALL".to_owned()],
+            tmpfs: owned(talon_sandbox_core::DEFAULT_TMPFS),
+            network: talon_sandbox_core::DEFAULT_NETWORK.to_owned(),
+            cap_drop: owned(talon_sandbox_core::DEFAULT_CAP_DROP),
             cap_add: Vec::new(),
             privileged: false,
             security_opts: Vec::new(),
