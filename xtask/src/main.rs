@@ -8,6 +8,8 @@
 
 use std::process::{Command, ExitCode};
 
+mod docker_engine;
+
 fn cargo(args: &[&str]) -> Result<(), String> {
     let status = Command::new("cargo")
         .args(args)
@@ -53,6 +55,7 @@ fn test() -> Result<(), String> {
             "`cargo doc --no-deps --workspace` failed ({status})"
         ));
     }
+    docker_engine::up()?;
     cargo(&["test", "--workspace"])
 }
 
@@ -120,6 +123,7 @@ fn main() -> ExitCode {
     let result = match task.as_str() {
         "test" => test(),
         "bench" => bench(),
+        "docker-up" => docker_engine::up(),
         _ => Err("usage: cargo xtask test|bench".to_owned()),
     };
     match result {

@@ -4,7 +4,7 @@
 //! integrator beside these.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -12,14 +12,15 @@ use serde_json::{Value, json};
 use talon_config::{TalonConfig, home_dir, state_dir};
 use talon_fs_bridge::Access;
 use talon_sandbox_core::{
-    ResolvedSandboxConfig, SandboxRequest, SandboxScope, SecurityEnv, SecurityFinding,
-    explain_runtime_status, mode_str, scope_workspace_dir, validate_sandbox_security,
+    BindSpec, DockerSettings, MountKind, ResolvedSandboxConfig, SandboxInputs, SandboxRequest,
+    SandboxScope, SecurityEnv, SecurityFinding, explain_runtime_status, mode_str,
+    scope_workspace_dir, validate_sandbox_security,
 };
 use talon_tool_policy::ListSource;
 
 use crate::Status;
 use crate::cli::ContextArgs;
-use crate::commands::{config_dir, load_config};
+use crate::commands::load_config;
 use crate::table;
 
 fn agent_id(ctx: &ContextArgs, config: &TalonConfig) -> String {
@@ -60,31 +61,11 @@ fn home_dirs() -> Vec<PathBuf> {
     out
 }
 
-fn resolve_agent(ctx: &ContextArgs, config: &TalonConfig, agent: &str) -> ResolvedSandboxConfig {
+/// The agent's sandbox, resolved by the library (a relative
+/// `workspaceRoot` is under the state dir, as at run time).
+fn resolve_agent(config: &TalonConfig, agent: &str) -> ResolvedSandboxConfig {
     let home = home_dir();
-    let mut resolved = config.resolved_sandbox_config(agent, &state_dir(), home.as_deref());
-    // A relative workspaceRoot is relative to the config file, like every
-    // other path in it.
-    if let Some(raw) = raw_workspace_root(config, agent) {
-        resolved.workspace_root = crate::skills_cmd::resolve_path(&raw, &config_dir(ctx));
-    }
-    resolved
-}
-
-fn raw_workspace_root(config: &TalonConfig, agent: &str) -> Option<String> {
-    let own = config
-        .agent(agent)
-        .and_then(|a| a.sandbox)
-        .and_then(|s| s.workspace_root);
-    own.or_else(|| {
-        config
-            .agents
-            .as_ref()
-            .and_then(|a| a.defaults.as_ref())
-            .and_then(|d| d.sandbox.as_ref())
-            .and_then(|s| s.workspace_root.clone())
-    })
-    .filter(|r| !r.trim().is_empty())
+    config.resolved_sandbox_config(agent, &state_dir(), home.as_deref())
 }
 
 fn session_key(ctx: &ContextArgs, agent: &str) -> String {
@@ -105,13 +86,24 @@ fn source_str(source: ListSource) -> &'static str {
 
 fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, String) {
     let agent = agent_id(ctx, config);
-    let resolved = resolve_agent(ctx, config, &agent);
+    let resolved = resolve_agent(config, &agent);
     let session = session_key(ctx, &agent);
     let workspace = agent_workspace(ctx, config, &agent);
     (
         SandboxRequest::new(resolved, &session, &workspace, None),
         session,
     )
+}
+
+/// The Docker settings with `env` values replaced: they may hold
+/// credentials, and explain output ends up in terminals and tickets. (The
+/// config hash covers the real values.)
+fn docker_for_display(docker: &DockerSettings) -> DockerSettings {
+    let mut shown = docker.clone();
+    for value in shown.env.values_mut() {
+        *value = "<redacted>".to_owned();
+    }
+    shown
 }
 
 fn security_env(request: &SandboxRequest) -> SecurityEnv {
@@ -148,7 +140,7 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
             "workspaceDir": request.workspace_dir,
             "agentWorkspaceDir": request.agent_workspace_dir,
             "mounts": request.mount_plan.entries,
-            "docker": cfg.docker,
+            "docker": docker_for_display(&cfg.docker),
             "toolPolicy": {
                 "allow": policy.allow,
                 "deny": policy.deny,
@@ -237,21 +229,35 @@ pub(crate) fn sandbox_validate(ctx: &ContextArgs, json: bool, out: &mut String) 
     let loaded = load_config(ctx)?;
     let config = &loaded.config;
     let homes = home_dirs();
-    // The defaults alone (an agent id no entry has), then every agent.
-    let mut subjects: Vec<(String, ResolvedSandboxConfig, PathBuf)> = Vec::new();
-    let defaults_id = "\u{0}defaults";
+    // The defaults alone (as the default agent would see them with no
+    // sandbox block of its own), then every agent.
     let default_agent = config.default_agent_id();
-    subjects.push((
+    let defaults_only = {
+        let home = home_dir();
+        let tools = config.tools.clone().unwrap_or_default();
+        let defaults = config
+            .agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.sandbox.as_ref());
+        ResolvedSandboxConfig::resolve(&SandboxInputs {
+            agent_id: &default_agent,
+            defaults,
+            agent: None,
+            agent_key: None,
+            state_dir: &state_dir(),
+            home: home.as_deref(),
+            tools: &tools,
+            agent_tools: None,
+        })
+    };
+    let mut subjects: Vec<(String, ResolvedSandboxConfig, PathBuf)> = vec![(
         "defaults".to_owned(),
-        {
-            let mut r = resolve_agent(ctx, config, defaults_id);
-            r.agent_id = default_agent.clone();
-            r
-        },
+        defaults_only,
         agent_workspace(ctx, config, &default_agent),
-    ));
+    )];
     for agent in config.agent_ids() {
-        let resolved = resolve_agent(ctx, config, &agent);
+        let resolved = resolve_agent(config, &agent);
         let ws = agent_workspace(ctx, config, &agent);
         subjects.push((agent, resolved, ws));
     }
@@ -348,7 +354,8 @@ pub(crate) fn sandbox_resolve(
         bail!("PATH is empty: give a container path such as /workspace/src/main.rs");
     }
     let loaded = load_config(ctx)?;
-    let (request, _) = request_for(ctx, &loaded.config);
+    let (request, session) = request_for(ctx, &loaded.config);
+    let sandboxed = request.config.should_sandbox(&session);
     let workdir = request.config.docker.workdir.clone();
     if let Some(missing) = request
         .mount_plan
@@ -361,8 +368,27 @@ pub(crate) fn sandbox_resolve(
             missing.host_path.display()
         );
     }
-    let bridge = request
-        .mount_plan
+    // A bind that security validation refuses never gets mounted; leave it
+    // out of the mapping too.
+    let findings = validate_sandbox_security(
+        &request.config.docker,
+        &request.config.docker_origins,
+        &security_env(&request),
+    );
+    let refused: Vec<BindSpec> = findings
+        .iter()
+        .filter_map(|f| BindSpec::parse(&f.value))
+        .collect();
+    let mut plan = request.mount_plan.clone();
+    let before = plan.entries.len();
+    plan.entries.retain(|e| {
+        e.kind != MountKind::Bind
+            || !refused.iter().any(|b| {
+                Path::new(&b.source) == e.host_path.as_path() && b.target == e.container_path
+            })
+    });
+    let left_out = before - plan.entries.len();
+    let bridge = plan
         .mount_bridge(&workdir)
         .map_err(|e| anyhow::anyhow!("cannot build the mount table: {e}"))?;
     let access = if write { Access::Write } else { Access::Read };
@@ -389,6 +415,18 @@ pub(crate) fn sandbox_resolve(
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
         return Ok(status);
+    }
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            "note: {left_out} bind(s) refused by security validation are not mounted (see `talon sandbox validate`)"
+        );
+    }
+    if !sandboxed {
+        let _ = writeln!(
+            out,
+            "note: session {session} does not run sandboxed (see `talon sandbox explain`); this is the mapping its sandbox would use"
+        );
     }
     match status {
         Status::Ok => {

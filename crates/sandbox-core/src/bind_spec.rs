@@ -1,6 +1,8 @@
 //! Docker bind specs (`source:target[:options]`) and host path
 //! normalisation.
 
+use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// One parsed bind spec.
@@ -83,58 +85,57 @@ pub(crate) fn is_within(path: &Path, base: &Path) -> bool {
     path.starts_with(base)
 }
 
-/// Resolve symlinks through the deepest existing ancestor: canonicalise
-/// the longest prefix that exists and re-append the missing suffix. A
-/// dangling symlink on the way is followed to its (missing) target, so a
-/// link to `/etc/nothing-yet` resolves under `/etc`.
+/// Resolve a host path the way the kernel would, through the deepest
+/// existing ancestor: walk it component by component from `/`, following
+/// every symlink met (dangling ones included, so a link to
+/// `/etc/nothing-yet` resolves under `/etc`), applying `..` to the
+/// *resolved* parent (so `link/..` with `link → /etc/ssl` is `/etc`), and
+/// appending the components that do not exist as written. A relative path
+/// is taken from `/`. After 40 symlinks a link is kept as a plain name.
 pub fn realpath_through_existing(path: &Path) -> PathBuf {
-    realpath_inner(path, 0)
+    let mut pending: VecDeque<OsString> = parts(path);
+    let mut current = PathBuf::from("/");
+    let mut hops = 0usize;
+    while let Some(part) = pending.pop_front() {
+        if part == ".." {
+            current.pop();
+            continue;
+        }
+        let candidate = current.join(&part);
+        let is_link =
+            std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link
+            && hops < MAX_LINK_HOPS
+            && let Ok(target) = std::fs::read_link(&candidate)
+        {
+            hops += 1;
+            if target.is_absolute() {
+                current = PathBuf::from("/");
+            }
+            let mut next = parts(&target);
+            next.extend(pending);
+            pending = next;
+            continue;
+        }
+        current = candidate;
+    }
+    current
+}
+
+/// The normal and `..` components of a path (`.`, `/` and prefixes
+/// dropped).
+fn parts(path: &Path) -> VecDeque<OsString> {
+    path.components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => Some(p.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect()
 }
 
 /// Symlink hops followed before giving up (as the kernel's ELOOP limit).
 const MAX_LINK_HOPS: usize = 40;
-
-fn realpath_inner(path: &Path, hops: usize) -> PathBuf {
-    let mut existing = path.to_path_buf();
-    let mut suffix: Vec<std::ffi::OsString> = Vec::new();
-    let rebuild = |mut base: PathBuf, suffix: &[std::ffi::OsString]| {
-        for part in suffix.iter().rev() {
-            base.push(part);
-        }
-        base
-    };
-    loop {
-        if let Ok(real) = std::fs::canonicalize(&existing) {
-            return rebuild(real, &suffix);
-        }
-        let is_link =
-            std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink());
-        if is_link
-            && hops < MAX_LINK_HOPS
-            && let Ok(target) = std::fs::read_link(&existing)
-        {
-            let parent = existing.parent().map(Path::to_path_buf).unwrap_or_default();
-            let joined = if target.is_absolute() {
-                target
-            } else {
-                parent.join(target)
-            };
-            if let Some(normal) = normalize_absolute(&joined.to_string_lossy()) {
-                return rebuild(realpath_inner(&normal, hops + 1), &suffix);
-            }
-        }
-        match (
-            existing.file_name().map(|n| n.to_owned()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                suffix.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return rebuild(existing, &suffix),
-        }
-    }
-}
 
 #[cfg(test)]
 #[path = "bind_spec_tests.rs"]

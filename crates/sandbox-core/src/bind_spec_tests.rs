@@ -62,6 +62,17 @@ fn realpath_resolves_through_the_deepest_existing_ancestor() {
         realpath_through_existing(&root.join("rel")),
         root.join("real/nothing")
     );
+    // `..` climbs from the link's target, not lexically.
+    std::fs::create_dir_all(root.join("real/deep")).unwrap();
+    std::os::unix::fs::symlink(root.join("real/deep"), root.join("deeplink")).unwrap();
+    assert_eq!(
+        realpath_through_existing(&root.join("deeplink/../x")),
+        root.join("real/x")
+    );
+    assert_eq!(
+        realpath_through_existing(Path::new("/etc/../tmp/./a")),
+        PathBuf::from("/tmp/a")
+    );
     // A loop ends (bounded), yielding some path rather than hanging.
     std::os::unix::fs::symlink(root.join("loop2"), root.join("loop1")).unwrap();
     std::os::unix::fs::symlink(root.join("loop1"), root.join("loop2")).unwrap();

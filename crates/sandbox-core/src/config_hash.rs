@@ -84,7 +84,9 @@ pub fn config_hash_document(inputs: &ConfigHashInputs<'_>) -> Value {
 
 /// SHA-256 hex of the normalised document.
 pub fn config_hash(inputs: &ConfigHashInputs<'_>) -> String {
-    hash_value(&config_hash_document(inputs))
+    // The document is already normalised.
+    let text = serde_json::to_string(&config_hash_document(inputs)).unwrap_or_default();
+    sha256_hex(text.as_bytes())
 }
 
 /// SHA-256 hex of a value's normalised compact JSON.

@@ -42,10 +42,12 @@ pub fn scope_key(scope: SandboxScope, agent_id: &str, session_key: &str) -> Stri
 
 /// SHA-256 of `text` as lowercase hex.
 pub(crate) fn sha256_hex(text: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(text);
     let mut out = String::with_capacity(64);
     for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
     }
     out
 }

@@ -413,7 +413,9 @@ fn bind_source_findings(
         ));
         return;
     }
-    let real = realpath_through_existing(&source);
+    // Resolved from the source as written: `..` after a symlink climbs
+    // from the link's target, as the kernel (and Docker) would.
+    let real = realpath_through_existing(Path::new(&spec.source.trim().replace('\\', "/")));
     if real != source
         && let Some((code, hit)) = blocked_reason(&real, blocked)
     {

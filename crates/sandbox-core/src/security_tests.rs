@@ -193,6 +193,16 @@ fn a_symlink_to_etc_is_caught_after_realpath() {
     std::os::unix::fs::symlink("/etc/talon-none", root.join("dangling")).unwrap();
     let bind = format!("{}:/data", root.join("dangling").display());
     assert_eq!(one(&bind, &env), vec![FindingCode::BindBlockedPath]);
+    // `..` after a link climbs from its target: `ssl-link/..` is `/etc`,
+    // even though it reads as the temp dir.
+    std::os::unix::fs::symlink("/etc/ssl", root.join("ssl-link")).unwrap();
+    let bind = format!("{}/ssl-link/..:/data", root.display());
+    let mut s = with_binds(&[&bind]);
+    s.dangerously_allow_external_bind_sources = true;
+    let f = check(&s, &env);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].code, FindingCode::BindBlockedPath);
+    assert_eq!(f[0].resolved.as_deref(), Some("/etc"));
     // And a link to / covers everything.
     std::os::unix::fs::symlink("/", root.join("slash")).unwrap();
     let bind = format!("{}:/data", root.join("slash").display());

@@ -561,3 +561,84 @@ fn a_bad_docker_key_is_a_load_error() {
     );
     assert!(run.stdout.is_empty());
 }
+
+#[test]
+fn explain_never_prints_env_values() {
+    let (_t, home) = temp_home();
+    let config = home.join("talon.json");
+    std::fs::write(
+        &config,
+        r#"{ agents: { defaults: { sandbox: { mode: "all", docker: { env: { API_TOKEN: "sk-secret-value" } } } } } }"#,
+    )
+    .unwrap();
+    for json in [true, false] {
+        let mut args = vec!["--config", config.to_str().unwrap(), "sandbox", "explain"];
+        if json {
+            args.push("--json");
+        }
+        let run = talon(&home, &args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(!run.stdout.contains("sk-secret-value"), "{}", run.stdout);
+        if json {
+            assert_eq!(run.json()["docker"]["env"]["API_TOKEN"], "<redacted>");
+        }
+    }
+}
+
+#[test]
+fn resolve_leaves_out_binds_that_validation_refuses() {
+    let (_t, root) = temp_home();
+    let ws = root.join("ws");
+    let data = ws.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("f.txt"), "x").unwrap();
+    let config = root.join("talon.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{ agents: {{ defaults: {{ workspace: "ws", sandbox: {{ mode: "all", workspaceAccess: "rw", docker: {{ binds: ["/etc:/host-etc:ro", "{data}:/data:ro"] }} }} }} }} }}"#,
+            data = data.display()
+        ),
+    )
+    .unwrap();
+    let cfg = config.to_str().unwrap();
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/host-etc/passwd",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(run.json()["refused"], "outside-mounts");
+    let run = talon(
+        &root,
+        &[
+            "--config",
+            cfg,
+            "sandbox",
+            "resolve",
+            "/data/f.txt",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(run.json()["readOnly"], Value::Bool(true));
+    assert_eq!(
+        run.json()["hostPath"],
+        data.join("f.txt").display().to_string()
+    );
+    let human = talon(
+        &root,
+        &["--config", cfg, "sandbox", "resolve", "/data/f.txt"],
+    );
+    assert!(
+        human.stdout.contains("1 bind(s) refused"),
+        "{}",
+        human.stdout
+    );
+}

@@ -1,0 +1,118 @@
+//! Docker backend benchmarks against the real engine (`cargo xtask
+//! docker-up` provides it and the test image):
+//!
+//! - `docker_exec_true_backend`: a warm `exec` of `true` through the
+//!   backend's launcher (create exec, attach, pid marker, exit code);
+//! - `docker_exec_true_cli`: the same through the `docker exec` CLI, as
+//!   OpenClaw runs it (`docker exec -i NAME /bin/sh -lc true`);
+//! - `docker_ensure_warm`: `ensure` of a running container whose hash
+//!   matches (one inspect);
+//! - `docker_ensure_cold`: `ensure` that creates and starts a container
+//!   and waits until it runs an exec (removal not timed).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use talon_sandbox_core::{LaunchRequest, SandboxHandle};
+use talon_sandbox_docker::{ContainerSpec, DockerBackend};
+use tokio::io::AsyncReadExt;
+
+const IMAGE: &str = "talon-sandbox-test:busybox";
+
+fn spec(name: &str, ws: &std::path::Path) -> ContainerSpec {
+    let mut spec = ContainerSpec::new(name, format!("bench:{name}"), ws, "bench");
+    spec.image = IMAGE.to_owned();
+    spec.extra_labels
+        .insert("talon.test".to_owned(), "1".to_owned());
+    spec
+}
+
+fn remove(name: &str) {
+    let _ = Command::new("docker")
+        .args(["rm", "-f", "-v", name])
+        .output();
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let backend = rt.block_on(DockerBackend::connect()).unwrap_or_else(|e| {
+        panic!("the Docker benches need the engine: {e}\nrun `cargo xtask docker-up`")
+    });
+    let ws = tempfile::tempdir().unwrap();
+    let warm_name = format!("talon-bench-{}-warm", std::process::id());
+    let warm = spec(&warm_name, ws.path());
+    let sandbox = rt.block_on(backend.ensure_container(&warm)).unwrap();
+    let launcher = sandbox.launcher();
+
+    c.bench_function("docker_exec_true_backend", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut proc = launcher
+                    .launch(LaunchRequest {
+                        command: "true".to_owned(),
+                        ..Default::default()
+                    })
+                    .await
+                    .unwrap();
+                proc.stdin = None;
+                let mut sink = Vec::new();
+                proc.stdout.read_to_end(&mut sink).await.unwrap();
+                assert!(proc.control.wait().await.unwrap().success());
+            })
+        })
+    });
+
+    c.bench_function("docker_exec_true_cli", |b| {
+        b.iter(|| {
+            let status = Command::new("docker")
+                .args(["exec", "-i", &warm_name, "/bin/sh", "-lc", "true"])
+                .stdin(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        })
+    });
+
+    c.bench_function("docker_ensure_warm", |b| {
+        b.iter(|| rt.block_on(backend.ensure_container(&warm)).unwrap())
+    });
+
+    drop(sandbox);
+    remove(&warm_name);
+}
+
+fn cold_benches(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let backend = rt.block_on(DockerBackend::connect()).unwrap_or_else(|e| {
+        panic!("the Docker benches need the engine: {e}\nrun `cargo xtask docker-up`")
+    });
+    let ws = tempfile::tempdir().unwrap();
+    let counter = AtomicUsize::new(0);
+    c.bench_function("docker_ensure_cold", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let n = counter.fetch_add(1, Ordering::Relaxed);
+                let name = format!("talon-bench-{}-cold-{n}", std::process::id());
+                let cold = spec(&name, ws.path());
+                let started = Instant::now();
+                let handle = rt.block_on(backend.ensure_container(&cold)).unwrap();
+                total += started.elapsed();
+                assert!(handle.created());
+                remove(&name);
+            }
+            total
+        })
+    });
+}
+
+criterion_group!(warm, benches);
+criterion_group! {
+    name = cold;
+    config = Criterion::default().sample_size(10);
+    targets = cold_benches
+}
+criterion_main!(warm, cold);

@@ -1,0 +1,73 @@
+//! Turning `bollard` errors into [`SandboxError`]s an operator can act on.
+
+use bollard::errors::Error as BollardError;
+use talon_sandbox_core::SandboxError;
+
+/// How to get an engine running, appended to every "unreachable" error.
+pub(crate) const START_HINT: &str = "start the Docker engine (`cargo xtask docker-up` in a Talon \
+     checkout, `systemctl start docker`, or `dockerd &` as root), or set \
+     agents.defaults.sandbox.mode=off to run tools on the host";
+
+/// The HTTP status of an engine response, when the error is one.
+pub(crate) fn status_of(err: &BollardError) -> Option<u16> {
+    match err {
+        BollardError::DockerResponseServerError { status_code, .. } => Some(*status_code),
+        _ => None,
+    }
+}
+
+/// Whether the error means "no such object".
+pub(crate) fn is_not_found(err: &BollardError) -> bool {
+    status_of(err) == Some(404)
+}
+
+/// Whether the error means the engine could not be talked to at all
+/// (socket missing, connection refused or reset, timeout).
+pub(crate) fn is_transport(err: &BollardError) -> bool {
+    matches!(
+        err,
+        BollardError::SocketNotFoundError(_)
+            | BollardError::HyperLegacyError { .. }
+            | BollardError::HyperResponseError { .. }
+            | BollardError::IOError { .. }
+            | BollardError::RequestTimeoutError
+    )
+}
+
+/// The engine at `addr` is unreachable while doing `what`.
+pub(crate) fn unavailable(addr: &str, what: &str, detail: &dyn std::fmt::Display) -> SandboxError {
+    SandboxError::EngineUnavailable(format!(
+        "cannot reach the Docker engine at {addr} to {what} ({detail}); {START_HINT}"
+    ))
+}
+
+/// Map any engine error met while doing `what` (a verb phrase such as
+/// `create container talon-sbx-x`).
+pub(crate) fn engine_error(addr: &str, what: &str, err: BollardError) -> SandboxError {
+    if is_transport(&err) {
+        return unavailable(addr, what, &err);
+    }
+    match err {
+        BollardError::DockerResponseServerError {
+            status_code,
+            message,
+        } => SandboxError::Io(format!(
+            "the Docker engine refused to {what} (HTTP {status_code}): {}",
+            message.trim()
+        )),
+        other => SandboxError::Io(format!(
+            "Docker engine error while trying to {what}: {other}"
+        )),
+    }
+}
+
+/// The image is not there; say which one and how to get it.
+pub(crate) fn image_missing(image: &str) -> SandboxError {
+    SandboxError::ImageMissing(format!(
+        "image `{image}` is not present in the Docker engine and Talon never pulls or \
+         substitutes one; build it (for OpenClaw's default image run OpenClaw's \
+         `scripts/sandbox-setup.sh`, or `docker build -t {image} .` from a Dockerfile based on \
+         debian:bookworm-slim, see the Talon README), or set agents.defaults.sandbox.docker.image \
+         to an image you have (`docker images`)"
+    ))
+}

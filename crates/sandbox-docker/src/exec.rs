@@ -1,0 +1,637 @@
+//! Running commands inside a container: [`DockerLauncher`] (the `exec` /
+//! `process` tools' [`ProcessLauncher`]) and the script runner behind
+//! [`SandboxHandle::run_script`](talon_sandbox_core::SandboxHandle::run_script).
+//!
+//! Every command runs under a tiny wrapper, `sh -c 'echo "$$"; exec "$@"'`:
+//! the engine starts each exec process as a session and process-group
+//! leader in the container's PID namespace, so the pid the wrapper prints
+//! (first line of stdout, stripped before the caller sees it) is the
+//! process group of the command and of everything it starts. `kill` sends
+//! `SIGKILL` to that whole group from a second exec (`kill -9 -PGID`), so
+//! a timeout or an abort stops the process tree inside the container, not
+//! only the local attach client. (A process that calls `setsid` itself
+//! leaves the group; `--init` reaps what remains when it dies.)
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::container::LogOutput;
+use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
+use bytes::Bytes;
+use futures::StreamExt;
+use talon_sandbox_core::{
+    ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
+    ScriptOutput,
+};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::sync::watch;
+
+use crate::engine_error::{engine_error, is_transport, status_of, unavailable};
+use crate::usage::UsageClock;
+
+/// Prints the exec's pid (= its process group) then becomes the command.
+const WRAPPER: &str = "echo \"$$\"; exec \"$@\"";
+/// Kills a process group, or the single process if it is not a group
+/// leader (never fails: the group may be gone already).
+const KILL_SCRIPT: &str = "kill -9 -\"$1\" 2>/dev/null || kill -9 \"$1\" 2>/dev/null; exit 0";
+/// The env var an exec's `PATH` travels in (OpenClaw:
+/// `OPENCLAW_PREPEND_PATH`); prepended after the login profile ran.
+pub const PREPEND_PATH_VAR: &str = "TALON_PREPEND_PATH";
+/// Most bytes a script's stdout or stderr may produce (OpenClaw's
+/// `SANDBOX_COMMAND_MAX_BUFFER_BYTES`).
+pub const SCRIPT_MAX_OUTPUT_BYTES: usize = 100 * 1024 * 1024;
+const PIPE_CAPACITY: usize = 64 * 1024;
+const MARKER_MAX: usize = 32;
+/// How long `kill` waits for the wrapper's pid line.
+const PGID_WAIT: Duration = Duration::from_secs(5);
+
+/// Where an exec runs: the engine, the container and its defaults.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecTarget {
+    pub(crate) docker: Docker,
+    pub(crate) addr: Arc<str>,
+    pub(crate) container: Arc<str>,
+    pub(crate) workdir: Arc<str>,
+    pub(crate) usage: UsageClock,
+}
+
+impl ExecTarget {
+    fn map_exec_error(&self, what: &str, err: bollard::errors::Error) -> SandboxError {
+        match status_of(&err) {
+            Some(404) => SandboxError::Exec(format!(
+                "container {} no longer exists; ensure the sandbox again to recreate it",
+                self.container
+            )),
+            Some(409) => SandboxError::Exec(format!(
+                "container {} is not running; ensure the sandbox again to start it",
+                self.container
+            )),
+            _ => engine_error(&self.addr, what, err),
+        }
+    }
+
+    /// Start `argv` under the pid wrapper.
+    pub(crate) async fn spawn(
+        &self,
+        argv: Vec<String>,
+        env: Vec<String>,
+        workdir: Option<String>,
+        tty: bool,
+    ) -> Result<LaunchedProcess, SandboxError> {
+        self.usage.touch(&self.container);
+        let mut cmd = vec![
+            "/bin/sh".to_owned(),
+            "-c".to_owned(),
+            WRAPPER.to_owned(),
+            "talon-exec".to_owned(),
+        ];
+        cmd.extend(argv);
+        let what = format!("exec in container {}", self.container);
+        let created = self
+            .docker
+            .create_exec(
+                &self.container,
+                CreateExecOptions {
+                    attach_stdin: Some(true),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    tty: Some(tty),
+                    env: Some(env),
+                    cmd: Some(cmd),
+                    working_dir: Some(workdir.unwrap_or_else(|| self.workdir.to_string())),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| self.map_exec_error(&what, e))?;
+        let started = self
+            .docker
+            .start_exec(
+                &created.id,
+                Some(StartExecOptions {
+                    detach: false,
+                    tty,
+                    output_capacity: Some(PIPE_CAPACITY),
+                }),
+            )
+            .await
+            .map_err(|e| self.map_exec_error(&what, e))?;
+        let StartExecResults::Attached { output, input } = started else {
+            return Err(SandboxError::Exec(format!(
+                "the Docker engine did not attach to the exec in {}",
+                self.container
+            )));
+        };
+        tracing::debug!(container = %self.container, exec_id = %created.id, tty, "sandbox exec started");
+
+        let shared = Arc::new(ExecShared {
+            target: self.clone(),
+            exec_id: created.id,
+            pgid: watch::Sender::new(None),
+            marker_seen: watch::Sender::new(false),
+            done: watch::Sender::new(None),
+            killed: AtomicBool::new(false),
+        });
+
+        let (stdin_writer, stdin_reader) = tokio::io::duplex(PIPE_CAPACITY);
+        tokio::spawn(pump_stdin(
+            stdin_reader,
+            input,
+            shared.marker_seen.subscribe(),
+            shared.done.subscribe(),
+            tty,
+        ));
+
+        let (stdout_writer, stdout_reader) = tokio::io::duplex(PIPE_CAPACITY);
+        let (stderr_writer, stderr_reader) = if tty {
+            (None, None)
+        } else {
+            let (w, r) = tokio::io::duplex(PIPE_CAPACITY);
+            (Some(w), Some(r))
+        };
+        tokio::spawn(pump_output(
+            Arc::clone(&shared),
+            output,
+            stdout_writer,
+            stderr_writer,
+        ));
+
+        Ok(LaunchedProcess {
+            stdin: Some(Box::pin(stdin_writer)),
+            stdout: Box::pin(stdout_reader),
+            stderr: stderr_reader.map(|r| Box::pin(r) as talon_sandbox_core::ProcessOutput),
+            control: Box::new(DockerProcess { shared }),
+        })
+    }
+
+    /// `sh -c SCRIPT talon-sandbox ARGS...` with optional stdin, killed
+    /// inside the container at `timeout`.
+    pub(crate) async fn run_script(
+        &self,
+        script: &str,
+        args: &[String],
+        stdin: Option<Vec<u8>>,
+        timeout: Duration,
+    ) -> Result<ScriptOutput, SandboxError> {
+        let mut argv = vec![
+            "/bin/sh".to_owned(),
+            "-c".to_owned(),
+            script.to_owned(),
+            "talon-sandbox".to_owned(),
+        ];
+        argv.extend(args.iter().cloned());
+        let LaunchedProcess {
+            stdin: input,
+            stdout,
+            stderr,
+            control,
+        } = self.spawn(argv, Vec::new(), None, false).await?;
+        let work = async {
+            let feed = async {
+                if let Some(mut input) = input {
+                    if let Some(data) = stdin {
+                        // A script that exits without reading its stdin
+                        // closes the pipe; that is not an error.
+                        let _ = input.write_all(&data).await;
+                    }
+                    let _ = input.shutdown().await;
+                }
+            };
+            let (_, out, err) = tokio::join!(feed, read_capped(stdout), async {
+                match stderr {
+                    Some(stderr) => read_capped(stderr).await,
+                    None => Ok(Vec::new()),
+                }
+            });
+            Ok::<_, SandboxError>((out?, err?))
+        };
+        let outcome = tokio::time::timeout(timeout, work).await;
+        match outcome {
+            Ok(Ok((stdout, stderr))) => {
+                let status = tokio::time::timeout(timeout, control.wait())
+                    .await
+                    .map_err(|_| {
+                        SandboxError::Timeout(format!(
+                            "script in container {} closed its output but did not exit",
+                            self.container
+                        ))
+                    })??;
+                Ok(ScriptOutput {
+                    stdout,
+                    stderr,
+                    status,
+                })
+            }
+            Ok(Err(too_much)) => {
+                control.kill().await?;
+                Err(too_much)
+            }
+            Err(_) => {
+                control.kill().await?;
+                Err(SandboxError::Timeout(format!(
+                    "script in container {} ran past {:.1} s and was killed (its whole process \
+                     group inside the container)",
+                    self.container,
+                    timeout.as_secs_f64()
+                )))
+            }
+        }
+    }
+}
+
+async fn read_capped(mut reader: impl AsyncRead + Unpin) -> Result<Vec<u8>, SandboxError> {
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; PIPE_CAPACITY];
+    loop {
+        let n = reader
+            .read(&mut chunk)
+            .await
+            .map_err(|e| SandboxError::Io(format!("reading script output: {e}")))?;
+        if n == 0 {
+            return Ok(buf);
+        }
+        if buf.len() + n > SCRIPT_MAX_OUTPUT_BYTES {
+            return Err(SandboxError::Exec(format!(
+                "script output exceeded {} MiB; the script was killed",
+                SCRIPT_MAX_OUTPUT_BYTES / (1024 * 1024)
+            )));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Copy the caller's stdin to the exec, starting once the wrapper has
+/// printed its pid line (a terminal would otherwise echo early input ahead
+/// of it); close the exec's stdin when the caller closes or drops its end.
+/// Under a PTY the engine ends the whole session when stdin closes, so
+/// there the write side stays open until the process ends (send `\x04`
+/// through the terminal for EOF).
+async fn pump_stdin(
+    mut from: DuplexStream,
+    mut to: std::pin::Pin<Box<dyn AsyncWrite + Send>>,
+    mut marker_seen: watch::Receiver<bool>,
+    mut done: watch::Receiver<Option<Result<ExitStatus, SandboxError>>>,
+    tty: bool,
+) {
+    tokio::select! {
+        _ = marker_seen.wait_for(|seen| *seen) => {}
+        _ = done.wait_for(Option::is_some) => return,
+    }
+    let _ = tokio::io::copy(&mut from, &mut to).await;
+    if tty {
+        let _ = done.wait_for(Option::is_some).await;
+    } else {
+        let _ = to.shutdown().await;
+    }
+}
+
+/// Write to a consumer pipe; once the consumer is gone, drop its output
+/// (the process keeps running until it ends or is killed).
+async fn forward(slot: &mut Option<DuplexStream>, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
+    if let Some(writer) = slot
+        && writer.write_all(bytes).await.is_err()
+    {
+        *slot = None;
+    }
+}
+
+async fn pump_output(
+    shared: Arc<ExecShared>,
+    mut output: std::pin::Pin<
+        Box<dyn futures::Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>,
+    >,
+    stdout: DuplexStream,
+    stderr: Option<DuplexStream>,
+) {
+    let mut out = Some(stdout);
+    let mut err = stderr;
+    let tty = err.is_none();
+    let mut marker: Option<Vec<u8>> = Some(Vec::new());
+    let mut stream_error = None;
+    while let Some(item) = output.next().await {
+        match item {
+            Ok(LogOutput::StdOut { message } | LogOutput::Console { message }) => {
+                let rest = match marker.as_mut() {
+                    Some(pending) => match take_marker(pending, &message) {
+                        MarkerStep::More => continue,
+                        MarkerStep::Done { pgid, rest } => {
+                            if let Some(pgid) = pgid {
+                                shared.pgid.send_replace(Some(pgid));
+                            } else {
+                                tracing::warn!(container = %shared.target.container, "sandbox exec printed no pid line; kill cannot reach its process group");
+                            }
+                            shared.marker_seen.send_replace(true);
+                            marker = None;
+                            rest
+                        }
+                    },
+                    None => message,
+                };
+                forward(&mut out, &rest).await;
+            }
+            Ok(LogOutput::StdErr { message }) => {
+                if tty {
+                    forward(&mut out, &message).await;
+                } else {
+                    forward(&mut err, &message).await;
+                }
+            }
+            Ok(LogOutput::StdIn { .. }) => {}
+            Err(e) => {
+                stream_error = Some(e);
+                break;
+            }
+        }
+    }
+    if let Some(pending) = marker.take() {
+        forward(&mut out, &pending).await;
+    }
+    // EOF for the consumer before the (possibly slow) status lookup.
+    drop(out);
+    drop(err);
+    let status = shared.finish(stream_error).await;
+    shared.done.send_replace(Some(status));
+}
+
+enum MarkerStep {
+    More,
+    Done { pgid: Option<u32>, rest: Bytes },
+}
+
+/// Accumulate the wrapper's first line (`<pid>\n`, or `<pid>\r\n` under a
+/// PTY) and return what follows it.
+fn take_marker(pending: &mut Vec<u8>, message: &Bytes) -> MarkerStep {
+    pending.extend_from_slice(message);
+    match pending.iter().position(|b| *b == b'\n') {
+        Some(newline) => {
+            let line = String::from_utf8_lossy(&pending[..newline]);
+            let pgid = line.trim().parse::<u32>().ok().filter(|p| *p > 1);
+            let rest = if pgid.is_some() {
+                Bytes::copy_from_slice(&pending[newline + 1..])
+            } else {
+                // Not our marker: give everything to the caller.
+                Bytes::copy_from_slice(pending)
+            };
+            pending.clear();
+            MarkerStep::Done { pgid, rest }
+        }
+        None if pending.len() > MARKER_MAX => MarkerStep::Done {
+            pgid: None,
+            rest: Bytes::from(std::mem::take(pending)),
+        },
+        None => MarkerStep::More,
+    }
+}
+
+#[derive(Debug)]
+struct ExecShared {
+    target: ExecTarget,
+    exec_id: String,
+    pgid: watch::Sender<Option<u32>>,
+    /// The wrapper's first line has been read (with or without a pid).
+    marker_seen: watch::Sender<bool>,
+    done: watch::Sender<Option<Result<ExitStatus, SandboxError>>>,
+    killed: AtomicBool,
+}
+
+impl ExecShared {
+    /// The exit status once the output stream has ended.
+    async fn finish(
+        &self,
+        stream_error: Option<bollard::errors::Error>,
+    ) -> Result<ExitStatus, SandboxError> {
+        let container = &self.target.container;
+        if let Some(e) = &stream_error
+            && is_transport(e)
+        {
+            return Err(unavailable(
+                &self.target.addr,
+                &format!("follow an exec in container {container} (the connection broke mid-run)"),
+                e,
+            ));
+        }
+        let what = format!("read the exit code of an exec in container {container}");
+        // The stream can end a moment before the engine records the exit.
+        for _ in 0..100 {
+            let inspect = match self.target.docker.inspect_exec(&self.exec_id).await {
+                Ok(inspect) => inspect,
+                // The engine forgets the exec with its container.
+                Err(e) if status_of(&e) == Some(404) => {
+                    return Err(SandboxError::Exec(format!(
+                        "container {container} went away during the exec (killed or removed); \
+                         ensure the sandbox again to get a new one"
+                    )));
+                }
+                Err(e) => return Err(engine_error(&self.target.addr, &what, e)),
+            };
+            if inspect.running == Some(true) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+            return match inspect.exit_code {
+                Some(code) => Ok(self.status_from(code)),
+                None => Err(SandboxError::Exec(format!(
+                    "the Docker engine reported no exit code for an exec in container {container}"
+                ))),
+            };
+        }
+        Err(SandboxError::Exec(format!(
+            "an exec in container {container} closed its output but the engine still reports \
+             it running"
+        )))
+    }
+
+    fn status_from(&self, code: i64) -> ExitStatus {
+        // The engine reports death by signal N as 128 + N.
+        if self.killed.load(Ordering::SeqCst) && (129..=192).contains(&code) {
+            ExitStatus::Signal((code - 128) as i32)
+        } else {
+            ExitStatus::Code(i32::try_from(code).unwrap_or(i32::MAX))
+        }
+    }
+
+    async fn send_kill(&self, pgid: u32) -> Result<(), SandboxError> {
+        let target = &self.target;
+        let what = format!("kill a process group in container {}", target.container);
+        let created = match target
+            .docker
+            .create_exec(
+                &target.container,
+                CreateExecOptions {
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    cmd: Some(vec![
+                        "/bin/sh".to_owned(),
+                        "-c".to_owned(),
+                        KILL_SCRIPT.to_owned(),
+                        "talon-kill".to_owned(),
+                        pgid.to_string(),
+                    ]),
+                    ..Default::default()
+                },
+            )
+            .await
+        {
+            Ok(created) => created,
+            // No container or not running: nothing left to kill.
+            Err(e) if matches!(status_of(&e), Some(404 | 409)) => return Ok(()),
+            Err(e) => return Err(engine_error(&target.addr, &what, e)),
+        };
+        match target.docker.start_exec(&created.id, None).await {
+            Ok(StartExecResults::Attached { mut output, .. }) => {
+                while let Some(item) = output.next().await {
+                    if let Err(e) = item {
+                        return Err(engine_error(&target.addr, &what, e));
+                    }
+                }
+                Ok(())
+            }
+            Ok(StartExecResults::Detached) => Ok(()),
+            Err(e) if matches!(status_of(&e), Some(404 | 409)) => Ok(()),
+            Err(e) => Err(engine_error(&target.addr, &what, e)),
+        }
+    }
+}
+
+/// Wait / kill for one exec.
+#[derive(Debug)]
+struct DockerProcess {
+    shared: Arc<ExecShared>,
+}
+
+#[async_trait::async_trait]
+impl ProcessControl for DockerProcess {
+    fn pid(&self) -> Option<u32> {
+        *self.shared.pgid.borrow()
+    }
+
+    async fn wait(&self) -> Result<ExitStatus, SandboxError> {
+        let mut rx = self.shared.done.subscribe();
+        let result = match rx.wait_for(Option::is_some).await {
+            Ok(value) => value.clone(),
+            Err(_) => None,
+        };
+        result.unwrap_or_else(|| {
+            Err(SandboxError::Exec(
+                "the exec's output task ended without a status".to_owned(),
+            ))
+        })
+    }
+
+    async fn kill(&self) -> Result<(), SandboxError> {
+        self.shared.killed.store(true, Ordering::SeqCst);
+        let mut pgid_rx = self.shared.pgid.subscribe();
+        let mut done_rx = self.shared.done.subscribe();
+        let pgid = tokio::time::timeout(PGID_WAIT, async {
+            tokio::select! {
+                pgid = pgid_rx.wait_for(Option::is_some) => pgid.ok().and_then(|p| *p),
+                _ = done_rx.wait_for(Option::is_some) => *self.shared.pgid.borrow(),
+            }
+        })
+        .await
+        .ok()
+        .flatten();
+        match pgid {
+            // Even after the leader exited, background members of its
+            // group may still run: kill the group regardless.
+            Some(pgid) => self.shared.send_kill(pgid).await,
+            None if self.shared.done.borrow().is_some() => Ok(()),
+            None => Err(SandboxError::Exec(format!(
+                "cannot kill an exec in container {}: it never reported its process group",
+                self.shared.target.container
+            ))),
+        }
+    }
+}
+
+/// The exec environment for a request: every key as given except `PATH`,
+/// which travels as [`PREPEND_PATH_VAR`] and is prepended to the login
+/// shell's `PATH` (OpenClaw's rule: `-e PATH` would replace the image's
+/// PATH, and `/etc/profile` would reset it anyway).
+pub(crate) fn exec_env(
+    env: &BTreeMap<String, String>,
+    command: &str,
+) -> Result<(Vec<String>, String), SandboxError> {
+    let mut out = Vec::with_capacity(env.len());
+    let mut prepend = None;
+    for (key, value) in env {
+        if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
+            return Err(SandboxError::Exec(format!(
+                "environment key {key:?} (or its value) is invalid: empty, or contains `=` or NUL"
+            )));
+        }
+        if key == "PATH" {
+            prepend = Some(value);
+            continue;
+        }
+        if key == PREPEND_PATH_VAR {
+            return Err(SandboxError::Exec(format!(
+                "environment key {PREPEND_PATH_VAR} is reserved; pass PATH instead"
+            )));
+        }
+        out.push(format!("{key}={value}"));
+    }
+    let command = match prepend {
+        Some(path) if !path.is_empty() => {
+            out.push(format!("{PREPEND_PATH_VAR}={path}"));
+            format!(
+                "export PATH=\"${{{PREPEND_PATH_VAR}}}:$PATH\"; unset {PREPEND_PATH_VAR}; {command}"
+            )
+        }
+        _ => command.to_owned(),
+    };
+    Ok((out, command))
+}
+
+/// Runs the `exec` and `process` tools' commands in one container
+/// (`/bin/sh -lc COMMAND`, workdir `/workspace` unless the request says
+/// otherwise).
+#[derive(Debug, Clone)]
+pub struct DockerLauncher {
+    pub(crate) target: ExecTarget,
+}
+
+impl DockerLauncher {
+    /// The container the commands run in.
+    pub fn container(&self) -> &str {
+        &self.target.container
+    }
+}
+
+#[async_trait::async_trait]
+impl ProcessLauncher for DockerLauncher {
+    fn id(&self) -> &str {
+        "docker"
+    }
+
+    async fn launch(&self, request: LaunchRequest) -> Result<LaunchedProcess, SandboxError> {
+        if let Some(dir) = &request.workdir
+            && (!dir.starts_with('/') || dir.contains('\0'))
+        {
+            return Err(SandboxError::Exec(format!(
+                "working directory {dir:?} must be an absolute path inside the container \
+                 (e.g. {})",
+                self.target.workdir
+            )));
+        }
+        let (env, command) = exec_env(&request.env, &request.command)?;
+        self.target
+            .spawn(
+                vec!["/bin/sh".to_owned(), "-lc".to_owned(), command],
+                env,
+                request.workdir,
+                request.pty,
+            )
+            .await
+    }
+}
+
+#[cfg(test)]
+#[path = "exec_tests.rs"]
+mod tests;

@@ -1,0 +1,76 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use super::*;
+
+#[test]
+fn path_is_never_passed_directly_but_prepended_after_the_profile() {
+    let env = BTreeMap::from([
+        ("PATH".to_owned(), "/opt/tool/bin".to_owned()),
+        ("FOO".to_owned(), "bar baz".to_owned()),
+    ]);
+    let (vars, command) = exec_env(&env, "tool --version").unwrap();
+    assert!(vars.iter().all(|v| !v.starts_with("PATH=")), "{vars:?}");
+    assert!(vars.contains(&"FOO=bar baz".to_owned()));
+    assert!(vars.contains(&format!("{PREPEND_PATH_VAR}=/opt/tool/bin")));
+    assert_eq!(
+        command,
+        format!(
+            "export PATH=\"${{{PREPEND_PATH_VAR}}}:$PATH\"; unset {PREPEND_PATH_VAR}; tool --version"
+        )
+    );
+}
+
+#[test]
+fn without_path_the_command_is_untouched() {
+    let env = BTreeMap::from([("A".to_owned(), "1".to_owned())]);
+    let (vars, command) = exec_env(&env, "echo $A").unwrap();
+    assert_eq!(vars, vec!["A=1".to_owned()]);
+    assert_eq!(command, "echo $A");
+}
+
+#[test]
+fn bad_env_keys_and_the_reserved_prepend_key_are_refused() {
+    for key in ["", "A=B", "NUL\0", PREPEND_PATH_VAR] {
+        let env = BTreeMap::from([(key.to_owned(), "x".to_owned())]);
+        let err = exec_env(&env, "true").unwrap_err();
+        assert!(matches!(err, SandboxError::Exec(_)), "{key:?}: {err}");
+    }
+}
+
+#[test]
+fn the_pid_marker_is_stripped_even_when_split_across_frames() {
+    let mut pending = Vec::new();
+    assert!(matches!(
+        take_marker(&mut pending, &Bytes::from_static(b"12")),
+        MarkerStep::More
+    ));
+    match take_marker(&mut pending, &Bytes::from_static(b"3\r\nhello")) {
+        MarkerStep::Done { pgid, rest } => {
+            assert_eq!(pgid, Some(123));
+            assert_eq!(&rest[..], b"hello");
+        }
+        MarkerStep::More => panic!("marker not taken"),
+    }
+}
+
+#[test]
+fn output_that_is_not_a_marker_is_kept_whole() {
+    let mut pending = Vec::new();
+    match take_marker(&mut pending, &Bytes::from_static(b"not a pid\nmore")) {
+        MarkerStep::Done { pgid, rest } => {
+            assert_eq!(pgid, None);
+            assert_eq!(&rest[..], b"not a pid\nmore");
+        }
+        MarkerStep::More => panic!("should be done"),
+    }
+    let mut pending = Vec::new();
+    let long = Bytes::from(vec![b'7'; MARKER_MAX + 1]);
+    assert!(matches!(
+        take_marker(&mut pending, &long),
+        MarkerStep::Done { pgid: None, .. }
+    ));
+}

@@ -1,0 +1,267 @@
+//! From `sandbox-core`'s [`SandboxRequest`] to a [`ContainerSpec`], and the
+//! [`SandboxBackend`] implementation the registry holds.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use std::path::PathBuf;
+
+use talon_sandbox_core::{
+    DockerSettings, MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle,
+    SandboxRequest, SecurityEnv, SizeValue, UlimitValue, WorkspaceAccess, ensure_sandbox_security,
+};
+
+use crate::backend::DockerBackend;
+use crate::spec::{BindMount, ContainerSpec, Limits, Ulimit};
+
+/// Parse a Docker size (`1024`, `512m`, `1.5g`, `64MiB`) into bytes.
+pub(crate) fn size_bytes(value: &SizeValue, key: &str) -> Result<i64, SandboxError> {
+    let text = match value {
+        SizeValue::Bytes(n) => return Ok(*n),
+        SizeValue::Text(text) => text.trim().to_ascii_lowercase(),
+    };
+    let bad = || {
+        SandboxError::Config(format!(
+            "{key}: `{text}` is not a size; use bytes or a number with k, m, g or t (`512m`)",
+            text = match value {
+                SizeValue::Text(t) => t.as_str(),
+                SizeValue::Bytes(_) => "",
+            }
+        ))
+    };
+    if text == "-1" {
+        return Ok(-1);
+    }
+    let digits_end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits_end);
+    let number: f64 = number.parse().map_err(|_| bad())?;
+    let unit = unit.trim();
+    let unit = unit
+        .strip_suffix("ib")
+        .or_else(|| unit.strip_suffix('b'))
+        .unwrap_or(unit);
+    let factor: f64 = match unit {
+        "" => 1.0,
+        "k" => 1024.0,
+        "m" => 1024.0 * 1024.0,
+        "g" => 1024.0 * 1024.0 * 1024.0,
+        "t" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    let bytes = (number * factor).round();
+    if !bytes.is_finite() || bytes < 0.0 || bytes > i64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes as i64)
+}
+
+fn ulimit(name: &str, value: &UlimitValue) -> Result<Ulimit, SandboxError> {
+    let bad = || {
+        SandboxError::Config(format!(
+            "sandbox docker.ulimits.{name}: use a number, \"soft:hard\", or {{soft, hard}}"
+        ))
+    };
+    let (soft, hard) = match value {
+        UlimitValue::Number(n) => (*n, *n),
+        UlimitValue::Text(text) => match text.split_once(':') {
+            Some((s, h)) => (
+                s.trim().parse().map_err(|_| bad())?,
+                h.trim().parse().map_err(|_| bad())?,
+            ),
+            None => {
+                let n = text.trim().parse().map_err(|_| bad())?;
+                (n, n)
+            }
+        },
+        UlimitValue::Range(range) => match (range.soft, range.hard) {
+            (Some(s), Some(h)) => (s, h),
+            (Some(n), None) | (None, Some(n)) => (n, n),
+            (None, None) => return Err(bad()),
+        },
+    };
+    Ok(Ulimit {
+        name: name.to_owned(),
+        soft,
+        hard,
+    })
+}
+
+impl ContainerSpec {
+    /// The container for a `sandbox-core` request: its name, scope key,
+    /// config hash and mount plan, and its resolved Docker settings.
+    pub fn from_request(request: &SandboxRequest) -> Result<Self, SandboxError> {
+        let docker: &DockerSettings = &request.config.docker;
+        let workspace_dir = request
+            .mount_plan
+            .entries
+            .iter()
+            .find(|e| e.kind == MountKind::Workspace)
+            .map(|e| e.host_path.clone())
+            .unwrap_or_else(|| request.workspace_dir.clone());
+        let mut spec = ContainerSpec::new(
+            request.sandbox_name.clone(),
+            request.scope_key.clone(),
+            workspace_dir,
+            request.config_hash.clone(),
+        );
+        spec.image = docker.image.clone();
+        spec.workdir = docker.workdir.clone();
+        spec.binds = request
+            .mount_plan
+            .entries
+            .iter()
+            .map(|e| BindMount {
+                host: e.host_path.clone(),
+                container: e.container_path.clone(),
+                read_only: e.read_only,
+                options: match e.kind {
+                    MountKind::Bind => e.bind_options.clone().or_else(|| Some("rw".to_owned())),
+                    MountKind::Workspace | MountKind::Agent | MountKind::Skills => None,
+                },
+            })
+            .collect();
+        spec.env = docker.env.clone();
+        spec.user = docker.user.clone();
+        spec.read_only_root = docker.read_only_root;
+        spec.tmpfs = docker.tmpfs.clone();
+        spec.network = docker.network.clone();
+        spec.cap_drop = docker.cap_drop.clone();
+        spec.cap_add = docker.cap_add.clone();
+        spec.privileged = docker.privileged;
+        spec.security_opts = docker
+            .seccomp_profile
+            .iter()
+            .map(|p| format!("seccomp={p}"))
+            .chain(
+                docker
+                    .apparmor_profile
+                    .iter()
+                    .map(|p| format!("apparmor={p}")),
+            )
+            .collect();
+        spec.dns = docker.dns.clone().unwrap_or_default();
+        spec.extra_hosts = docker.extra_hosts.clone().unwrap_or_default();
+        if docker.gpus.is_some() {
+            return Err(SandboxError::Config(
+                "sandbox docker.gpus is not supported by Talon's Docker backend yet; remove it"
+                    .to_owned(),
+            ));
+        }
+        spec.limits = Limits {
+            pids_limit: docker.pids_limit,
+            memory_bytes: docker
+                .memory
+                .as_ref()
+                .map(|m| size_bytes(m, "sandbox docker.memory"))
+                .transpose()?,
+            memory_swap_bytes: docker
+                .memory_swap
+                .as_ref()
+                .map(|m| size_bytes(m, "sandbox docker.memorySwap"))
+                .transpose()?,
+            cpus: docker.cpus.as_ref().and_then(serde_json::Number::as_f64),
+            ulimits: docker
+                .ulimits
+                .iter()
+                .map(|(name, value)| ulimit(name, value))
+                .collect::<Result<_, _>>()?,
+        };
+        spec.setup_command = docker.setup_command.clone();
+        spec.require_current_config = request.require_current_config;
+        Ok(spec)
+    }
+}
+
+/// The home directories whose credentials no bind may reach: `$HOME`,
+/// `$TALON_HOME`, `$USERPROFILE` and the OS's idea of home (duplicates and
+/// `/` are dropped by the validator).
+pub(crate) fn process_home_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["HOME", "TALON_HOME", "USERPROFILE"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    dirs.extend(std::env::home_dir());
+    dirs.dedup();
+    dirs
+}
+
+fn epoch_ms_ago(elapsed: Duration) -> Option<u64> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
+    u64::try_from(now.checked_sub(elapsed)?.as_millis()).ok()
+}
+
+#[async_trait::async_trait]
+impl SandboxBackend for DockerBackend {
+    fn id(&self) -> &str {
+        "docker"
+    }
+
+    /// Validates the request's Docker settings first
+    /// ([`ensure_sandbox_security`]: blocked bind sources through symlinks,
+    /// sources outside the scope and agent workspaces, reserved targets,
+    /// `host` / `container:` networks, `unconfined` profiles, privileged,
+    /// added capabilities); nothing is created when it refuses. Then
+    /// [`DockerBackend::ensure_container`] with
+    /// [`ContainerSpec::from_request`].
+    async fn ensure(
+        &self,
+        request: &SandboxRequest,
+    ) -> Result<Arc<dyn SandboxHandle>, SandboxError> {
+        let env = SecurityEnv {
+            allowed_roots: request.allowed_bind_roots(),
+            home_dirs: self.home_dirs().to_vec(),
+        };
+        ensure_sandbox_security(&request.config.docker, &request.config.docker_origins, &env)?;
+        let spec = ContainerSpec::from_request(request)?;
+        // The scope's own workspace (ro / none) must exist before Docker
+        // sees it as a bind source, or the engine creates it owned by root.
+        if request.config.workspace_access != WorkspaceAccess::Rw {
+            std::fs::create_dir_all(&request.workspace_dir).map_err(|e| {
+                SandboxError::Io(format!(
+                    "cannot create the sandbox workspace {}: {e}",
+                    request.workspace_dir.display()
+                ))
+            })?;
+        }
+        let handle = self.ensure_container(&spec).await?;
+        Ok(handle as Arc<dyn SandboxHandle>)
+    }
+
+    async fn list_owned(&self) -> Result<Vec<OwnedSandbox>, SandboxError> {
+        let containers = self.list_containers().await?;
+        Ok(containers
+            .into_iter()
+            .map(|c| {
+                let mut owned = OwnedSandbox::new("docker", &c.name);
+                owned.scope_key = c.scope_key;
+                owned.config_hash = c.config_hash;
+                owned.image = c.image;
+                owned.running = c.running;
+                owned.created_at_ms = c.created_at_ms;
+                owned.last_used_at_ms = self
+                    .usage
+                    .last(&c.name)
+                    .and_then(|t| epoch_ms_ago(t.elapsed()));
+                owned
+            })
+            .collect())
+    }
+
+    async fn remove(&self, name: &str) -> Result<(), SandboxError> {
+        if self.remove_owned(name).await? {
+            Ok(())
+        } else {
+            Err(SandboxError::Config(format!(
+                "no sandbox container named {name} (see `talon sandbox list`)"
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "request_tests.rs"]
+mod tests;
