@@ -1,5 +1,6 @@
 //! The built-in tools of a configured runtime, and where they act.
 
+mod docker;
 mod families;
 mod targets;
 
@@ -75,6 +76,7 @@ impl Builtins {
         })?;
         let web: WebToolsConfig = section(tools.and_then(|t| t.web.as_ref()), "tools.web")?;
         let backends = Arc::new(SandboxBackendRegistry::new());
+        backends.register("docker", Arc::new(docker::LazyDockerBackend::default()));
         let targets = Arc::new(Targets::new(
             Arc::new(config.clone()),
             config_dir.to_path_buf(),

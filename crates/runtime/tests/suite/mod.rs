@@ -1,4 +1,5 @@
 mod assembly;
+mod builtin_routing;
 mod from_config;
 mod invoke;
 mod narrowing;
