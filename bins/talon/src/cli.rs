@@ -118,6 +118,36 @@ pub(crate) enum SandboxCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The Docker sandbox containers Talon owns (found by label only).
+    #[command(alias = "list")]
+    Ls {
+        /// JSON output (an array of objects).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove owned sandbox containers by name (exit 1 when a name is not
+    /// Talon's), or all of them.
+    Rm {
+        /// Container names (see `talon sandbox ls`).
+        names: Vec<String>,
+        /// Remove every container Talon owns.
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the container of the session's scope (`--session`,
+    /// `--agent`) so the next sandboxed call recreates it with the current
+    /// configuration; `--all` for every owned container.
+    Recreate {
+        /// Every container Talon owns.
+        #[arg(long)]
+        all: bool,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

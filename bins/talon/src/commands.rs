@@ -56,6 +56,15 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
         Command::Skills(SkillsCommand::Scan { path, json }) => {
             crate::skills_cmd::skills_scan(path, *json, out)
         }
+        Command::Sandbox(SandboxCommand::Ls { json }) => {
+            crate::sandbox_manage::sandbox_ls(*json, out)
+        }
+        Command::Sandbox(SandboxCommand::Rm { names, all, json }) => {
+            crate::sandbox_manage::sandbox_rm(names, *all, *json, out)
+        }
+        Command::Sandbox(SandboxCommand::Recreate { all, json }) => {
+            crate::sandbox_manage::sandbox_recreate(&cli.ctx, *all, *json, out)
+        }
         Command::Sandbox(SandboxCommand::Explain { json }) => {
             crate::sandbox_cmd::sandbox_explain(&cli.ctx, *json, out)
         }

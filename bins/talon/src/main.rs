@@ -12,6 +12,7 @@ mod call;
 mod cli;
 mod commands;
 mod sandbox_cmd;
+mod sandbox_manage;
 mod skills_cmd;
 mod table;
 

@@ -84,7 +84,7 @@ fn source_str(source: ListSource) -> &'static str {
     }
 }
 
-fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, String) {
+pub(crate) fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, String) {
     let agent = agent_id(ctx, config);
     let resolved = resolve_agent(config, &agent);
     let session = session_key(ctx, &agent);

@@ -3,6 +3,7 @@ mod call;
 mod config;
 mod policy;
 mod sandbox;
+mod sandbox_manage;
 mod skills;
 mod tools;
 mod util;

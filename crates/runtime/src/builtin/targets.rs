@@ -67,16 +67,24 @@ impl Targets {
 
     /// The agent workspace of `run`: `RunSpec.workspace`, else the agent's
     /// configured one (a relative path is relative to the config file's
-    /// directory), else `<state dir>/workspace`.
+    /// directory), else (as OpenClaw) `<state dir>/workspace` for the
+    /// default agent and `<state dir>/workspace-<id>` for the others.
     pub(crate) fn workspace(&self, run: &RunSpec) -> PathBuf {
+        let agent = &run.context.agent_id;
         run.workspace
             .clone()
             .or_else(|| {
                 self.config
-                    .agent_workspace(&run.context.agent_id)
+                    .agent_workspace(agent)
                     .map(|p| self.config_dir.join(p))
             })
-            .unwrap_or_else(|| self.state_dir.join("workspace"))
+            .unwrap_or_else(|| {
+                if *agent == self.config.default_agent_id() {
+                    self.state_dir.join("workspace")
+                } else {
+                    self.state_dir.join(format!("workspace-{agent}"))
+                }
+            })
     }
 
     /// The target of `run`.
