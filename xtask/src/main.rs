@@ -60,11 +60,19 @@ fn test() -> Result<(), String> {
 }
 
 fn bench() -> Result<(), String> {
+    // The Docker benches need the engine and the test image.
+    docker_engine::up()?;
+    let started = std::time::SystemTime::now();
     for (package, bench) in [
         ("talon-tool-policy", "pipeline"),
         ("talon-hooks", "gate"),
         ("talon-runtime", "runtime"),
         ("talon-skills", "skills"),
+        ("talon-fs-bridge", "fs_bridge"),
+        ("talon-tools", "files"),
+        ("talon-tools", "exec"),
+        ("talon-tools", "web"),
+        ("talon-sandbox-docker", "docker"),
     ] {
         cargo(&[
             "bench",
@@ -80,42 +88,58 @@ fn bench() -> Result<(), String> {
         ])?;
     }
     println!("\nSummary (median; see target/criterion for details):");
-    for name in [
-        "policy_compile_config",
-        "policy_evaluate_242_tools_all_layers",
-        "policy_check_one_tool",
-        "gate_check_nothing_configured",
-        "baseline_gate_event_clone",
-        "gate_check_3_plugin_hooks",
-        "gate_check_loop_detection_30_history",
-        "runtime_assemble_coding_run",
-        "runtime_invoke_nothing_configured",
-        "baseline_direct_tool_execute",
-        "skills_load_1000",
-        "baseline_read_1000_skill_files",
-        "skills_snapshot_reuse",
-        "skills_rebuild_after_change",
-    ] {
-        let path = format!("target/criterion/{name}/new/estimates.json");
-        match std::fs::read_to_string(&path) {
-            Ok(text) => {
-                let median = text
-                    .split("\"median\"")
-                    .nth(1)
-                    .and_then(|rest| rest.split("\"point_estimate\":").nth(1))
-                    .and_then(|rest| rest.split([',', '}']).next())
-                    .and_then(|n| n.trim().parse::<f64>().ok());
-                let label = name.replacen('_', "/", 1);
-                match median {
-                    Some(ns) if ns < 1000.0 => println!("  {label:<40} {ns:>10.1} ns"),
-                    Some(ns) => println!("  {label:<40} {:>10.2} µs", ns / 1000.0),
-                    None => println!("  {name}: could not parse {path}"),
-                }
-            }
-            Err(e) => println!("  {name}: no estimates at {path} ({e})"),
+    let mut found = Vec::new();
+    collect_estimates(std::path::Path::new("target/criterion"), &mut found);
+    found.sort();
+    for (label, path) in found {
+        // Only what this run measured.
+        let fresh = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= started);
+        if !fresh {
+            continue;
+        }
+        let median = std::fs::read_to_string(&path).ok().and_then(|text| {
+            text.split("\"median\"")
+                .nth(1)
+                .and_then(|rest| rest.split("\"point_estimate\":").nth(1))
+                .and_then(|rest| rest.split([',', '}']).next())
+                .and_then(|n| n.trim().parse::<f64>().ok())
+        });
+        match median {
+            Some(ns) if ns < 1000.0 => println!("  {label:<56} {ns:>10.1} ns"),
+            Some(ns) if ns < 1_000_000.0 => println!("  {label:<56} {:>10.2} µs", ns / 1000.0),
+            Some(ns) => println!("  {label:<56} {:>10.2} ms", ns / 1_000_000.0),
+            None => println!("  {label}: could not parse {}", path.display()),
         }
     }
     Ok(())
+}
+
+/// Every `<bench>/new/estimates.json` under `dir`, labelled by its path.
+fn collect_estimates(dir: &std::path::Path, out: &mut Vec<(String, std::path::PathBuf)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        if path.file_name().is_some_and(|n| n == "new") {
+            let estimates = path.join("estimates.json");
+            if estimates.is_file() {
+                let label = dir
+                    .strip_prefix("target/criterion")
+                    .unwrap_or(dir)
+                    .display()
+                    .to_string();
+                out.push((label, estimates));
+            }
+        } else if path.file_name().is_some_and(|n| n != "report" && n != "base") {
+            collect_estimates(&path, out);
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -124,7 +148,7 @@ fn main() -> ExitCode {
         "test" => test(),
         "bench" => bench(),
         "docker-up" => docker_engine::up(),
-        _ => Err("usage: cargo xtask test|bench".to_owned()),
+        _ => Err("usage: cargo xtask test|bench|docker-up".to_owned()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
