@@ -1,10 +1,23 @@
 //! Talon's built-in tools.
 //!
-//! This version ships one: [`SessionStatusTool`] (`session_status`), which
-//! reports the run it belongs to (agent, session, provider, model, trigger,
-//! sandboxing and the tools the run has). The file, shell, process and web
-//! tools are specified by their own issue and are not in this build; the
-//! runtime says so when a model calls one.
+//! - Files: [`ReadTool`], [`WriteTool`], [`EditTool`], [`ApplyPatchTool`],
+//!   each over an `Arc<dyn FsBridge>` (`talon-fs-bridge`), so the same tool
+//!   runs on the host (a bridge over the workspace; `tools.fs`) and in a
+//!   sandbox (a bridge over the container's mount table).
+//! - Shell: [`ExecTool`] and [`ProcessTool`] over a
+//!   `ProcessLauncher` (`talon-sandbox-core`): [`HostLauncher`] on the host,
+//!   a backend's launcher in a sandbox; background sessions live in a
+//!   shared [`ProcessRegistry`] (`tools.exec`, [`ExecConfig`]).
+//! - Web: [`WebFetchTool`] behind the SSRF guard ([`SsrfPolicy`]: every
+//!   resolved address vetted, connections pinned to it, each redirect hop
+//!   re-checked) and [`WebSearchTool`] over five providers (`tools.web`,
+//!   [`WebToolsConfig`]).
+//! - [`GatewayTool`]: the running config (secrets redacted) and its schema,
+//!   read-only.
+//! - [`SessionStatusTool`]: the run it belongs to.
+//!
+//! The runtime (`talon-runtime`) builds them per run from the config and
+//! decides where they act; embedders can also construct them directly.
 //!
 //! ```
 //! use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
