@@ -136,7 +136,10 @@ fn collect_estimates(dir: &std::path::Path, out: &mut Vec<(String, std::path::Pa
                     .to_string();
                 out.push((label, estimates));
             }
-        } else if path.file_name().is_some_and(|n| n != "report" && n != "base") {
+        } else if path
+            .file_name()
+            .is_some_and(|n| n != "report" && n != "base")
+        {
             collect_estimates(&path, out);
         }
     }

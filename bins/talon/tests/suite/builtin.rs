@@ -209,3 +209,39 @@ fn gateway_reads_the_config_with_secrets_redacted() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.contains("timeoutSec"), "{}", r.stdout);
 }
+
+#[test]
+fn process_and_web_search_answer_from_the_cli() {
+    let w = Ws::new(CONFIG);
+    // Background sessions belong to the process that started them; a fresh
+    // CLI process has none.
+    let r = w.call("process", serde_json::json!({ "action": "list" }), &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = w.call(
+        "process",
+        serde_json::json!({ "action": "poll", "sessionId": "nope" }),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    // No key anywhere: the error names the config key and the variable.
+    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
+        .arg("--config")
+        .arg(w.dir.path().join("talon.json"))
+        .args([
+            "tools",
+            "call",
+            "web_search",
+            "--params",
+            r#"{"query":"rust"}"#,
+        ])
+        .env_remove("TALON_CONFIG")
+        .env_remove("BRAVE_API_KEY")
+        .env("HOME", w.dir.path())
+        .env("TALON_STATE_DIR", w.dir.path().join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("BRAVE_API_KEY"), "{stdout}");
+}
