@@ -17,6 +17,41 @@ use super::spec_for;
 
 /// `read`: a text file's lines (paged, capped) or an image, through a
 /// [`FsBridge`].
+///
+/// The four file tools share one bridge; on the host it is the workspace:
+///
+/// ```
+/// use std::sync::Arc;
+/// use talon_fs_bridge::{FsBridge, MountBridge};
+/// use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+/// use talon_tools::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let bridge: Arc<dyn FsBridge> = Arc::new(MountBridge::host(dir.path()).unwrap());
+/// let read = ReadTool::new(bridge.clone(), ReadLimits::default());
+/// let write = WriteTool::new(bridge.clone());
+/// let _edit = EditTool::new(bridge.clone());
+/// let _patch = ApplyPatchTool::new(bridge);
+///
+/// let ctx = ToolContext::new("main", "agent:main:main");
+/// let call = |name: &str, args: serde_json::Value| ToolCall {
+///     id: "c1".into(),
+///     name: name.into(),
+///     params: args.as_object().unwrap().clone(),
+/// };
+/// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// rt.block_on(async {
+///     let w = call("write", serde_json::json!({"path": "notes/a.txt", "content": "one\ntwo\n"}));
+///     write.execute(&w, &ctx, &AbortSignal::new()).await.unwrap();
+///     let r = call("read", serde_json::json!({"path": "notes/a.txt", "offset": 2}));
+///     let result = read.execute(&r, &ctx, &AbortSignal::new()).await.unwrap();
+///     assert_eq!(result.text(), "two");
+///     // Paths that leave the workspace are refused with the bridge's code.
+///     let bad = call("read", serde_json::json!({"path": "../etc/passwd"}));
+///     let err = read.execute(&bad, &ctx, &AbortSignal::new()).await.unwrap_err();
+///     assert!(err.to_string().starts_with("outside-mounts: "));
+/// });
+/// ```
 #[derive(Debug, Clone)]
 pub struct ReadTool {
     spec: ToolSpec,
