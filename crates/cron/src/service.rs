@@ -246,7 +246,7 @@ impl CronService {
     /// rescheduled (recurring: next natural slot; one-shot: retried after
     /// the backoff, counted as an error so a job that keeps killing the
     /// process stops); missed jobs follow the catch-up policy: the five
-    /// earliest run now, 5 s apart; further recurring jobs move to their
+    /// earliest run from 2 s after start, 5 s apart; further recurring jobs move to their
     /// next natural slot, further one-shot jobs are deferred by 2 min.
     pub fn start(&self) -> Result<RecoveryReport> {
         if tokio::runtime::Handle::try_current().is_err() {
@@ -285,8 +285,11 @@ impl CronService {
             let mut deferred = 0;
             for (i, mut job) in missed.into_iter().enumerate() {
                 if i < MAX_MISSED_JOBS_PER_RESTART {
-                    job.state.next_run_at_ms =
-                        Some(now + i64::try_from(i).unwrap_or(0) * MISSED_JOB_STAGGER_MS);
+                    // The first after the minimum re-fire gap, then 5 s apart.
+                    job.state.next_run_at_ms = Some(
+                        now + MIN_REFIRE_GAP_MS
+                            + i64::try_from(i).unwrap_or(0) * MISSED_JOB_STAGGER_MS,
+                    );
                     report.caught_up.push(job.id.clone());
                 } else if job.schedule.is_one_shot() {
                     job.state.next_run_at_ms =
