@@ -5,10 +5,10 @@ use std::sync::{Arc, Mutex};
 use talon_cron::*;
 
 /// 2026-01-01T00:00:00Z.
-pub const T0: i64 = 1_767_225_600_000;
+pub(crate) const T0: i64 = 1_767_225_600_000;
 
 #[derive(Debug, Clone)]
-pub enum Step {
+pub(crate) enum Step {
     Ok,
     Fail(&'static str),
     Hang,
@@ -16,28 +16,28 @@ pub enum Step {
 
 /// A runner that follows a script (default: succeed) and records calls.
 #[derive(Debug, Default)]
-pub struct Scripted {
-    pub calls: Mutex<Vec<IsolatedRun>>,
-    pub events: Mutex<Vec<SystemEventRequest>>,
-    pub script: Mutex<VecDeque<Step>>,
-    pub clock: Mutex<Option<Arc<dyn Clock>>>,
-    pub call_times: Mutex<Vec<i64>>,
+pub(crate) struct Scripted {
+    pub(crate) calls: Mutex<Vec<IsolatedRun>>,
+    pub(crate) events: Mutex<Vec<SystemEventRequest>>,
+    pub(crate) script: Mutex<VecDeque<Step>>,
+    pub(crate) clock: Mutex<Option<Arc<dyn Clock>>>,
+    pub(crate) call_times: Mutex<Vec<i64>>,
 }
 
 impl Scripted {
-    pub fn new(steps: impl IntoIterator<Item = Step>) -> Arc<Self> {
+    pub(crate) fn new(steps: impl IntoIterator<Item = Step>) -> Arc<Self> {
         Arc::new(Scripted {
             script: Mutex::new(steps.into_iter().collect()),
             ..Scripted::default()
         })
     }
 
-    pub fn with_clock(self: Arc<Self>, clock: Arc<dyn Clock>) -> Arc<Self> {
+    pub(crate) fn with_clock(self: Arc<Self>, clock: Arc<dyn Clock>) -> Arc<Self> {
         *self.clock.lock().unwrap() = Some(clock);
         self
     }
 
-    pub fn calls(&self) -> Vec<IsolatedRun> {
+    pub(crate) fn calls(&self) -> Vec<IsolatedRun> {
         self.calls.lock().unwrap().clone()
     }
 
@@ -74,19 +74,19 @@ impl AgentRunner for Scripted {
 
 /// tokio's (paused) clock plus a jump offset: clock jumps in tests.
 #[derive(Debug, Clone)]
-pub struct JumpClock {
-    pub base: TokioClock,
-    pub offset: Arc<AtomicI64>,
+pub(crate) struct JumpClock {
+    pub(crate) base: TokioClock,
+    pub(crate) offset: Arc<AtomicI64>,
 }
 
 impl JumpClock {
-    pub fn new(t0: i64) -> Self {
+    pub(crate) fn new(t0: i64) -> Self {
         JumpClock {
             base: TokioClock::new(t0),
             offset: Arc::new(AtomicI64::new(0)),
         }
     }
-    pub fn jump(&self, ms: i64) {
+    pub(crate) fn jump(&self, ms: i64) {
         self.offset.fetch_add(ms, Ordering::SeqCst);
     }
 }
@@ -97,7 +97,7 @@ impl Clock for JumpClock {
     }
 }
 
-pub fn operator() -> Creator {
+pub(crate) fn operator() -> Creator {
     Creator {
         agent_id: "main".into(),
         session_key: Some("agent:main:main".into()),
@@ -105,7 +105,7 @@ pub fn operator() -> Creator {
     }
 }
 
-pub fn agent_turn(name: &str, schedule: Schedule) -> JobSpec {
+pub(crate) fn agent_turn(name: &str, schedule: Schedule) -> JobSpec {
     JobSpec {
         name: name.into(),
         schedule: Some(schedule),
@@ -119,14 +119,18 @@ pub fn agent_turn(name: &str, schedule: Schedule) -> JobSpec {
     }
 }
 
-pub fn every(ms: i64) -> Schedule {
+pub(crate) fn every(ms: i64) -> Schedule {
     Schedule::Every {
         every_ms: ms,
         anchor_ms: None,
     }
 }
 
-pub fn service(dir: &std::path::Path, runner: Arc<Scripted>, clock: Arc<dyn Clock>) -> CronService {
+pub(crate) fn service(
+    dir: &std::path::Path,
+    runner: Arc<Scripted>,
+    clock: Arc<dyn Clock>,
+) -> CronService {
     let opts = CronOptions {
         clock,
         ..CronOptions::default()
@@ -134,6 +138,6 @@ pub fn service(dir: &std::path::Path, runner: Arc<Scripted>, clock: Arc<dyn Cloc
     CronService::open(&dir.join("talon.db"), runner, opts).unwrap()
 }
 
-pub async fn sleep_s(s: u64) {
+pub(crate) async fn sleep_s(s: u64) {
     tokio::time::sleep(std::time::Duration::from_secs(s)).await;
 }

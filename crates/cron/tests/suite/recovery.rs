@@ -114,7 +114,7 @@ async fn missed_jobs_catch_up_at_most_five_staggered() {
             )
             .unwrap();
             job.schedule = schedule;
-            job.state.next_run_at_ms = Some(T0 - 60_000 + i64::from(i) * 1_000);
+            job.state.next_run_at_ms = Some(T0 - 60_000 + i * 1_000);
             ids.push(job.id.clone());
             jobs.push(job);
         }
