@@ -29,8 +29,13 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
+pub use crate::cron_tool::{
+    CONTEXT_MARKER, ChatHistory, CronTool, CronToolScope, HistoryMessage, MAX_CONTEXT_LINE_CHARS,
+    MAX_CONTEXT_MESSAGES, MAX_CONTEXT_TOTAL_CHARS, build_reminder_context,
+};
 pub use crate::fs_config::FsToolsConfig;
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 
+mod cron_tool;
 mod fs_config;
 mod session_status;
