@@ -55,6 +55,8 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
         Command::Skills(SkillsCommand::Scan { path, json }) => {
             crate::skills_cmd::skills_scan(path, *json, out)
         }
+        Command::Cron(c) => crate::cron_cmd::run(&cli.ctx, c, out),
+        Command::Tasks(c) => crate::tasks_cmd::run(c, out),
         Command::Config(ConfigCommand::Schema) => {
             let schema = talon_config::config_schema();
             out.push_str(&serde_json::to_string_pretty(&schema)?);
