@@ -1,5 +1,6 @@
 mod call;
 mod config;
+mod cron;
 mod policy;
 mod skills;
 mod tools;
