@@ -574,7 +574,8 @@ fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
                  data TEXT NOT NULL
              );
              CREATE INDEX IF NOT EXISTS tasks_run_id ON tasks(run_id);
-             CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status, created_at);",
+             CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status, created_at);
+             CREATE INDEX IF NOT EXISTS tasks_created ON tasks(created_at);",
         )?;
         set_schema_version(&tx, COMPONENT, SCHEMA_VERSION)?;
     }
