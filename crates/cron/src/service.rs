@@ -593,8 +593,11 @@ impl Inner {
         if !lock(&this.store).begin_run(&job, &record)? {
             return Ok(None);
         }
-        if let Some(ledger) = &this.opts.ledger
-            && let Err(e) = ledger.create(NewTask {
+        // With a ledger, the run's token is its task's: `tasks cancel`
+        // (or the ledger's sweep) stops the run.
+        let mut token = CancellationToken::new();
+        if let Some(ledger) = &this.opts.ledger {
+            match ledger.create(NewTask {
                 runtime: Some(TaskRuntime::Cron),
                 task_kind: Some(job.payload.kind().to_owned()),
                 source_id: Some(job.id.clone()),
@@ -609,11 +612,13 @@ impl Inner {
                 task: format!("cron job {}", job.name),
                 start_running: true,
                 ..NewTask::default()
-            })
-        {
-            tracing::warn!(error = %e, job = %job.id, "cron: cannot record the run in the task ledger");
+            }) {
+                Ok(task) => token = ledger.token(&task.task_id),
+                Err(e) => {
+                    tracing::warn!(error = %e, job = %job.id, "cron: cannot record the run in the task ledger");
+                }
+            }
         }
-        let token = CancellationToken::new();
         lock(&this.in_flight).insert(
             job.id.clone(),
             InFlight {

@@ -353,3 +353,45 @@ async fn run_now_respects_due_and_force_and_remove_cancels() {
     assert!(runner.calls()[1].cancel.is_cancelled());
     svc.stop();
 }
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_the_runs_task_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = Scripted::new([Step::Hang]);
+    let clock = Arc::new(TokioClock::new(T0));
+    let ledger =
+        talon_tasks::TaskLedger::open_with_clock(&dir.path().join("talon.db"), clock.clone())
+            .unwrap();
+    let opts = CronOptions {
+        clock,
+        ledger: Some(ledger.clone()),
+        ..CronOptions::default()
+    };
+    let svc = CronService::open(&dir.path().join("talon.db"), runner.clone(), opts).unwrap();
+    svc.start().unwrap();
+    let job = svc
+        .add(agent_turn("long", every(3_600_000)), &operator())
+        .unwrap()
+        .job;
+    svc.run_now(&job.id, true).unwrap();
+    sleep_s(1).await;
+    let task = ledger
+        .list(&talon_tasks::TaskFilter::default())
+        .unwrap()
+        .remove(0);
+    assert_eq!(task.status, talon_tasks::TaskStatus::Running);
+    ledger.cancel(&task.task_id, Some("operator")).unwrap();
+    sleep_s(1).await;
+    assert!(
+        runner.calls()[0].cancel.is_cancelled(),
+        "the runner saw the cancellation"
+    );
+    assert!(svc.status().unwrap().running.is_empty());
+    let runs = svc.runs(&job.id, 0).unwrap();
+    assert_eq!(runs[0].status, RunStatus::Error);
+    assert_eq!(
+        ledger.get(&task.task_id).unwrap().unwrap().status,
+        talon_tasks::TaskStatus::Cancelled
+    );
+    svc.stop();
+}
