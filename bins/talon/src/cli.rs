@@ -82,10 +82,16 @@ pub(crate) enum Command {
     /// sandbox settings are safe, where a container path lands on the host.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Cron: preview expressions; list, add, remove jobs and their runs in
+    /// the local store (`<state dir>/talon.db`).
+    #[command(subcommand)]
+    Cron(CronCommand),
+    /// The detached-task ledger in the local store.
+    #[command(subcommand)]
+    Tasks(TasksCommand),
 }
 
-/// `talon sandbox ...`. (`ls`, `rm` and `recreate` for the sandboxes Talon
-/// owns slot in here once a backend is wired into the CLI.)
+/// `talon sandbox ...`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum SandboxCommand {
     /// Whether the session (`--session`, default: the agent's main session)
@@ -144,6 +150,131 @@ pub(crate) enum SandboxCommand {
         /// Every container Talon owns.
         #[arg(long)]
         all: bool,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum CronCommand {
+    /// The next fire times of a cron expression, strictly after --from.
+    Next {
+        /// A 5-field (minute) or 6-field (second) expression, quoted.
+        expr: String,
+        /// IANA time zone of the expression (default: the host's).
+        #[arg(long, value_name = "ZONE")]
+        tz: Option<String>,
+        /// Start instant, ISO-8601 or epoch ms (default: now).
+        #[arg(long, value_name = "INSTANT")]
+        from: Option<String>,
+        /// How many fire times (1-1000).
+        #[arg(long, default_value_t = 5)]
+        count: usize,
+        /// JSON output: an array of RFC 3339 UTC instants.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Jobs, ordered by next run.
+    List {
+        /// Include disabled jobs.
+        #[arg(long)]
+        all: bool,
+        /// JSON output (an array of jobs).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a job (an operator job: no creator tool cap unless --tools).
+    Add {
+        /// Job name.
+        #[arg(long)]
+        name: String,
+        /// Run once at this instant (ISO-8601).
+        #[arg(long, value_name = "INSTANT", group = "when")]
+        at: Option<String>,
+        /// Run every N milliseconds.
+        #[arg(long, value_name = "MS", group = "when")]
+        every: Option<i64>,
+        /// Run on this cron expression.
+        #[arg(long, value_name = "EXPR", group = "when")]
+        cron: Option<String>,
+        /// Time zone of --cron.
+        #[arg(long, value_name = "ZONE", requires = "cron")]
+        tz: Option<String>,
+        /// Agent-turn prompt (an isolated run).
+        #[arg(long, group = "what")]
+        message: Option<String>,
+        /// System-event text (for the agent's main session).
+        #[arg(long, value_name = "TEXT", group = "what")]
+        system_event: Option<String>,
+        /// Tools the job's runs may use (comma-separated).
+        #[arg(long, value_delimiter = ',', value_name = "a,b,...")]
+        tools: Option<Vec<String>>,
+        /// Add it disabled.
+        #[arg(long)]
+        disabled: bool,
+        /// Keep a one-shot job (disabled) after it ran instead of deleting it.
+        #[arg(long)]
+        keep_after_run: bool,
+        /// JSON output (the job).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a job (exit 1 when there is none).
+    Remove {
+        /// Job id.
+        id: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A job's run history, newest first.
+    Runs {
+        /// Job id.
+        id: String,
+        /// At most this many.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// JSON output (an array of runs).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TasksCommand {
+    /// Tasks, newest first.
+    List {
+        /// Only this status (queued, running, succeeded, failed, timed_out,
+        /// cancelled, lost).
+        #[arg(long)]
+        status: Option<String>,
+        /// Only this runtime (subagent, acp, cli, cron).
+        #[arg(long)]
+        runtime: Option<String>,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// JSON output (an array of tasks).
+        #[arg(long)]
+        json: bool,
+    },
+    /// One task (exit 1 when there is none).
+    Show {
+        /// Task id.
+        id: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a task (exit 1 when it is unknown or already finished). The
+    /// process running it stops the work at its next maintenance sweep.
+    Cancel {
+        /// Task id.
+        id: String,
+        /// Why.
+        #[arg(long)]
+        reason: Option<String>,
         /// JSON output.
         #[arg(long)]
         json: bool,

@@ -74,6 +74,8 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
         Command::Sandbox(SandboxCommand::Resolve { path, write, json }) => {
             crate::sandbox_cmd::sandbox_resolve(&cli.ctx, path, *write, *json, out)
         }
+        Command::Cron(c) => crate::cron_cmd::run(&cli.ctx, c, out),
+        Command::Tasks(c) => crate::tasks_cmd::run(c, out),
         Command::Config(ConfigCommand::Schema) => {
             let schema = talon_config::config_schema();
             out.push_str(&serde_json::to_string_pretty(&schema)?);

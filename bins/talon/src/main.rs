@@ -11,10 +11,12 @@ use clap::Parser;
 mod call;
 mod cli;
 mod commands;
+mod cron_cmd;
 mod sandbox_cmd;
 mod sandbox_manage;
 mod skills_cmd;
 mod table;
+mod tasks_cmd;
 
 /// What a command decided, mapped to the exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

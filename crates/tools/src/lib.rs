@@ -42,6 +42,10 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
+pub use crate::cron_tool::{
+    CONTEXT_MARKER, ChatHistory, CronTool, CronToolScope, HistoryMessage, MAX_CONTEXT_LINE_CHARS,
+    MAX_CONTEXT_MESSAGES, MAX_CONTEXT_TOTAL_CHARS, build_reminder_context,
+};
 pub use crate::exec::{
     DEFAULT_BACKGROUND_MS, DEFAULT_CLEANUP_MS, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TIMEOUT_SEC,
     DEFAULT_TIMEOUT_SEC, ExecConfig, ExecConfigError, ExecTool, HostLauncher, exec_spec,
@@ -64,6 +68,7 @@ pub use crate::web::{
     normalize_hostname, parse_host_literal,
 };
 
+mod cron_tool;
 mod exec;
 mod files;
 mod fs_config;

@@ -1,6 +1,7 @@
 mod builtin;
 mod call;
 mod config;
+mod cron;
 mod policy;
 mod sandbox;
 mod sandbox_manage;

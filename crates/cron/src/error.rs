@@ -1,0 +1,69 @@
+//! The cron crate's error type.
+
+/// Everything that can go wrong in cron.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CronError {
+    /// Bad input: names the field (`schedule.expr`, `schedule.tz`, …), says
+    /// what is wrong and how to fix it.
+    #[error("invalid {field}: {message}")]
+    Invalid {
+        /// The field path.
+        field: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// No job has this id.
+    #[error("no cron job with id `{0}`; list jobs with the `list` action or `talon cron list`")]
+    NotFound(String),
+    /// The SQLite store failed.
+    #[error("cron store at {path}: {source}")]
+    Db {
+        /// The database file.
+        path: String,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A stored job could not be decoded.
+    #[error("invalid persisted cron job `{id}`: {message}")]
+    Persisted {
+        /// The job id.
+        id: String,
+        /// The decode error.
+        message: String,
+    },
+    /// The task ledger failed.
+    #[error(transparent)]
+    Tasks(Box<talon_tasks::TaskError>),
+    /// The service is not running inside a tokio runtime or was stopped.
+    #[error("the cron service is not running: {0}")]
+    NotRunning(String),
+}
+
+impl CronError {
+    /// An [`CronError::Invalid`] for `field`.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        CronError::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The field path of an input error.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            CronError::Invalid { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+}
+
+impl From<talon_tasks::TaskError> for CronError {
+    fn from(e: talon_tasks::TaskError) -> Self {
+        CronError::Tasks(Box::new(e))
+    }
+}
+
+/// `Result` with [`CronError`].
+pub type Result<T> = std::result::Result<T, CronError>;

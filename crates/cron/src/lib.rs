@@ -1,0 +1,74 @@
+//! Cron for Talon: runs that start with nobody talking.
+//!
+//! - [`Schedule`]: `at` (one ISO-8601 instant), `every` (fixed interval on
+//!   an anchored grid) and `cron` (5- or 6-field expressions in an IANA
+//!   zone via `croner` + `chrono-tz`; daylight-saving gaps and repeats as
+//!   croner 4 documents them: a time inside a spring-forward gap fires
+//!   once, at the first instant after the gap; a time inside a fall-back
+//!   repeat fires once, on its first occurrence). Bad input is a
+//!   [`CronError::Invalid`] naming the field.
+//! - [`CronStore`]: jobs and their run history in SQLite (the shared state
+//!   database, WAL, one transaction per change); next-due selection is an
+//!   index range scan.
+//! - [`CronService`]: one timer re-armed after every change (at least
+//!   [`MIN_REFIRE_GAP_MS`] when already due, at most [`MAX_TIMER_DELAY_MS`]),
+//!   a non-async timer callback, isolated runs through the embedder's
+//!   [`AgentRunner`] with `trigger: cron`, a fresh session and the job's
+//!   tools capped by its creator, OpenClaw's backoff
+//!   ([`ERROR_BACKOFF_MS`]), restart recovery and catch-up (see
+//!   [`CronService::start`]).
+//!
+//! ```
+//! use talon_cron::Schedule;
+//!
+//! let s = Schedule::Cron { expr: "30 9 * * *".into(), tz: Some("Europe/Berlin".into()), stagger_ms: None };
+//! let now = 1_780_000_000_000; // 2026-05-28T20:26:40Z
+//! let next = s.next_after(now, "job-1")?.unwrap();
+//! assert_eq!(talon_cron::format_utc(next), "2026-05-29T07:30:00Z"); // 09:30 CEST
+//! assert!(Schedule::Every { every_ms: 0, anchor_ms: None }.validate(now, "schedule").is_err());
+//! # Ok::<(), talon_cron::CronError>(())
+//! ```
+//!
+//! This crate does not run agents (the embedder's [`AgentRunner`] does),
+//! does not deliver results (it hands the delivery target to the runner),
+//! and does not assemble tool tables: [`IsolatedRun::run_context`] is the
+//! policy context the embedder must use. The `cron` tool lives in
+//! `talon-tools`.
+#![deny(missing_docs)]
+
+pub use crate::clock::TokioClock;
+pub use crate::config::{CronConfig, CronRetryConfig};
+pub use crate::error::{CronError, Result};
+pub use crate::input::{
+    Creator, JobPatch, JobSpec, MAX_NAME_CHARS, MAX_TEXT_CHARS, apply_patch, build_job, cap_tools,
+    infer_delivery_from_session_key, parse_delivery, parse_payload, parse_schedule,
+};
+pub use crate::job::{
+    CronJob, Delivery, DeliveryMode, JobState, Payload, RunRecord, RunStatus, WakeMode,
+};
+pub use crate::runner::{
+    AgentRunner, IsolatedRun, RunFailure, RunReport, RunReportStatus, SystemEventRequest,
+    is_transient_error,
+};
+pub use crate::schedule::{
+    CronExpr, DEFAULT_TOP_OF_HOUR_STAGGER_MS, Schedule, format_utc, host_time_zone,
+    parse_absolute_time_ms, parse_tz, stagger_offset,
+};
+pub use crate::service::{
+    CronOptions, CronService, CronStatus, DEFAULT_RUN_TIMEOUT, DEFERRED_MISSED_DELAY_MS,
+    ERROR_BACKOFF_MS, JobChange, MAX_MISSED_JOBS_PER_RESTART, MAX_TIMER_DELAY_MS,
+    MIN_REFIRE_GAP_MS, MISSED_JOB_STAGGER_MS, RecoveryReport, RunNow, SCHEDULE_ERROR_LIMIT,
+    STUCK_RUN_MS, TimerStats, parse_wake_mode,
+};
+pub use crate::store::CronStore;
+pub use talon_tasks::{Clock, ManualClock, SystemClock};
+
+mod clock;
+mod config;
+mod error;
+mod input;
+mod job;
+mod runner;
+mod schedule;
+mod service;
+mod store;

@@ -1,0 +1,828 @@
+//! The cron service: one re-armed timer, due-job selection from the store's
+//! index, isolated runs through the [`AgentRunner`], backoff, restart
+//! recovery and catch-up.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use serde::Serialize;
+use talon_tasks::{
+    CancellationToken, Clock, NewTask, SystemClock, TaskFilter, TaskLedger, TaskOutcome,
+    TaskRuntime, TaskStatus, new_id,
+};
+use tokio::task::AbortHandle;
+
+use crate::config::CronConfig;
+use crate::error::{CronError, Result};
+use crate::input::{Creator, JobPatch, JobSpec, apply_patch, build_job};
+use crate::job::{CronJob, Payload, RunRecord, RunStatus, WakeMode};
+use crate::runner::{
+    AgentRunner, IsolatedRun, RunFailure, RunReport, RunReportStatus, SystemEventRequest,
+};
+use crate::store::CronStore;
+
+/// When the next run is already due, the timer still waits this long
+/// (2 s): no hot loop while a job is stuck running.
+pub const MIN_REFIRE_GAP_MS: i64 = 2_000;
+/// The timer never sleeps longer than this (60 s): clock jumps and suspend
+/// are noticed within a minute.
+pub const MAX_TIMER_DELAY_MS: i64 = 60_000;
+/// Backoff after consecutive errors: 30 s, 1 min, 5 min, 15 min, 60 min.
+pub const ERROR_BACKOFF_MS: [i64; 5] = [30_000, 60_000, 300_000, 900_000, 3_600_000];
+/// At most this many missed jobs run at a restart.
+pub const MAX_MISSED_JOBS_PER_RESTART: usize = 5;
+/// Missed jobs that do run at a restart are this far apart (5 s).
+pub const MISSED_JOB_STAGGER_MS: i64 = 5_000;
+/// Missed one-shot jobs beyond the first five run this much later (2 min).
+pub const DEFERRED_MISSED_DELAY_MS: i64 = 120_000;
+/// A run marked running for this long (2 h) is considered stuck.
+pub const STUCK_RUN_MS: i64 = 2 * 60 * 60 * 1000;
+/// The default time budget of an agent turn (10 min).
+pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(600);
+/// Consecutive schedule-computation errors that auto-disable a job.
+pub const SCHEDULE_ERROR_LIMIT: u32 = 3;
+
+/// How the service behaves.
+#[derive(Debug, Clone)]
+pub struct CronOptions {
+    /// Runs in flight at once (default 1).
+    pub max_concurrent_runs: usize,
+    /// Retries of a one-shot job after transient errors (default 3).
+    pub max_attempts: u32,
+    /// The backoff schedule (default [`ERROR_BACKOFF_MS`]).
+    pub backoff_ms: Vec<i64>,
+    /// Default time budget of an agent turn.
+    pub default_timeout: Duration,
+    /// The wall clock.
+    pub clock: Arc<dyn Clock>,
+    /// Record each run in this task ledger (runtime `cron`).
+    pub ledger: Option<TaskLedger>,
+}
+
+impl Default for CronOptions {
+    fn default() -> Self {
+        CronOptions {
+            max_concurrent_runs: 1,
+            max_attempts: 3,
+            backoff_ms: ERROR_BACKOFF_MS.to_vec(),
+            default_timeout: DEFAULT_RUN_TIMEOUT,
+            clock: Arc::new(SystemClock),
+            ledger: None,
+        }
+    }
+}
+
+impl CronOptions {
+    /// Options from the `cron` config section (unset keys keep defaults).
+    pub fn from_config(config: &CronConfig) -> Self {
+        let mut o = CronOptions::default();
+        if let Some(n) = config.max_concurrent_runs {
+            o.max_concurrent_runs = usize::try_from(n.max(1)).unwrap_or(1);
+        }
+        if let Some(r) = &config.retry {
+            if let Some(m) = r.max_attempts {
+                o.max_attempts = m;
+            }
+            if let Some(b) = &r.backoff_ms
+                && !b.is_empty()
+            {
+                o.backoff_ms = b
+                    .iter()
+                    .map(|v| i64::try_from(*v).unwrap_or(i64::MAX))
+                    .collect();
+            }
+        }
+        o
+    }
+
+    fn backoff(&self, consecutive_errors: u32) -> i64 {
+        let i = usize::try_from(consecutive_errors.saturating_sub(1)).unwrap_or(usize::MAX);
+        let last = self.backoff_ms.len().saturating_sub(1);
+        self.backoff_ms.get(i.min(last)).copied().unwrap_or(30_000)
+    }
+}
+
+/// Counters of the timer, for status and tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimerStats {
+    /// Times the timer was (re-)armed.
+    pub arms: u64,
+    /// Times the timer fired.
+    pub fires: u64,
+    /// The delay of the last arm (ms).
+    pub last_delay_ms: Option<i64>,
+    /// Runs started.
+    pub runs_started: u64,
+    /// Runs finished.
+    pub runs_finished: u64,
+}
+
+/// What [`CronService::start`] recovered.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecoveryReport {
+    /// Jobs found `running` (the previous process died mid-run): marked
+    /// interrupted and rescheduled.
+    pub interrupted: Vec<String>,
+    /// Missed jobs that run now (at most 5, 5 s apart).
+    pub caught_up: Vec<String>,
+    /// Missed recurring jobs beyond the first five: moved to their next
+    /// natural run.
+    pub skipped: Vec<String>,
+    /// Missed one-shot jobs beyond the first five: deferred by 2 min.
+    pub deferred: Vec<String>,
+}
+
+/// The service's state, for the `status` action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CronStatus {
+    /// Whether the timer runs.
+    pub started: bool,
+    /// All jobs.
+    pub jobs: usize,
+    /// Enabled jobs.
+    pub enabled_jobs: usize,
+    /// The next wake (epoch ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_wake_at_ms: Option<i64>,
+    /// Jobs running now.
+    pub running: Vec<String>,
+    /// Timer counters.
+    pub timer: TimerStats,
+}
+
+/// The outcome of [`CronService::run_now`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunNow {
+    /// Whether a run started.
+    pub ran: bool,
+    /// Why not (`not-due`, `already-running`), or `started`.
+    pub reason: String,
+    /// The run id, when it started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+/// A job just added or updated, and the requested tools the creator cap
+/// dropped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobChange {
+    /// The job as stored.
+    pub job: CronJob,
+    /// Requested tools the creator does not have (not granted).
+    pub dropped_tools: Vec<String>,
+}
+
+struct InFlight {
+    token: CancellationToken,
+    abort: Option<AbortHandle>,
+}
+
+struct Inner {
+    store: Mutex<CronStore>,
+    runner: Arc<dyn AgentRunner>,
+    opts: CronOptions,
+    timer: Mutex<Option<AbortHandle>>,
+    in_flight: Mutex<HashMap<String, InFlight>>,
+    stats: Mutex<TimerStats>,
+    started: AtomicBool,
+    stopped: AtomicBool,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CronService")
+            .field("runner", &self.runner)
+            .field("started", &self.started)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The cron service. Cheap to clone (all clones share one timer).
+#[derive(Debug, Clone)]
+pub struct CronService {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+impl CronService {
+    /// Open the store at `path` (the shared state database). The timer does
+    /// not run until [`start`](Self::start).
+    pub fn open(path: &Path, runner: Arc<dyn AgentRunner>, opts: CronOptions) -> Result<Self> {
+        let store = CronStore::open(path)?;
+        Ok(CronService {
+            inner: Arc::new(Inner {
+                store: Mutex::new(store),
+                runner,
+                opts,
+                timer: Mutex::new(None),
+                in_flight: Mutex::new(HashMap::new()),
+                stats: Mutex::new(TimerStats::default()),
+                started: AtomicBool::new(false),
+                stopped: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    fn now(&self) -> i64 {
+        self.inner.opts.clock.now_ms()
+    }
+
+    /// Recover from the previous process and start the timer (needs a
+    /// tokio runtime). Jobs left `running` are marked interrupted and
+    /// rescheduled (recurring: next natural slot; one-shot: retried after
+    /// the backoff, counted as an error so a job that keeps killing the
+    /// process stops); missed jobs follow the catch-up policy: the five
+    /// earliest run from 2 s after start, 5 s apart; further recurring jobs move to their
+    /// next natural slot, further one-shot jobs are deferred by 2 min.
+    pub fn start(&self) -> Result<RecoveryReport> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(CronError::NotRunning(
+                "start() must be called inside a tokio runtime".into(),
+            ));
+        }
+        let now = self.now();
+        let mut report = RecoveryReport::default();
+        {
+            let mut store = lock(&self.inner.store);
+            store.interrupt_running_runs(now)?;
+            for mut job in store.running()? {
+                job.state.running_at_ms = None;
+                job.state.last_status = Some(RunStatus::Interrupted);
+                job.state.last_error =
+                    Some("the process stopped while this job was running".into());
+                if job.schedule.is_one_shot() {
+                    job.state.consecutive_errors += 1;
+                    if job.state.consecutive_errors <= self.inner.opts.max_attempts {
+                        job.state.next_run_at_ms =
+                            Some(now + self.inner.opts.backoff(job.state.consecutive_errors));
+                    } else {
+                        job.enabled = false;
+                        job.state.next_run_at_ms = None;
+                    }
+                } else {
+                    job.state.next_run_at_ms =
+                        job.schedule.next_after(now, &job.id).unwrap_or(None);
+                }
+                store.put(&job)?;
+                tracing::warn!(job = %job.id, "cron job was running when the process stopped; rescheduled");
+                report.interrupted.push(job.id);
+            }
+            let missed = store.due(now - 1, usize::MAX)?;
+            let mut deferred = 0;
+            for (i, mut job) in missed.into_iter().enumerate() {
+                if i < MAX_MISSED_JOBS_PER_RESTART {
+                    // The first after the minimum re-fire gap, then 5 s apart.
+                    job.state.next_run_at_ms = Some(
+                        now + MIN_REFIRE_GAP_MS
+                            + i64::try_from(i).unwrap_or(0) * MISSED_JOB_STAGGER_MS,
+                    );
+                    report.caught_up.push(job.id.clone());
+                } else if job.schedule.is_one_shot() {
+                    job.state.next_run_at_ms =
+                        Some(now + DEFERRED_MISSED_DELAY_MS + deferred * MISSED_JOB_STAGGER_MS);
+                    deferred += 1;
+                    report.deferred.push(job.id.clone());
+                } else {
+                    job.state.next_run_at_ms =
+                        job.schedule.next_after(now, &job.id).unwrap_or(None);
+                    report.skipped.push(job.id.clone());
+                }
+                store.put(&job)?;
+            }
+        }
+        if let Some(ledger) = &self.inner.opts.ledger {
+            let orphans = ledger.list(&TaskFilter {
+                status: Some(TaskStatus::Running),
+                runtime: Some(TaskRuntime::Cron),
+                ..TaskFilter::default()
+            })?;
+            for t in orphans {
+                let _ = ledger.finish(
+                    &t.task_id,
+                    TaskStatus::Lost,
+                    TaskOutcome {
+                        error: Some("the process stopped while this cron run was in flight".into()),
+                        ..TaskOutcome::default()
+                    },
+                );
+            }
+        }
+        self.inner.stopped.store(false, Ordering::SeqCst);
+        self.inner.started.store(true, Ordering::SeqCst);
+        Inner::arm(&self.inner);
+        tracing::info!(
+            interrupted = report.interrupted.len(),
+            caught_up = report.caught_up.len(),
+            "cron service started"
+        );
+        Ok(report)
+    }
+
+    /// Stop the timer and abort runs in flight. Aborted runs keep their
+    /// `running` records, exactly as after a crash: the next
+    /// [`start`](Self::start) marks them interrupted.
+    pub fn stop(&self) {
+        self.inner.stopped.store(true, Ordering::SeqCst);
+        self.inner.started.store(false, Ordering::SeqCst);
+        if let Some(h) = lock(&self.inner.timer).take() {
+            h.abort();
+        }
+        for (_, f) in lock(&self.inner.in_flight).drain() {
+            f.token.cancel();
+            if let Some(a) = f.abort {
+                a.abort();
+            }
+        }
+    }
+
+    /// Add a job for `creator` (its tools cap the job's).
+    pub fn add(&self, spec: JobSpec, creator: &Creator) -> Result<JobChange> {
+        let now = self.now();
+        let (job, dropped_tools) = build_job(new_id("job"), spec, creator, now)?;
+        lock(&self.inner.store).put(&job)?;
+        tracing::info!(job = %job.id, agent = %job.agent_id, kind = job.schedule.kind(), "cron job added");
+        Inner::arm(&self.inner);
+        Ok(JobChange { job, dropped_tools })
+    }
+
+    /// Change a job (re-capped by its creator's and `creator`'s tools).
+    pub fn update(&self, id: &str, patch: JobPatch, creator: &Creator) -> Result<JobChange> {
+        let now = self.now();
+        let job = {
+            let mut store = lock(&self.inner.store);
+            let mut job = store
+                .get(id)?
+                .ok_or_else(|| CronError::NotFound(id.to_owned()))?;
+            let dropped_tools = apply_patch(&mut job, patch, creator, now)?;
+            store.put(&job)?;
+            JobChange { job, dropped_tools }
+        };
+        Inner::arm(&self.inner);
+        Ok(job)
+    }
+
+    /// Remove a job (cancelling its run in flight). `false` if unknown.
+    pub fn remove(&self, id: &str) -> Result<bool> {
+        let removed = lock(&self.inner.store).delete(id)?;
+        if let Some(f) = lock(&self.inner.in_flight).get(id) {
+            f.token.cancel();
+        }
+        Inner::arm(&self.inner);
+        Ok(removed)
+    }
+
+    /// One job.
+    pub fn get(&self, id: &str) -> Result<Option<CronJob>> {
+        lock(&self.inner.store).get(id)
+    }
+
+    /// Jobs ordered by next run.
+    pub fn list(&self, include_disabled: bool) -> Result<Vec<CronJob>> {
+        lock(&self.inner.store).list(include_disabled)
+    }
+
+    /// A job's run history, newest first.
+    pub fn runs(&self, id: &str, limit: usize) -> Result<Vec<RunRecord>> {
+        lock(&self.inner.store).runs(id, limit)
+    }
+
+    /// The service's state.
+    pub fn status(&self) -> Result<CronStatus> {
+        let (jobs, enabled_jobs, next_wake_at_ms) = {
+            let store = lock(&self.inner.store);
+            let (t, e, _) = store.counts()?;
+            (t, e, store.next_wake()?)
+        };
+        let mut running: Vec<String> = lock(&self.inner.in_flight).keys().cloned().collect();
+        running.sort();
+        Ok(CronStatus {
+            started: self.inner.started.load(Ordering::SeqCst),
+            jobs,
+            enabled_jobs,
+            next_wake_at_ms,
+            running,
+            timer: self.stats(),
+        })
+    }
+
+    /// Timer counters.
+    pub fn stats(&self) -> TimerStats {
+        lock(&self.inner.stats).clone()
+    }
+
+    /// Run a job now: `force` runs it whatever its schedule (disabled jobs
+    /// too); otherwise only if it is due. Returns once the run started.
+    pub fn run_now(&self, id: &str, force: bool) -> Result<RunNow> {
+        let now = self.now();
+        let job = self
+            .get(id)?
+            .ok_or_else(|| CronError::NotFound(id.to_owned()))?;
+        if job.state.running_at_ms.is_some() || lock(&self.inner.in_flight).contains_key(id) {
+            return Ok(RunNow {
+                ran: false,
+                reason: "already-running".into(),
+                run_id: None,
+            });
+        }
+        let due = job.enabled && job.state.next_run_at_ms.is_some_and(|t| t <= now);
+        if !force && !due {
+            return Ok(RunNow {
+                ran: false,
+                reason: "not-due".into(),
+                run_id: None,
+            });
+        }
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(CronError::NotRunning(
+                "run_now needs a tokio runtime".into(),
+            ));
+        }
+        let run_id = Inner::launch(&self.inner, job, "manual", now)?;
+        Ok(RunNow {
+            ran: run_id.is_some(),
+            reason: if run_id.is_some() {
+                "started"
+            } else {
+                "already-running"
+            }
+            .into(),
+            run_id,
+        })
+    }
+
+    /// Send a system event to an agent's session (the `wake` action).
+    pub async fn wake(&self, event: SystemEventRequest) -> Result<()> {
+        self.inner.runner.system_event(event).await.map_err(|f| {
+            CronError::NotRunning(format!("the runner refused the wake: {}", f.message))
+        })
+    }
+}
+
+impl Inner {
+    /// (Re-)arm the single timer from the store's earliest next run.
+    fn arm(this: &Arc<Inner>) {
+        if !this.started.load(Ordering::SeqCst) || this.stopped.load(Ordering::SeqCst) {
+            return;
+        }
+        let now = this.opts.clock.now_ms();
+        let next = match lock(&this.store).next_wake() {
+            Ok(n) => n,
+            Err(e) => {
+                tracing::error!(error = %e, "cron: cannot read the next wake; retrying within a minute");
+                None
+            }
+        };
+        let delay = match next {
+            Some(t) => (t - now).max(0),
+            None => MAX_TIMER_DELAY_MS,
+        };
+        let delay = if delay == 0 { MIN_REFIRE_GAP_MS } else { delay }.min(MAX_TIMER_DELAY_MS);
+        let weak: Weak<Inner> = Arc::downgrade(this);
+        let handle = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(u64::try_from(delay).unwrap_or(0))).await;
+            if let Some(inner) = weak.upgrade() {
+                Inner::on_timer(&inner);
+            }
+        })
+        .abort_handle();
+        if let Some(old) = lock(&this.timer).replace(handle) {
+            old.abort();
+        }
+        let mut s = lock(&this.stats);
+        s.arms += 1;
+        s.last_delay_ms = Some(delay);
+    }
+
+    /// The timer callback. Deliberately not async: it starts due runs as
+    /// their own tasks and re-arms, so nothing awaits a run here.
+    fn on_timer(this: &Arc<Inner>) {
+        // This task is finishing; forget its handle so `arm` does not abort
+        // the task that is calling it.
+        lock(&this.timer).take();
+        lock(&this.stats).fires += 1;
+        if let Err(e) = Inner::tick(this) {
+            tracing::error!(error = %e, "cron tick failed");
+        }
+        Inner::arm(this);
+    }
+
+    fn tick(this: &Arc<Inner>) -> Result<()> {
+        let now = this.opts.clock.now_ms();
+        Inner::reap_stuck(this, now)?;
+        let in_flight = lock(&this.in_flight).len();
+        let capacity = this.opts.max_concurrent_runs.saturating_sub(in_flight);
+        if capacity == 0 {
+            return Ok(());
+        }
+        let due = lock(&this.store).due(now, capacity)?;
+        for job in due {
+            Inner::launch(this, job, "scheduled", now)?;
+        }
+        Ok(())
+    }
+
+    /// Clear markers of runs stuck for 2 h (their task is gone or hung).
+    fn reap_stuck(this: &Arc<Inner>, now: i64) -> Result<()> {
+        let mut store = lock(&this.store);
+        for mut job in store.running()? {
+            let since = job.state.running_at_ms.unwrap_or(now);
+            if now - since < STUCK_RUN_MS {
+                continue;
+            }
+            if let Some(f) = lock(&this.in_flight).remove(&job.id) {
+                f.token.cancel();
+                if let Some(a) = f.abort {
+                    a.abort();
+                }
+            }
+            job.state.running_at_ms = None;
+            job.state.last_status = Some(RunStatus::Error);
+            job.state.last_error = Some("run stuck for 2 h; cleared".into());
+            job.state.consecutive_errors += 1;
+            let natural = job.schedule.next_after(now, &job.id).unwrap_or(None);
+            job.state.next_run_at_ms = if job.schedule.is_one_shot() {
+                None
+            } else {
+                natural
+            };
+            if job.schedule.is_one_shot() {
+                job.enabled = false;
+            }
+            store.put(&job)?;
+            tracing::warn!(job = %job.id, "cron run stuck for 2 h; marker cleared");
+        }
+        Ok(())
+    }
+
+    /// Mark the job running, write the history row, start the run task.
+    fn launch(
+        this: &Arc<Inner>,
+        mut job: CronJob,
+        reason: &str,
+        now: i64,
+    ) -> Result<Option<String>> {
+        let run_id = new_id("cronrun");
+        let session_key = format!("agent:{}:cron:{}:run:{}", job.agent_id, job.id, run_id);
+        job.state.running_at_ms = Some(now);
+        job.state.last_run_at_ms = Some(now);
+        let record = RunRecord {
+            run_id: run_id.clone(),
+            job_id: job.id.clone(),
+            session_key: Some(session_key.clone()),
+            reason: reason.to_owned(),
+            started_at_ms: now,
+            ended_at_ms: None,
+            status: RunStatus::Running,
+            error: None,
+            summary: None,
+        };
+        if !lock(&this.store).begin_run(&job, &record)? {
+            return Ok(None);
+        }
+        // With a ledger, the run's token is its task's: `tasks cancel`
+        // (or the ledger's sweep) stops the run.
+        let mut token = CancellationToken::new();
+        if let Some(ledger) = &this.opts.ledger {
+            match ledger.create(NewTask {
+                runtime: Some(TaskRuntime::Cron),
+                task_kind: Some(job.payload.kind().to_owned()),
+                source_id: Some(job.id.clone()),
+                requester_session_key: job
+                    .creator_session_key
+                    .clone()
+                    .unwrap_or_else(|| format!("cron:{}", job.id)),
+                child_session_key: Some(session_key.clone()),
+                agent_id: Some(job.agent_id.clone()),
+                run_id: Some(run_id.clone()),
+                label: Some(job.name.clone()),
+                task: format!("cron job {}", job.name),
+                start_running: true,
+                ..NewTask::default()
+            }) {
+                Ok(task) => token = ledger.token(&task.task_id),
+                Err(e) => {
+                    tracing::warn!(error = %e, job = %job.id, "cron: cannot record the run in the task ledger");
+                }
+            }
+        }
+        lock(&this.in_flight).insert(
+            job.id.clone(),
+            InFlight {
+                token: token.clone(),
+                abort: None,
+            },
+        );
+        lock(&this.stats).runs_started += 1;
+        let inner = Arc::clone(this);
+        let job_id = job.id.clone();
+        let handle = tokio::spawn(async move {
+            let result = Inner::execute(&inner, &job, &record, token).await;
+            Inner::complete(&inner, &job.id, record, result);
+            lock(&inner.in_flight).remove(&job.id);
+            lock(&inner.stats).runs_finished += 1;
+            Inner::arm(&inner);
+        });
+        if let Some(f) = lock(&this.in_flight).get_mut(&job_id) {
+            f.abort = Some(handle.abort_handle());
+        }
+        tracing::info!(job = %job_id, run = %run_id, reason, "cron run started");
+        Ok(Some(run_id))
+    }
+
+    async fn execute(
+        this: &Arc<Inner>,
+        job: &CronJob,
+        record: &RunRecord,
+        token: CancellationToken,
+    ) -> std::result::Result<RunReport, RunFailure> {
+        match &job.payload {
+            Payload::SystemEvent { text } => this
+                .runner
+                .system_event(SystemEventRequest {
+                    agent_id: job.agent_id.clone(),
+                    session_key: None,
+                    text: text.clone(),
+                    wake_mode: job.wake_mode,
+                    job_id: Some(job.id.clone()),
+                })
+                .await
+                .map(|()| RunReport {
+                    status: RunReportStatus::Ok,
+                    summary: Some("system event delivered".into()),
+                }),
+            Payload::AgentTurn {
+                message,
+                model,
+                thinking,
+                timeout_seconds,
+            } => {
+                let timeout = match timeout_seconds {
+                    Some(s) if *s > 0.0 => {
+                        Duration::try_from_secs_f64(*s).unwrap_or(this.opts.default_timeout)
+                    }
+                    _ => this.opts.default_timeout,
+                };
+                let run = IsolatedRun {
+                    job_id: job.id.clone(),
+                    job_name: job.name.clone(),
+                    run_id: record.run_id.clone(),
+                    agent_id: job.agent_id.clone(),
+                    session_key: record.session_key.clone().unwrap_or_default(),
+                    requester_session_key: job.creator_session_key.clone(),
+                    message: message.clone(),
+                    model: model.clone(),
+                    thinking: thinking.clone(),
+                    tools: job.effective_run_tools(),
+                    delivery: job.delivery.clone(),
+                    cancel: token.clone(),
+                    timeout,
+                };
+                tokio::select! {
+                    r = this.runner.run_isolated(run) => r,
+                    () = tokio::time::sleep(timeout) => {
+                        token.cancel();
+                        Err(RunFailure {
+                            message: format!("timed out after {} s", timeout.as_secs_f64()),
+                            transient: true,
+                            timed_out: true,
+                        })
+                    }
+                    () = token.cancelled() => Err(RunFailure::permanent("cancelled (job removed or service stopped)")),
+                }
+            }
+        }
+    }
+
+    /// Record the outcome and compute the next run (backoff, one-shot rules).
+    fn complete(
+        this: &Arc<Inner>,
+        job_id: &str,
+        mut record: RunRecord,
+        result: std::result::Result<RunReport, RunFailure>,
+    ) {
+        let now = this.opts.clock.now_ms();
+        let opts = &this.opts;
+        record.ended_at_ms = Some(now);
+        let mut store = lock(&this.store);
+        // The job may have been changed or removed while it ran.
+        let current = match store.get(job_id) {
+            Ok(j) => j,
+            Err(e) => {
+                tracing::error!(error = %e, job = %job_id, "cron: cannot reload the job after its run");
+                None
+            }
+        };
+        let mut task_status = TaskStatus::Succeeded;
+        let mut task_error = None;
+        let next_job = current.and_then(|mut job| {
+            job.state.running_at_ms = None;
+            job.state.last_duration_ms = Some(now - record.started_at_ms);
+            let natural = |job: &mut CronJob| match job.schedule.next_after(now, &job.id) {
+                Ok(n) => {
+                    job.state.schedule_errors = 0;
+                    n
+                }
+                Err(e) => {
+                    job.state.schedule_errors += 1;
+                    job.state.last_error = Some(format!("schedule error: {e}"));
+                    if job.state.schedule_errors >= SCHEDULE_ERROR_LIMIT {
+                        job.enabled = false;
+                        tracing::warn!(job = %job.id, "cron job auto-disabled after {} consecutive schedule errors", job.state.schedule_errors);
+                        None
+                    } else {
+                        Some(now + MAX_TIMER_DELAY_MS)
+                    }
+                }
+            };
+            match &result {
+                Ok(report) => {
+                    record.status = match report.status {
+                        RunReportStatus::Ok => RunStatus::Ok,
+                        RunReportStatus::Skipped => RunStatus::Skipped,
+                    };
+                    record.summary.clone_from(&report.summary);
+                    job.state.last_status = Some(record.status);
+                    job.state.last_error = None;
+                    job.state.consecutive_errors = 0;
+                    if job.schedule.is_one_shot() {
+                        if job.delete_after_run && record.status == RunStatus::Ok {
+                            return None;
+                        }
+                        job.enabled = false;
+                        job.state.next_run_at_ms = None;
+                    } else {
+                        job.state.next_run_at_ms = natural(&mut job);
+                    }
+                }
+                Err(f) => {
+                    record.status = RunStatus::Error;
+                    record.error = Some(f.message.clone());
+                    task_status = if f.timed_out { TaskStatus::TimedOut } else { TaskStatus::Failed };
+                    task_error = Some(f.message.clone());
+                    job.state.last_status = Some(RunStatus::Error);
+                    job.state.last_error = Some(f.message.clone());
+                    job.state.consecutive_errors += 1;
+                    let backoff = opts.backoff(job.state.consecutive_errors);
+                    if job.schedule.is_one_shot() {
+                        if f.transient && job.state.consecutive_errors <= opts.max_attempts {
+                            job.state.next_run_at_ms = Some(now + backoff);
+                        } else {
+                            // Kept (disabled) for inspection.
+                            job.enabled = false;
+                            job.state.next_run_at_ms = None;
+                        }
+                    } else {
+                        let n = natural(&mut job);
+                        job.state.next_run_at_ms = n.map(|t| t.max(now + backoff));
+                    }
+                }
+            }
+            job.updated_at_ms = now;
+            Some(job)
+        });
+        if let Err(e) = store.finish_run(job_id, next_job.as_ref(), &record) {
+            tracing::error!(error = %e, job = %job_id, "cron: cannot record the run's outcome");
+        }
+        drop(store);
+        if let Some(ledger) = &opts.ledger
+            && let Err(e) = ledger.finalize_by_run_id(
+                &record.run_id,
+                task_status,
+                TaskOutcome {
+                    ended_at: Some(now),
+                    error: task_error,
+                    summary: record.summary.clone(),
+                },
+            )
+        {
+            tracing::warn!(error = %e, run = %record.run_id, "cron: cannot finalise the run's task");
+        }
+        tracing::info!(job = %job_id, run = %record.run_id, status = record.status.as_str(), "cron run finished");
+    }
+}
+
+/// Wake-mode helper for the tool: parse `now` / `next-heartbeat`.
+pub fn parse_wake_mode(s: Option<&str>) -> Result<WakeMode> {
+    match s.map(str::trim) {
+        None | Some("") | Some("now") => Ok(WakeMode::Now),
+        Some("next-heartbeat") => Ok(WakeMode::NextHeartbeat),
+        Some(other) => Err(CronError::invalid(
+            "mode",
+            format!("`{other}` is not a wake mode; use now or next-heartbeat"),
+        )),
+    }
+}

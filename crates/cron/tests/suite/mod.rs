@@ -1,0 +1,4 @@
+mod common;
+mod recovery;
+mod schedule;
+mod service;
