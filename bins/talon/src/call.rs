@@ -193,9 +193,24 @@ pub(crate) fn tools_call(
         inner: Arc::new(broker),
         answer,
     };
-    let runtime = RuntimeBuilder::from_config(&loaded.config, &config_dir(ctx))
+    let mut builder = RuntimeBuilder::from_config(&loaded.config, &config_dir(ctx))
         .map_err(|e| anyhow!("{}: {e}", loaded.origin))?
-        .broker(Arc::new(broker))
+        .broker(Arc::new(broker));
+    if normalize_tool_name(name) == "cron" {
+        // The local job store; this process runs no agent turns, so a job
+        // started with `run` is recorded as failed with the reason.
+        let db = state_dir.join(talon_tasks::DB_FILE_NAME);
+        std::fs::create_dir_all(&state_dir)
+            .with_context(|| format!("cannot create {}", state_dir.display()))?;
+        let service = talon_cron::CronService::open(
+            &db,
+            Arc::new(NoAgentRunner),
+            talon_cron::CronOptions::default(),
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        builder = builder.cron_service(service);
+    }
+    let runtime = builder
         .build()
         .map_err(|e| anyhow!("{}: {e}", loaded.origin))?;
     let run = run_context(ctx, &loaded.config);
@@ -301,4 +316,30 @@ fn render(tool: &str, outcome: &InvokeOutcome, json: bool, out: &mut String) -> 
         }
     }
     Ok(status)
+}
+
+/// The CLI runs no agent turns: a cron run it is asked to start fails with
+/// a reason that says where runs happen.
+#[derive(Debug)]
+struct NoAgentRunner;
+
+#[async_trait::async_trait]
+impl talon_cron::AgentRunner for NoAgentRunner {
+    async fn run_isolated(
+        &self,
+        _run: talon_cron::IsolatedRun,
+    ) -> Result<talon_cron::RunReport, talon_cron::RunFailure> {
+        Err(talon_cron::RunFailure::permanent(
+            "no agent runner in this process: `talon tools call` runs no agent turns; jobs run in an embedding agent or the gateway",
+        ))
+    }
+
+    async fn system_event(
+        &self,
+        _event: talon_cron::SystemEventRequest,
+    ) -> Result<(), talon_cron::RunFailure> {
+        Err(talon_cron::RunFailure::permanent(
+            "no agent runner in this process to deliver a system event",
+        ))
+    }
 }

@@ -181,7 +181,7 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
             .unwrap_or_default();
         out.notice(&segs, pos, NOT_VALIDATED);
     };
-    for section in ["sandbox", "mcp", "cron", "plugins", "gateway"] {
+    for section in ["sandbox", "mcp", "plugins", "gateway"] {
         if present(root.get(section)) {
             note(&[section], out);
         }
@@ -325,6 +325,13 @@ pub fn config_schema() -> Value {
     ];
     for (key, sub) in typed {
         embed(&mut schema, "ToolsConfig", key, sub.to_value());
+    }
+    let cron = schemars::schema_for!(talon_cron::CronConfig).to_value();
+    if let Some(Value::Object(props)) = schema.get_mut("properties")
+        && let Some(Value::Object(mut sub)) = Some(cron)
+    {
+        sub.remove("$schema");
+        props.insert("cron".to_owned(), Value::Object(sub));
     }
     schema
 }

@@ -114,3 +114,21 @@ fn the_skills_section_is_validated_with_key_paths() {
         "t.json:1:42: skills.limits.maxSkillsInPrompt: must be at least 1"
     );
 }
+
+#[test]
+fn cron_is_typed() {
+    let err = load_str(
+        "{ cron: { enabled: 'yes', retry: { maxAttempts: 2, bogus: 1 } } }",
+        "t.json",
+    )
+    .unwrap_err();
+    let paths: Vec<&str> = err.issues().iter().map(|i| i.key_path.as_str()).collect();
+    assert!(paths.iter().all(|p| p.starts_with("cron")), "{paths:?}");
+    assert!(!paths.is_empty());
+    let ok = load_str(
+        "{ cron: { enabled: true, maxConcurrentRuns: 2, retry: { maxAttempts: 5 } } }",
+        "t.json",
+    )
+    .unwrap();
+    assert!(ok.notices.is_empty(), "{:?}", ok.notices);
+}

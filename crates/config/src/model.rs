@@ -44,7 +44,8 @@ pub struct TalonConfig {
     /// MCP servers (accepted; not validated by this version of Talon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<Value>,
-    /// Cron (accepted; not validated by this version of Talon).
+    /// Cron: the scheduler switch, concurrency and retry policy (validated
+    /// against `talon_cron::CronConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cron: Option<Value>,
     /// Plugins (accepted; not validated by this version of Talon).

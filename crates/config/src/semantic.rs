@@ -43,6 +43,7 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
             w.out.issue(&full, pos(at), message);
         }
     }
+    w.typed::<talon_cron::CronConfig>(root, Some(spans), &path, "cron");
     if let Some(agents) = root.get("agents") {
         path.push(Seg::Key("agents".to_owned()));
         w.agents(agents, spans.member("agents"), &mut path);

@@ -1,11 +1,12 @@
-//! The typed `cron` config section (OpenClaw's keys; unknown keys are the
-//! config crate's business).
+//! The typed `cron` config section (OpenClaw's keys that Talon honours;
+//! any other key is an error naming it).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `cron.retry`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CronRetryConfig {
     /// Retries of a one-shot job after transient errors (default 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -16,8 +17,8 @@ pub struct CronRetryConfig {
 }
 
 /// The `cron` section.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CronConfig {
     /// Whether the scheduler runs (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]

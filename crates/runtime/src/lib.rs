@@ -43,10 +43,12 @@
 //! it puts them together for one run.
 #![deny(missing_docs)]
 
-pub use crate::builtin::{CODING_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID};
+pub use crate::builtin::{
+    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+};
 pub use crate::error::{Error, Result};
 pub use crate::family::{ToolFamily, ToolSet};
-pub use crate::narrowing::CRON_SELF_ACTIONS;
+pub use crate::narrowing::{CRON_SCOPED_READS, CRON_SELF_ACTIONS};
 pub use crate::run::RunSpec;
 pub use crate::runtime::{Runtime, RuntimeBuilder};
 pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};

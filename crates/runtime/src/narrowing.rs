@@ -8,6 +8,10 @@ use talon_hooks::{BlockedCall, DeniedReason};
 /// The actions a cron-triggered run may use on its own job.
 pub const CRON_SELF_ACTIONS: &[&str] = &["get", "runs", "remove"];
 
+/// The `cron` actions a cron-triggered run may call without a job id, as in
+/// OpenClaw: the cron tool filters their results to the run's own job.
+pub const CRON_SCOPED_READS: &[&str] = &["status", "list"];
+
 /// The parameters a memory-flush `write` may carry.
 const MEMORY_WRITE_KEYS: &[&str] = &["path", "content", "append"];
 
@@ -125,12 +129,16 @@ fn cron_self(
         ));
     };
     let action = params.get("action").and_then(Value::as_str).unwrap_or("");
+    if CRON_SCOPED_READS.contains(&action) {
+        return Ok(params);
+    }
     if !CRON_SELF_ACTIONS.contains(&action) {
         return Err(block(
             SOURCE,
             format!(
-                "a cron-triggered run may only {} its own job, not `{action}`",
-                CRON_SELF_ACTIONS.join(" / ")
+                "a cron-triggered run may only {} its own job (and {} it), not `{action}`",
+                CRON_SELF_ACTIONS.join(" / "),
+                CRON_SCOPED_READS.join(" / ")
             ),
         ));
     }

@@ -144,6 +144,16 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Builder: offer the `cron` tool over `service` (the embedder opens the
+    /// service on its store and runner). Each run gets a tool scoped to it:
+    /// jobs it creates are capped by the run's effective tools, and a
+    /// `trigger: cron` run may only read and remove its own job.
+    pub fn cron_service(mut self, service: talon_cron::CronService) -> Self {
+        self.families
+            .push(Arc::new(crate::builtin::CronFamily::new(service)));
+        self
+    }
+
     /// Builder: add a tool family (families are asked in registration
     /// order; the first family to offer a name wins).
     pub fn family(mut self, family: Arc<dyn ToolFamily>) -> Self {

@@ -200,3 +200,53 @@ fn file_tool_specs(limits: &ReadLimits) -> Vec<ToolSpec> {
             .collect(),
     }
 }
+
+/// The `cron` tool over the embedder's cron service: each run gets a tool
+/// scoped to it (its effective tools cap the jobs it creates; a
+/// cron-triggered run may only read and remove its own job).
+#[derive(Debug)]
+pub(crate) struct CronFamily {
+    pub(crate) service: talon_cron::CronService,
+    pub(crate) spec: ToolSpec,
+}
+
+impl CronFamily {
+    pub(crate) fn new(service: talon_cron::CronService) -> Self {
+        let probe = talon_tools::CronTool::new(
+            service.clone(),
+            talon_tools::CronToolScope::new("", "", Vec::new()),
+        );
+        CronFamily {
+            spec: probe.spec().clone(),
+            service,
+        }
+    }
+}
+
+/// The id of the cron tool's family.
+pub const CRON_FAMILY_ID: &str = "cron";
+
+impl ToolFamily for CronFamily {
+    fn id(&self) -> &str {
+        CRON_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        vec![self.spec.clone()]
+    }
+
+    fn construct(&self, _name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        let mut scope = talon_tools::CronToolScope::new(
+            run.context.agent_id.clone(),
+            run.context.session_key.clone(),
+            run.effective_tools.clone(),
+        );
+        if run.context.trigger == talon_tool_policy::Trigger::Cron {
+            scope = scope.cron_triggered(run.cron_job_id.clone());
+        }
+        Ok(Arc::new(talon_tools::CronTool::new(
+            self.service.clone(),
+            scope,
+        )))
+    }
+}

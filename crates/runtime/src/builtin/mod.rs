@@ -16,7 +16,10 @@ use talon_tools::{
     WebToolsConfig,
 };
 
-pub use families::{CODING_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID};
+pub(crate) use families::CronFamily;
+pub use families::{
+    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+};
 
 use crate::error::{Error, Result};
 use crate::family::ToolFamily;

@@ -1,5 +1,6 @@
 mod assembly;
 mod builtin_routing;
+mod cron_family;
 mod from_config;
 mod invoke;
 mod narrowing;

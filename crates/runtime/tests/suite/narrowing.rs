@@ -120,7 +120,10 @@ async fn a_cron_run_may_only_read_and_remove_its_own_job() {
     }
     for (args, expect) in [
         (json!({"action": "add", "jobId": "job-1"}), "not `add`"),
-        (json!({"action": "list"}), "not `list`"),
+        (
+            json!({"action": "update", "jobId": "job-1"}),
+            "not `update`",
+        ),
         (
             json!({"action": "remove", "jobId": "job-2"}),
             "not jobId=\"job-2\"",
@@ -139,6 +142,14 @@ async fn a_cron_run_may_only_read_and_remove_its_own_job() {
     )
     .await;
     assert!(matches!(out, InvokeOutcome::Blocked(_)));
+    // status and list pass (the cron tool filters them to the own job).
+    for action in ["status", "list"] {
+        let out = invoke(cron_run(Some("job-1")), "cron", json!({ "action": action })).await;
+        assert!(
+            matches!(out, InvokeOutcome::Completed { .. }),
+            "{action}: {out:?}"
+        );
+    }
     // Outside cron runs the cron tool is not narrowed.
     let out = invoke(
         RunSpec::new(RunContext::new("main")),
