@@ -50,7 +50,10 @@ pub use crate::exec::{
     DEFAULT_BACKGROUND_MS, DEFAULT_CLEANUP_MS, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TIMEOUT_SEC,
     DEFAULT_TIMEOUT_SEC, ExecConfig, ExecConfigError, ExecTool, HostLauncher, exec_spec,
 };
-pub use crate::files::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
+pub use crate::files::{
+    ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool, apply_patch_spec, edit_spec,
+    read_spec, write_spec,
+};
 pub use crate::fs_config::FsToolsConfig;
 pub use crate::gateway_tool::{
     ConfigSnapshotFn, GatewayTool, REDACTED, is_secret_key, redact_secrets,

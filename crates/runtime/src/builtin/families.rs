@@ -9,7 +9,8 @@ use talon_hooks::exec_env::ExecEnvHooks;
 use talon_tool_catalog::{Tool, ToolError, ToolSpec};
 use talon_tools::{
     ApplyPatchTool, EditTool, ExecConfig, ExecTool, GatewayTool, ProcessRegistry, ProcessTool,
-    ReadLimits, ReadTool, WriteTool, exec_spec, process_spec,
+    ReadLimits, ReadTool, WriteTool, apply_patch_spec, edit_spec, exec_spec, process_spec,
+    read_spec, write_spec,
 };
 
 use super::targets::Targets;
@@ -35,7 +36,12 @@ pub(crate) struct CodingFamily {
 
 impl CodingFamily {
     pub(crate) fn new(targets: Arc<Targets>, limits: ReadLimits) -> Self {
-        let specs = file_tool_specs(&limits);
+        let specs = vec![
+            read_spec(&limits),
+            write_spec(),
+            edit_spec(),
+            apply_patch_spec(),
+        ];
         CodingFamily {
             targets,
             limits,
@@ -178,26 +184,6 @@ impl ToolFamily for GatewayFamily {
 
     fn construct(&self, _name: &str, _run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
         Ok(Arc::clone(&self.tool) as Arc<dyn Tool>)
-    }
-}
-
-/// The specs of the file tools (built against a bridge that is never
-/// used: the tools' specs do not depend on it).
-fn file_tool_specs(limits: &ReadLimits) -> Vec<ToolSpec> {
-    match talon_fs_bridge::MountBridge::host("/") {
-        Ok(probe) => {
-            let probe: Arc<dyn talon_fs_bridge::FsBridge> = Arc::new(probe);
-            vec![
-                ReadTool::new(Arc::clone(&probe), *limits).spec().clone(),
-                WriteTool::new(Arc::clone(&probe)).spec().clone(),
-                EditTool::new(Arc::clone(&probe)).spec().clone(),
-                ApplyPatchTool::new(probe).spec().clone(),
-            ]
-        }
-        Err(_) => ["read", "write", "edit", "apply_patch"]
-            .into_iter()
-            .filter_map(ToolSpec::core)
-            .collect(),
     }
 }
 

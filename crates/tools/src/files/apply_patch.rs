@@ -25,15 +25,21 @@ pub struct ApplyPatchTool {
     bridge: Arc<dyn FsBridge>,
 }
 
+/// The `ApplyPatchTool`'s spec (schema and model-facing description), without
+/// building the tool: what the runtime lists before constructing it.
+pub fn apply_patch_spec() -> ToolSpec {
+    spec_for(
+        "apply_patch",
+        "Apply Patch",
+        "Add, change, move or delete files with one patch, passed as input. Format: a line `*** Begin Patch`, then one section per file, then `*** End Patch`. Sections: `*** Add File: <path>` followed by the new file's lines, each prefixed with +; `*** Delete File: <path>`; `*** Update File: <path>`, optionally followed by `*** Move to: <new path>`, then hunks. A hunk starts with `@@`, optionally followed by a line of the file to search from (such as a function signature), and lists lines prefixed with a space (unchanged context: about 3 lines before and after each change), - (removed) or + (added); `*** End of File` after a hunk anchors it at the file's end. Context and removed lines must match the file exactly (trailing whitespace aside) and each hunk must match one place. Every section is checked before anything is written, and all files change or none do.",
+    )
+}
+
 impl ApplyPatchTool {
     /// The tool on `bridge`.
     pub fn new(bridge: Arc<dyn FsBridge>) -> Self {
         ApplyPatchTool {
-            spec: spec_for(
-                "apply_patch",
-                "Apply Patch",
-                "Add, change, move or delete files with one patch, passed as input. Format: a line `*** Begin Patch`, then one section per file, then `*** End Patch`. Sections: `*** Add File: <path>` followed by the new file's lines, each prefixed with +; `*** Delete File: <path>`; `*** Update File: <path>`, optionally followed by `*** Move to: <new path>`, then hunks. A hunk starts with `@@`, optionally followed by a line of the file to search from (such as a function signature), and lists lines prefixed with a space (unchanged context: about 3 lines before and after each change), - (removed) or + (added); `*** End of File` after a hunk anchors it at the file's end. Context and removed lines must match the file exactly (trailing whitespace aside) and each hunk must match one place. Every section is checked before anything is written, and all files change or none do.",
-            ),
+            spec: apply_patch_spec(),
             bridge,
         }
     }

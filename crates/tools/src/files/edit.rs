@@ -25,15 +25,21 @@ pub struct EditTool {
     bridge: Arc<dyn FsBridge>,
 }
 
+/// The `EditTool`'s spec (schema and model-facing description), without
+/// building the tool: what the runtime lists before constructing it.
+pub fn edit_spec() -> ToolSpec {
+    spec_for(
+        "edit",
+        "Edit",
+        "Replace exact text in one file. Give path and edits: [{oldText, newText}, ...] (or a single oldText/newText pair). Each oldText must occur exactly once in the current file: copy it from a fresh read, with its exact indentation and whitespace, and include enough surrounding lines to make it unique. Edits are matched against the file as it is before any of them, must not overlap, and are applied together or not at all. To delete text, use an empty newText; to rewrite a whole file, use write.",
+    )
+}
+
 impl EditTool {
     /// The tool on `bridge`.
     pub fn new(bridge: Arc<dyn FsBridge>) -> Self {
         EditTool {
-            spec: spec_for(
-                "edit",
-                "Edit",
-                "Replace exact text in one file. Give path and edits: [{oldText, newText}, ...] (or a single oldText/newText pair). Each oldText must occur exactly once in the current file: copy it from a fresh read, with its exact indentation and whitespace, and include enough surrounding lines to make it unique. Edits are matched against the file as it is before any of them, must not overlap, and are applied together or not at all. To delete text, use an empty newText; to rewrite a whole file, use write.",
-            ),
+            spec: edit_spec(),
             bridge,
         }
     }

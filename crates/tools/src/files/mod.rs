@@ -37,11 +37,11 @@ mod read;
 mod read_format;
 mod write;
 
-pub use self::apply_patch::ApplyPatchTool;
-pub use self::edit::EditTool;
-pub use self::read::ReadTool;
+pub use self::apply_patch::{ApplyPatchTool, apply_patch_spec};
+pub use self::edit::{EditTool, edit_spec};
+pub use self::read::{ReadTool, read_spec};
 pub use self::read_format::ReadLimits;
-pub use self::write::WriteTool;
+pub use self::write::{WriteTool, write_spec};
 
 use talon_tool_catalog::{Section, ToolFamily, ToolSpec};
 

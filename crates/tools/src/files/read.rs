@@ -59,18 +59,24 @@ pub struct ReadTool {
     limits: ReadLimits,
 }
 
+/// The `read` tool's spec for `limits` (its description states them),
+/// without building the tool: what the runtime lists before constructing it.
+pub fn read_spec(limits: &ReadLimits) -> ToolSpec {
+    let description = format!(
+        "Read a text file or an image. Text comes back exactly as stored (no line numbers), at most {} lines or {} KiB per call; when more remains, a note at the end gives the offset to continue from. Use offset (first line, 1-based) and limit (number of lines) to page through large files. PNG, JPEG, GIF and WebP files come back as images (up to {} KiB); other binary files are refused. Paths are relative to the workspace or absolute.",
+        limits.max_lines,
+        limits.max_bytes / 1024,
+        limits.max_image_bytes / 1024
+    );
+    spec_for("read", "Read", description)
+}
+
 impl ReadTool {
     /// The tool on `bridge` with `limits` ([`ReadLimits::default`] is
     /// 2000 lines / 50 KiB per call, 16 MiB scanned, images up to 3.75 MiB).
     pub fn new(bridge: Arc<dyn FsBridge>, limits: ReadLimits) -> Self {
-        let description = format!(
-            "Read a text file or an image. Text comes back exactly as stored (no line numbers), at most {} lines or {} KiB per call; when more remains, a note at the end gives the offset to continue from. Use offset (first line, 1-based) and limit (number of lines) to page through large files. PNG, JPEG, GIF and WebP files come back as images (up to {} KiB); other binary files are refused. Paths are relative to the workspace or absolute.",
-            limits.max_lines,
-            limits.max_bytes / 1024,
-            limits.max_image_bytes / 1024
-        );
         ReadTool {
-            spec: spec_for("read", "Read", description),
+            spec: read_spec(&limits),
             bridge,
             limits,
         }

@@ -19,15 +19,21 @@ pub struct WriteTool {
     bridge: Arc<dyn FsBridge>,
 }
 
+/// The `WriteTool`'s spec (schema and model-facing description), without
+/// building the tool: what the runtime lists before constructing it.
+pub fn write_spec() -> ToolSpec {
+    spec_for(
+        "write",
+        "Write",
+        "Create a file, or replace a file's whole content, with the given content. Missing parent directories are created. The file is replaced atomically (readers see the old or the new content, never half), and an existing file keeps its permissions. To change part of an existing file, use edit instead of rewriting it.",
+    )
+}
+
 impl WriteTool {
     /// The tool on `bridge`.
     pub fn new(bridge: Arc<dyn FsBridge>) -> Self {
         WriteTool {
-            spec: spec_for(
-                "write",
-                "Write",
-                "Create a file, or replace a file's whole content, with the given content. Missing parent directories are created. The file is replaced atomically (readers see the old or the new content, never half), and an existing file keeps its permissions. To change part of an existing file, use edit instead of rewriting it.",
-            ),
+            spec: write_spec(),
             bridge,
         }
     }
