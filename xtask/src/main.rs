@@ -73,6 +73,9 @@ fn bench() -> Result<(), String> {
         ("talon-tools", "exec"),
         ("talon-tools", "web"),
         ("talon-sandbox-docker", "docker"),
+        ("talon-sandbox-core", "sandbox_core"),
+        ("talon-tasks", "ledger"),
+        ("talon-cron", "scheduling"),
     ] {
         cargo(&[
             "bench",
