@@ -203,7 +203,7 @@ impl RuntimeBuilder {
     }
 }
 
-fn parse_section<T: serde::de::DeserializeOwned>(
+pub(crate) fn parse_section<T: serde::de::DeserializeOwned>(
     value: &serde_json::Value,
     key: &str,
 ) -> Result<T> {

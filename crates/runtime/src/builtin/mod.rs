@@ -55,13 +55,10 @@ fn section<T: serde::de::DeserializeOwned + Default>(
     value: Option<&serde_json::Value>,
     key: &str,
 ) -> Result<T> {
-    match value {
-        None => Ok(T::default()),
-        Some(v) => serde_json::from_value(v.clone()).map_err(|e| Error::Config {
-            key: key.to_owned(),
-            message: e.to_string(),
-        }),
-    }
+    value.map_or_else(
+        || Ok(T::default()),
+        |v| crate::runtime::parse_section(v, key),
+    )
 }
 
 impl Builtins {
