@@ -35,17 +35,7 @@ fn agent_id(ctx: &ContextArgs, config: &TalonConfig) -> String {
 /// `agents.defaults.workspace`, else (as OpenClaw) `<state dir>/workspace`
 /// for the default agent and `<state dir>/workspace-<id>` for the others.
 fn agent_workspace(ctx: &ContextArgs, config: &TalonConfig, agent: &str) -> PathBuf {
-    let scoped = ContextArgs {
-        agent: Some(agent.to_owned()),
-        ..ctx.clone()
-    };
-    crate::skills_cmd::workspace(&scoped, None, config).unwrap_or_else(|| {
-        if agent == config.default_agent_id() {
-            state_dir().join("workspace")
-        } else {
-            state_dir().join(format!("workspace-{agent}"))
-        }
-    })
+    config.agent_workspace_dir(agent, &crate::commands::config_dir(ctx), &state_dir())
 }
 
 fn home_dirs() -> Vec<PathBuf> {

@@ -264,6 +264,28 @@ impl TalonConfig {
         Some(expand_home(raw.trim()))
     }
 
+    /// The agent's workspace directory, the one rule every surface uses:
+    /// the configured one ([`TalonConfig::agent_workspace`]; a relative
+    /// path is relative to `config_dir`), else (as OpenClaw)
+    /// `<state_dir>/workspace` for the default agent and
+    /// `<state_dir>/workspace-<id>` for the others. Always absolute.
+    pub fn agent_workspace_dir(
+        &self,
+        agent_id: &str,
+        config_dir: &std::path::Path,
+        state_dir: &std::path::Path,
+    ) -> std::path::PathBuf {
+        let agent = agent_id.trim().to_lowercase();
+        let dir = match self.agent_workspace(&agent) {
+            Some(dir) => config_dir.join(dir),
+            None if agent == self.default_agent_id() => state_dir.join("workspace"),
+            None => state_dir.join(format!("workspace-{agent}")),
+        };
+        // Absolute, so bind mounts and the config hash never depend on the
+        // working directory's spelling.
+        std::path::absolute(&dir).unwrap_or(dir)
+    }
+
     /// The effective `tools.fs.workspaceOnly` of an agent (the agent's
     /// `tools.fs` over the global one; default `true`).
     pub fn fs_workspace_only(&self, agent_id: &str) -> bool {

@@ -243,3 +243,34 @@ fn docker_block_is_typed_and_strict() {
     );
     assert!(text.contains("t.json:2"), "{text}");
 }
+
+#[test]
+fn agent_workspace_dir_is_one_absolute_rule() {
+    let config: TalonConfig = serde_json::from_value(serde_json::json!({
+        "agents": { "list": [{ "id": "a", "default": true, "workspace": "ws-a" }, { "id": "b" }] }
+    }))
+    .unwrap();
+    let cfg = std::path::Path::new("/etc/talon");
+    let state = std::path::Path::new("/var/lib/talon");
+    assert_eq!(
+        config.agent_workspace_dir("a", cfg, state),
+        std::path::PathBuf::from("/etc/talon/ws-a")
+    );
+    assert_eq!(
+        config.agent_workspace_dir("B", cfg, state),
+        std::path::PathBuf::from("/var/lib/talon/workspace-b")
+    );
+    let bare = TalonConfig::default();
+    assert_eq!(
+        bare.agent_workspace_dir("main", cfg, state),
+        std::path::PathBuf::from("/var/lib/talon/workspace")
+    );
+    assert!(
+        bare.agent_workspace_dir(
+            "main",
+            std::path::Path::new("rel"),
+            std::path::Path::new("st")
+        )
+        .is_absolute()
+    );
+}

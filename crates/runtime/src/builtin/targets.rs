@@ -35,7 +35,18 @@ pub(crate) struct Targets {
     backends: Arc<SandboxBackendRegistry>,
     hosts: Mutex<HashMap<(PathBuf, bool), RunTarget>>,
     sandboxes: Mutex<HashMap<String, RunTarget>>,
+    /// The target of each (agent, session, workspace override, sandboxed):
+    /// several tools of one run (and later runs of the session) ask for
+    /// it, and working it out resolves the sandbox config and its hash.
+    runs: Mutex<HashMap<RunKey, RunTarget>>,
 }
+
+/// What decides a run's target.
+type RunKey = (String, String, Option<PathBuf>, bool);
+
+/// Above this many remembered runs the memo starts over (it is a cache:
+/// the host and sandbox maps keep the shared bridges and sandboxes).
+const MAX_REMEMBERED_RUNS: usize = 4096;
 
 impl std::fmt::Debug for Targets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -62,6 +73,7 @@ impl Targets {
             backends,
             hosts: Mutex::new(HashMap::new()),
             sandboxes: Mutex::new(HashMap::new()),
+            runs: Mutex::new(HashMap::new()),
         }
     }
 
@@ -70,30 +82,38 @@ impl Targets {
     /// directory), else (as OpenClaw) `<state dir>/workspace` for the
     /// default agent and `<state dir>/workspace-<id>` for the others.
     pub(crate) fn workspace(&self, run: &RunSpec) -> PathBuf {
-        let agent = &run.context.agent_id;
-        run.workspace
-            .clone()
-            .or_else(|| {
-                self.config
-                    .agent_workspace(agent)
-                    .map(|p| self.config_dir.join(p))
-            })
-            .unwrap_or_else(|| {
-                if *agent == self.config.default_agent_id() {
-                    self.state_dir.join("workspace")
-                } else {
-                    self.state_dir.join(format!("workspace-{agent}"))
-                }
-            })
+        run.workspace.clone().unwrap_or_else(|| {
+            self.config.agent_workspace_dir(
+                &run.context.agent_id,
+                &self.config_dir,
+                &self.state_dir,
+            )
+        })
     }
 
     /// The target of `run`.
     pub(crate) fn for_run(&self, run: &RunSpec) -> Result<RunTarget, ToolError> {
-        if run.context.sandboxed {
-            self.sandbox(run)
-        } else {
-            self.host(run)
+        let key = (
+            run.context.agent_id.clone(),
+            run.context.session_key.clone(),
+            run.workspace.clone(),
+            run.context.sandboxed,
+        );
+        if let Some(hit) = self.runs.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(hit);
         }
+        let target = if run.context.sandboxed {
+            self.sandbox(run)?
+        } else {
+            self.host(run)?
+        };
+        if let Ok(mut map) = self.runs.lock() {
+            if map.len() >= MAX_REMEMBERED_RUNS {
+                map.clear();
+            }
+            map.insert(key, target.clone());
+        }
+        Ok(target)
     }
 
     fn host(&self, run: &RunSpec) -> Result<RunTarget, ToolError> {
