@@ -5,10 +5,14 @@
 //!   crates.io when missing), `cargo doc` with warnings as errors, then
 //!   every test. `.ci/run` calls exactly this.
 //! - `cargo xtask bench`: the criterion benchmarks, then a summary table.
+//! - `cargo xtask docker-up`: start the Docker engine and build the test image.
+//! - `cargo xtask py-env`: create `target/talon-pyenv` (Python MCP SDK,
+//!   `mcp-server-time`, `websockets`) and print its interpreter.
 
 use std::process::{Command, ExitCode};
 
 mod docker_engine;
+mod python_env;
 
 fn cargo(args: &[&str]) -> Result<(), String> {
     let status = Command::new("cargo")
@@ -56,7 +60,17 @@ fn test() -> Result<(), String> {
         ));
     }
     docker_engine::up()?;
-    cargo(&["test", "--workspace"])
+    let python = python_env::up()?;
+    let status = Command::new("cargo")
+        .args(["test", "--workspace"])
+        .env("TALON_TEST_PYTHON", &python)
+        .status()
+        .map_err(|e| format!("cannot run cargo test: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo test --workspace` failed ({status})"))
+    }
 }
 
 fn bench() -> Result<(), String> {
@@ -154,7 +168,8 @@ fn main() -> ExitCode {
         "test" => test(),
         "bench" => bench(),
         "docker-up" => docker_engine::up(),
-        _ => Err("usage: cargo xtask test|bench|docker-up".to_owned()),
+        "py-env" => python_env::up().map(|python| println!("{}", python.display())),
+        _ => Err("usage: cargo xtask test|bench|docker-up|py-env".to_owned()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,3 @@
+//! The behaviour behind `talon-gateway`.
+//!
+//! (Skeleton: filled in by the gateway issue.)

@@ -1,0 +1,3 @@
+//! The SSH sandbox backend.
+//!
+//! (Skeleton: filled in by the SSH issue.)
