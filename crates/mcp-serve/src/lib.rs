@@ -49,3 +49,12 @@ pub trait ToolSource: Send + Sync + 'static {
         call: ModelToolCall,
     ) -> Result<InvokeOutcome, SourceError>;
 }
+
+/// The MCP endpoint as an axum router, to be mounted by the gateway with
+/// `Router::nest_service("/mcp", talon_mcp_serve::router(source))`.
+///
+/// (Skeleton: routes nothing until the server face is built.)
+pub fn router(source: std::sync::Arc<dyn ToolSource>) -> axum::Router {
+    let _ = source;
+    axum::Router::new()
+}

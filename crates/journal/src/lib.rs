@@ -1,0 +1,1 @@
+//! The call journal (skeleton: filled in by the gateway issue).
