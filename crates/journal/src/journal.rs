@@ -75,6 +75,22 @@ impl Drop for Inner {
     }
 }
 
+/// Drops a call from the in-flight map unless its `started` record was
+/// confirmed.
+struct OpenGuard<'a> {
+    inflight: &'a InFlight,
+    call_id: String,
+    armed: bool,
+}
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.inflight.forget_if(&self.call_id, Phase::Open);
+        }
+    }
+}
+
 impl CallJournal {
     /// Open (creating if needed, file mode 0600) the journal at `path`,
     /// take its lock (`<path>.lock`), bring the schema up to date, and mark
@@ -148,21 +164,21 @@ impl CallJournal {
             }
             calls.insert(start.call_id.clone(), Phase::Open);
         }
-        let call_id = start.call_id.clone();
+        // Forgets the call again unless the record is confirmed, also when
+        // this future is dropped half way.
+        let mut guard = OpenGuard {
+            inflight: &self.inner.inflight,
+            call_id: start.call_id.clone(),
+            armed: true,
+        };
         let (reply, answer) = oneshot::channel();
-        let sent = match self.sender() {
-            Ok(tx) => tx
-                .send(Job::Start { start, reply })
-                .await
-                .map_err(|_| JournalError::Closed),
-            Err(e) => Err(e),
-        };
-        let result = match sent {
-            Ok(()) => answer.await.unwrap_or(Err(JournalError::Closed)),
-            Err(e) => Err(e),
-        };
-        if result.is_err() {
-            self.inner.inflight.forget_if(&call_id, Phase::Open);
+        self.sender()?
+            .send(Job::Start { start, reply })
+            .await
+            .map_err(|_| JournalError::Closed)?;
+        let result = answer.await.unwrap_or(Err(JournalError::Closed));
+        if result.is_ok() {
+            guard.armed = false;
         }
         result
     }

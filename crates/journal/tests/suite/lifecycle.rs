@@ -223,3 +223,30 @@ async fn reopen_after_drop_keeps_everything() {
         Some(Outcome::Timeout)
     );
 }
+
+#[tokio::test]
+async fn a_started_call_abandoned_mid_wait_can_still_be_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+    // The first poll queues the record; the timeout then drops the future.
+    let abandoned = tokio::time::timeout(
+        std::time::Duration::ZERO,
+        journal.started(start("a", "s", "exec")),
+    )
+    .await;
+    assert!(abandoned.is_err(), "expected the wait to be cut short");
+    journal.flush().await.unwrap();
+    assert_eq!(journal.get("a").unwrap().unwrap().end, None);
+    assert_eq!(
+        journal
+            .finish("a", end(Outcome::Cancelled, "abandoned"))
+            .unwrap(),
+        FinishAck::Queued
+    );
+    journal.flush().await.unwrap();
+    assert_eq!(
+        journal.get("a").unwrap().unwrap().outcome(),
+        Some(Outcome::Cancelled)
+    );
+    assert_eq!(journal.stats().in_flight, 0);
+}

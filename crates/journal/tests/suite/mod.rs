@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use talon_journal::{CallEnd, CallStart, Outcome, params_digest};
 
 mod concurrency;
+mod disk_full;
 mod lifecycle;
 mod recovery;
 mod refusals;
