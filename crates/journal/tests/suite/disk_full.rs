@@ -3,7 +3,7 @@
 //! it) so every write to the journal fails with `EFBIG`, then raises it
 //! again, as if space were freed.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -78,7 +78,9 @@ async fn child(path: &Path) {
     journal.flush().await.unwrap();
     assert_eq!(journal.history("s", 100).unwrap().len(), 22);
     assert_eq!(journal.stats().lost_records, 0);
-    println!("{MARKER}");
+    let mut out = std::io::stdout();
+    writeln!(out, "{MARKER}").unwrap();
+    out.flush().unwrap();
 }
 
 #[tokio::test]
