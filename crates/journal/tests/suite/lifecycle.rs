@@ -250,3 +250,42 @@ async fn a_started_call_abandoned_mid_wait_can_still_be_finished() {
     );
     assert_eq!(journal.stats().in_flight, 0);
 }
+
+#[tokio::test]
+async fn waiting_variants_behave_like_the_plain_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+    journal.started(start("w", "s", "exec")).await.unwrap();
+    assert_eq!(
+        journal
+            .finish_wait("w", end(Outcome::Ok, ""))
+            .await
+            .unwrap(),
+        FinishAck::Queued
+    );
+    assert_eq!(
+        journal
+            .finish_wait("w", end(Outcome::Error, ""))
+            .await
+            .unwrap(),
+        FinishAck::AlreadyFinished(Outcome::Ok)
+    );
+    let first = journal
+        .record_wait(start("r", "s", "read"), end(Outcome::Blocked, ""))
+        .await;
+    assert_eq!(first.unwrap(), FinishAck::Queued);
+    let again = journal
+        .record_wait(start("r", "s", "read"), end(Outcome::Ok, ""))
+        .await;
+    assert_eq!(again.unwrap(), FinishAck::AlreadyFinished(Outcome::Blocked));
+    let err = journal
+        .finish_wait("ghost", end(Outcome::Ok, ""))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, talon_journal::JournalError::NotStarted { .. }),
+        "{err}"
+    );
+    journal.flush().await.unwrap();
+    assert_eq!(journal.history("s", 10).unwrap().len(), 2);
+}
