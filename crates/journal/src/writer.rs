@@ -232,30 +232,36 @@ impl Writer {
         Ok(results)
     }
 
-    /// Answer every job of a committed batch and forget its finished calls.
+    /// Forget the batch's finished calls, then answer its jobs (in that
+    /// order, so whoever a flush wakes sees the in-flight map up to date).
     fn reply(&self, batch: Vec<Job>, results: Vec<JobResult>) {
-        let mut finished = Vec::new();
+        self.inflight
+            .forget_committed(batch.iter().filter_map(|job| match job {
+                Job::Finish { call_id, .. } => Some(call_id.as_str()),
+                Job::Record { start, .. } => Some(start.call_id.as_str()),
+                Job::Start { .. } | Job::Flush { .. } | Job::Prune { .. } => None,
+            }));
         for (job, result) in batch.into_iter().zip(results) {
             match (job, result) {
                 (Job::Start { reply, .. }, JobResult::Start(r)) => {
                     // The caller may have gone away; the record stands.
                     let _ = reply.send(r);
                 }
-                (Job::Finish { call_id, .. }, _) => finished.push(call_id),
-                (Job::Record { start, .. }, _) => finished.push(start.call_id),
                 (Job::Flush { reply }, _) => {
                     let _ = reply.send(Ok(()));
                 }
                 (Job::Prune { reply, .. }, JobResult::Prune(n)) => {
                     let _ = reply.send(Ok(n));
                 }
-                // A start or prune always has its own kind of result; a
-                // dropped reply reads as `Closed` to its caller.
-                (Job::Start { .. } | Job::Prune { .. }, _) => {}
+                // Terminal records need no answer. A start or prune always
+                // has its own kind of result; a dropped reply reads as
+                // `Closed` to its caller.
+                (
+                    Job::Finish { .. } | Job::Record { .. } | Job::Start { .. } | Job::Prune { .. },
+                    _,
+                ) => {}
             }
         }
-        self.inflight
-            .forget_committed(finished.iter().map(String::as_str));
     }
 
     /// The batch was rolled back: refuse the `started` records (their calls
