@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use talon_journal::{CallEnd, CallJournal, CallStart, Outcome, params_digest};
+use talon_journal::{
+    CallEnd, CallJournal, CallStart, Durability, JournalOptions, Outcome, params_digest,
+};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -85,6 +87,19 @@ fn bench(c: &mut Criterion) {
             let id = s.call_id.clone();
             rt.block_on(journal.started(s)).unwrap();
             let _ = black_box(journal.finish(&id, end()).unwrap());
+        });
+    });
+    let (light, _) = CallJournal::open_with(
+        &dir.path().join("light.sqlite"),
+        JournalOptions::with_durability(Durability::ProcessCrash),
+    )
+    .unwrap();
+    group.bench_function("started_process_crash_durability_then_finish", |b| {
+        b.iter(|| {
+            let s = start("agent:main:exec", &digest);
+            let id = s.call_id.clone();
+            rt.block_on(light.started(s)).unwrap();
+            let _ = black_box(light.finish(&id, end()).unwrap());
         });
     });
     rt.block_on(journal.flush()).unwrap();

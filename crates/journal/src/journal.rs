@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{JournalError, Result};
 use crate::inflight::{InFlight, Phase};
+use crate::options::JournalOptions;
 use crate::record::{CallEnd, CallRecord, CallStart, FinishAck, RecoveryReport};
 use crate::store;
 use crate::validate;
@@ -101,8 +102,18 @@ impl CallJournal {
     /// every call left in flight by a previous process `interrupted` (never
     /// re-run). Fails with [`JournalError::Locked`] while another handle or
     /// process has the journal open.
+    ///
+    /// Commits use [`Durability::Full`]; see [`open_with`](Self::open_with).
     pub fn open(path: &Path) -> Result<(CallJournal, RecoveryReport)> {
-        let (lock, conn, report) = store::open_all(path)?;
+        Self::open_with(path, JournalOptions::default())
+    }
+
+    /// [`open`](Self::open) with options (the durability of commits).
+    pub fn open_with(
+        path: &Path,
+        options: JournalOptions,
+    ) -> Result<(CallJournal, RecoveryReport)> {
+        let (lock, conn, report) = store::open_all(path, options.durability)?;
         let reader = store::open_reader(path)?;
         let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
         let inflight = Arc::new(InFlight::default());

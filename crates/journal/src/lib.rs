@@ -3,8 +3,8 @@
 //!
 //! - [`CallJournal::started`] writes a `started` record *before* a
 //!   non-idempotent tool runs (exec, write, cron add) and returns once it is
-//!   committed with a full sync, so a crash never leaves a side effect with
-//!   no record (security notes I2).
+//!   committed (synced to the device by default, see [`Durability`]), so a
+//!   crash never leaves a side effect with no record (security notes I2).
 //! - [`CallJournal::finish`] queues the call's terminal record:
 //!   [`Outcome`] `ok | error | blocked | timeout | cancelled | interrupted`.
 //!   Exactly one terminal record is kept per call id; a second one is
@@ -69,6 +69,7 @@
 pub use crate::digest::params_digest;
 pub use crate::error::{JournalError, Result};
 pub use crate::journal::{CallJournal, JournalStats, QUEUE_CAPACITY};
+pub use crate::options::{Durability, JournalOptions};
 pub use crate::record::{
     CallEnd, CallRecord, CallStart, FinishAck, InterruptedCall, Outcome, RecoveryReport,
     UnknownOutcome,
@@ -85,6 +86,7 @@ mod digest;
 mod error;
 mod inflight;
 mod journal;
+mod options;
 mod record;
 mod store;
 mod validate;
