@@ -48,8 +48,10 @@ pub struct JournalStats {
 }
 
 /// A handle to the call journal. Cheap to clone (`Arc`); every clone
-/// writes through the same writer thread. The journal closes (after
-/// committing what is queued) when the last clone is dropped.
+/// writes through the same writer thread. The journal closes when the last
+/// clone is dropped: that drop waits (blocking the dropping thread briefly)
+/// until the writer has committed what is queued and released the lock, so
+/// the journal can be reopened at once.
 #[derive(Debug, Clone)]
 pub struct CallJournal {
     inner: Arc<Inner>,
@@ -103,7 +105,8 @@ impl CallJournal {
     /// re-run). Fails with [`JournalError::Locked`] while another handle or
     /// process has the journal open.
     ///
-    /// Commits use [`Durability::Full`]; see [`open_with`](Self::open_with).
+    /// Commits use [`Durability::Full`](crate::Durability::Full); see
+    /// [`open_with`](Self::open_with).
     pub fn open(path: &Path) -> Result<(CallJournal, RecoveryReport)> {
         Self::open_with(path, JournalOptions::default())
     }
@@ -378,7 +381,8 @@ impl CallJournal {
 
     /// The newest `limit` (at most
     /// [`MAX_HISTORY_LIMIT`](crate::MAX_HISTORY_LIMIT)) committed calls of a
-    /// session, newest first. Records still queued are not seen; call
+    /// session, newest first in journal order (a call is placed by its
+    /// `started` record, or by its whole record), in flight ones included. Records still queued are not seen; call
     /// [`flush`](Self::flush) first to read your own writes.
     pub fn history(&self, session_key: &str, limit: usize) -> Result<Vec<CallRecord>> {
         validate::check_session_key(session_key)?;

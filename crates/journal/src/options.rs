@@ -18,7 +18,7 @@ pub enum Durability {
     ProcessCrash,
 }
 
-/// Options for [`CallJournal::open_with`].
+/// Options for [`CallJournal::open_with`](crate::CallJournal::open_with).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct JournalOptions {
