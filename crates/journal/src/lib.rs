@@ -18,6 +18,12 @@
 //! - [`CallJournal::history`] / [`CallJournal::get`] read committed records;
 //!   [`CallJournal::flush`] waits until everything queued is committed.
 //!
+//! A queued terminal record is normally committed within one batch (well
+//! under a millisecond after a lone call), but a `SIGKILL` inside that window
+//! loses it: a call with a `started` record then reads `interrupted` after
+//! restart, and a whole record is gone. Where a terminal record must be on
+//! disk before the result leaves the process, `flush().await` first.
+//!
 //! One writer thread owns the database and commits whatever has queued up
 //! as one transaction (group commit), so a burst of calls costs one sync.
 //! Parameters are never stored: only [`params_digest`], the SHA-256 of their
