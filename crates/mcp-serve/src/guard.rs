@@ -48,13 +48,20 @@ pub(crate) async fn guard(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let opens_session = parts.method == Method::POST && session_id.is_none();
+    // Fires when the client goes away, or when its MCP session closes.
+    let mut disconnect = CancellationToken::new();
     if let Some(id) = &session_id {
-        if state.sessions.binding(id, who) == Binding::Other {
-            return plain(
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                "this MCP session was opened with other credentials or for another Talon session; initialize a new MCP session",
-            );
+        match state.sessions.binding(id, who) {
+            Binding::Same(closed) => disconnect = closed.child_token(),
+            Binding::Other => {
+                return plain(
+                    StatusCode::FORBIDDEN,
+                    "forbidden",
+                    "this MCP session was opened with other credentials or for another Talon session; initialize a new MCP session",
+                );
+            }
+            // rmcp answers 404 for a session it does not know.
+            Binding::Unknown => {}
         }
     } else if opens_session && state.sessions.len().await >= state.sessions.cap() {
         // Only an `initialize` opens a session (a stateless 2026-07-28
@@ -87,7 +94,6 @@ pub(crate) async fn guard(
         }
         body = Body::from(bytes);
     }
-    let disconnect = CancellationToken::new();
     parts.extensions.insert(Disconnected(disconnect.clone()));
     let response = next.run(Request::from_parts(parts, body)).await;
     if opens_session

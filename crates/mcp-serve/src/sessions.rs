@@ -13,6 +13,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 };
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
 use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
 
 use crate::config::ServeConfig;
 use crate::source::McpCaller;
@@ -50,10 +51,11 @@ impl CallerFingerprint {
 }
 
 /// How a request's session id relates to its caller.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum Binding {
-    /// The session was opened by this caller.
-    Same,
+    /// The session was opened by this caller; the token fires when the
+    /// session closes (DELETE, idle expiry, shutdown).
+    Same(CancellationToken),
     /// The session was opened by another caller (or for another session).
     Other,
     /// No such live session.
@@ -66,7 +68,8 @@ pub(crate) struct CappedSessions {
     inner: LocalSessionManager,
     cap: usize,
     create: tokio::sync::Mutex<()>,
-    bindings: Mutex<HashMap<SessionId, CallerFingerprint>>,
+    bindings: Mutex<HashMap<SessionId, (CallerFingerprint, CancellationToken)>>,
+    shutdown: CancellationToken,
 }
 
 impl CappedSessions {
@@ -82,6 +85,7 @@ impl CappedSessions {
             cap: config.max_sessions.max(1),
             create: tokio::sync::Mutex::new(()),
             bindings: Mutex::new(HashMap::new()),
+            shutdown: config.shutdown.clone(),
         }
     }
 
@@ -95,15 +99,17 @@ impl CappedSessions {
         self.cap
     }
 
+    /// Record who opened session `id`.
     pub(crate) fn bind(&self, id: &str, who: CallerFingerprint) {
+        let closed = self.shutdown.child_token();
         self.with_bindings(|b| {
-            b.insert(SessionId::from(id), who);
+            b.insert(SessionId::from(id), (who, closed));
         });
     }
 
     pub(crate) fn binding(&self, id: &str, who: CallerFingerprint) -> Binding {
         self.with_bindings(|b| match b.get(id) {
-            Some(f) if *f == who => Binding::Same,
+            Some((f, closed)) if *f == who => Binding::Same(closed.clone()),
             Some(_) => Binding::Other,
             None => Binding::Unknown,
         })
@@ -111,7 +117,7 @@ impl CappedSessions {
 
     fn with_bindings<T>(
         &self,
-        f: impl FnOnce(&mut HashMap<SessionId, CallerFingerprint>) -> T,
+        f: impl FnOnce(&mut HashMap<SessionId, (CallerFingerprint, CancellationToken)>) -> T,
     ) -> T {
         match self.bindings.lock() {
             Ok(mut b) => f(&mut b),
@@ -147,7 +153,11 @@ impl SessionManager for CappedSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.with_bindings(|b| b.remove(id));
+        // rmcp lets a closed session's handlers run on for a drain period;
+        // Talon ends its calls now.
+        if let Some((_, closed)) = self.with_bindings(|b| b.remove(id)) {
+            closed.cancel();
+        }
         Ok(self.inner.close_session(id).await?)
     }
 
