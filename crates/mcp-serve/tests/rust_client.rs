@@ -599,3 +599,35 @@ async fn deleting_the_mcp_session_drops_its_calls_even_with_the_stream_open() {
     .expect("DELETE of the session left the call running");
     drop(resp);
 }
+
+#[tokio::test]
+async fn notifications_cancelled_alone_drops_the_call_while_the_stream_stays_open() {
+    let (source, served) = started(ServeConfig::default()).await;
+    let http = raw_client();
+    let id = raw_session(&http, &served.url, "main").await;
+    let body = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}});
+    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    timeout(LIMIT, source.probe.slow_started.notified())
+        .await
+        .expect("slow never started");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 11, "reason": "stop"}});
+    let ack = post(&http, &served.url, Some(AGENT_TOKEN), "main", &cancel)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ack.status(), 202);
+    timeout(
+        Duration::from_secs(5),
+        source.probe.slow_dropped_notify.notified(),
+    )
+    .await
+    .expect("notifications/cancelled left the call running");
+    drop(resp);
+}
