@@ -163,3 +163,7 @@ impl ServerHandler for TalonMcpServer {
         Ok(call_result(&name, &outcome).into())
     }
 }
+
+#[cfg(test)]
+#[path = "handler_tests.rs"]
+mod tests;
