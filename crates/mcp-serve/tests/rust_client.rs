@@ -631,3 +631,51 @@ async fn notifications_cancelled_alone_drops_the_call_while_the_stream_stays_ope
     .expect("notifications/cancelled left the call running");
     drop(resp);
 }
+
+#[tokio::test]
+async fn browser_origins_and_foreign_hosts_are_refused() {
+    let (source, served) = started(ServeConfig::default()).await;
+    let http = raw_client();
+    let resp = post(
+        &http,
+        &served.url,
+        Some(AGENT_TOKEN),
+        "main",
+        &initialize_body(),
+    )
+    .header("origin", "http://evil.example")
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 403);
+    assert!(resp.headers().get("mcp-session-id").is_none());
+    let resp = post(
+        &http,
+        &served.url,
+        Some(AGENT_TOKEN),
+        "main",
+        &initialize_body(),
+    )
+    .header("host", "evil.example")
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 403);
+    assert_eq!(source.probe.calls.load(Ordering::SeqCst), 0);
+
+    // An allowed origin passes.
+    let config = ServeConfig::default().allowed_origins(["http://localhost:*"]);
+    let (_source, served) = started(config).await;
+    let resp = post(
+        &http,
+        &served.url,
+        Some(AGENT_TOKEN),
+        "main",
+        &initialize_body(),
+    )
+    .header("origin", "http://localhost:5173")
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+}
