@@ -101,7 +101,7 @@ pub fn router(source: Arc<dyn ToolSource>) -> axum::Router {
 /// The MCP endpoint as an axum router, with explicit limits.
 pub fn router_with(source: Arc<dyn ToolSource>, config: ServeConfig) -> axum::Router {
     let sessions = Arc::new(CappedSessions::new(&config));
-    let server = TalonMcpServer::new(Arc::clone(&source), &config);
+    let server = TalonMcpServer::new(Arc::clone(&source), Arc::clone(&sessions), &config);
     let mut http = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(config.sse_keep_alive))
         .with_sse_retry(None)

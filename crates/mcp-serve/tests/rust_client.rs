@@ -679,3 +679,38 @@ async fn browser_origins_and_foreign_hosts_are_refused() {
     .unwrap();
     assert_eq!(resp.status(), 200);
 }
+
+#[tokio::test]
+async fn a_long_call_keeps_its_session_alive_past_the_idle_limit() {
+    let config = ServeConfig::default().session_idle(Duration::from_millis(200));
+    let (source, served) = started(config).await;
+    let http = raw_client();
+    let id = raw_session(&http, &served.url, "main").await;
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}});
+    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    timeout(LIMIT, source.probe.slow_started.notified())
+        .await
+        .expect("slow never started");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        !source.probe.slow_dropped.load(Ordering::SeqCst),
+        "the idle expiry ended a running call"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"});
+    let still = post(&http, &served.url, Some(AGENT_TOKEN), "main", &list)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        still.status(),
+        200,
+        "the session expired under a running call"
+    );
+    drop(resp);
+}
