@@ -490,6 +490,15 @@ async fn the_session_cap_refuses_new_sessions_with_503_until_one_closes() {
     assert_eq!(resp.headers()["retry-after"], "5");
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], "too_many_sessions");
+    // At the cap, a request that opens no session still reaches rmcp intact
+    // (here it answers that a session id is required).
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &list)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    assert!(resp.text().await.unwrap().contains("Session ID is required"));
     // The existing session is unaffected.
     let r = call(&first, "echo", json!({"text": "still here"})).await;
     assert_eq!(only_text(&r), "echo: still here");
