@@ -498,7 +498,12 @@ async fn the_session_cap_refuses_new_sessions_with_503_until_one_closes() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 400);
-    assert!(resp.text().await.unwrap().contains("Session ID is required"));
+    assert!(
+        resp.text()
+            .await
+            .unwrap()
+            .contains("Session ID is required")
+    );
     // The existing session is unaffected.
     let r = call(&first, "echo", json!({"text": "still here"})).await;
     assert_eq!(only_text(&r), "echo: still here");
