@@ -182,17 +182,36 @@ impl SshLauncher {
         };
         let waiter = Arc::clone(&shared);
         tokio::spawn(async move {
+            let session = child.session();
             let result = child.wait().await;
             // The marker line (and the exec record) come first.
             let record = match pump {
                 Some(pump) => pump.await.ok().flatten(),
                 None => None,
             };
-            if let Some(key) = record {
+            // "Terminated without status" also means the master died:
+            // tell them apart by asking the master.
+            let killed = waiter.killed.load(Ordering::SeqCst);
+            let connection_lost = match &result {
+                Ok(_) => false,
+                Err(openssh::Error::RemoteProcessTerminated) if killed => false,
+                Err(_) => session.check().await.is_err(),
+            };
+            drop(session);
+            // A command whose channel died with the connection may still
+            // run remotely: its record stays so the reconnect reaps it.
+            if let Some(key) = record
+                && !connection_lost
+            {
                 waiter.conn.forget_exec(key);
             }
             let status = match result {
                 Ok(status) => Ok(exit_status(status)),
+                Err(_) if connection_lost => Err(SandboxError::EngineUnavailable(
+                    "the ssh connection dropped while the remote command ran; it is killed \
+                     when the next call reconnects"
+                        .to_owned(),
+                )),
                 Err(openssh::Error::RemoteProcessTerminated) => Ok(ExitStatus::Signal(9)),
                 Err(e) if waiter.killed.load(Ordering::SeqCst) => {
                     tracing::debug!("remote command ended after kill: {e}");
