@@ -35,7 +35,7 @@ const REMOVE_SCRIPT: &str = r#"d="$1/$2"
 [ -d "$d" ] && [ ! -L "$d" ] || exit 4
 m="$d/.talon-sandbox.json"
 [ -f "$m" ] && [ ! -L "$m" ] || exit 5
-grep -q '"talonSandbox":1' "$m" || exit 5
+grep -Eq '"talonSandbox": ?1[,}[:space:]]' "$m" || exit 5
 rm -rf -- "$d""#;
 
 /// The SSH sandbox backend (id `ssh`).
@@ -167,7 +167,7 @@ impl SshBackend {
             created_at_ms: existing.as_ref().map_or_else(now_ms, |m| m.created_at_ms),
             last_used_at_ms: now_ms(),
         };
-        let text = serde_json::to_vec_pretty(&marker)
+        let text = serde_json::to_vec(&marker)
             .map_err(|e| SandboxError::Io(format!("marker: {e}")))?;
         write_remote_atomic(&sftp, &marker_path, &text, 0o644).await?;
 
