@@ -48,7 +48,8 @@ fn start_sshd(d: &Path) -> (Sshd, u16, String) {
             "ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host\nPidFile {d}/sshd.pid\n\
              AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\nUsePAM no\n\
              StrictModes no\nAllowUsers {user}\nPermitRootLogin prohibit-password\n\
-             Subsystem sftp internal-sftp\n",
+             Subsystem sftp internal-sftp\n\
+             SetEnv SHLVL=1\n",
             d = d.display()
         ),
     )

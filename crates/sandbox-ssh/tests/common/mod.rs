@@ -86,12 +86,17 @@ impl Sshd {
 
     fn write_config(&self) {
         let d = self.dir.path();
+        // `SetEnv SHLVL=1`: Debian's bash sources ~/.bashrc for commands
+        // run by sshd only at shell level 1; this machine's root bashrc
+        // (pyenv init) costs ~200 ms per command, which would swamp every
+        // measurement and slow every test.
         let config = format!(
             "ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host_ed25519\nPidFile {d}/sshd.pid\n\
              AuthorizedKeysFile {d}/authorized_keys\nPubkeyAuthentication yes\n\
              PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
              StrictModes no\nAllowUsers {user}\nPermitRootLogin prohibit-password\n\
              MaxSessions 64\nMaxStartups 64:30:128\nSubsystem sftp internal-sftp\n\
+             SetEnv SHLVL=1\n\
              X11Forwarding no\nPrintMotd no\nLogLevel VERBOSE\n",
             port = self.port,
             d = d.display(),
