@@ -13,9 +13,8 @@ use std::process::Command;
 const SSHD: &str = "/usr/sbin/sshd";
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| dir.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
 fn apt_install(packages: &[&str]) -> Result<(), String> {
@@ -62,11 +61,16 @@ pub(crate) fn install() -> Result<(), String> {
     if packages.is_empty() {
         return Ok(());
     }
-    println!("xtask: installing {} for the SSH backend tests", packages.join(" "));
+    println!(
+        "xtask: installing {} for the SSH backend tests",
+        packages.join(" ")
+    );
     apt_install(&packages)?;
     if Path::new(SSHD).exists() {
         Ok(())
     } else {
-        Err(format!("{SSHD} is still missing after installing openssh-server"))
+        Err(format!(
+            "{SSHD} is still missing after installing openssh-server"
+        ))
     }
 }

@@ -43,9 +43,9 @@ fn ssh_targets(config: &TalonConfig) -> Vec<SshTarget> {
             continue;
         }
         if let Ok(target) = SshTarget::from_settings(&resolved.ssh, home.as_deref())
-            && !out
-                .iter()
-                .any(|t| t.display() == target.display() && t.workspace_root == target.workspace_root)
+            && !out.iter().any(|t| {
+                t.display() == target.display() && t.workspace_root == target.workspace_root
+            })
         {
             out.push(target);
         }

@@ -307,10 +307,7 @@ impl Walker<'_> {
                     let mut p = keyed(&["agents", "list"]);
                     p.push(Seg::Index(i));
                     p.push(Seg::Key("sandbox".to_owned()));
-                    let at = member(
-                        member(span, "list").and_then(|l| l.element(i)),
-                        "sandbox",
-                    );
+                    let at = member(member(span, "list").and_then(|l| l.element(i)), "sandbox");
                     blocks.push((p, s, at));
                 }
             }
@@ -327,12 +324,9 @@ impl Walker<'_> {
             }
         }
         for (path, sandbox, sandbox_span) in blocks {
-            let Some(ssh) = self.typed::<talon_sandbox_core::SshConfig>(
-                sandbox,
-                sandbox_span,
-                &path,
-                "ssh",
-            ) else {
+            let Some(ssh) =
+                self.typed::<talon_sandbox_core::SshConfig>(sandbox, sandbox_span, &path, "ssh")
+            else {
                 continue;
             };
             let ssh_span = member(sandbox_span, "ssh");

@@ -9,8 +9,8 @@ use talon_tool_policy::{
 };
 
 use crate::docker_config::{DockerOrigins, DockerSettings};
-use crate::ssh_config::SshSettings;
 use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess};
+use crate::ssh_config::SshSettings;
 
 /// The backend used when none is configured.
 pub const DEFAULT_SANDBOX_BACKEND: &str = "docker";

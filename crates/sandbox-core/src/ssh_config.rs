@@ -72,7 +72,10 @@ impl HostKeyCheckingValue {
         match self {
             HostKeyCheckingValue::Flag(true) => Ok(HostKeyPolicy::Strict),
             HostKeyCheckingValue::Text(t)
-                if matches!(t.trim().to_ascii_lowercase().as_str(), "yes" | "strict" | "true") =>
+                if matches!(
+                    t.trim().to_ascii_lowercase().as_str(),
+                    "yes" | "strict" | "true"
+                ) =>
             {
                 Ok(HostKeyPolicy::Strict)
             }
@@ -220,7 +223,10 @@ fn host_problem(host: &str) -> Option<String> {
     if h.is_empty() {
         return Some("`host` is empty; give the remote host name or address".to_owned());
     }
-    if h.starts_with('-') || h.chars().any(|c| c.is_whitespace() || c.is_control() || c == '@') {
+    if h.starts_with('-')
+        || h.chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '@')
+    {
         return Some(format!(
             "`host` `{}` is not a host name (no leading `-`, spaces, `@` or control characters; \
              put the user in `user`)",
@@ -234,7 +240,8 @@ fn user_problem(user: &str) -> Option<String> {
     let u = user.trim();
     if u.is_empty()
         || u.starts_with('-')
-        || u.chars().any(|c| c.is_whitespace() || c.is_control() || c == '@' || c == ':')
+        || u.chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '@' || c == ':')
     {
         return Some(format!(
             "`user` `{}` is not a user name (no leading `-`, spaces, `@`, `:` or control characters)",

@@ -15,7 +15,10 @@ fn defaults_are_strict_and_bounded() {
     assert_eq!(s.workspace_root, DEFAULT_SSH_WORKSPACE_ROOT);
     assert_eq!(s.connect_timeout_seconds, DEFAULT_SSH_CONNECT_TIMEOUT_SECS);
     assert_eq!(s.keepalive_seconds, DEFAULT_SSH_KEEPALIVE_SECS);
-    assert_eq!(s.remote_workdir("sbx"), "/tmp/talon-sandboxes/sbx/workspace");
+    assert_eq!(
+        s.remote_workdir("sbx"),
+        "/tmp/talon-sandboxes/sbx/workspace"
+    );
 }
 
 #[test]
@@ -67,7 +70,11 @@ fn validation_names_each_bad_field() {
     assert_eq!(s.host_key_policy, HostKeyPolicy::Strict);
     assert_eq!(s.port, DEFAULT_SSH_PORT);
     assert_eq!(s.workspace_root, DEFAULT_SSH_WORKSPACE_ROOT);
-    assert!(parse(serde_json::json!({ "host": "h", "port": 22 })).validate().is_empty());
+    assert!(
+        parse(serde_json::json!({ "host": "h", "port": 22 }))
+            .validate()
+            .is_empty()
+    );
 }
 
 #[test]

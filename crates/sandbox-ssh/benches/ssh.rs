@@ -31,7 +31,8 @@ fn benches(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let sshd = common::Sshd::start();
     let conn = sshd.connection();
-    let socket = rt.block_on(async { conn.session().await.unwrap().control_socket().to_path_buf() });
+    let socket =
+        rt.block_on(async { conn.session().await.unwrap().control_socket().to_path_buf() });
 
     c.bench_function("ssh_roundtrip_native_mux", |b| {
         b.iter(|| {
@@ -64,7 +65,11 @@ fn benches(c: &mut Criterion) {
     for i in 0..1000 {
         let dir = ws.join(format!("d{}", i % 20));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("f{i}.txt")), format!("file {i}\n").repeat(8)).unwrap();
+        std::fs::write(
+            dir.join(format!("f{i}.txt")),
+            format!("file {i}\n").repeat(8),
+        )
+        .unwrap();
     }
     let root = sshd.remote_root();
     let counter = AtomicUsize::new(0);

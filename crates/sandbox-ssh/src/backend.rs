@@ -167,8 +167,8 @@ impl SshBackend {
             created_at_ms: existing.as_ref().map_or_else(now_ms, |m| m.created_at_ms),
             last_used_at_ms: now_ms(),
         };
-        let text = serde_json::to_vec(&marker)
-            .map_err(|e| SandboxError::Io(format!("marker: {e}")))?;
+        let text =
+            serde_json::to_vec(&marker).map_err(|e| SandboxError::Io(format!("marker: {e}")))?;
         write_remote_atomic(&sftp, &marker_path, &text, 0o644).await?;
 
         let (roots, mounts) = plan_roots(request, &remote_dir, &workdir)?;
@@ -187,11 +187,10 @@ impl SshBackend {
         let inner = RemoteBridge::new(Arc::clone(&conn), mounts, &workdir)
             .await
             .map_err(|e| SandboxError::Io(format!("remote file bridge: {e}")))?;
-        let launcher = SshLauncher::new(Arc::clone(&conn), workdir.clone()).with_hooks(Arc::new(
-            SyncHooks {
+        let launcher =
+            SshLauncher::new(Arc::clone(&conn), workdir.clone()).with_hooks(Arc::new(SyncHooks {
                 sync: Arc::clone(&sync),
-            },
-        ));
+            }));
         let sandbox = Arc::new(SshSandbox {
             name,
             remote_dir,
@@ -216,7 +215,7 @@ impl SshBackend {
         let out = conn
             .run(
                 LIST_OWNED_SCRIPT,
-                &[target.workspace_root.clone()],
+                std::slice::from_ref(&target.workspace_root),
                 None,
                 target.command_timeout,
             )
@@ -262,10 +261,9 @@ impl SshBackend {
                 name.escape_default()
             )));
         }
-        self.sandboxes
-            .lock()
-            .await
-            .retain(|k, _| !k.starts_with(&format!("{}|", target_key(target))) || !k.ends_with(&format!("|{name}")));
+        self.sandboxes.lock().await.retain(|k, _| {
+            !k.starts_with(&format!("{}|", target_key(target))) || !k.ends_with(&format!("|{name}"))
+        });
         let conn = self.admin_conn(target);
         let out = conn
             .run(

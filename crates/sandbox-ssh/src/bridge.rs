@@ -160,7 +160,11 @@ impl RemoteBridge {
         }
         open.sort_by(|a, b| a.path.cmp(&b.path));
         let cwd = normalize_path(cwd, "/")?;
-        Ok(RemoteBridge { conn, cwd, mounts: open })
+        Ok(RemoteBridge {
+            conn,
+            cwd,
+            mounts: open,
+        })
     }
 
     fn lexical_mount(&self, norm: &str) -> Option<usize> {
@@ -278,9 +282,14 @@ impl RemoteBridge {
                 ),
             ));
         };
-        if access == Access::Write && (self.mounts[mount].read_only || self.mounts[lexical].read_only)
+        if access == Access::Write
+            && (self.mounts[mount].read_only || self.mounts[lexical].read_only)
         {
-            let ro = if self.mounts[mount].read_only { mount } else { lexical };
+            let ro = if self.mounts[mount].read_only {
+                mount
+            } else {
+                lexical
+            };
             return Err(FsError::new(
                 FsErrorCode::ReadOnly,
                 path,
@@ -342,7 +351,11 @@ impl RemoteBridge {
     ) -> Result<(String, String, Option<MetaData>, String), FsError> {
         let norm = normalize_path(path, &self.cwd)?;
         let Some((parent, name)) = norm.rsplit_once('/') else {
-            return Err(FsError::new(FsErrorCode::InvalidPath, path, "not an absolute path"));
+            return Err(FsError::new(
+                FsErrorCode::InvalidPath,
+                path,
+                "not an absolute path",
+            ));
         };
         if self.mounts.iter().any(|m| m.path == norm || m.real == norm) {
             return Err(FsError::new(
@@ -352,11 +365,17 @@ impl RemoteBridge {
             ));
         }
         let parent = if parent.is_empty() { "/" } else { parent };
-        let resolved_parent = self.resolve_inner(parent, Access::Write).await.map_err(|mut e| {
-            e.path = path.to_owned();
-            e
-        })?;
-        if self.lexical_mount(&norm).is_some_and(|i| self.mounts[i].read_only) {
+        let resolved_parent =
+            self.resolve_inner(parent, Access::Write)
+                .await
+                .map_err(|mut e| {
+                    e.path = path.to_owned();
+                    e
+                })?;
+        if self
+            .lexical_mount(&norm)
+            .is_some_and(|i| self.mounts[i].read_only)
+        {
             return Err(FsError::new(
                 FsErrorCode::ReadOnly,
                 path,
@@ -392,7 +411,10 @@ impl RemoteBridge {
         let mut out = Vec::new();
         while (out.len() as u64) < limit {
             let want = (limit - out.len() as u64).min(64 * 1024) as u32;
-            match file.read(want, BytesMut::with_capacity(want as usize)).await {
+            match file
+                .read(want, BytesMut::with_capacity(want as usize))
+                .await
+            {
                 Ok(Some(chunk)) => out.extend_from_slice(&chunk),
                 Ok(None) => break,
                 Err(e) => return Err(self.fail(path, "read", e).await),
@@ -459,7 +481,11 @@ impl RemoteBridge {
                 Err(e) => return Err(self.fail(path, "list", e).await),
             };
             let entries = list_dir(handle).await.map_err(|e| {
-                FsError::new(FsErrorCode::Io, path, format!("could not list `{dir}`: {e}"))
+                FsError::new(
+                    FsErrorCode::Io,
+                    path,
+                    format!("could not list `{dir}`: {e}"),
+                )
             })?;
             for (name, kind, _) in entries {
                 let child = join(&dir, &name);
@@ -579,7 +605,9 @@ impl FsBridge for RemoteBridge {
                     format!("`{}` is not a regular file", r.norm),
                 ));
             }
-            mode = meta.permissions().map_or(0o644, |p| p.as_raw().bits() & 0o777);
+            mode = meta
+                .permissions()
+                .map_or(0o644, |p| p.as_raw().bits() & 0o777);
         }
         let created = r.meta.is_none();
         let parent = parent_of(&r.real).to_owned();
@@ -594,7 +622,11 @@ impl FsBridge for RemoteBridge {
             }
             // Every new directory lies under the checked real ancestor.
             mkdir_p(&sftp, &parent).await.map_err(|e| {
-                FsError::new(FsErrorCode::Io, path, format!("could not create `{parent}`: {e}"))
+                FsError::new(
+                    FsErrorCode::Io,
+                    path,
+                    format!("could not create `{parent}`: {e}"),
+                )
             })?;
             r = self.recheck(path, &r).await?;
         }
@@ -618,7 +650,9 @@ impl FsBridge for RemoteBridge {
                 format!("`{}` is not a regular file", r.norm),
             ));
         }
-        let mode = meta.permissions().map_or(0o644, |p| p.as_raw().bits() & 0o777);
+        let mode = meta
+            .permissions()
+            .map_or(0o644, |p| p.as_raw().bits() & 0o777);
         let (bytes, _) = self.read_real(path, &r.real, None).await?;
         let new = edit(&bytes)?;
         self.write_real(path, &r, &new, mode).await?;
@@ -685,7 +719,11 @@ impl FsBridge for RemoteBridge {
         let r = self.recheck(path, &r).await?;
         if recursive {
             mkdir_p(&sftp, &r.real).await.map_err(|e| {
-                FsError::new(FsErrorCode::Io, path, format!("could not create `{}`: {e}", r.norm))
+                FsError::new(
+                    FsErrorCode::Io,
+                    path,
+                    format!("could not create `{}`: {e}", r.norm),
+                )
             })
         } else {
             match sftp.fs().create_dir(&r.real).await {

@@ -194,15 +194,16 @@ impl SshConnection {
             )));
         };
         if want_sftp && live.sftp.is_none() {
-            let sftp = Sftp::from_clonable_session(Arc::clone(&live.session), SftpOptions::default())
-                .await
-                .map_err(|e| {
-                    SandboxError::EngineUnavailable(format!(
-                        "cannot open the sftp channel to {}: {e} (the server needs an sftp \
+            let sftp =
+                Sftp::from_clonable_session(Arc::clone(&live.session), SftpOptions::default())
+                    .await
+                    .map_err(|e| {
+                        SandboxError::EngineUnavailable(format!(
+                            "cannot open the sftp channel to {}: {e} (the server needs an sftp \
                          Subsystem)",
-                        self.target.display()
-                    ))
-                })?;
+                            self.target.display()
+                        ))
+                    })?;
             live.sftp = Some(Arc::new(sftp));
         }
         Ok((Arc::clone(&live.session), live.sftp.clone()))
@@ -263,7 +264,10 @@ impl SshConnection {
         if orphans.is_empty() {
             return;
         }
-        tracing::info!(count = orphans.len(), "killing remote commands left by a dropped connection");
+        tracing::info!(
+            count = orphans.len(),
+            "killing remote commands left by a dropped connection"
+        );
         if let Err(e) = run_on(
             session,
             KILL_SCRIPT,
@@ -301,7 +305,11 @@ pub(crate) async fn run_on(
     stdin: Option<Vec<u8>>,
     timeout: Duration,
 ) -> Result<ScriptOutput, SandboxError> {
-    let mut all = vec!["-c".to_owned(), script.to_owned(), "talon-sandbox".to_owned()];
+    let mut all = vec![
+        "-c".to_owned(),
+        script.to_owned(),
+        "talon-sandbox".to_owned(),
+    ];
     all.extend(args.iter().cloned());
     let line = command_line("exec /bin/sh", &all)?;
     let work = async {
@@ -345,7 +353,10 @@ pub(crate) fn exec_error(what: &str, err: &openssh::Error) -> SandboxError {
             describe(err)
         ))
     } else {
-        SandboxError::Exec(format!("could not {what} a remote command: {}", describe(err)))
+        SandboxError::Exec(format!(
+            "could not {what} a remote command: {}",
+            describe(err)
+        ))
     }
 }
 

@@ -143,7 +143,11 @@ impl SshLauncher {
                     "the value of environment variable {name} contains a NUL byte; remove it"
                 )));
             }
-            let name = if name == "PATH" { PREPEND_PATH_VAR } else { name };
+            let name = if name == "PATH" {
+                PREPEND_PATH_VAR
+            } else {
+                name
+            };
             args.push(format!("{name}={value}"));
         }
         args.push("--".to_owned());
@@ -171,15 +175,14 @@ impl SshLauncher {
             hooks: self.hooks.clone(),
         });
         let (out_writer, out_reader) = tokio::io::duplex(PIPE_CAPACITY);
-        let pump = match stdout {
-            Some(stdout) => Some(tokio::spawn(pump_stdout(
+        let pump = stdout.map(|stdout| {
+            tokio::spawn(pump_stdout(
                 Arc::clone(&shared),
                 stdout,
                 out_writer,
                 generation,
-            ))),
-            None => None,
-        };
+            ))
+        });
         let waiter = Arc::clone(&shared);
         tokio::spawn(async move {
             let session = child.session();
@@ -363,15 +366,14 @@ async fn pump_stdout(
                     match line.trim().parse::<u32>().ok().filter(|p| *p > 1) {
                         Some(pgid) => {
                             shared.pgid.send_replace(Some(pgid));
-                            record = Some(shared.conn.record_exec(
-                                generation,
-                                pgid,
-                                &shared.exec_id,
-                            ));
+                            record =
+                                Some(shared.conn.record_exec(generation, pgid, &shared.exec_id));
                             pending.drain(..=newline);
                         }
                         None => {
-                            tracing::warn!("remote command printed no pid line; kill cannot reach its process group");
+                            tracing::warn!(
+                                "remote command printed no pid line; kill cannot reach its process group"
+                            );
                         }
                     }
                     marker_done = true;

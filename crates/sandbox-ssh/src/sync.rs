@@ -140,9 +140,12 @@ fn io_err(what: &str, e: impl std::fmt::Display) -> SandboxError {
 }
 
 fn excluded(rel: &str, excludes: &[String]) -> bool {
-    excludes
-        .iter()
-        .any(|x| rel == x || rel.strip_prefix(x.as_str()).is_some_and(|r| r.starts_with('/')))
+    excludes.iter().any(|x| {
+        rel == x
+            || rel
+                .strip_prefix(x.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+    })
 }
 
 /// Walk a host tree without following symlinks.
@@ -153,14 +156,19 @@ fn walk_host(root: &Path, excludes: &[String]) -> Result<HostTree, SandboxError>
     }
     let mut stack = vec![(root.to_path_buf(), String::new())];
     while let Some((dir, rel)) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| io_err(&format!("list {}", dir.display()), e))?;
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| io_err(&format!("list {}", dir.display()), e))?;
         for entry in entries {
             let entry = entry.map_err(|e| io_err(&format!("list {}", dir.display()), e))?;
             let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
                 tracing::warn!(dir = %dir.display(), "skipping a file name that is not UTF-8");
                 continue;
             };
-            let child_rel = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            let child_rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
             if excluded(&child_rel, excludes) {
                 continue;
             }
@@ -199,7 +207,11 @@ fn parse_listing(bytes: &[u8]) -> RemoteTree {
         else {
             continue;
         };
-        if path.is_empty() || path.split('/').any(|s| s.is_empty() || s == "." || s == "..") {
+        if path.is_empty()
+            || path
+                .split('/')
+                .any(|s| s.is_empty() || s == "." || s == "..")
+        {
             continue;
         }
         match kind {
@@ -299,7 +311,12 @@ impl WorkspaceSync {
     async fn list_remote(&self, root: &SyncRoot) -> Result<RemoteTree, SandboxError> {
         let out = self
             .conn
-            .run(LIST_SCRIPT, &[root.remote.clone()], None, self.timeout)
+            .run(
+                LIST_SCRIPT,
+                std::slice::from_ref(&root.remote),
+                None,
+                self.timeout,
+            )
             .await?;
         match out.status {
             talon_sandbox_core::ExitStatus::Code(0) => {
@@ -405,7 +422,9 @@ impl WorkspaceSync {
             }
         }
 
-        let bridge = if root.sync_back && !(downloads.is_empty() && conflicts.is_empty() && remove_host.is_empty()) {
+        let bridge = if root.sync_back
+            && !(downloads.is_empty() && conflicts.is_empty() && remove_host.is_empty())
+        {
             std::fs::create_dir_all(&root.host).map_err(|e| io_err("create host root", e))?;
             Some(
                 MountBridge::new(vec![Mount::writable("/", root.host.clone())], "/")
@@ -482,13 +501,20 @@ impl WorkspaceSync {
             for path in &remove_host {
                 match bridge.remove(&format!("/{path}"), false).await {
                     Ok(()) => report.removed_host += 1,
-                    Err(e) => tracing::warn!(path, "could not remove a host file the sandbox removed: {e}"),
+                    Err(e) => tracing::warn!(
+                        path,
+                        "could not remove a host file the sandbox removed: {e}"
+                    ),
                 }
             }
         }
 
         for path in &remove_remote {
-            match sftp.fs().remove_file(format!("{}/{path}", root.remote)).await {
+            match sftp
+                .fs()
+                .remove_file(format!("{}/{path}", root.remote))
+                .await
+            {
                 Ok(()) => report.removed_remote += 1,
                 Err(e) => tracing::debug!(path, "remote file already gone: {e}"),
             }
@@ -522,25 +548,26 @@ impl WorkspaceSync {
             }
         }
         let read_only = !root.sync_back;
-        let results: Vec<Result<String, SandboxError>> = futures::stream::iter(uploads.iter().cloned())
-            .map(|path| {
-                let host_file = root.host.join(&path);
-                let remote_file = format!("{}/{path}", root.remote);
-                async move {
-                    let bytes = tokio::task::spawn_blocking({
-                        let host_file = host_file.clone();
-                        move || read_no_follow(&host_file)
-                    })
-                    .await
-                    .map_err(|e| io_err("read", e))??;
-                    let mode = if read_only { 0o444 } else { bytes.1 };
-                    write_remote_atomic(sftp, &remote_file, &bytes.0, mode).await?;
-                    Ok(path)
-                }
-            })
-            .buffer_unordered(UPLOAD_CONCURRENCY)
-            .collect()
-            .await;
+        let results: Vec<Result<String, SandboxError>> =
+            futures::stream::iter(uploads.iter().cloned())
+                .map(|path| {
+                    let host_file = root.host.join(&path);
+                    let remote_file = format!("{}/{path}", root.remote);
+                    async move {
+                        let bytes = tokio::task::spawn_blocking({
+                            let host_file = host_file.clone();
+                            move || read_no_follow(&host_file)
+                        })
+                        .await
+                        .map_err(|e| io_err("read", e))??;
+                        let mode = if read_only { 0o444 } else { bytes.1 };
+                        write_remote_atomic(sftp, &remote_file, &bytes.0, mode).await?;
+                        Ok(path)
+                    }
+                })
+                .buffer_unordered(UPLOAD_CONCURRENCY)
+                .collect()
+                .await;
         let mut uploaded = Vec::new();
         for r in results {
             uploaded.push(r?);
@@ -565,7 +592,10 @@ impl WorkspaceSync {
 }
 
 fn remote_exists(remote: &RemoteTree, entries: &BTreeMap<String, Entry>) -> bool {
-    !(remote.files.is_empty() && remote.dirs.is_empty() && remote.links.is_empty() && entries.is_empty())
+    !(remote.files.is_empty()
+        && remote.dirs.is_empty()
+        && remote.links.is_empty()
+        && entries.is_empty())
 }
 
 /// Read a host file without following a symlink in its last component;

@@ -4,7 +4,8 @@ use super::*;
 
 #[test]
 fn listing_parses_and_drops_unsafe_paths() {
-    let raw = b"f\t3\t1.5\ta.txt\0d\t0\t0\tsub\0l\t0\t0\tsub/link\0f\t1\t2\t../evil\0f\t1\t2\tx//y\0";
+    let raw =
+        b"f\t3\t1.5\ta.txt\0d\t0\t0\tsub\0l\t0\t0\tsub/link\0f\t1\t2\t../evil\0f\t1\t2\tx//y\0";
     let tree = parse_listing(raw);
     assert_eq!(tree.files.keys().collect::<Vec<_>>(), ["a.txt"]);
     assert_eq!(tree.files["a.txt"].size, 3);

@@ -44,7 +44,10 @@ fn expand_home(raw: &str, home: Option<&Path>) -> PathBuf {
 impl SshTarget {
     /// The target of `settings`; `home` expands `~/` in key and
     /// known-hosts paths. Refuses settings without a host.
-    pub fn from_settings(settings: &SshSettings, home: Option<&Path>) -> Result<Self, SandboxError> {
+    pub fn from_settings(
+        settings: &SshSettings,
+        home: Option<&Path>,
+    ) -> Result<Self, SandboxError> {
         let host = settings.host.clone().ok_or_else(|| {
             SandboxError::Config(
                 "the ssh sandbox backend needs a host: set agents.defaults.sandbox.ssh.host \
@@ -52,7 +55,8 @@ impl SshTarget {
                     .to_owned(),
             )
         })?;
-        if let Some(root_problem) = talon_sandbox_core::remote_root_problem(&settings.workspace_root)
+        if let Some(root_problem) =
+            talon_sandbox_core::remote_root_problem(&settings.workspace_root)
         {
             return Err(SandboxError::Config(format!(
                 "sandbox.ssh.workspaceRoot: {root_problem}"

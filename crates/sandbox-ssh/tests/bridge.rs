@@ -82,7 +82,10 @@ async fn operations_work_inside_and_writes_are_atomic() {
     let got = b.read("sub/file.txt", None).await.unwrap();
     assert_eq!(got.bytes, b"inside");
     let cut = b.read("sub/file.txt", Some(3)).await.unwrap();
-    assert_eq!((cut.bytes.as_slice(), cut.truncated, cut.total_size), (&b"ins"[..], true, 6));
+    assert_eq!(
+        (cut.bytes.as_slice(), cut.truncated, cut.total_size),
+        (&b"ins"[..], true, 6)
+    );
     assert_eq!(b.read("inlink", None).await.unwrap().bytes, b"inside");
 
     let report = b
@@ -159,7 +162,9 @@ async fn operations_work_inside_and_writes_are_atomic() {
     }
     b.mkdir("made/a/b", true).await.unwrap();
     assert!(Path::new(&l.ws).join("made/a/b").is_dir());
-    b.rename("new/deep/n.txt", "made/n.txt", false).await.unwrap();
+    b.rename("new/deep/n.txt", "made/n.txt", false)
+        .await
+        .unwrap();
     assert_eq!(
         code(b.rename("sub/file.txt", "made/n.txt", false).await),
         FsErrorCode::AlreadyExists
@@ -169,7 +174,10 @@ async fn operations_work_inside_and_writes_are_atomic() {
     // Removing a symlink removes the link, not its target.
     b.remove("abs", false).await.unwrap();
     assert!(l.outside.join("secret").exists());
-    assert_eq!(code(b.read("missing.txt", None).await), FsErrorCode::NotFound);
+    assert_eq!(
+        code(b.read("missing.txt", None).await),
+        FsErrorCode::NotFound
+    );
     assert_eq!(code(b.read("sub", None).await), FsErrorCode::NotAFile);
 }
 
@@ -190,7 +198,11 @@ async fn every_symlink_escape_class_is_refused() {
     let l = layout();
     let b = bridge(&l).await;
     for path in ["abs/secret", "rel/secret", "c1/secret"] {
-        assert_eq!(code(b.read(path, None).await), FsErrorCode::Escape, "{path}");
+        assert_eq!(
+            code(b.read(path, None).await),
+            FsErrorCode::Escape,
+            "{path}"
+        );
         assert_eq!(code(b.stat(path).await), FsErrorCode::Escape, "{path}");
         assert_eq!(
             code(b.write(path, b"pwned", WriteOptions::default()).await),
@@ -220,7 +232,10 @@ async fn every_symlink_escape_class_is_refused() {
     assert_eq!(code(b.mkdir("dang2/z", true).await), FsErrorCode::Escape);
     assert!(!l.outside.join("created.txt").exists());
     assert!(!l.outside.join("missing").exists());
-    assert_eq!(std::fs::read(l.outside.join("secret")).unwrap(), b"top secret");
+    assert_eq!(
+        std::fs::read(l.outside.join("secret")).unwrap(),
+        b"top secret"
+    );
     // Lexical escapes never leave the mounts.
     assert_eq!(
         code(b.read("../../outside/secret", None).await),
@@ -241,10 +256,18 @@ async fn read_only_mounts_refuse_every_mutation() {
     let r = b.resolve("skills/a.md", Access::Read).await.unwrap();
     assert!(r.read_only && r.exists);
     for result in [
-        b.write("skills/a.md", b"x", WriteOptions::default()).await.map(|_| ()),
-        b.write("skills/new.md", b"x", WriteOptions::default()).await.map(|_| ()),
-        b.write("toskills/a.md", b"x", WriteOptions::default()).await.map(|_| ()),
-        b.edit("skills/a.md", &|_: &[u8]| Ok(b"x".to_vec())).await.map(|_| ()),
+        b.write("skills/a.md", b"x", WriteOptions::default())
+            .await
+            .map(|_| ()),
+        b.write("skills/new.md", b"x", WriteOptions::default())
+            .await
+            .map(|_| ()),
+        b.write("toskills/a.md", b"x", WriteOptions::default())
+            .await
+            .map(|_| ()),
+        b.edit("skills/a.md", &|_: &[u8]| Ok(b"x".to_vec()))
+            .await
+            .map(|_| ()),
         b.mkdir("skills/d", false).await,
         b.remove("skills/a.md", false).await,
         b.rename("skills/a.md", "moved.md", false).await,

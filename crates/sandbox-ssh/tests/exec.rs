@@ -95,7 +95,12 @@ async fn hostile_arguments_and_environment_arrive_verbatim() {
         "*".to_owned(),
     ];
     let out = l
-        .run_script("printf '%s\\0' \"$@\"", &hostile, None, Duration::from_secs(10))
+        .run_script(
+            "printf '%s\\0' \"$@\"",
+            &hostile,
+            None,
+            Duration::from_secs(10),
+        )
         .await
         .unwrap();
     let got: Vec<String> = out
@@ -236,7 +241,10 @@ async fn a_killed_master_is_replaced_and_its_commands_reaped() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while p.control.pid().is_none() {
-        assert!(Instant::now() < deadline, "no pid line from the remote wrapper");
+        assert!(
+            Instant::now() < deadline,
+            "no pid line from the remote wrapper"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let socket = conn.session().await.unwrap().control_socket().to_path_buf();
@@ -264,7 +272,10 @@ async fn a_killed_master_is_replaced_and_its_commands_reaped() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         survivors = remote_processes(&sshd, &tag).await;
     }
-    assert!(survivors.is_empty(), "orphans after reconnect: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "orphans after reconnect: {survivors:?}"
+    );
 }
 
 #[tokio::test]
@@ -281,7 +292,10 @@ async fn sshd_restart_then_the_next_call_works() {
     // reconnects. At most one call may fail while it does.
     let mut last = None;
     for _ in 0..2 {
-        match conn.run("echo two", &[], None, Duration::from_secs(10)).await {
+        match conn
+            .run("echo two", &[], None, Duration::from_secs(10))
+            .await
+        {
             Ok(out) => {
                 last = Some(out);
                 break;

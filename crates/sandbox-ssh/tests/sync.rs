@@ -40,16 +40,26 @@ async fn rw_uploads_syncs_back_and_keeps_both_sides_of_a_conflict() {
     let ws = host_dir(host.path(), "ws");
     seed(&ws);
     let request = sshd.request(WorkspaceAccess::Rw, &ws, &host.path().join("state"));
-    assert_eq!(request.workdir(), format!("{}/{}/workspace", sshd.remote_root(), request.sandbox_name));
+    assert_eq!(
+        request.workdir(),
+        format!("{}/{}/workspace", sshd.remote_root(), request.sandbox_name)
+    );
     let backend = SshBackend::new(None);
     let sandbox = backend.ensure_sandbox(&request).await.unwrap();
     let remote_ws = Path::new(sandbox.workdir()).to_path_buf();
     assert_eq!(sandbox.workdir(), request.workdir());
-    assert_eq!(std::fs::read(remote_ws.join("sub/b.txt")).unwrap(), b"host b");
+    assert_eq!(
+        std::fs::read(remote_ws.join("sub/b.txt")).unwrap(),
+        b"host b"
+    );
     assert_eq!(sh(&*sandbox, "pwd").await.trim(), sandbox.workdir());
 
     // The sandbox changes and creates files; they come back to the host.
-    sh(&*sandbox, "printf 'remote a' > a.txt; mkdir -p gen; printf new > gen/n.txt; rm sub/b.txt").await;
+    sh(
+        &*sandbox,
+        "printf 'remote a' > a.txt; mkdir -p gen; printf new > gen/n.txt; rm sub/b.txt",
+    )
+    .await;
     assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), b"remote a");
     assert_eq!(std::fs::read(ws.join("gen/n.txt")).unwrap(), b"new");
     assert!(!ws.join("sub/b.txt").exists());
@@ -65,15 +75,25 @@ async fn rw_uploads_syncs_back_and_keeps_both_sides_of_a_conflict() {
     let report = sandbox.sync().await.unwrap();
     assert_eq!(report.conflicts.len(), 1, "{report:?}");
     assert_eq!(report.conflicts[0].host_path, ws.join("a.txt"));
-    assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), b"host edit, longer");
+    assert_eq!(
+        std::fs::read(ws.join("a.txt")).unwrap(),
+        b"host edit, longer"
+    );
     assert_eq!(
         std::fs::read(ws.join(format!("a.txt{CONFLICT_SUFFIX}"))).unwrap(),
         b"remote edit"
     );
-    assert_eq!(std::fs::read(remote_ws.join("a.txt")).unwrap(), b"host edit, longer");
+    assert_eq!(
+        std::fs::read(remote_ws.join("a.txt")).unwrap(),
+        b"host edit, longer"
+    );
     // Settled: the next sync has nothing to do.
     let report = sandbox.sync().await.unwrap();
-    assert_eq!((report.uploaded, report.downloaded, report.conflicts.len()), (1, 0, 0), "{report:?}");
+    assert_eq!(
+        (report.uploaded, report.downloaded, report.conflicts.len()),
+        (1, 0, 0),
+        "{report:?}"
+    );
     let report = sandbox.sync().await.unwrap();
     assert_eq!((report.uploaded, report.downloaded), (0, 0), "{report:?}");
 
@@ -83,19 +103,36 @@ async fn rw_uploads_syncs_back_and_keeps_both_sides_of_a_conflict() {
         .write("notes.md", b"via bridge", WriteOptions::default())
         .await
         .unwrap();
-    assert_eq!(std::fs::read(remote_ws.join("notes.md")).unwrap(), b"via bridge");
+    assert_eq!(
+        std::fs::read(remote_ws.join("notes.md")).unwrap(),
+        b"via bridge"
+    );
     assert_eq!(std::fs::read(ws.join("notes.md")).unwrap(), b"via bridge");
 
     // Skills are read-only: refused through the bridge, and a change made
     // by a command never reaches the host (the host copy is put back).
     let err = bridge
-        .write("skills/tool/SKILL.md", b"rewritten", WriteOptions::default())
+        .write(
+            "skills/tool/SKILL.md",
+            b"rewritten",
+            WriteOptions::default(),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code, FsErrorCode::ReadOnly);
-    sh(&*sandbox, "chmod u+w skills/tool/SKILL.md; printf hacked > skills/tool/SKILL.md").await;
-    assert_eq!(std::fs::read(ws.join("skills/tool/SKILL.md")).unwrap(), b"skill text");
-    assert_eq!(sh(&*sandbox, "cat skills/tool/SKILL.md").await, "skill text");
+    sh(
+        &*sandbox,
+        "chmod u+w skills/tool/SKILL.md; printf hacked > skills/tool/SKILL.md",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read(ws.join("skills/tool/SKILL.md")).unwrap(),
+        b"skill text"
+    );
+    assert_eq!(
+        sh(&*sandbox, "cat skills/tool/SKILL.md").await,
+        "skill text"
+    );
 
     // A symlink made remotely is never followed back to the host.
     sh(&*sandbox, "ln -s /etc/hostname leak").await;
@@ -118,7 +155,11 @@ async fn ro_never_writes_back_and_the_host_copy_wins() {
     );
     // A command changes the remote copy; the host never sees it, and the
     // next sync restores the host version.
-    sh(&*sandbox, &format!("printf changed > {agent_remote}/a.txt; printf build > out.bin")).await;
+    sh(
+        &*sandbox,
+        &format!("printf changed > {agent_remote}/a.txt; printf build > out.bin"),
+    )
+    .await;
     assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), b"host a");
     sandbox.sync().await.unwrap();
     assert_eq!(
@@ -170,8 +211,14 @@ async fn ls_and_rm_touch_only_marked_directories() {
     let listed = backend.list_on(&target).await.unwrap();
     let names: Vec<&str> = listed.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, [name.as_str()]);
-    assert_eq!(listed[0].scope_key.as_deref(), Some(request.scope_key.as_str()));
-    assert_eq!(listed[0].config_hash.as_deref(), Some(request.config_hash.as_str()));
+    assert_eq!(
+        listed[0].scope_key.as_deref(),
+        Some(request.scope_key.as_str())
+    );
+    assert_eq!(
+        listed[0].config_hash.as_deref(),
+        Some(request.config_hash.as_str())
+    );
 
     let err = backend.remove_on(&target, "foreign").await.unwrap_err();
     assert!(matches!(err, SandboxError::Config(_)), "{err}");

@@ -86,7 +86,10 @@ fn talon(d: &Path, args: &[&str]) -> Run {
         .args(args)
         .env_remove("TALON_CONFIG")
         .env("TALON_STATE_DIR", d.join("state"))
-        .env("DOCKER_HOST", format!("unix://{}/no-docker.sock", d.display()))
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}/no-docker.sock", d.display()),
+        )
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -161,7 +164,7 @@ fn explain_ls_and_rm_with_the_ssh_backend() {
         .filter(|s| s["backend"] == "ssh")
         .map(|s| s["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, [name.clone()]);
+    assert_eq!(names, std::slice::from_ref(&name));
     let run = talon(d, &["sandbox", "ls"]);
     assert!(run.stdout.contains(&name), "{run:?}");
 

@@ -1,8 +1,8 @@
 //! The built-in tools of a configured runtime, and where they act.
 
 mod docker;
-mod ssh;
 mod families;
+mod ssh;
 mod targets;
 
 use std::path::PathBuf;

@@ -139,7 +139,11 @@ impl Sshd {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(Instant::now() < deadline, "sshd did not listen: {}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "sshd did not listen: {}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -204,7 +208,12 @@ impl Sshd {
     }
 
     /// A sandbox request for the ssh backend over this sshd.
-    pub(crate) fn request(&self, access: WorkspaceAccess, agent_ws: &Path, state: &Path) -> SandboxRequest {
+    pub(crate) fn request(
+        &self,
+        access: WorkspaceAccess,
+        agent_ws: &Path,
+        state: &Path,
+    ) -> SandboxRequest {
         let defaults = SandboxConfig {
             mode: Some(SandboxMode::All),
             backend: Some("ssh".into()),
