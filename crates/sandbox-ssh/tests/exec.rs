@@ -211,21 +211,6 @@ async fn timeout_kills_the_remote_process_group() {
     assert!(survivors.is_empty(), "remote survivors: {survivors:?}");
 }
 
-fn master_pid(conn_socket: &std::path::Path) -> u32 {
-    let out = std::process::Command::new("ssh")
-        .arg("-S")
-        .arg(conn_socket)
-        .args(["-O", "check", "placeholder"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).to_string();
-    text.split("pid=")
-        .nth(1)
-        .and_then(|s| s.split(')').next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no master pid in {text:?}"))
-}
-
 #[tokio::test]
 async fn a_killed_master_is_replaced_and_its_commands_reaped() {
     let sshd = Sshd::start();
@@ -248,7 +233,7 @@ async fn a_killed_master_is_replaced_and_its_commands_reaped() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let socket = conn.session().await.unwrap().control_socket().to_path_buf();
-    let pid = master_pid(&socket);
+    let pid = common::master_pid(&socket);
     std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()

@@ -243,3 +243,57 @@ async fn ls_and_rm_touch_only_marked_directories() {
     assert!(backend.list_owned().await.unwrap().is_empty());
     assert!(root.join("foreign/data/keep.txt").exists());
 }
+
+#[tokio::test]
+async fn a_dropped_connection_during_use_is_replaced_for_sync_exec_and_files() {
+    let sshd = Sshd::start();
+    let host = tempfile::tempdir().unwrap();
+    let ws = host_dir(host.path(), "ws");
+    seed(&ws);
+    let request = sshd.request(WorkspaceAccess::Rw, &ws, &host.path().join("state"));
+    let backend = SshBackend::new(None);
+    let sandbox = backend.ensure_sandbox(&request).await.unwrap();
+    let socket = sandbox
+        .connection()
+        .session()
+        .await
+        .unwrap()
+        .control_socket()
+        .to_path_buf();
+    let pid = common::master_pid(&socket);
+    std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    // Files, then commands (and their syncs) work on a new connection.
+    std::fs::write(ws.join("after.txt"), b"after the drop").unwrap();
+    let bridge = sandbox.fs_bridge().unwrap();
+    assert_eq!(
+        bridge.read("after.txt", None).await.unwrap().bytes,
+        b"after the drop"
+    );
+    assert_eq!(sh(&*sandbox, "cat after.txt").await, "after the drop");
+    // Host keys are still checked on the new connection: swap the
+    // known-hosts entry and drop the master again.
+    std::fs::write(
+        sshd.dir.path().join("known_hosts"),
+        sshd.known_hosts_line("other_host_ed25519.pub"),
+    )
+    .unwrap();
+    let socket = sandbox
+        .connection()
+        .session()
+        .await
+        .unwrap()
+        .control_socket()
+        .to_path_buf();
+    std::process::Command::new("kill")
+        .args(["-9", &common::master_pid(&socket).to_string()])
+        .status()
+        .unwrap();
+    let err = sandbox
+        .run_script("true", &[], None, Duration::from_secs(10))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().to_lowercase().contains("host key"), "{err}");
+}

@@ -318,3 +318,19 @@ pub(crate) fn host_dir(base: &Path, name: &str) -> PathBuf {
     std::fs::create_dir_all(&p).unwrap();
     p
 }
+
+/// The pid of the ControlMaster behind a control socket.
+pub(crate) fn master_pid(conn_socket: &std::path::Path) -> u32 {
+    let out = std::process::Command::new("ssh")
+        .arg("-S")
+        .arg(conn_socket)
+        .args(["-O", "check", "placeholder"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).to_string();
+    text.split("pid=")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no master pid in {text:?}"))
+}
