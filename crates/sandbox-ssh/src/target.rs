@@ -55,6 +55,19 @@ impl SshTarget {
                     .to_owned(),
             )
         })?;
+        // The host and user reach the ssh command line: refuse what
+        // config validation refuses, even when the settings were built
+        // by hand.
+        let checked = talon_sandbox_core::SshConfig {
+            host: Some(host.clone()),
+            user: settings.user.clone(),
+            ..Default::default()
+        };
+        if let Some((field, problem)) = checked.validate().into_iter().next() {
+            return Err(SandboxError::Config(format!(
+                "sandbox.ssh.{field}: {problem}"
+            )));
+        }
         if let Some(root_problem) =
             talon_sandbox_core::remote_root_problem(&settings.workspace_root)
         {
@@ -116,3 +129,7 @@ impl SshTarget {
         format!("{}/{name}", self.workspace_root)
     }
 }
+
+#[cfg(test)]
+#[path = "target_tests.rs"]
+mod tests;
