@@ -1,7 +1,7 @@
 //! `talon sandbox explain|validate|resolve`.
 //!
-//! `ls`, `rm` and `recreate` need a backend (Docker) and are wired in by the
-//! integrator beside these.
+//! `ls`, `rm` and `recreate` need a backend (the Docker engine, or the SSH
+//! hosts of the `ssh` backend) and live in `sandbox_manage`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
