@@ -8,11 +8,14 @@
 //! - `cargo xtask docker-up`: start the Docker engine and build the test image.
 //! - `cargo xtask py-env`: create `target/talon-pyenv` (Python MCP SDK,
 //!   `mcp-server-time`, `websockets`) and print its interpreter.
+//! - `cargo xtask sshd-install`: install OpenSSH's server for the SSH
+//!   backend tests (also run by `cargo xtask test`).
 
 use std::process::{Command, ExitCode};
 
 mod docker_engine;
 mod python_env;
+mod sshd;
 
 fn cargo(args: &[&str]) -> Result<(), String> {
     let status = Command::new("cargo")
@@ -61,6 +64,7 @@ fn test() -> Result<(), String> {
     }
     docker_engine::up()?;
     let python = python_env::up()?;
+    sshd::install()?;
     let status = Command::new("cargo")
         .args(["test", "--workspace"])
         .env("TALON_TEST_PYTHON", &python)
@@ -169,7 +173,8 @@ fn main() -> ExitCode {
         "bench" => bench(),
         "docker-up" => docker_engine::up(),
         "py-env" => python_env::up().map(|python| println!("{}", python.display())),
-        _ => Err("usage: cargo xtask test|bench|docker-up|py-env".to_owned()),
+        "sshd-install" => sshd::install(),
+        _ => Err("usage: cargo xtask test|bench|docker-up|py-env|sshd-install".to_owned()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -57,10 +57,10 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             crate::skills_cmd::skills_scan(path, *json, out)
         }
         Command::Sandbox(SandboxCommand::Ls { json }) => {
-            crate::sandbox_manage::sandbox_ls(*json, out)
+            crate::sandbox_manage::sandbox_ls(&cli.ctx, *json, out)
         }
         Command::Sandbox(SandboxCommand::Rm { names, all, json }) => {
-            crate::sandbox_manage::sandbox_rm(names, *all, *json, out)
+            crate::sandbox_manage::sandbox_rm(&cli.ctx, names, *all, *json, out)
         }
         Command::Sandbox(SandboxCommand::Recreate { all, json }) => {
             crate::sandbox_manage::sandbox_recreate(&cli.ctx, *all, *json, out)

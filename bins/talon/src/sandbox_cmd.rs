@@ -1,7 +1,7 @@
 //! `talon sandbox explain|validate|resolve`.
 //!
-//! `ls`, `rm` and `recreate` need a backend (Docker) and are wired in by the
-//! integrator beside these.
+//! `ls`, `rm` and `recreate` need a backend (the Docker engine, or the SSH
+//! hosts of the `ssh` backend) and live in `sandbox_manage`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -96,6 +96,30 @@ fn docker_for_display(docker: &DockerSettings) -> DockerSettings {
     shown
 }
 
+/// The SSH settings as `explain` shows them (`null` unless the backend is
+/// `ssh`): the target, the remote root and the scope's remote workdir.
+fn ssh_for_display(request: &SandboxRequest) -> Value {
+    let cfg = &request.config;
+    if cfg.backend != "ssh" {
+        return Value::Null;
+    }
+    json!({
+        "target": cfg.ssh.target(),
+        "host": cfg.ssh.host,
+        "port": cfg.ssh.port,
+        "user": cfg.ssh.user,
+        "identityFile": cfg.ssh.identity_file,
+        "knownHostsFile": cfg.ssh.known_hosts_file,
+        "hostKeyPolicy": cfg.ssh.host_key_policy.as_str(),
+        "remoteRoot": cfg.ssh.workspace_root,
+        "remoteDir": cfg.ssh.remote_sandbox_dir(&request.sandbox_name),
+        "remoteWorkdir": request.workdir(),
+        "connectTimeoutSeconds": cfg.ssh.connect_timeout_seconds,
+        "commandTimeoutSeconds": cfg.ssh.command_timeout_seconds,
+        "keepaliveSeconds": cfg.ssh.keepalive_seconds,
+    })
+}
+
 fn security_env(request: &SandboxRequest) -> SecurityEnv {
     SecurityEnv {
         allowed_roots: request.allowed_bind_roots(),
@@ -131,6 +155,7 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
             "agentWorkspaceDir": request.agent_workspace_dir,
             "mounts": request.mount_plan.entries,
             "docker": docker_for_display(&cfg.docker),
+            "ssh": ssh_for_display(&request),
             "toolPolicy": {
                 "allow": policy.allow,
                 "deny": policy.deny,
@@ -167,11 +192,33 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
         request.scope_key,
         cfg.workspace_access.as_str()
     );
-    let _ = writeln!(
-        out,
-        "sandbox: {}  image: {}",
-        request.sandbox_name, cfg.docker.image
-    );
+    if cfg.backend == "ssh" {
+        let _ = writeln!(
+            out,
+            "sandbox: {}  ssh target: {}  host keys: {}",
+            request.sandbox_name,
+            cfg.ssh.target(),
+            cfg.ssh.host_key_policy.as_str()
+        );
+        let _ = writeln!(
+            out,
+            "remote root: {}  remote workdir: {}",
+            cfg.ssh.workspace_root,
+            request.workdir()
+        );
+        if cfg.ssh.host.is_none() {
+            let _ = writeln!(
+                out,
+                "blocked: no ssh host configured; set agents.defaults.sandbox.ssh.host"
+            );
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "sandbox: {}  image: {}",
+            request.sandbox_name, cfg.docker.image
+        );
+    }
     let _ = writeln!(out, "config hash: {}", request.config_hash);
     out.push_str("\nmounts:\n");
     let rows: Vec<Vec<String>> = request

@@ -80,10 +80,11 @@
 //!   run time).
 //! * It does not validate the `sandbox`, `mcp`, `cron`, `plugins`
 //!   and `gateway` sections, `tools.exec` / `tools.web` /
-//!   `tools.loopDetection`, or the sandbox `ssh` / `browser` / `prune`
+//!   `tools.loopDetection`, or the sandbox `browser` / `prune`
 //!   blocks yet: they are accepted as JSON and reported with a notice
-//!   saying so. (The sandbox `docker` block is typed, from
-//!   `talon-sandbox-core`; unknown keys in it are errors. Whether its
+//!   saying so. (The sandbox `docker` and `ssh` blocks are typed, from
+//!   `talon-sandbox-core`; unknown keys in them are errors, and `ssh`
+//!   values out of range are errors at their key. Whether its
 //!   values are *safe* — binds, network, profiles — is checked by
 //!   `talon_sandbox_core::validate_sandbox_security`, not at load time.)
 //! * It does not resolve paths (`~` in `workspace`), watch the file for

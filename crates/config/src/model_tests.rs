@@ -274,3 +274,42 @@ fn agent_workspace_dir_is_one_absolute_rule() {
         .is_absolute()
     );
 }
+
+#[test]
+fn ssh_block_is_typed_validated_and_resolved() {
+    let loaded = crate::load_str(
+        "{ agents: { defaults: { sandbox: { backend: 'ssh', ssh: { host: 'build.example', port: 2222 } } },\n list: [{ id: 'ops', sandbox: { ssh: { user: 'ops', strictHostKeyChecking: 'accept-new' } } }] } }",
+        "t.json",
+    )
+    .unwrap();
+    let resolved =
+        loaded
+            .config
+            .resolved_sandbox_config("ops", std::path::Path::new("/state"), None);
+    assert_eq!(resolved.ssh.target(), "ops@build.example:2222");
+    assert_eq!(
+        resolved.ssh.host_key_policy,
+        talon_sandbox_core::HostKeyPolicy::AcceptNew
+    );
+
+    let err = crate::load_str(
+        "{ agents: { defaults: { sandbox: { ssh: {\n hots: 'x' } } } } }",
+        "t.json",
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("agents.defaults.sandbox.ssh.hots"),
+        "{err}"
+    );
+    let err = crate::load_str(
+        "{ agents: { list: [{ id: 'a', sandbox: { ssh: {\n port: 0, strictHostKeyChecking: false } } }] } }",
+        "t.json",
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("agents.list[0].sandbox.ssh.port"), "{text}");
+    assert!(
+        text.contains("agents.list[0].sandbox.ssh.strictHostKeyChecking"),
+        "{text}"
+    );
+}

@@ -47,6 +47,8 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
     if let Some(agents) = root.get("agents") {
         path.push(Seg::Key("agents".to_owned()));
         w.agents(agents, spans.member("agents"), &mut path);
+        path.clear();
+        w.ssh_blocks(agents, spans.member("agents"));
     }
 }
 
@@ -285,6 +287,57 @@ impl Walker<'_> {
                 path.pop();
             }
             path.pop();
+        }
+    }
+
+    /// Every `sandbox.ssh` block (defaults, list, entries): values out of
+    /// range or refused (host-key checking off), at the key to change.
+    fn ssh_blocks(&mut self, agents: &Value, span: Option<&SpanNode>) {
+        let mut blocks: Vec<(Vec<Seg>, &Value, Option<&SpanNode>)> = Vec::new();
+        let keyed = |names: &[&str]| -> Vec<Seg> {
+            names.iter().map(|k| Seg::Key((*k).to_owned())).collect()
+        };
+        if let Some(s) = agents.get("defaults").and_then(|d| d.get("sandbox")) {
+            let at = member(member(span, "defaults"), "sandbox");
+            blocks.push((keyed(&["agents", "defaults", "sandbox"]), s, at));
+        }
+        if let Some(Value::Array(list)) = agents.get("list") {
+            for (i, entry) in list.iter().enumerate() {
+                if let Some(s) = entry.get("sandbox") {
+                    let mut p = keyed(&["agents", "list"]);
+                    p.push(Seg::Index(i));
+                    p.push(Seg::Key("sandbox".to_owned()));
+                    let at = member(member(span, "list").and_then(|l| l.element(i)), "sandbox");
+                    blocks.push((p, s, at));
+                }
+            }
+        }
+        if let Some(Value::Object(entries)) = agents.get("entries") {
+            for (id, body) in entries {
+                if let Some(s) = body.get("sandbox") {
+                    let mut p = keyed(&["agents", "entries"]);
+                    p.push(Seg::Key(id.clone()));
+                    p.push(Seg::Key("sandbox".to_owned()));
+                    let at = member(member(member(span, "entries"), id), "sandbox");
+                    blocks.push((p, s, at));
+                }
+            }
+        }
+        for (path, sandbox, sandbox_span) in blocks {
+            let Some(ssh) =
+                self.typed::<talon_sandbox_core::SshConfig>(sandbox, sandbox_span, &path, "ssh")
+            else {
+                continue;
+            };
+            let ssh_span = member(sandbox_span, "ssh");
+            for (field, message) in ssh.validate() {
+                let inner = vec![Seg::Key(field)];
+                let at = ssh_span.and_then(|s| s.lookup(&inner)).or(ssh_span);
+                let mut full = path.clone();
+                full.push(Seg::Key("ssh".to_owned()));
+                full.extend(inner);
+                self.out.issue(&full, pos(at), message);
+            }
         }
     }
 

@@ -132,6 +132,17 @@ impl SandboxRequest {
         }
     }
 
+    /// Where commands start and relative file paths resolve: the remote
+    /// workspace copy (`<ssh.workspaceRoot>/<name>/workspace`) for the
+    /// `ssh` backend, the container workdir otherwise.
+    pub fn workdir(&self) -> String {
+        if self.config.backend == "ssh" {
+            self.config.ssh.remote_workdir(&self.sandbox_name)
+        } else {
+            self.config.docker.workdir.clone()
+        }
+    }
+
     /// The bind roots security validation allows: the scope's sandbox
     /// workspace dir and the agent workspace dir.
     pub fn allowed_bind_roots(&self) -> Vec<PathBuf> {

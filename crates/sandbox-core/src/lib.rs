@@ -6,7 +6,8 @@
 //!   (`agents.defaults.sandbox`, `agents.list[].sandbox`);
 //!   [`ResolvedSandboxConfig::resolve`] applies an agent's block over the
 //!   defaults over OpenClaw's built-in defaults, with the resolved
-//!   [`DockerSettings`] and the sandbox tool policy.
+//!   [`DockerSettings`], the resolved [`SshSettings`] and the sandbox
+//!   tool policy.
 //! - [`ResolvedSandboxConfig::should_sandbox`]: `off` / `non-main` / `all`
 //!   against the normalised main-session key.
 //! - Scopes: [`scope_key`], [`slugify_scope_key`], [`container_name`],
@@ -91,6 +92,11 @@ pub use crate::security::{
     SecurityEnv, SecurityFinding, blocked_host_paths, ensure_sandbox_security,
     validate_sandbox_security,
 };
+pub use crate::ssh_config::{
+    DEFAULT_SSH_COMMAND_TIMEOUT_SECS, DEFAULT_SSH_CONNECT_TIMEOUT_SECS, DEFAULT_SSH_KEEPALIVE_SECS,
+    DEFAULT_SSH_PORT, DEFAULT_SSH_WORKSPACE_ROOT, HostKeyCheckingValue, HostKeyPolicy, SshConfig,
+    SshSettings, remote_root_problem,
+};
 pub use crate::status::{
     RuntimeStatus, explain_runtime_status, format_blocked_tool_message, redact_session_key,
     shell_single_quote,
@@ -110,4 +116,5 @@ mod resolved;
 mod sandbox_config;
 mod scope;
 mod security;
+mod ssh_config;
 mod status;

@@ -10,6 +10,7 @@ use talon_tool_policy::{
 
 use crate::docker_config::{DockerOrigins, DockerSettings};
 use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess};
+use crate::ssh_config::SshSettings;
 
 /// The backend used when none is configured.
 pub const DEFAULT_SANDBOX_BACKEND: &str = "docker";
@@ -63,6 +64,8 @@ pub struct ResolvedSandboxConfig {
     pub docker: DockerSettings,
     /// Where each Docker value came from.
     pub docker_origins: DockerOrigins,
+    /// The SSH backend settings (the agent's block ignored for `shared`).
+    pub ssh: SshSettings,
     /// The sandbox tool policy.
     pub tool_policy: SandboxToolPolicy,
 }
@@ -162,6 +165,11 @@ impl ResolvedSandboxConfig {
                 .as_deref(),
             agent_docker,
         );
+        let agent_ssh = match scope {
+            SandboxScope::Shared => None,
+            SandboxScope::Session | SandboxScope::Agent => agent.and_then(|a| a.ssh.as_ref()),
+        };
+        let ssh = SshSettings::resolve(defaults.and_then(|d| d.ssh.as_ref()), agent_ssh);
         let tool_policy = resolve_sandbox_tool_policy(tools, agent_tools, agent_id);
         ResolvedSandboxConfig {
             agent_id: agent_id.to_owned(),
@@ -173,6 +181,7 @@ impl ResolvedSandboxConfig {
             workspace_root,
             docker,
             docker_origins,
+            ssh,
             tool_policy,
         }
     }

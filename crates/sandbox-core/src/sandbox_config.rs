@@ -10,6 +10,7 @@ use serde_json::Value;
 use talon_tool_policy::SandboxMode;
 
 use crate::docker_config::DockerConfig;
+use crate::ssh_config::SshConfig;
 
 /// What one sandbox is shared by.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -98,9 +99,9 @@ pub struct SandboxConfig {
     /// Docker backend settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docker: Option<DockerConfig>,
-    /// SSH backend settings (accepted; not validated by this version of Talon).
+    /// SSH backend settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ssh: Option<Value>,
+    pub ssh: Option<SshConfig>,
     /// Sandbox browser settings (accepted; not validated by this version of Talon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<Value>,

@@ -5,6 +5,7 @@ mod cron;
 mod policy;
 mod sandbox;
 mod sandbox_manage;
+mod sandbox_ssh;
 mod skills;
 mod tools;
 mod util;

@@ -158,8 +158,9 @@ impl Targets {
                 workspace.display()
             ))
         })?;
-        let workdir = resolved.docker.workdir.clone();
         let request = SandboxRequest::new(resolved, &run.context.session_key, &workspace, None);
+        // The container workdir, or the remote workspace copy for `ssh`.
+        let workdir = request.workdir();
         let name = request.sandbox_name.clone();
         if let Some(hit) = self
             .sandboxes

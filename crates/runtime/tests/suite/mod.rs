@@ -4,4 +4,5 @@ mod cron_family;
 mod from_config;
 mod invoke;
 mod narrowing;
+mod ssh_routing;
 mod support;

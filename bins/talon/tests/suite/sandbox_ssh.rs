@@ -1,0 +1,178 @@
+//! `talon sandbox explain|ls|rm` with the `ssh` backend: explain shows the
+//! SSH target and remote root; ls and rm see only the remote directories
+//! that carry Talon's marker, over a real sshd on a loopback port
+//! (`cargo xtask sshd-install` installs it).
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::util::Run;
+
+struct Sshd(Child);
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_sshd(d: &Path) -> (Sshd, u16, String) {
+    assert!(
+        Path::new("/usr/sbin/sshd").exists(),
+        "/usr/sbin/sshd is missing: run `cargo xtask sshd-install`"
+    );
+    for key in ["host", "client"] {
+        let ok = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(d.join(key))
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    std::fs::copy(d.join("client.pub"), d.join("authorized_keys")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let _ = std::fs::create_dir_all("/run/sshd");
+    std::fs::write(
+        d.join("sshd_config"),
+        format!(
+            "ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host\nPidFile {d}/sshd.pid\n\
+             AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\nUsePAM no\n\
+             StrictModes no\nAllowUsers {user}\nPermitRootLogin prohibit-password\n\
+             Subsystem sftp internal-sftp\n\
+             SetEnv SHLVL=1\n",
+            d = d.display()
+        ),
+    )
+    .unwrap();
+    let host_key = std::fs::read_to_string(d.join("host.pub")).unwrap();
+    let mut parts = host_key.split_whitespace();
+    std::fs::write(
+        d.join("known_hosts"),
+        format!(
+            "[127.0.0.1]:{port} {} {}\n",
+            parts.next().unwrap(),
+            parts.next().unwrap()
+        ),
+    )
+    .unwrap();
+    let child = Command::new("/usr/sbin/sshd")
+        .args(["-D", "-e", "-f"])
+        .arg(d.join("sshd_config"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "sshd did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (Sshd(child), port, user)
+}
+
+fn talon(d: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
+        .arg("--config")
+        .arg(d.join("talon.json"))
+        .args(args)
+        .env_remove("TALON_CONFIG")
+        .env("TALON_STATE_DIR", d.join("state"))
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}/no-docker.sock", d.display()),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn explain_ls_and_rm_with_the_ssh_backend() {
+    let dir = tempfile::Builder::new()
+        .prefix("clissh")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let d = dir.path();
+    let (_sshd, port, user) = start_sshd(d);
+    std::fs::create_dir_all(d.join("ws")).unwrap();
+    let remote = d.join("remote");
+    std::fs::write(
+        d.join("talon.json"),
+        format!(
+            r#"{{ agents: {{ defaults: {{ workspace: "./ws", sandbox: {{ mode: "all", backend: "ssh",
+                ssh: {{ host: "127.0.0.1", port: {port}, user: "{user}", identityFile: "{d}/client",
+                knownHostsFile: "{d}/known_hosts", workspaceRoot: "{root}/" }} }} }} }} }}"#,
+            d = d.display(),
+            root = remote.display()
+        ),
+    )
+    .unwrap();
+
+    let run = talon(d, &["sandbox", "explain", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    let name = doc["sandboxName"].as_str().unwrap().to_owned();
+    assert_eq!(doc["backend"], "ssh");
+    assert_eq!(doc["ssh"]["target"], format!("{user}@127.0.0.1:{port}"));
+    assert_eq!(doc["ssh"]["remoteRoot"], remote.display().to_string());
+    assert_eq!(doc["ssh"]["hostKeyPolicy"], "strict");
+    assert_eq!(
+        doc["ssh"]["remoteWorkdir"],
+        format!("{}/{name}/workspace", remote.display())
+    );
+    let run = talon(d, &["sandbox", "explain"]);
+    assert!(run.stdout.contains("ssh target:"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains(&format!("remote root: {}", remote.display())),
+        "{run:?}"
+    );
+
+    // One directory as Talon makes it, one that only looks similar.
+    std::fs::create_dir_all(remote.join(&name).join("workspace")).unwrap();
+    std::fs::write(
+        remote.join(&name).join(".talon-sandbox.json"),
+        format!(
+            r#"{{"talonSandbox":1,"name":"{name}","scopeKey":"agent:main","configHash":"abc","createdAtMs":1,"lastUsedAtMs":2}}"#
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(remote.join("talon-sbx-foreign")).unwrap();
+    std::fs::write(remote.join("talon-sbx-foreign/keep.txt"), "keep").unwrap();
+
+    let run = talon(d, &["sandbox", "ls", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let names: Vec<String> = run
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["backend"] == "ssh")
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, std::slice::from_ref(&name));
+    let run = talon(d, &["sandbox", "ls"]);
+    assert!(run.stdout.contains(&name), "{run:?}");
+
+    let run = talon(d, &["sandbox", "rm", "talon-sbx-foreign"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(remote.join("talon-sbx-foreign/keep.txt").exists());
+    let run = talon(d, &["sandbox", "rm", &name]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!remote.join(&name).exists());
+    assert!(remote.join("talon-sbx-foreign/keep.txt").exists());
+}
