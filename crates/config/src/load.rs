@@ -181,7 +181,7 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
             .unwrap_or_default();
         out.notice(&segs, pos, NOT_VALIDATED);
     };
-    for section in ["sandbox", "mcp", "plugins", "gateway"] {
+    for section in ["sandbox", "plugins", "gateway"] {
         if present(root.get(section)) {
             note(&[section], out);
         }
