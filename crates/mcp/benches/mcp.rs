@@ -76,7 +76,9 @@ fn bench(c: &mut Criterion) {
     // Directly with rmcp, same server binary.
     let client = rt.block_on(async {
         let cmd = tokio::process::Command::new(fixture_bin());
-        ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap()
+        ().serve(TokioChildProcess::new(cmd).unwrap())
+            .await
+            .unwrap()
     });
     let args = json!({"a": 1, "b": 2}).as_object().cloned().unwrap();
     c.bench_function("mcp_call_direct_rmcp", |b| {
