@@ -26,6 +26,10 @@ pub(crate) const LIST_CHANGED_MAX_DELAY: Duration = Duration::from_secs(2);
 const BACKOFF_BASE: Duration = Duration::from_millis(100);
 /// Longest restart delay.
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
+/// After this many timed-out calls in a row the server counts as hung:
+/// its session is dropped (and a stdio server's group killed), and the next
+/// call restarts it.
+pub(crate) const HUNG_AFTER_TIMEOUTS: u32 = 3;
 /// Bound on start-up (spawn, initialise, first listing).
 const START_TIMEOUT_MAX: Duration = Duration::from_secs(30);
 
@@ -100,6 +104,7 @@ pub(crate) struct Server {
     slot: tokio::sync::Mutex<Slot>,
     pub(crate) shared: Arc<Shared>,
     failures: AtomicU32,
+    timeouts: AtomicU32,
 }
 
 impl std::fmt::Debug for Server {
@@ -144,6 +149,7 @@ impl Server {
                 generation,
             }),
             failures: AtomicU32::new(0),
+            timeouts: AtomicU32::new(0),
         }
     }
 
@@ -278,6 +284,7 @@ impl Server {
         match outcome {
             Ok(Ok(result)) => {
                 self.failures.store(0, Ordering::SeqCst);
+                self.timeouts.store(0, Ordering::SeqCst);
                 Ok(result)
             }
             Ok(Err(ServiceError::McpError(e))) => Err(ToolError::execution(format!(
@@ -298,12 +305,40 @@ impl Server {
                 "mcp server `{}`: the call of `{tool}` failed: {e}",
                 self.name
             ))),
-            Err(_) => Err(ToolError::execution(format!(
-                "mcp server `{}`: `{tool}` did not answer within {} ms (mcp.servers.{}.timeoutMs); the call was cancelled",
-                self.name,
-                timeout.as_millis(),
-                self.name
-            ))),
+            Err(_) => {
+                let hung = self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= HUNG_AFTER_TIMEOUTS;
+                if hung {
+                    self.drop_hung_session().await;
+                }
+                Err(ToolError::execution(format!(
+                    "mcp server `{}`: `{tool}` did not answer within {} ms (mcp.servers.{}.timeoutMs); the call was cancelled{}",
+                    self.name,
+                    timeout.as_millis(),
+                    self.name,
+                    if hung {
+                        format!(
+                            "; after {HUNG_AFTER_TIMEOUTS} timeouts in a row the server is restarted on the next call"
+                        )
+                    } else {
+                        String::new()
+                    }
+                )))
+            }
+        }
+    }
+
+    /// Drop a session that stopped answering (the next call restarts it).
+    async fn drop_hung_session(&self) {
+        let mut slot = self.slot.lock().await;
+        if slot.conn.take().is_some() {
+            tracing::warn!(target: "talon::mcp", server = %self.name, "mcp server stopped answering; its session was dropped");
+            self.timeouts.store(0, Ordering::SeqCst);
+            self.failures.fetch_add(1, Ordering::SeqCst);
+            slot.last_failure = Some(Instant::now());
+            self.shared.update(|s| {
+                s.state = ServerState::Restarting;
+                s.last_error = Some(format!("{HUNG_AFTER_TIMEOUTS} calls in a row timed out"));
+            });
         }
     }
 

@@ -193,3 +193,49 @@ async fn blocked_env_keys_and_unset_references_refuse_to_start() {
     assert!(m.materialize("main").tools.is_empty());
     m.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_server_that_keeps_timing_out_is_restarted() {
+    let m = manager(json!({"fix": fixture_server(&[], json!({"timeoutMs": 200}))}));
+    m.ensure_agent("main").await;
+    let pid = call(&m, "fix__pid", json!({})).await.unwrap().text();
+    for i in 1..=3 {
+        let err = call(&m, "fix__slow", json!({"ms": 10_000}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err.contains("restarted on the next call"),
+            i == 3,
+            "{i}: {err}"
+        );
+    }
+    assert!(crate::support::wait_gone(pid.parse().unwrap(), Duration::from_secs(2)).await);
+    let new_pid = call(&m, "fix__pid", json!({})).await.unwrap().text();
+    assert_ne!(pid, new_pid);
+    assert_eq!(m.status().servers[0].restarts, 1);
+    m.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_output_over_the_transport_line_limit_fails_alone() {
+    // rmcp drops stdio lines over 16 MiB, so memory stays bounded; the
+    // call then fails by its timeout and the server keeps working.
+    let m = manager(json!({"fix": fixture_server(&[], json!({"timeoutMs": 3000}))}));
+    m.ensure_agent("main").await;
+    let err = call(&m, "fix__huge", json!({"bytes": 20_000_000}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("did not answer within 3000 ms"),
+        "{err}"
+    );
+    assert_eq!(
+        call(&m, "fix__echo", json!({"text": "ok"}))
+            .await
+            .unwrap()
+            .text(),
+        "ok"
+    );
+    m.shutdown().await;
+}
