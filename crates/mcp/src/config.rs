@@ -22,7 +22,7 @@ pub const MIN_MAX_OUTPUT_BYTES: usize = 1_024;
 pub const MAX_MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
 
 /// `mcp` (global) or `agents.list[].mcp` (one agent).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpConfig {
     /// The servers, in declaration order (the order decides which of two
@@ -64,7 +64,7 @@ impl<'de> Deserialize<'de> for McpServers {
 
 /// One server: stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP
 /// (`url`, `headers`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The program of a stdio server (looked up on `PATH` when bare).
@@ -91,6 +91,7 @@ pub struct McpServerConfig {
     pub enabled: Option<bool>,
     /// Per-call timeout in milliseconds (1 ..= 3 600 000; default 60 000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3_600_000))]
     pub timeout_ms: Option<u64>,
     /// Whether the server's tools may run in parallel with other calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,7 +99,23 @@ pub struct McpServerConfig {
     /// Cap on one call's result in bytes (1 024 ..= 16 MiB; default
     /// 200 000); a longer result is cut with a note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1_024, max = 16_777_216))]
     pub max_output_bytes: Option<usize>,
+}
+
+impl schemars::JsonSchema for McpServers {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServers".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let server = generator.subschema_for::<McpServerConfig>();
+        schemars::json_schema!({
+            "description": "Servers by name, in declaration order.",
+            "type": "object",
+            "additionalProperties": server,
+        })
+    }
 }
 
 /// How a server is reached.
