@@ -135,3 +135,27 @@ async fn the_published_time_server_lists_and_answers() {
     );
     m.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_dead_http_server_fails_the_call_clearly() {
+    let mut fixture = HttpFixture::start();
+    let m = manager(json!({"web": {"url": fixture.url, "timeoutMs": 2000}}));
+    assert_eq!(m.ensure_agent("main").await[0].error, None);
+    assert_eq!(
+        call(&m, "web__echo", json!({"text": "up"}))
+            .await
+            .unwrap()
+            .text(),
+        "up"
+    );
+    fixture.child.kill().unwrap();
+    fixture.child.wait().unwrap();
+    let started = std::time::Instant::now();
+    let err = call(&m, "web__echo", json!({"text": "down"}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert!(err.contains("mcp server `web`"), "{err}");
+    m.shutdown().await;
+}
