@@ -167,15 +167,36 @@ fn parse_answer(approve: Option<&str>) -> Result<Answer> {
     }
 }
 
+/// A `talon tools call` / `talon mcp call` request.
+pub(crate) struct CallRequest<'a> {
+    /// The tool name.
+    pub(crate) name: &'a str,
+    /// The arguments (a JSON object, as text).
+    pub(crate) params: &'a str,
+    /// `--approve`.
+    pub(crate) approve: Option<&'a str>,
+    /// `--workspace`.
+    pub(crate) workspace: Option<&'a std::path::Path>,
+    /// `--json`.
+    pub(crate) json: bool,
+    /// Start the agent's MCP servers before assembling the table (and stop
+    /// them after the call).
+    pub(crate) start_mcp: bool,
+}
+
 pub(crate) fn tools_call(
     ctx: &ContextArgs,
-    name: &str,
-    params: &str,
-    approve: Option<&str>,
-    workspace: Option<&std::path::Path>,
-    json: bool,
+    req: &CallRequest<'_>,
     out: &mut String,
 ) -> Result<Status> {
+    let CallRequest {
+        name,
+        params,
+        approve,
+        workspace,
+        json,
+        start_mcp,
+    } = *req;
     let arguments: Value = serde_json::from_str(params).context("--params is not valid JSON")?;
     if !arguments.is_object() {
         bail!("--params must be a JSON object, e.g. '{{\"path\": \"README.md\"}}'");
@@ -226,6 +247,10 @@ pub(crate) fn tools_call(
         ),
         None => None,
     };
+    if start_mcp {
+        let reports = rt.block_on(runtime.mcp_manager().ensure_agent(&spec.context.agent_id));
+        crate::mcp_cmd::report_start_errors(&reports);
+    }
     let table = runtime.assemble(spec);
     let tool = normalize_tool_name(name);
     let outcome = rt.block_on(async {
@@ -236,6 +261,7 @@ pub(crate) fn tools_call(
         table
             .wait_for_observers(std::time::Duration::from_secs(10))
             .await;
+        runtime.mcp_manager().shutdown().await;
         outcome
     });
     render(&tool, &outcome, json, out)

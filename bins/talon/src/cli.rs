@@ -89,6 +89,41 @@ pub(crate) enum Command {
     /// The detached-task ledger in the local store.
     #[command(subcommand)]
     Tasks(TasksCommand),
+    /// MCP servers: the agent's materialised tools, one call through the
+    /// gate.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+/// `talon mcp ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start the agent's MCP servers and list their tools as a run sees
+    /// them: safe name, original name, server, execution mode, and whether
+    /// the run's policy keeps it. Exit 1 when a server failed to start.
+    Tools {
+        /// JSON output: an array of `{name, server, originalName,
+        /// executionMode, allowed}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one MCP tool (`SERVER__TOOL`, as `talon mcp tools` lists it)
+    /// through the full gate: policy, loop detection, trusted policies,
+    /// hooks, approval. Exit 0 on a result, 1 when blocked, 2 on an error.
+    Call {
+        /// The materialised tool name, e.g. `time__get_current_time`.
+        name: String,
+        /// The call's arguments as a JSON object.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        params: String,
+        /// Answer any approval request with this decision (allow-once,
+        /// allow-always, deny).
+        #[arg(long, value_name = "DECISION")]
+        approve: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `talon sandbox ...`.

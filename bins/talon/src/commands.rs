@@ -35,13 +35,17 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             json,
         }) => crate::call::tools_call(
             &cli.ctx,
-            name,
-            params,
-            approve.as_deref(),
-            workspace.as_deref(),
-            *json,
+            &crate::call::CallRequest {
+                name,
+                params,
+                approve: approve.as_deref(),
+                workspace: workspace.as_deref(),
+                json: *json,
+                start_mcp: name.contains("__"),
+            },
             out,
         ),
+        Command::Mcp(c) => crate::mcp_cmd::run(&cli.ctx, c, out),
         Command::Policy(PolicyCommand::Explain { json }) => policy_explain(&cli.ctx, *json, out),
         Command::Policy(PolicyCommand::Check { tool, json }) => {
             policy_check(&cli.ctx, tool, *json, out)

@@ -78,7 +78,7 @@
 //!   from [`TalonConfig::policy_config`]) and does not check that allow
 //!   entries name existing tools (plugin and MCP tools are only known at
 //!   run time).
-//! * It does not validate the `sandbox`, `mcp`, `cron`, `plugins`
+//! * It does not validate the `sandbox`, `cron`, `plugins`
 //!   and `gateway` sections, `tools.exec` / `tools.web` /
 //!   `tools.loopDetection`, or the sandbox `browser` / `prune`
 //!   blocks yet: they are accepted as JSON and reported with a notice

@@ -181,7 +181,7 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
             .unwrap_or_default();
         out.notice(&segs, pos, NOT_VALIDATED);
     };
-    for section in ["sandbox", "mcp", "plugins", "gateway"] {
+    for section in ["sandbox", "plugins", "gateway"] {
         if present(root.get(section)) {
             note(&[section], out);
         }
@@ -326,12 +326,37 @@ pub fn config_schema() -> Value {
     for (key, sub) in typed {
         embed(&mut schema, "ToolsConfig", key, sub.to_value());
     }
-    let cron = schemars::schema_for!(talon_cron::CronConfig).to_value();
-    if let Some(Value::Object(props)) = schema.get_mut("properties")
-        && let Some(Value::Object(mut sub)) = Some(cron)
-    {
+    for def in ["AgentEntry", "AgentBody"] {
+        embed(
+            &mut schema,
+            def,
+            "mcp",
+            schemars::schema_for!(talon_mcp::McpConfig).to_value(),
+        );
+    }
+    for (key, sub) in [
+        (
+            "cron",
+            schemars::schema_for!(talon_cron::CronConfig).to_value(),
+        ),
+        (
+            "mcp",
+            schemars::schema_for!(talon_mcp::McpConfig).to_value(),
+        ),
+    ] {
+        let Value::Object(mut sub) = sub else {
+            continue;
+        };
         sub.remove("$schema");
-        props.insert("cron".to_owned(), Value::Object(sub));
+        // Its `$ref`s point at `#/$defs/...`: move its definitions to the root.
+        if let Some(Value::Object(defs)) = sub.remove("$defs")
+            && let Some(Value::Object(root_defs)) = schema.get_mut("$defs")
+        {
+            root_defs.extend(defs);
+        }
+        if let Some(Value::Object(props)) = schema.get_mut("properties") {
+            props.insert(key.to_owned(), Value::Object(sub));
+        }
     }
     schema
 }

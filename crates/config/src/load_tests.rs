@@ -31,7 +31,6 @@ fn accepted_sections_get_notices() {
     assert_eq!(
         got,
         vec![
-            "line 1: mcp: accepted; not validated by this version of Talon",
             "line 2: agents.entries.a.sandbox.prune: accepted; not validated by this version of Talon",
         ]
     );
@@ -56,6 +55,35 @@ fn tools_exec_and_web_are_typed_with_their_ranges() {
     )
     .unwrap();
     assert!(ok.notices.is_empty(), "{:?}", ok.notices);
+}
+
+#[test]
+fn mcp_sections_are_typed_globally_and_per_agent() {
+    let err = load_str(
+        "{ mcp: { servers: { gh: { command: 'x', timeoutMs: 0 } } },\n agents: { list: [{ id: 'a', mcp: { servers: { t: { url: 'http://h', comand: 'y' } } } }],\n entries: { b: { mcp: { servers: { u: {} } } } } } }",
+        "t.json",
+    )
+    .unwrap_err();
+    let paths: Vec<&str> = err.issues().iter().map(|i| i.key_path.as_str()).collect();
+    assert!(paths.contains(&"mcp.servers.gh.timeoutMs"), "{paths:?}");
+    assert!(
+        paths.contains(&"agents.list[0].mcp.servers.t.comand"),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&"agents.entries.b.mcp.servers.u"),
+        "{paths:?}"
+    );
+    let ok = load_str(
+        "{ mcp: { servers: { gh: { command: 'x', args: ['-v'], timeoutMs: 100 } } },\n agents: { list: [{ id: 'a', mcp: { servers: { t: { url: 'http://h/mcp', headers: { A: '${TOKEN}' } } } } }] } }",
+        "t.json",
+    )
+    .unwrap();
+    assert!(ok.notices.is_empty(), "{:?}", ok.notices);
+    let sections = ok.config.agent_mcp_sections();
+    assert_eq!(sections.len(), 1);
+    assert_eq!(sections[0].0, "a");
+    assert_eq!(sections[0].1, "agents.list[0].mcp");
 }
 
 #[test]

@@ -41,7 +41,8 @@ pub struct TalonConfig {
     /// (validated against `talon_skills::SkillsConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Value>,
-    /// MCP servers (accepted; not validated by this version of Talon).
+    /// MCP servers shared by every agent (`mcp.servers.<name>`; validated
+    /// against `talon_mcp::McpConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<Value>,
     /// Cron: the scheduler switch, concurrency and retry policy (validated
@@ -111,6 +112,9 @@ pub struct AgentEntry {
     /// See [`AgentBody::sandbox`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
+    /// See [`AgentBody::mcp`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<Value>,
 }
 
 impl AgentEntry {
@@ -122,6 +126,7 @@ impl AgentEntry {
             workspace: self.workspace.clone(),
             tools: self.tools.clone(),
             sandbox: self.sandbox.clone(),
+            mcp: self.mcp.clone(),
         }
     }
 }
@@ -146,6 +151,10 @@ pub struct AgentBody {
     /// field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
+    /// The agent's own MCP servers (`mcp.servers.<name>`, added after the
+    /// global ones; validated against `talon_mcp::McpConfig`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<Value>,
 }
 
 /// An agent's sandbox settings after defaults are applied.
@@ -213,6 +222,21 @@ impl TalonConfig {
             });
         }
         out
+    }
+
+    /// Each agent's own `mcp` section with its config path (e.g.
+    /// `agents.list[0].mcp`), in [`TalonConfig::agent_ids`] order.
+    pub fn agent_mcp_sections(&self) -> Vec<(String, String, Value)> {
+        self.agent_refs()
+            .into_iter()
+            .filter_map(|a| {
+                let mcp = match a.body {
+                    AgentBodyRef::Listed(e) => e.mcp.clone(),
+                    AgentBodyRef::Keyed(b) => b.mcp.clone(),
+                }?;
+                Some((a.id, format!("{}.mcp", a.key), mcp))
+            })
+            .collect()
     }
 
     /// The ids of every configured agent (lowercased): `agents.list` in

@@ -137,6 +137,7 @@ fn entry_body_round_trip() {
             mode: Some(SandboxMode::All),
             ..SandboxConfig::default()
         }),
+        mcp: Some(serde_json::json!({"servers": {}})),
     };
     assert_eq!(
         entry.body(),
@@ -149,6 +150,7 @@ fn entry_body_round_trip() {
                 mode: Some(SandboxMode::All),
                 ..SandboxConfig::default()
             }),
+            mcp: Some(serde_json::json!({"servers": {}})),
         }
     );
 }

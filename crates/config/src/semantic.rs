@@ -44,6 +44,7 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
         }
     }
     w.typed::<talon_cron::CronConfig>(root, Some(spans), &path, "cron");
+    w.mcp(root, Some(spans), &path);
     if let Some(agents) = root.get("agents") {
         path.push(Seg::Key("agents".to_owned()));
         w.agents(agents, spans.member("agents"), &mut path);
@@ -147,6 +148,23 @@ impl Walker<'_> {
                 self.out.issue(&full, pos(at), err.inner().to_string());
                 None
             }
+        }
+    }
+
+    /// `mcp` under `parent` (the root or an agent): typed, then range
+    /// checked.
+    fn mcp(&mut self, parent: &Value, span: Option<&SpanNode>, path: &[Seg]) {
+        let Some(mcp) = self.typed::<talon_mcp::McpConfig>(parent, span, path, "mcp") else {
+            return;
+        };
+        let mcp_span = member(span, "mcp");
+        for (key, message) in mcp.validate() {
+            let inner: Vec<Seg> = key.split('.').map(|k| Seg::Key(k.to_owned())).collect();
+            let at = mcp_span.and_then(|s| s.lookup(&inner)).or(mcp_span);
+            let mut full = path.to_vec();
+            full.push(Seg::Key("mcp".to_owned()));
+            full.extend(inner);
+            self.out.issue(&full, pos(at), message);
         }
     }
 
@@ -265,6 +283,7 @@ impl Walker<'_> {
                     self.agent_tools(tools, member(entry_span, "tools"), path);
                     path.pop();
                 }
+                self.mcp(entry, entry_span, path);
                 path.pop();
             }
             path.pop();
@@ -284,6 +303,7 @@ impl Walker<'_> {
                     self.agent_tools(tools, member(body_span, "tools"), path);
                     path.pop();
                 }
+                self.mcp(body, body_span, path);
                 path.pop();
             }
             path.pop();

@@ -1,3 +1,63 @@
 //! Per-agent MCP servers, materialised into each run's tool table.
 //!
-//! (Skeleton: filled in by the MCP issue.)
+//! - [`McpConfig`]: the `mcp.servers.<name>` section (and the same under
+//!   `agents.list[].mcp`): stdio servers (`command`, `args`, `env`, `cwd`)
+//!   and streamable-HTTP servers (`url`, `headers`), with `enabled`,
+//!   `timeoutMs`, `supportsParallelToolCalls` and `maxOutputBytes`;
+//!   `${VAR}` references in `env` and `headers` resolve at start.
+//! - [`McpManager`]: starts an agent's servers on first use (rmcp client:
+//!   handshake, paginated `tools/list`), re-lists once per burst of
+//!   `tools/list_changed`, calls with a per-call timeout and an output cap,
+//!   restarts a dead server with backoff, and kills each stdio server's
+//!   process group on shutdown or drop.
+//! - [`McpManager::materialize`]: the agent's tools as [`ToolSpec`]s named
+//!   `server__tool` by the [`names`] algorithm, sorted, with plugin id
+//!   `bundle-mcp` and `executionMode` parallel only for servers that set
+//!   `supportsParallelToolCalls`.
+//!
+//! ```no_run
+//! use talon_mcp::{McpConfig, McpManager};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = McpConfig::parse(
+//!     &serde_json::json!({"servers": {"time": {"command": "python3", "args": ["-m", "mcp_server_time"]}}}),
+//!     "mcp",
+//! )?;
+//! let manager = McpManager::new(config, Vec::new());
+//! manager.ensure_agent("main").await;
+//! for tool in &manager.materialize("main").tools {
+//!     println!("{} ({} on {})", tool.name, tool.original_name, tool.server);
+//! }
+//! manager.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! This crate does not decide policy (MCP tools go through
+//! `talon-tool-policy` like any tool, as the `bundle-mcp` plugin group),
+//! does not shape schemas for providers (the runtime runs them through
+//! `talon-schema-dialects`) and does not run the hook gate (the runtime
+//! does). It speaks MCP only through `rmcp`. Resources, prompts, sampling
+//! and OAuth are not supported.
+#![deny(missing_docs)]
+
+pub use crate::config::{
+    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, MAX_MAX_OUTPUT_BYTES, MAX_TIMEOUT_MS,
+    MIN_MAX_OUTPUT_BYTES, McpConfig, McpServerConfig, McpServers, Transport,
+};
+pub use crate::error::McpError;
+pub use crate::manager::{McpManager, StartReport};
+pub use crate::materialize::{Materialized, MaterializedTool};
+pub use crate::status::{McpStatus, ServerState, ServerStatus};
+pub use talon_tool_catalog::ToolSpec;
+
+mod config;
+mod convert;
+mod error;
+mod handler;
+mod launch;
+mod manager;
+mod materialize;
+pub mod names;
+mod server;
+mod status;
+mod tool;

@@ -48,6 +48,7 @@ pub use crate::builtin::{
 };
 pub use crate::error::{Error, Result};
 pub use crate::family::{ToolFamily, ToolSet};
+pub use crate::mcp_family::MCP_FAMILY_ID;
 pub use crate::narrowing::{CRON_SCOPED_READS, CRON_SELF_ACTIONS};
 pub use crate::run::RunSpec;
 pub use crate::runtime::{Runtime, RuntimeBuilder};
@@ -57,6 +58,7 @@ pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition
 mod builtin;
 mod error;
 mod family;
+mod mcp_family;
 mod narrowing;
 mod run;
 mod runtime;

@@ -33,6 +33,7 @@ pub struct RuntimeBuilder {
     loop_agents: BTreeMap<String, LoopDetectionConfig>,
     approval_timeout: Option<Duration>,
     builtins: Option<Builtins>,
+    mcp: Arc<talon_mcp::McpManager>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -65,6 +66,7 @@ impl RuntimeBuilder {
             loop_agents: BTreeMap::new(),
             approval_timeout: None,
             builtins: None,
+            mcp: Arc::new(talon_mcp::McpManager::default()),
         }
     }
 
@@ -82,6 +84,16 @@ impl RuntimeBuilder {
         let builtins = Builtins::from_config(config, config_dir, talon_config::state_dir())?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
+        let mcp =
+            talon_mcp::McpManager::from_values(config.mcp.as_ref(), config.agent_mcp_sections())
+                .map_err(|e| match e {
+                    talon_mcp::McpError::Config { key, message } => Error::Config { key, message },
+                    other => Error::Config {
+                        key: "mcp".to_owned(),
+                        message: other.to_string(),
+                    },
+                })?;
+        builder.mcp = Arc::new(mcp);
         let tools = config.tools.as_ref();
         if let Some(v) = tools.and_then(|t| t.loop_detection.as_ref()) {
             builder.loop_global = parse_section(v, "tools.loopDetection")?;
@@ -161,6 +173,14 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Builder: the MCP servers (replaces the ones
+    /// [`RuntimeBuilder::from_config`] configured). Their tools are offered
+    /// by the `mcp` family, after every other family.
+    pub fn mcp_manager(mut self, manager: Arc<talon_mcp::McpManager>) -> Self {
+        self.mcp = manager;
+        self
+    }
+
     /// Builder: loop detection for every agent (the agents' overlays from
     /// the config still apply on top).
     pub fn loop_detection(mut self, config: LoopDetectionConfig) -> Self {
@@ -175,7 +195,10 @@ impl RuntimeBuilder {
     }
 
     /// Compile the policy and freeze the hooks.
-    pub fn build(self) -> Result<Runtime> {
+    pub fn build(mut self) -> Result<Runtime> {
+        self.families.push(Arc::new(crate::mcp_family::McpFamily {
+            manager: Arc::clone(&self.mcp),
+        }));
         let engine = PolicyEngine::new(&self.policy)?;
         if let Some(b) = &self.builtins {
             // The exec tool sees the resolve_exec_env handlers as frozen now.
@@ -199,6 +222,7 @@ impl RuntimeBuilder {
             approval_timeout: self.approval_timeout,
             gates: Mutex::new(HashMap::new()),
             builtins: self.builtins,
+            mcp: self.mcp,
         })
     }
 }
@@ -227,6 +251,7 @@ pub struct Runtime {
     approval_timeout: Option<Duration>,
     gates: Mutex<HashMap<String, Gate>>,
     builtins: Option<Builtins>,
+    mcp: Arc<talon_mcp::McpManager>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -282,6 +307,14 @@ impl Runtime {
                 gate
             })
             .clone()
+    }
+
+    /// The MCP servers of every agent. Start an agent's servers with
+    /// [`talon_mcp::McpManager::ensure_agent`] before
+    /// [`Runtime::assemble`] so the run's table includes their tools;
+    /// [`talon_mcp::McpManager::status`] is what `mcp.status` reports.
+    pub fn mcp_manager(&self) -> &Arc<talon_mcp::McpManager> {
+        &self.mcp
     }
 
     /// The sandbox backends the built-in tools use (only for a runtime

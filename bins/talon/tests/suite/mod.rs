@@ -2,6 +2,7 @@ mod builtin;
 mod call;
 mod config;
 mod cron;
+mod mcp;
 mod policy;
 mod sandbox;
 mod sandbox_manage;

@@ -129,13 +129,13 @@ fn bad_agent_ids_are_refused() {
 
 #[test]
 fn non_finite_numbers_are_refused_where_they_appear() {
-    let got = issues("{ mcp: { limits: { max: Infinity } } }");
+    let got = issues("{ plugins: { limits: { max: Infinity } } }");
     assert_eq!(
         got,
         vec![issue(
-            "mcp.limits.max",
+            "plugins.limits.max",
             1,
-            25,
+            29,
             "non-finite number `Infinity` is not allowed (numbers must be finite)"
         )]
     );

@@ -29,9 +29,11 @@ fn deep_nesting_is_a_clear_syntax_error() {
 #[test]
 fn huge_strings_load_and_truncate_in_messages() {
     let big = "x".repeat(8 * 1024 * 1024);
-    let loaded = load_str(&format!("{{ mcp: {{ note: '{big}' }} }}"), "t").unwrap();
+    let loaded = load_str(&format!("{{ plugins: {{ note: '{big}' }} }}"), "t").unwrap();
     assert_eq!(
-        loaded.config.mcp.unwrap()["note"].as_str().map(str::len),
+        loaded.config.plugins.unwrap()["note"]
+            .as_str()
+            .map(str::len),
         Some(big.len())
     );
     let got = issues(&format!("{{ tools: {{ deny: '{big}' }} }}"));

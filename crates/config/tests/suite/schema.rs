@@ -40,3 +40,56 @@ fn config_schema_is_a_strict_object_schema() {
     let text = serde_json::to_string_pretty(&schema).unwrap();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), schema);
 }
+
+#[test]
+fn the_mcp_section_schema_is_typed_and_its_refs_resolve() {
+    let schema = talon_config::config_schema();
+    let mcp = &schema["properties"]["mcp"];
+    assert_eq!(mcp["additionalProperties"], false, "{mcp}");
+    let server_ref = mcp["properties"]["servers"]["additionalProperties"]["$ref"]
+        .as_str()
+        .or_else(|| mcp["properties"]["servers"]["$ref"].as_str())
+        .unwrap_or_else(|| panic!("{mcp}"));
+    let pointer = server_ref.trim_start_matches('#');
+    let target = schema
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("{server_ref} does not resolve"));
+    let resolved = if target["additionalProperties"]["$ref"].is_string() {
+        schema
+            .pointer(
+                target["additionalProperties"]["$ref"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches('#'),
+            )
+            .unwrap()
+    } else {
+        target
+    };
+    let props = resolved["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{resolved}"));
+    for key in [
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "url",
+        "headers",
+        "enabled",
+        "timeoutMs",
+        "supportsParallelToolCalls",
+        "maxOutputBytes",
+    ] {
+        assert!(props.contains_key(key), "{key} missing: {resolved}");
+    }
+}
+
+#[test]
+fn agents_mcp_sections_are_typed_in_the_schema() {
+    let schema = talon_config::config_schema();
+    for def in ["AgentEntry", "AgentBody"] {
+        let mcp = &schema["$defs"][def]["properties"]["mcp"];
+        assert!(mcp["properties"]["servers"].is_object(), "{def}: {mcp}");
+    }
+}

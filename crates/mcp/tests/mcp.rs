@@ -1,0 +1,12 @@
+//! Integration tests against real MCP servers: the rmcp fixture server
+//! (stdio and streamable HTTP) and the published `mcp-server-time`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+mod suite {
+    mod calls;
+    mod lifecycle;
+    mod listing;
+    mod peers;
+    mod runtime;
+}
