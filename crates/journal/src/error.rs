@@ -77,6 +77,16 @@ pub enum JournalError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The writer could not commit (disk full, I/O error). A `started`
+    /// record was not written, so its call must not run; terminal records
+    /// are kept and retried.
+    #[error(
+        "call journal could not write: {reason}; free disk space or fix the state dir, it retries by itself"
+    )]
+    WriteFailed {
+        /// The SQLite error, as text.
+        reason: String,
+    },
     /// A stored row holds a value this build does not understand.
     #[error("call journal row for `{call_id}` is unreadable: {detail}")]
     Corrupt {

@@ -1,62 +1,353 @@
-//! The journal handle.
+//! The journal handle: validation and the in-flight map on the caller's
+//! side, a bounded queue to the single writer thread, and a read-only
+//! connection for `get` and `history`.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{JournalError, Result};
+use crate::inflight::{InFlight, Phase};
 use crate::record::{CallEnd, CallRecord, CallStart, FinishAck, RecoveryReport};
+use crate::store;
+use crate::validate;
+use crate::writer::{Counters, Job, Writer};
 
-/// A handle to the call journal. Cheap to clone; every clone writes through
-/// the same single writer thread.
+/// Jobs that may wait for the writer before `finish` / `record` report
+/// [`JournalError::Overloaded`].
+pub const QUEUE_CAPACITY: usize = 16 * 1024;
+
+/// Counters for metrics, from [`CallJournal::stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JournalStats {
+    /// Transactions committed by the writer.
+    pub committed_batches: u64,
+    /// Records written (`started` records, terminal records, whole records).
+    pub committed_records: u64,
+    /// Terminal records ignored because the call already had one (or had no
+    /// row): the first terminal record wins.
+    pub ignored_terminals: u64,
+    /// Commits that failed (each is retried).
+    pub failed_commits: u64,
+    /// Terminal records given up on (retry buffer full, or closing while the
+    /// disk refused writes).
+    pub lost_records: u64,
+    /// Calls open in this handle: started and not yet finished, or with a
+    /// terminal record queued and not yet committed.
+    pub in_flight: usize,
+    /// Jobs waiting for the writer.
+    pub queued: usize,
+}
+
+/// A handle to the call journal. Cheap to clone (`Arc`); every clone
+/// writes through the same writer thread. The journal closes (after
+/// committing what is queued) when the last clone is dropped.
 #[derive(Debug, Clone)]
 pub struct CallJournal {
-    _inner: Arc<()>,
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    tx: Option<mpsc::Sender<Job>>,
+    writer: Option<JoinHandle<()>>,
+    reader: Mutex<Connection>,
+    inflight: Arc<InFlight>,
+    counters: Arc<Counters>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Closing the queue lets the writer commit what is left and stop;
+        // waiting for it releases the lock before the handle is gone, so the
+        // journal can be reopened straight away.
+        drop(self.tx.take());
+        if let Some(writer) = self.writer.take()
+            && writer.join().is_err()
+        {
+            tracing::error!("call journal writer thread panicked");
+        }
+    }
+}
+
+/// Drops a call from the in-flight map unless its `started` record was
+/// confirmed.
+struct OpenGuard<'a> {
+    inflight: &'a InFlight,
+    call_id: String,
+    armed: bool,
+}
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.inflight.forget_if(&self.call_id, Phase::Open);
+        }
+    }
 }
 
 impl CallJournal {
-    /// Open (creating if needed) the journal at `path`, take its lock, and
-    /// mark every call left in flight by a previous process `interrupted`.
+    /// Open (creating if needed, file mode 0600) the journal at `path`,
+    /// take its lock (`<path>.lock`), bring the schema up to date, and mark
+    /// every call left in flight by a previous process `interrupted` (never
+    /// re-run). Fails with [`JournalError::Locked`] while another handle or
+    /// process has the journal open.
     pub fn open(path: &Path) -> Result<(CallJournal, RecoveryReport)> {
-        let _ = path;
-        Err(JournalError::Closed)
+        let (lock, conn, report) = store::open_all(path)?;
+        let reader = store::open_reader(path)?;
+        let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
+        let inflight = Arc::new(InFlight::default());
+        let counters = Arc::new(Counters::default());
+        let writer = Writer {
+            conn,
+            lock,
+            rx,
+            inflight: Arc::clone(&inflight),
+            counters: Arc::clone(&counters),
+        };
+        let handle = std::thread::Builder::new()
+            .name("talon-journal".into())
+            .spawn(move || writer.run())
+            .map_err(|e| JournalError::Open {
+                path: path.to_path_buf(),
+                reason: format!("cannot start the writer thread: {e}"),
+            })?;
+        if !report.interrupted.is_empty() {
+            tracing::warn!(
+                count = report.interrupted.len(),
+                "call journal: calls in flight at the last stop are marked interrupted"
+            );
+        }
+        let inner = Inner {
+            path: path.to_path_buf(),
+            tx: Some(tx),
+            writer: Some(handle),
+            reader: Mutex::new(reader),
+            inflight,
+            counters,
+        };
+        Ok((
+            CallJournal {
+                inner: Arc::new(inner),
+            },
+            report,
+        ))
     }
 
-    /// Write the `started` record of a non-idempotent call; it is durable
-    /// when this returns. Run the tool only after `Ok`.
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    fn sender(&self) -> Result<&mpsc::Sender<Job>> {
+        self.inner.tx.as_ref().ok_or(JournalError::Closed)
+    }
+
+    /// Write the `started` record of a non-idempotent call and wait until
+    /// it is committed (synchronous, so it survives a crash or power loss).
+    /// Run the tool only after `Ok`: an error means nothing durable exists
+    /// and the call must not run. A call id already journalled is refused
+    /// with [`JournalError::DuplicateCall`].
     pub async fn started(&self, start: CallStart) -> Result<()> {
-        let _ = start;
-        Err(JournalError::Closed)
+        validate::check_start(&start)?;
+        {
+            let mut calls = self.inner.inflight.lock();
+            if calls.contains_key(&start.call_id) {
+                return Err(JournalError::DuplicateCall {
+                    call_id: start.call_id,
+                });
+            }
+            calls.insert(start.call_id.clone(), Phase::Open);
+        }
+        // Forgets the call again unless the record is confirmed, also when
+        // this future is dropped half way.
+        let mut guard = OpenGuard {
+            inflight: &self.inner.inflight,
+            call_id: start.call_id.clone(),
+            armed: true,
+        };
+        let (reply, answer) = oneshot::channel();
+        self.sender()?
+            .send(Job::Start { start, reply })
+            .await
+            .map_err(|_| JournalError::Closed)?;
+        let result = answer.await.unwrap_or(Err(JournalError::Closed));
+        if result.is_ok() {
+            guard.armed = false;
+        }
+        result
     }
 
-    /// Queue the terminal record of a call that has a `started` record.
-    /// Exactly one terminal record is kept per call id: a second is ignored
-    /// and reported as [`FinishAck::AlreadyFinished`].
+    /// Queue the terminal record of a call that has a `started` record. The
+    /// writer commits it straight away (in a batch); [`flush`](Self::flush)
+    /// waits for that. Exactly one terminal record is kept per call id: a
+    /// second one is ignored and reported as [`FinishAck::AlreadyFinished`]
+    /// with the outcome that stands. A call id with no record is refused
+    /// with [`JournalError::NotStarted`].
     pub fn finish(&self, call_id: &str, end: CallEnd) -> Result<FinishAck> {
-        let _ = (call_id, end);
-        Err(JournalError::Closed)
+        validate::check_call_id(call_id)?;
+        let end = validate::normalise_end(end)?;
+        let outcome = end.outcome;
+        {
+            let mut calls = self.inner.inflight.lock();
+            match calls.get_mut(call_id) {
+                Some(Phase::Ending(first)) => return Ok(FinishAck::AlreadyFinished(*first)),
+                Some(phase @ Phase::Open) => {
+                    *phase = Phase::Ending(outcome);
+                    let job = Job::Finish {
+                        call_id: call_id.to_owned(),
+                        end,
+                    };
+                    if let Err(e) = self.enqueue(job) {
+                        calls.insert(call_id.to_owned(), Phase::Open);
+                        return Err(e);
+                    }
+                    return Ok(FinishAck::Queued);
+                }
+                None => {}
+            }
+        }
+        // Not open in this handle: finished and committed already, or left
+        // by an earlier process (then it is `interrupted`), or never started.
+        match self.get(call_id)? {
+            Some(CallRecord {
+                end: Some(stored), ..
+            }) => Ok(FinishAck::AlreadyFinished(stored.outcome)),
+            Some(CallRecord { end: None, .. }) => {
+                let mut calls = self.inner.inflight.lock();
+                if let Some(Phase::Ending(first)) = calls.get(call_id) {
+                    return Ok(FinishAck::AlreadyFinished(*first));
+                }
+                calls.insert(call_id.to_owned(), Phase::Ending(outcome));
+                let job = Job::Finish {
+                    call_id: call_id.to_owned(),
+                    end,
+                };
+                if let Err(e) = self.enqueue(job) {
+                    calls.remove(call_id);
+                    return Err(e);
+                }
+                Ok(FinishAck::Queued)
+            }
+            None => Err(JournalError::NotStarted {
+                call_id: call_id.to_owned(),
+            }),
+        }
     }
 
-    /// Queue the whole record (start and end at once) of a call that had no
-    /// `started` record (an idempotent tool).
+    /// Queue the whole record (start and end at once) of a call journalled
+    /// only at its end: an idempotent tool, or a call the gate blocked
+    /// before anything ran. Cheap: no read, no wait. A call id this handle
+    /// has open is refused ([`JournalError::DuplicateCall`]) or reported as
+    /// [`FinishAck::AlreadyFinished`]; an id committed long ago is ignored
+    /// by the writer (counted in [`JournalStats::ignored_terminals`]).
     pub fn record(&self, start: CallStart, end: CallEnd) -> Result<FinishAck> {
-        let _ = (start, end);
-        Err(JournalError::Closed)
+        validate::check_start(&start)?;
+        let end = validate::normalise_end(end)?;
+        let mut calls = self.inner.inflight.lock();
+        match calls.get(&start.call_id) {
+            Some(Phase::Ending(first)) => return Ok(FinishAck::AlreadyFinished(*first)),
+            Some(Phase::Open) => {
+                return Err(JournalError::DuplicateCall {
+                    call_id: start.call_id,
+                });
+            }
+            None => {}
+        }
+        let call_id = start.call_id.clone();
+        calls.insert(call_id.clone(), Phase::Ending(end.outcome));
+        if let Err(e) = self.enqueue(Job::Record { start, end }) {
+            calls.remove(&call_id);
+            return Err(e);
+        }
+        Ok(FinishAck::Queued)
     }
 
-    /// Wait until everything queued before this call is committed.
+    fn enqueue(&self, job: Job) -> Result<()> {
+        self.sender()?.try_send(job).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => JournalError::Overloaded {
+                capacity: QUEUE_CAPACITY,
+            },
+            mpsc::error::TrySendError::Closed(_) => JournalError::Closed,
+        })
+    }
+
+    /// Wait until everything queued before this call is committed. Fails
+    /// with [`JournalError::WriteFailed`] while the disk refuses writes
+    /// (the queued terminal records are kept and retried).
     pub async fn flush(&self) -> Result<()> {
-        Err(JournalError::Closed)
+        let (reply, answer) = oneshot::channel();
+        self.sender()?
+            .send(Job::Flush { reply })
+            .await
+            .map_err(|_| JournalError::Closed)?;
+        answer.await.unwrap_or(Err(JournalError::Closed))
     }
 
-    /// The newest `limit` committed calls of a session, newest first.
+    /// Delete terminal records that ended before `ended_before_ms` (Unix
+    /// ms) and return how many went. Calls in flight are never deleted.
+    pub async fn prune(&self, ended_before_ms: u64) -> Result<u64> {
+        let (reply, answer) = oneshot::channel();
+        self.sender()?
+            .send(Job::Prune {
+                before_ms: ended_before_ms,
+                reply,
+            })
+            .await
+            .map_err(|_| JournalError::Closed)?;
+        answer.await.unwrap_or(Err(JournalError::Closed))
+    }
+
+    /// The newest `limit` (at most
+    /// [`MAX_HISTORY_LIMIT`](crate::MAX_HISTORY_LIMIT)) committed calls of a
+    /// session, newest first. Records still queued are not seen; call
+    /// [`flush`](Self::flush) first to read your own writes.
     pub fn history(&self, session_key: &str, limit: usize) -> Result<Vec<CallRecord>> {
-        let _ = (session_key, limit);
-        Err(JournalError::Closed)
+        validate::check_session_key(session_key)?;
+        validate::check_history_limit(limit)?;
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let conn = self
+            .inner
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        store::history(&conn, session_key, limit)
     }
 
-    /// One committed call by id.
+    /// One committed call by id (`None` when there is none). Records still
+    /// queued are not seen; call [`flush`](Self::flush) first.
     pub fn get(&self, call_id: &str) -> Result<Option<CallRecord>> {
-        let _ = call_id;
-        Err(JournalError::Closed)
+        validate::check_call_id(call_id)?;
+        let conn = self
+            .inner
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        store::get(&conn, call_id)
+    }
+
+    /// Counters for metrics.
+    pub fn stats(&self) -> JournalStats {
+        let c = &self.inner.counters;
+        JournalStats {
+            committed_batches: c.committed_batches.load(Ordering::Relaxed),
+            committed_records: c.committed_records.load(Ordering::Relaxed),
+            ignored_terminals: c.ignored_terminals.load(Ordering::Relaxed),
+            failed_commits: c.failed_commits.load(Ordering::Relaxed),
+            lost_records: c.lost_records.load(Ordering::Relaxed),
+            in_flight: self.inner.inflight.len(),
+            queued: self
+                .inner
+                .tx
+                .as_ref()
+                .map_or(0, |tx| tx.max_capacity() - tx.capacity()),
+        }
     }
 }

@@ -1,15 +1,80 @@
 //! The call journal: a durable record of every tool call the gateway
-//! accepts (SQLite), with crash recovery.
+//! accepts, in SQLite, with crash recovery.
 //!
-//! (API first; the implementation follows.)
+//! - [`CallJournal::started`] writes a `started` record *before* a
+//!   non-idempotent tool runs (exec, write, cron add) and returns once it is
+//!   committed with a full sync, so a crash never leaves a side effect with
+//!   no record (security notes I2).
+//! - [`CallJournal::finish`] queues the call's terminal record:
+//!   [`Outcome`] `ok | error | blocked | timeout | cancelled | interrupted`.
+//!   Exactly one terminal record is kept per call id; a second one is
+//!   ignored and reported ([`FinishAck::AlreadyFinished`]) (I1).
+//! - [`CallJournal::record`] queues a whole record for a call journalled
+//!   only at its end (idempotent tools, calls the gate blocked), so cheap
+//!   calls never wait for the disk.
+//! - [`CallJournal::open`] marks every call left in flight by a previous
+//!   process `interrupted` and reports them ([`RecoveryReport`]); nothing is
+//!   ever re-run.
+//! - [`CallJournal::history`] / [`CallJournal::get`] read committed records;
+//!   [`CallJournal::flush`] waits until everything queued is committed.
+//!
+//! One writer thread owns the database and commits whatever has queued up
+//! as one transaction (group commit), so a burst of calls costs one sync.
+//! Parameters are never stored: only [`params_digest`], the SHA-256 of their
+//! canonical JSON.
+//!
+//! ```
+//! use talon_journal::{CallEnd, CallJournal, CallStart, FinishAck, Outcome, params_digest};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let (journal, report) = CallJournal::open(&dir.path().join("journal.sqlite"))?;
+//! assert!(report.interrupted.is_empty());
+//!
+//! let params = serde_json::json!({"command": "make test"});
+//! journal
+//!     .started(CallStart {
+//!         call_id: "call-1".into(),
+//!         session_key: "agent:main:main".into(),
+//!         agent_id: "main".into(),
+//!         tool: "exec".into(),
+//!         params_digest: params_digest(&params),
+//!         at_ms: 1_000,
+//!     })
+//!     .await?;
+//! // ... the tool runs only now ...
+//! let end = CallEnd { outcome: Outcome::Ok, summary: "exit 0".into(), at_ms: 1_250, duration_us: 250_000 };
+//! assert_eq!(journal.finish("call-1", end.clone())?, FinishAck::Queued);
+//! // A second terminal record for the same call is ignored.
+//! let late = CallEnd { outcome: Outcome::Cancelled, ..end };
+//! assert_eq!(journal.finish("call-1", late)?, FinishAck::AlreadyFinished(Outcome::Ok));
+//!
+//! journal.flush().await?;
+//! let history = journal.history("agent:main:main", 10)?;
+//! assert_eq!(history[0].outcome(), Some(Outcome::Ok));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What it does NOT do: it runs nothing and decides nothing (the runtime's
+//! gate decides, the gateway calls the journal); it never re-executes an
+//! interrupted call; it stores no parameters, outputs or secrets (the
+//! caller passes an already-redacted summary, cut at
+//! [`MAX_SUMMARY_BYTES`]); it does not prune by itself
+//! ([`CallJournal::prune`] is the caller's to schedule). Pending approvals
+//! and cron `running` markers are recovered by their own stores.
 #![deny(missing_docs)]
 
 pub use crate::digest::params_digest;
 pub use crate::error::{JournalError, Result};
-pub use crate::journal::CallJournal;
+pub use crate::journal::{CallJournal, JournalStats, QUEUE_CAPACITY};
 pub use crate::record::{
     CallEnd, CallRecord, CallStart, FinishAck, InterruptedCall, Outcome, RecoveryReport,
     UnknownOutcome,
+};
+pub use crate::validate::{
+    MAX_CALL_ID_BYTES, MAX_HISTORY_LIMIT, MAX_NAME_BYTES, MAX_SESSION_KEY_BYTES,
 };
 
 /// Longest stored summary, in bytes; longer summaries are cut at a character
@@ -18,5 +83,9 @@ pub const MAX_SUMMARY_BYTES: usize = 1024;
 
 mod digest;
 mod error;
+mod inflight;
 mod journal;
 mod record;
+mod store;
+mod validate;
+mod writer;

@@ -57,7 +57,9 @@ impl fmt::Display for Outcome {
 
 /// The name is not one of the six outcomes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown call outcome `{0}`; expected one of ok, error, blocked, timeout, cancelled, interrupted")]
+#[error(
+    "unknown call outcome `{0}`; expected one of ok, error, blocked, timeout, cancelled, interrupted"
+)]
 pub struct UnknownOutcome(pub String);
 
 impl FromStr for Outcome {

@@ -1,0 +1,270 @@
+//! The single writer thread: it owns the writable connection and the lock,
+//! takes jobs from a bounded queue and commits whatever has queued up as one
+//! transaction (group commit), so a burst of calls costs one sync, not one
+//! per call.
+
+use std::fs::File;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{JournalError, Result};
+use crate::inflight::{InFlight, Phase};
+use crate::record::{CallEnd, CallStart};
+use crate::store;
+
+/// Most jobs committed in one transaction.
+pub(crate) const MAX_BATCH: usize = 1024;
+/// Terminal records kept for retry while the disk refuses writes; beyond
+/// this the oldest are dropped (and counted as lost).
+pub(crate) const MAX_RETRY: usize = 16 * 1024;
+const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// One unit of work for the writer.
+#[derive(Debug)]
+pub(crate) enum Job {
+    Start {
+        start: CallStart,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    Finish {
+        call_id: String,
+        end: CallEnd,
+    },
+    Record {
+        start: CallStart,
+        end: CallEnd,
+    },
+    Flush {
+        reply: oneshot::Sender<Result<()>>,
+    },
+    Prune {
+        before_ms: u64,
+        reply: oneshot::Sender<Result<u64>>,
+    },
+}
+
+/// Counters the writer keeps; read with [`CallJournal::stats`](crate::CallJournal::stats).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) committed_batches: AtomicU64,
+    pub(crate) committed_records: AtomicU64,
+    pub(crate) ignored_terminals: AtomicU64,
+    pub(crate) failed_commits: AtomicU64,
+    pub(crate) lost_records: AtomicU64,
+}
+
+/// What a job did inside a committed transaction.
+enum JobResult {
+    Start(Result<()>),
+    Terminal,
+    Flush,
+    Prune(u64),
+}
+
+pub(crate) struct Writer {
+    pub(crate) conn: Connection,
+    pub(crate) lock: File,
+    pub(crate) rx: mpsc::Receiver<Job>,
+    pub(crate) inflight: Arc<InFlight>,
+    pub(crate) counters: Arc<Counters>,
+}
+
+impl Writer {
+    pub(crate) fn run(mut self) {
+        let mut retry: Vec<Job> = Vec::new();
+        let mut backoff = FIRST_BACKOFF;
+        let mut open = true;
+        while open || !retry.is_empty() {
+            let mut batch = std::mem::take(&mut retry);
+            if batch.is_empty() {
+                match self.rx.blocking_recv() {
+                    Some(job) => batch.push(job),
+                    None => break,
+                }
+            } else {
+                std::thread::sleep(backoff);
+            }
+            while batch.len() < MAX_BATCH {
+                match self.rx.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(mpsc::error::TryRecvError::Empty) => break,
+                    Err(mpsc::error::TryRecvError::Disconnected) => {
+                        open = false;
+                        break;
+                    }
+                }
+            }
+            match self.commit(&batch) {
+                Ok(done) => {
+                    backoff = FIRST_BACKOFF;
+                    self.reply(batch, done);
+                }
+                Err(e) => {
+                    self.counters.failed_commits.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(error = %e, jobs = batch.len(), "call journal commit failed; retrying terminal records");
+                    retry = self.fail(batch, &e);
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    if !open {
+                        // Closing: one last attempt was made; what is left is lost.
+                        // Calls with a `started` record are marked interrupted at next open.
+                        let lost = retry.len() as u64;
+                        if lost > 0 {
+                            self.counters
+                                .lost_records
+                                .fetch_add(lost, Ordering::Relaxed);
+                            tracing::error!(
+                                lost,
+                                "call journal closed with unwritten terminal records"
+                            );
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        drop(self.conn);
+        drop(self.lock);
+    }
+
+    /// Run every job of `batch` in one transaction.
+    fn commit(&mut self, batch: &[Job]) -> rusqlite::Result<Vec<JobResult>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut results = Vec::with_capacity(batch.len());
+        let mut ignored = 0u64;
+        let mut written = 0u64;
+        for job in batch {
+            let result = match job {
+                Job::Start { start, .. } => {
+                    if store::insert_started(&tx, start)? {
+                        written += 1;
+                        JobResult::Start(Ok(()))
+                    } else {
+                        JobResult::Start(Err(JournalError::DuplicateCall {
+                            call_id: start.call_id.clone(),
+                        }))
+                    }
+                }
+                Job::Finish { call_id, end } => {
+                    if store::update_finished(&tx, call_id, end)? {
+                        written += 1;
+                    } else {
+                        ignored += 1;
+                        tracing::debug!(
+                            call_id,
+                            "terminal record ignored: the call already has one, or has no row"
+                        );
+                    }
+                    JobResult::Terminal
+                }
+                Job::Record { start, end } => {
+                    if store::insert_whole(&tx, start, end)? {
+                        written += 1;
+                    } else {
+                        ignored += 1;
+                        tracing::debug!(
+                            call_id = start.call_id,
+                            "whole record ignored: the call id is already journalled"
+                        );
+                    }
+                    JobResult::Terminal
+                }
+                Job::Flush { .. } => JobResult::Flush,
+                Job::Prune { before_ms, .. } => JobResult::Prune(store::prune(&tx, *before_ms)?),
+            };
+            results.push(result);
+        }
+        tx.commit()?;
+        self.counters
+            .committed_batches
+            .fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .committed_records
+            .fetch_add(written, Ordering::Relaxed);
+        self.counters
+            .ignored_terminals
+            .fetch_add(ignored, Ordering::Relaxed);
+        Ok(results)
+    }
+
+    /// Answer every job of a committed batch and forget its finished calls.
+    fn reply(&self, batch: Vec<Job>, results: Vec<JobResult>) {
+        let mut finished = Vec::new();
+        for (job, result) in batch.into_iter().zip(results) {
+            match (job, result) {
+                (Job::Start { reply, .. }, JobResult::Start(r)) => {
+                    // The caller may have gone away; the record stands.
+                    let _ = reply.send(r);
+                }
+                (Job::Finish { call_id, .. }, _) => finished.push(call_id),
+                (Job::Record { start, .. }, _) => finished.push(start.call_id),
+                (Job::Flush { reply }, _) => {
+                    let _ = reply.send(Ok(()));
+                }
+                (Job::Prune { reply, .. }, JobResult::Prune(n)) => {
+                    let _ = reply.send(Ok(n));
+                }
+                // A start or prune always has its own kind of result; a
+                // dropped reply reads as `Closed` to its caller.
+                (Job::Start { .. } | Job::Prune { .. }, _) => {}
+            }
+        }
+        self.inflight
+            .forget_committed(finished.iter().map(String::as_str));
+    }
+
+    /// The batch was rolled back: refuse the `started` records (their calls
+    /// must not run), fail flushes and prunes, keep terminal records to retry.
+    fn fail(&self, batch: Vec<Job>, error: &rusqlite::Error) -> Vec<Job> {
+        let reason = error.to_string();
+        let mut keep = Vec::new();
+        for job in batch {
+            match job {
+                Job::Start { start, reply } => {
+                    self.inflight.forget_if(&start.call_id, Phase::Open);
+                    let _ = reply.send(Err(JournalError::WriteFailed {
+                        reason: reason.clone(),
+                    }));
+                }
+                Job::Flush { reply } => {
+                    let _ = reply.send(Err(JournalError::WriteFailed {
+                        reason: reason.clone(),
+                    }));
+                }
+                Job::Prune { reply, .. } => {
+                    let _ = reply.send(Err(JournalError::WriteFailed {
+                        reason: reason.clone(),
+                    }));
+                }
+                job @ (Job::Finish { .. } | Job::Record { .. }) => keep.push(job),
+            }
+        }
+        if keep.len() > MAX_RETRY {
+            let lost = keep.len() - MAX_RETRY;
+            for job in keep.drain(..lost) {
+                if let Job::Finish { call_id, .. }
+                | Job::Record {
+                    start: CallStart { call_id, .. },
+                    ..
+                } = job
+                {
+                    self.inflight.forget_if_ending(&call_id);
+                }
+            }
+            self.counters
+                .lost_records
+                .fetch_add(lost as u64, Ordering::Relaxed);
+            tracing::error!(
+                lost,
+                "call journal dropped terminal records it could not write"
+            );
+        }
+        keep
+    }
+}
