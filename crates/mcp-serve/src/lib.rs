@@ -1,60 +1,122 @@
-//! Serves Talon tools to any MCP client over streamable HTTP.
+//! Serves one Talon session's tools to any MCP client over streamable HTTP.
 //!
-//! (Skeleton: the contract below is fixed; the server is filled in by the
-//! gateway issue.) The gateway implements [`ToolSource`] (token → session
-//! → that session's tool table, journalled and gated like every other
-//! surface); this crate turns it into an MCP server (rmcp's server side)
-//! that `talon-gateway` mounts at `/mcp`.
+//! `talon-gateway` mounts this crate's [`router`] at `/mcp`. An MCP client
+//! (Claude Desktop, the reference Python SDK, rmcp…) then sees exactly the
+//! tool table of the Talon session it names, and every `tools/call` goes
+//! through the same gate as every other surface — tool policy, hooks,
+//! approvals, sandbox — because the gateway's [`ToolSource`] routes it
+//! there. The MCP protocol itself (handshake, sessions, SSE framing,
+//! protocol versions up to 2026-07-28) is rmcp's server side.
+//!
+//! What this crate adds on top of rmcp:
+//!
+//! - **Authorisation first.** Every HTTP request (POST, GET, DELETE) is put
+//!   to [`ToolSource::authorize`] before any MCP processing: a refusal is
+//!   HTTP 401 (with `WWW-Authenticate: Bearer`), 403 or 404 with a JSON
+//!   body `{"error": {"code", "message"}}` — never a 500. Nothing is cached
+//!   between requests.
+//! - **Sessions bound to their caller.** An MCP session may only be used
+//!   with the credentials and Talon session that opened it (else 403).
+//! - **Mapping.** `tools/list` serves the table's definitions in order,
+//!   paginated ([`ServeConfig::page_size`]); `tools/call` gets a fresh
+//!   random call id, and its outcome becomes MCP content: the result's
+//!   text and image blocks; or `isError: true` with the structured
+//!   `blocked` JSON (layer, hook, config key), or with the error text.
+//! - **Cancellation.** `notifications/cancelled`, closing the MCP session,
+//!   or the client disconnecting drops the source's call future.
+//! - **Bounds.** Request body size, a cap on live MCP sessions (503 beyond
+//!   it) with idle expiry, and a shutdown token ([`ServeConfig`]).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use talon_mcp_serve::{McpCaller, ServeConfig, SourceError, ToolSource};
+//! use talon_runtime::{InvokeOutcome, ModelToolCall, ToolDefinition, ToolTable};
+//!
+//! /// A single table behind one token (the gateway resolves sessions).
+//! struct OneTable { table: ToolTable, token: String }
+//!
+//! #[async_trait::async_trait]
+//! impl ToolSource for OneTable {
+//!     async fn authorize(&self, caller: &McpCaller) -> Result<(), SourceError> {
+//!         // A real source compares in constant time.
+//!         match caller.bearer_token() {
+//!             Some(t) if t == self.token => Ok(()),
+//!             _ => Err(SourceError::Unauthorized("bad or missing bearer token".into())),
+//!         }
+//!     }
+//!     async fn list_tools(&self, caller: &McpCaller) -> Result<Vec<ToolDefinition>, SourceError> {
+//!         self.authorize(caller).await?;
+//!         Ok(self.table.definitions())
+//!     }
+//!     async fn call_tool(&self, caller: &McpCaller, call: ModelToolCall) -> Result<InvokeOutcome, SourceError> {
+//!         self.authorize(caller).await?;
+//!         Ok(self.table.invoke(call).await)
+//!     }
+//! }
+//!
+//! # async fn serve(source: OneTable) -> std::io::Result<()> {
+//! let mcp = talon_mcp_serve::router_with(Arc::new(source), ServeConfig::default());
+//! let app = axum::Router::new().nest_service("/mcp", mcp);
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:18789").await?;
+//! axum::serve(listener, app).await
+//! # }
+//! ```
+//!
+//! What it does **not** do: authenticate tokens, pick or create sessions,
+//! apply policy, journal calls or rate-limit failed logins — all of that is
+//! the [`ToolSource`]'s job (the gateway's). It offers tools only (no MCP
+//! resources, prompts or sampling), and it does not push
+//! `notifications/tools/list_changed`: clients see a changed table on
+//! their next `tools/list`.
+#![deny(missing_docs)]
 
-use async_trait::async_trait;
-use talon_runtime::{InvokeOutcome, ModelToolCall, ToolDefinition};
+mod config;
+mod convert;
+mod guard;
+mod handler;
+mod sessions;
+mod source;
 
-/// Who is calling: the HTTP request's headers and query string, for the
-/// source to authenticate and to pick the session.
-#[derive(Debug, Clone, Default)]
-pub struct McpCaller {
-    /// The request headers (`Authorization`, `X-Talon-Session`, …).
-    pub headers: axum::http::HeaderMap,
-    /// The raw query string (`session=…`), if any.
-    pub query: Option<String>,
-}
+use std::sync::Arc;
 
-/// Why a source refused a request.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    /// No or bad credentials (HTTP 401).
-    #[error("unauthorized: {0}")]
-    Unauthorized(String),
-    /// Credentials lack the scope (HTTP 403).
-    #[error("forbidden: {0}")]
-    Forbidden(String),
-    /// The session named does not exist.
-    #[error("unknown session: {0}")]
-    UnknownSession(String),
-    /// Anything else.
-    #[error("{0}")]
-    Internal(String),
-}
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-/// Where the MCP server gets its tools: one session's table.
-#[async_trait]
-pub trait ToolSource: Send + Sync + 'static {
-    /// The caller's session's tools (already policy-filtered, in order).
-    async fn list_tools(&self, caller: &McpCaller) -> Result<Vec<ToolDefinition>, SourceError>;
+pub use crate::config::ServeConfig;
+pub use crate::source::{McpCaller, SourceError, ToolSource};
 
-    /// Invoke one tool through the session's full gate.
-    async fn call_tool(
-        &self,
-        caller: &McpCaller,
-        call: ModelToolCall,
-    ) -> Result<InvokeOutcome, SourceError>;
-}
+use crate::guard::{GuardState, guard};
+use crate::handler::TalonMcpServer;
+use crate::sessions::CappedSessions;
 
-/// The MCP endpoint as an axum router, to be mounted by the gateway with
+/// The MCP endpoint as an axum router with [`ServeConfig::default`], to be
+/// mounted by the gateway with
 /// `Router::nest_service("/mcp", talon_mcp_serve::router(source))`.
-///
-/// (Skeleton: routes nothing until the server face is built.)
-pub fn router(source: std::sync::Arc<dyn ToolSource>) -> axum::Router {
-    let _ = source;
+pub fn router(source: Arc<dyn ToolSource>) -> axum::Router {
+    router_with(source, ServeConfig::default())
+}
+
+/// The MCP endpoint as an axum router, with explicit limits.
+pub fn router_with(source: Arc<dyn ToolSource>, config: ServeConfig) -> axum::Router {
+    let sessions = Arc::new(CappedSessions::new(&config));
+    let server = TalonMcpServer::new(Arc::clone(&source), &config);
+    let mut http = StreamableHttpServerConfig::default()
+        .with_sse_keep_alive(Some(config.sse_keep_alive))
+        .with_sse_retry(None)
+        .with_cancellation_token(config.shutdown.child_token())
+        .with_max_request_body_bytes(config.max_body_bytes);
+    http = if config.allowed_hosts.is_empty() {
+        http.disable_allowed_hosts()
+    } else {
+        http.with_allowed_hosts(config.allowed_hosts.clone())
+    };
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), http);
+    let state = GuardState {
+        source,
+        sessions,
+        max_body_bytes: config.max_body_bytes,
+    };
     axum::Router::new()
+        .fallback_service(service)
+        .layer(axum::middleware::from_fn_with_state(state, guard))
 }

@@ -1,0 +1,183 @@
+//! The layer in front of rmcp: authorisation on every request, the session
+//! cap, session-to-caller binding, and disconnect detection.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::handler::Disconnected;
+use crate::sessions::{Binding, CallerFingerprint, CappedSessions};
+use crate::source::{McpCaller, SourceError, ToolSource};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// What the guard needs.
+#[derive(Clone)]
+pub(crate) struct GuardState {
+    pub(crate) source: Arc<dyn ToolSource>,
+    pub(crate) sessions: Arc<CappedSessions>,
+    pub(crate) max_body_bytes: usize,
+}
+
+/// The middleware: refuse before rmcp sees the request, then watch the
+/// response so a client that goes away cancels its call.
+pub(crate) async fn guard(
+    State(state): State<GuardState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (mut parts, mut body) = request.into_parts();
+    let caller = McpCaller::from_parts(&parts);
+    // Every request, no caching: a revoked token or closed Talon session
+    // is refused on the next request.
+    if let Err(err) = state.source.authorize(&caller).await {
+        return refusal(&err);
+    }
+    let who = CallerFingerprint::of(&caller);
+    let session_id = parts
+        .headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let opens_session = parts.method == Method::POST && session_id.is_none();
+    // Fires when the client goes away, or when its MCP session closes.
+    let mut disconnect = CancellationToken::new();
+    if let Some(id) = &session_id {
+        match state.sessions.binding(id, who) {
+            Binding::Same(closed) => disconnect = closed.child_token(),
+            Binding::Other => {
+                return plain(
+                    StatusCode::FORBIDDEN,
+                    "forbidden",
+                    "this MCP session was opened with other credentials or for another Talon session; initialize a new MCP session",
+                );
+            }
+            // rmcp answers 404 for a session it does not know.
+            Binding::Unknown => {}
+        }
+    } else if opens_session && state.sessions.len().await >= state.sessions.cap() {
+        // Only an `initialize` opens a session (a stateless 2026-07-28
+        // request does not), so look at the body before refusing.
+        let bytes = match axum::body::to_bytes(body, state.max_body_bytes).await {
+            Ok(b) => b,
+            Err(_) => {
+                return plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "payload_too_large",
+                    &format!(
+                        "the request body is larger than {} bytes",
+                        state.max_body_bytes
+                    ),
+                );
+            }
+        };
+        if is_initialize(&bytes) {
+            let mut resp = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too_many_sessions",
+                &format!(
+                    "the MCP session limit ({}) is reached: close an idle session (HTTP DELETE with its Mcp-Session-Id) or retry later",
+                    state.sessions.cap()
+                ),
+            );
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            return resp;
+        }
+        body = Body::from(bytes);
+    }
+    parts.extensions.insert(Disconnected(disconnect.clone()));
+    let response = next.run(Request::from_parts(parts, body)).await;
+    if opens_session
+        && response.status().is_success()
+        && let Some(id) = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+    {
+        state.sessions.bind(id, who);
+    }
+    let (parts, body) = response.into_parts();
+    let watched = Watched {
+        inner: body.into_data_stream(),
+        guard: Some(disconnect.drop_guard()),
+    };
+    Response::from_parts(parts, Body::from_stream(watched))
+}
+
+/// Whether a JSON-RPC body is (or, batched, holds) an `initialize`.
+fn is_initialize(body: &Bytes) -> bool {
+    fn one(v: &serde_json::Value) -> bool {
+        v.get("method").and_then(|m| m.as_str()) == Some("initialize")
+    }
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Array(items)) => items.iter().any(one),
+        Ok(v) => one(&v),
+        Err(_) => false,
+    }
+}
+
+/// The HTTP answer to a refusal by the source.
+fn refusal(err: &SourceError) -> Response {
+    match err {
+        SourceError::Unauthorized(_) => {
+            let mut resp = plain(StatusCode::UNAUTHORIZED, "unauthorized", &err.to_string());
+            resp.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"talon\""),
+            );
+            resp
+        }
+        SourceError::Forbidden(_) => plain(StatusCode::FORBIDDEN, "forbidden", &err.to_string()),
+        SourceError::UnknownSession(_) => plain(
+            StatusCode::NOT_FOUND,
+            "unknown_session",
+            &format!(
+                "{err}: name an existing Talon session with header X-Talon-Session or query parameter session="
+            ),
+        ),
+        SourceError::Internal(_) => {
+            tracing::warn!(error = %err, "mcp: tool source failed to authorise a request");
+            plain(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                &err.to_string(),
+            )
+        }
+    }
+}
+
+fn plain(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = serde_json::json!({"error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
+}
+
+/// A response body that cancels its token when dropped before its end
+/// (hyper drops it when the client goes away).
+struct Watched {
+    inner: axum::body::BodyDataStream,
+    guard: Option<DropGuard>,
+}
+
+impl Stream for Watched {
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let next = Pin::new(&mut self.inner).poll_next(cx);
+        if let Poll::Ready(None) = next
+            && let Some(guard) = self.guard.take()
+        {
+            // Ended normally: nothing to cancel.
+            let _ = guard.disarm();
+        }
+        next
+    }
+}
