@@ -100,6 +100,7 @@ pub(crate) struct Inner {
     pub(crate) last_reload: RwLock<Option<ReloadReport>>,
     pub(crate) started_at: std::time::Instant,
     pub(crate) link: Link,
+    pub(crate) mcp_shutdown: talon_tasks::CancellationToken,
 }
 
 /// The gateway: cheap to clone; every clone is the same gateway.
@@ -213,6 +214,7 @@ impl Gateway {
             last_reload: RwLock::new(None),
             started_at: std::time::Instant::now(),
             link: Arc::clone(&link),
+            mcp_shutdown: talon_tasks::CancellationToken::new(),
             options,
         });
         let _ = link.set(Arc::downgrade(&inner));
@@ -441,6 +443,7 @@ impl Gateway {
             };
             let _ = tokio::time::timeout(std::time::Duration::from_secs(3), settle).await;
         }
+        self.inner.mcp_shutdown.cancel();
         if let Some(cron) = &self.inner.cron {
             cron.stop();
         }
