@@ -78,7 +78,9 @@ fn reexec_with_state_dir(args: &Args) -> Option<ExitCode> {
         .args(std::env::args_os().skip(1))
         .env(talon_config::STATE_DIR_ENV, &dir)
         .exec();
-    let _ = writeln_stderr(&format!("talon-gateway: cannot re-run itself with --state-dir: {err}"));
+    let _ = writeln_stderr(&format!(
+        "talon-gateway: cannot re-run itself with --state-dir: {err}"
+    ));
     Some(ExitCode::from(2))
 }
 

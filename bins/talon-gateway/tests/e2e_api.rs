@@ -23,17 +23,30 @@ const DENY_EXEC: &str = r#"{
 async fn starts_on_defaults_with_a_private_token_and_answers_health() {
     let gw = Gw::start("{}");
     // Healthy quickly (the release-build figure is in BENCHMARKS.md).
-    assert!(gw.healthy_after < Duration::from_secs(5), "{:?}", gw.healthy_after);
+    assert!(
+        gw.healthy_after < Duration::from_secs(5),
+        "{:?}",
+        gw.healthy_after
+    );
     let token_file = gw.state().join("gateway.token");
     let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
     assert_eq!(gw.token.len(), 64);
     let log = gw.log_text();
-    assert!(log.contains(&token_file.display().to_string()), "token path printed: {log}");
-    assert!(!log.contains(&gw.token), "the token itself must never be logged");
+    assert!(
+        log.contains(&token_file.display().to_string()),
+        "token path printed: {log}"
+    );
+    assert!(
+        !log.contains(&gw.token),
+        "the token itself must never be logged"
+    );
     let (status, body) = http(gw.addr, "GET", "/healthz", None, None).unwrap();
     assert_eq!(status, 200);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["ok"], json!(true));
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["ok"],
+        json!(true)
+    );
     let mut ws = gw.ws().await;
     let h = ws.ok("health", json!({})).await;
     assert_eq!(h["ok"], json!(true));
@@ -57,7 +70,10 @@ fn refuses_a_non_loopback_bind_without_a_configured_token() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("non-loopback") && err.contains("gateway.auth.token"), "{err}");
+    assert!(
+        err.contains("non-loopback") && err.contains("gateway.auth.token"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,14 +85,29 @@ async fn auth_is_required_and_failures_are_rate_limited() {
     // on /metrics; then even the good one is refused with 429 from this
     // address until the window ends.
     for _ in 0..1 {
-        let err = Ws::connect(gw.addr, Some("wrong-token-0123456789")).await.err().unwrap().to_string();
+        let err = Ws::connect(gw.addr, Some("wrong-token-0123456789"))
+            .await
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("401"), "{err}");
     }
     let (status, _) = http(gw.addr, "GET", "/metrics", Some("bad"), None).unwrap();
     assert_eq!(status, 401);
-    let err = Ws::connect(gw.addr, Some(&gw.token)).await.err().unwrap().to_string();
+    let err = Ws::connect(gw.addr, Some(&gw.token))
+        .await
+        .err()
+        .unwrap()
+        .to_string();
     assert!(err.contains("429"), "{err}");
-    let (status, _) = http(gw.addr, "POST", "/tools/invoke", Some(&gw.token), Some("{}")).unwrap();
+    let (status, _) = http(
+        gw.addr,
+        "POST",
+        "/tools/invoke",
+        Some(&gw.token),
+        Some("{}"),
+    )
+    .unwrap();
     assert_eq!(status, 429);
 }
 
@@ -88,15 +119,24 @@ async fn json_rpc_errors_follow_the_spec() {
     let v = ws.next_frame().await.unwrap();
     assert_eq!(v["error"]["code"], json!(-32700));
     assert_eq!(v["id"], Value::Null);
-    ws.send_text(r#"{"jsonrpc":"1.0","id":5,"method":"health"}"#).await;
+    ws.send_text(r#"{"jsonrpc":"1.0","id":5,"method":"health"}"#)
+        .await;
     let v = ws.next_frame().await.unwrap();
-    assert_eq!((v["error"]["code"].clone(), v["id"].clone()), (json!(-32600), json!(5)));
+    assert_eq!(
+        (v["error"]["code"].clone(), v["id"].clone()),
+        (json!(-32600), json!(5))
+    );
     let v = ws.call("tools.delete", json!({})).await;
     assert_eq!(v["error"]["code"], json!(-32601));
     let v = ws.call("tools.invoke", json!({"sessionKey": "main"})).await;
     assert_eq!(v["error"]["code"], json!(-32602));
-    assert!(v["error"]["message"].as_str().unwrap().contains("toolName"), "{v}");
-    let v = ws.call("tools.list", json!({"sessionKey": "main", "bogus": 1})).await;
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("toolName"),
+        "{v}"
+    );
+    let v = ws
+        .call("tools.list", json!({"sessionKey": "main", "bogus": 1}))
+        .await;
     assert_eq!(v["error"]["code"], json!(-32602));
     // A batch: answers for requests, none for the notification.
     ws.send_text(r#"[{"jsonrpc":"2.0","id":"a","method":"health"},{"jsonrpc":"2.0","method":"health"},{"jsonrpc":"2.0","id":"b","method":"nope"}]"#).await;
@@ -112,29 +152,55 @@ async fn json_rpc_errors_follow_the_spec() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scopes_are_least_privilege() {
     let gw = Gw::start(DENY_EXEC);
-    let mut reader = Ws::connect(gw.addr, Some("reader-token-0123456789")).await.unwrap();
+    let mut reader = Ws::connect(gw.addr, Some("reader-token-0123456789"))
+        .await
+        .unwrap();
     let listed = reader.ok("tools.list", json!({"sessionKey": "main"})).await;
-    assert!(listed["tools"].as_array().unwrap().iter().any(|t| t["name"] == "session_status"));
+    assert!(
+        listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "session_status")
+    );
     let v = reader
-        .call("tools.invoke", json!({"sessionKey": "main", "toolName": "session_status"}))
+        .call(
+            "tools.invoke",
+            json!({"sessionKey": "main", "toolName": "session_status"}),
+        )
         .await;
     assert_eq!(v["error"]["code"], json!(-32001));
     assert_eq!(v["error"]["data"]["required"], json!("agent"));
-    let mut agent = Ws::connect(gw.addr, Some("agent-token-0123456789")).await.unwrap();
+    let mut agent = Ws::connect(gw.addr, Some("agent-token-0123456789"))
+        .await
+        .unwrap();
     let r = agent
-        .ok("tools.invoke", json!({"sessionKey": "main", "toolName": "session_status", "toolCallId": "c1"}))
+        .ok(
+            "tools.invoke",
+            json!({"sessionKey": "main", "toolName": "session_status", "toolCallId": "c1"}),
+        )
         .await;
     assert_eq!(r["status"], json!("ok"));
-    let v = agent.call("approvals.resolve", json!({"id": "x", "decision": "deny"})).await;
+    let v = agent
+        .call("approvals.resolve", json!({"id": "x", "decision": "deny"}))
+        .await;
     assert_eq!(v["error"]["code"], json!(-32001));
     let v = agent.call("cron.add", json!({})).await;
     assert_eq!(v["error"]["code"], json!(-32001));
     // The operator (generated token) may.
     let mut op = gw.ws().await;
-    let r = op.ok("approvals.resolve", json!({"id": "nope", "decision": "deny"})).await;
+    let r = op
+        .ok(
+            "approvals.resolve",
+            json!({"id": "nope", "decision": "deny"}),
+        )
+        .await;
     assert_eq!(r["outcome"], json!("unknown"));
     // HTTP: read-only may not invoke.
-    let (status, _) = gw.post_invoke(Some("reader-token-0123456789"), json!({"tool": "session_status"}));
+    let (status, _) = gw.post_invoke(
+        Some("reader-token-0123456789"),
+        json!({"tool": "session_status"}),
+    );
     assert_eq!(status, 403);
 }
 
@@ -143,15 +209,25 @@ async fn tools_list_invoke_and_blocked_calls_over_ws_and_http() {
     let gw = Gw::start(DENY_EXEC);
     let mut ws = gw.ws().await;
     let s = ws
-        .ok("sessions.create", json!({"sessionKey": "s1", "agentId": "main", "provider": "openai", "sender": "u1"}))
+        .ok(
+            "sessions.create",
+            json!({"sessionKey": "s1", "agentId": "main", "provider": "openai", "sender": "u1"}),
+        )
         .await;
     assert_eq!(s["session"]["sessionKey"], json!("s1"));
     let tools: Vec<String> = serde_json::from_value(s["tools"].clone()).unwrap();
     assert!(tools.contains(&"session_status".to_owned()));
     assert!(!tools.contains(&"exec".to_owned()));
-    let listed = ws.ok("tools.list", json!({"sessionKey": "s1", "audit": true})).await;
+    let listed = ws
+        .ok("tools.list", json!({"sessionKey": "s1", "audit": true}))
+        .await;
     let audit = listed["audit"]["layers"].as_array().unwrap();
-    assert!(audit.iter().any(|l| l["removed"].as_array().is_some_and(|r| r.iter().any(|x| x["tool"] == "exec"))), "{listed}");
+    assert!(
+        audit.iter().any(|l| l["removed"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|x| x["tool"] == "exec"))),
+        "{listed}"
+    );
     let ok = ws
         .ok("tools.invoke", json!({"sessionKey": "s1", "toolName": "session_status", "toolCallId": "call-1", "params": {}}))
         .await;
@@ -163,12 +239,23 @@ async fn tools_list_invoke_and_blocked_calls_over_ws_and_http() {
         .await;
     assert_eq!(blocked["status"], json!("blocked"));
     assert_eq!(blocked["deniedReason"], json!("tool-policy"));
-    assert!(blocked["configKey"].as_str().unwrap().contains("tools"), "{blocked}");
+    assert!(
+        blocked["configKey"].as_str().unwrap().contains("tools"),
+        "{blocked}"
+    );
     assert!(blocked["layer"].is_string(), "{blocked}");
-    let unknown = ws.call("tools.invoke", json!({"sessionKey": "nope", "toolName": "read"})).await;
+    let unknown = ws
+        .call(
+            "tools.invoke",
+            json!({"sessionKey": "nope", "toolName": "read"}),
+        )
+        .await;
     assert_eq!(unknown["error"]["code"], json!(-32002));
     // HTTP, OpenClaw's shape: 200 ok / 404 not available.
-    let (status, v) = gw.post_invoke(None, json!({"tool": "session_status", "args": {}, "sessionKey": "s1"}));
+    let (status, v) = gw.post_invoke(
+        None,
+        json!({"tool": "session_status", "args": {}, "sessionKey": "s1"}),
+    );
     assert_eq!(status, 200, "{v}");
     assert_eq!(v["ok"], json!(true));
     assert_eq!(v["result"]["details"]["sessionKey"], json!("s1"));
@@ -180,31 +267,54 @@ async fn tools_list_invoke_and_blocked_calls_over_ws_and_http() {
     assert_eq!(status, 400);
     // Sessions list / close.
     let list = ws.ok("sessions.list", json!({})).await;
-    assert!(list["sessions"].as_array().unwrap().iter().any(|s| s["sessionKey"] == "s1"));
+    assert!(
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["sessionKey"] == "s1")
+    );
     ws.ok("sessions.close", json!({"sessionKey": "s1"})).await;
     let v = ws.call("sessions.close", json!({"sessionKey": "s1"})).await;
     assert_eq!(v["error"]["code"], json!(-32002));
     // Metrics saw it all.
     let (status, text) = http(gw.addr, "GET", "/metrics", Some(&gw.token), None).unwrap();
     assert_eq!(status, 200);
-    assert!(text.contains("talon_gateway_calls_total{tool=\"exec\",outcome=\"blocked\"} 2"), "{text}");
-    assert!(text.contains("talon_gateway_calls_total{tool=\"session_status\",outcome=\"ok\"} 2"), "{text}");
-    assert!(text.contains("talon_gateway_blocked_total{layer=\"tool-policy\"} 2"), "{text}");
-    assert!(text.contains("talon_gateway_call_duration_seconds_bucket{tool=\"session_status\",le=\"+Inf\"} 2"));
+    assert!(
+        text.contains("talon_gateway_calls_total{tool=\"exec\",outcome=\"blocked\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("talon_gateway_calls_total{tool=\"session_status\",outcome=\"ok\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("talon_gateway_blocked_total{layer=\"tool-policy\"} 2"),
+        "{text}"
+    );
+    assert!(text.contains(
+        "talon_gateway_call_duration_seconds_bucket{tool=\"session_status\",le=\"+Inf\"} 2"
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn config_get_redacts_secrets_and_schema_lookup_works() {
     let gw = Gw::start(DENY_EXEC);
-    let mut ws = Ws::connect(gw.addr, Some("reader-token-0123456789")).await.unwrap();
+    let mut ws = Ws::connect(gw.addr, Some("reader-token-0123456789"))
+        .await
+        .unwrap();
     let c = ws.ok("config.get", json!({})).await;
     let text = c.to_string();
     assert!(!text.contains("agent-token-0123456789"), "{text}");
     assert!(!text.contains("reader-token-0123456789"), "{text}");
     assert_eq!(c["config"]["tools"]["deny"], json!(["exec"]));
-    let s = ws.ok("config.schema.lookup", json!({"path": "tools.deny"})).await;
+    let s = ws
+        .ok("config.schema.lookup", json!({"path": "tools.deny"}))
+        .await;
     assert!(s.to_string().contains("array"), "{s}");
-    let v = ws.call("config.schema.lookup", json!({"path": "no.such.key"})).await;
+    let v = ws
+        .call("config.schema.lookup", json!({"path": "no.such.key"}))
+        .await;
     assert_eq!(v["error"]["code"], json!(-32602), "{v}");
 }
 
@@ -240,7 +350,14 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
         .arg(&gw.token)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v, json!({"health": true, "ok": "ok", "denied": "blocked", "reason": "tool-policy"}));
+    assert_eq!(
+        v,
+        json!({"health": true, "ok": "ok", "denied": "blocked", "reason": "tool-policy"})
+    );
 }

@@ -51,7 +51,17 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
                 () = writer_out.closed() => break,
             }
         }
-        let _ = tokio::time::timeout(Duration::from_secs(1), sink.send(Message::Close(None))).await;
+        // Last words (e.g. why the connection is closed), best effort and
+        // bounded: a client that does not read gets none.
+        let flush = async {
+            while let Ok(frame) = rx.try_recv() {
+                if sink.send(Message::Text(frame.into())).await.is_err() {
+                    break;
+                }
+            }
+            let _ = sink.send(Message::Close(None)).await;
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), flush).await;
         let _ = sink.close().await;
     });
 
@@ -100,23 +110,6 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
             Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
             Some(Ok(_)) => continue,
         };
-        // A reload may have rotated tokens: re-check this connection's.
-        let current = gw.generation();
-        if current.id != generation {
-            generation = current.id;
-            match current.tokens.scope_of(&token) {
-                Some(s) => scope = s,
-                None => {
-                    let e = RpcError::new(
-                        UNAUTHORIZED,
-                        "this connection's token was revoked by a configuration reload; reconnect with a current token",
-                    );
-                    out.send(error_response(Value::Null, &e).to_string());
-                    break;
-                }
-            }
-        }
-        drop(current);
         let parsed: Value = match serde_json::from_str(text.as_str()) {
             Ok(v) => v,
             Err(e) => {
@@ -127,6 +120,24 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
                 continue;
             }
         };
+        // A reload may have rotated tokens: re-check this connection's.
+        let current = gw.generation();
+        if current.id != generation {
+            generation = current.id;
+            match current.tokens.scope_of(&token) {
+                Some(s) => scope = s,
+                None => {
+                    let id = parsed.get("id").cloned().unwrap_or(Value::Null);
+                    let e = RpcError::new(
+                        UNAUTHORIZED,
+                        "this connection's token was revoked by a configuration reload; reconnect with a current token",
+                    );
+                    out.send(error_response(id, &e).to_string());
+                    break;
+                }
+            }
+        }
+        drop(current);
         let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
             break;
         };

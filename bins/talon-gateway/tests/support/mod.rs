@@ -95,7 +95,11 @@ impl Gw {
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("gateway exited early ({status}): {}", self.log_text());
             }
-            assert!(Instant::now() < deadline, "gateway not healthy: {}", self.log_text());
+            assert!(
+                Instant::now() < deadline,
+                "gateway not healthy: {}",
+                self.log_text()
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
         self.healthy_after = started.elapsed();
@@ -146,7 +150,10 @@ impl Gw {
             Some(&body.to_string()),
         )
         .unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 }
 
@@ -197,7 +204,10 @@ pub fn http(
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
     let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(rest)
     } else {
         rest.to_owned()
@@ -208,7 +218,9 @@ pub fn http(
 fn dechunk(mut s: &str) -> String {
     let mut out = String::new();
     loop {
-        let Some((size, rest)) = s.split_once("\r\n") else { break };
+        let Some((size, rest)) = s.split_once("\r\n") else {
+            break;
+        };
         let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
         if n == 0 || rest.len() < n {
             break;
@@ -275,7 +287,10 @@ impl Ws {
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send_text(&frame.to_string()).await;
         loop {
-            let v = self.next_frame().await.expect("connection closed before the reply");
+            let v = self
+                .next_frame()
+                .await
+                .expect("connection closed before the reply");
             if v.get("id") == Some(&json!(id)) {
                 return v;
             }
@@ -294,7 +309,11 @@ impl Ws {
 
     /// Wait for a notification of `method`.
     pub async fn notification(&mut self, method: &str) -> Value {
-        if let Some(i) = self.notifications.iter().position(|n| n["method"] == method) {
+        if let Some(i) = self
+            .notifications
+            .iter()
+            .position(|n| n["method"] == method)
+        {
             return self.notifications.remove(i).unwrap();
         }
         loop {
@@ -326,4 +345,21 @@ pub fn write_script(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
+}
+
+/// SIGKILL every process whose command line mentions `needle` (a unique
+/// temp path), by pid.
+pub fn kill_processes_mentioning(needle: &str) {
+    let me = std::process::id().to_string();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) || name == me {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(needle) {
+                let _ = unsafe_free_kill(name.parse().unwrap(), 9);
+            }
+        }
+    }
 }
