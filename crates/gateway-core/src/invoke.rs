@@ -67,7 +67,12 @@ impl CallReport {
                 params_rewritten,
                 approval,
             } => {
-                m.insert("status".into(), json!("ok"));
+                let status = if self.kind == CallOutcomeKind::Timeout {
+                    "timeout"
+                } else {
+                    "ok"
+                };
+                m.insert("status".into(), json!(status));
                 m.insert("content".into(), json!(result.content));
                 if !result.details.is_null() {
                     m.insert("details".into(), result.details.clone());
@@ -273,6 +278,13 @@ impl Drop for InFlight<'_> {
 
 fn classify(outcome: &InvokeOutcome) -> CallOutcomeKind {
     match outcome {
+        // A tool that ran but was stopped by its own time limit (exec's
+        // `timedOut`) did not finish: that is a timeout, not ok.
+        InvokeOutcome::Completed { result, .. }
+            if result.details.get("timedOut") == Some(&Value::Bool(true)) =>
+        {
+            CallOutcomeKind::Timeout
+        }
         InvokeOutcome::Completed { .. } => CallOutcomeKind::Ok,
         InvokeOutcome::Blocked(_) => CallOutcomeKind::Blocked,
         InvokeOutcome::Failed(ToolError::Aborted { .. }) => CallOutcomeKind::Cancelled,
