@@ -2,6 +2,7 @@ mod builtin;
 mod call;
 mod config;
 mod cron;
+mod gateway;
 mod policy;
 mod sandbox;
 mod sandbox_manage;
