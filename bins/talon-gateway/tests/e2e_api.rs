@@ -361,3 +361,77 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
         json!({"health": true, "ok": "ok", "denied": "blocked", "reason": "tool-policy"})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_skills_sandbox_and_mcp_status() {
+    let gw = Gw::start("{}");
+    let mut ws = gw.ws().await;
+    // A task written by another process shows up as task.updated, and
+    // cancelling it over the API is pushed too.
+    let ledger = talon_tasks::TaskLedger::open(&gw.state().join("talon.db")).unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let task = ledger
+        .create(talon_tasks::NewTask {
+            runtime: Some(talon_tasks::TaskRuntime::Subagent),
+            requester_session_key: "agent:main:main".into(),
+            task: "summarise".into(),
+            start_running: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let ev = ws.notification("task.updated").await;
+    assert_eq!(ev["params"]["task"]["taskId"], json!(task.task_id));
+    let listed = ws.ok("tasks.list", json!({})).await;
+    assert!(
+        listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["taskId"] == json!(task.task_id))
+    );
+    let got = ws.ok("tasks.get", json!({"taskId": task.task_id})).await;
+    assert_eq!(got["task"]["taskId"], json!(task.task_id));
+    let c = ws
+        .ok(
+            "tasks.cancel",
+            json!({"taskId": task.task_id, "reason": "test"}),
+        )
+        .await;
+    assert_eq!(c["task"]["status"], json!("cancelled"));
+    let ev = ws.notification("task.updated").await;
+    assert_eq!(ev["params"]["task"]["status"], json!("cancelled"));
+    let v = ws.call("tasks.get", json!({"taskId": "nope"})).await;
+    assert_eq!(v["error"]["code"], json!(-32002));
+    let v = ws.call("tasks.list", json!({"status": "sideways"})).await;
+    assert_eq!(v["error"]["code"], json!(-32602));
+    // Skills from the managed root.
+    let skill = gw.state().join("skills/demo");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: demo\ndescription: A demo skill.\n---\n# Demo\n",
+    )
+    .unwrap();
+    let s = ws.ok("skills.list", json!({})).await;
+    assert!(
+        s["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["name"] == "demo"),
+        "{s}"
+    );
+    let p = ws.ok("skills.prompt", json!({})).await;
+    assert!(p["text"].as_str().unwrap().contains("demo"), "{p}");
+    // Sandbox: off by default.
+    let e = ws
+        .ok("sandbox.explain", json!({"sessionKey": "main"}))
+        .await;
+    assert_eq!(e["sandboxed"], json!(false));
+    assert_eq!(e["sandbox"]["mode"], json!("off"));
+    let l = ws.ok("sandbox.list", json!({})).await;
+    assert!(l["sandboxes"].is_array());
+    let m = ws.ok("mcp.status", json!({})).await;
+    assert_eq!(m["servers"], json!([]));
+    assert!(m["note"].is_string());
+}

@@ -220,6 +220,7 @@ impl Gateway {
         let _ = link.set(Arc::downgrade(&inner));
         let gw = Gateway { inner };
         gw.forward_approval_events();
+        gw.watch_tasks();
         if let Some(cron) = &gw.inner.cron {
             let report = cron
                 .start()
@@ -397,6 +398,51 @@ impl Gateway {
                     }
                     Err(broadcast::error::RecvError::Closed) => break,
                 }
+            }
+        });
+    }
+
+    /// Push `task.updated` for every task whose record changed (the ledger
+    /// is shared with cron and other writers, so it is polled: the newest
+    /// 100 tasks every 500 ms).
+    fn watch_tasks(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let mut seen: std::collections::HashMap<String, String> =
+                std::collections::HashMap::new();
+            let mut first = true;
+            let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { break };
+                if inner.shutting_down.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Some(ledger) = inner.tasks.as_ref() else {
+                    break;
+                };
+                let filter = talon_tasks::TaskFilter {
+                    limit: 100,
+                    ..Default::default()
+                };
+                let Ok(tasks) = ledger.list(&filter) else {
+                    continue;
+                };
+                let mut next = std::collections::HashMap::with_capacity(tasks.len());
+                for t in tasks {
+                    let v = serde_json::to_value(&t).unwrap_or(Value::Null);
+                    let text = v.to_string();
+                    if !first && seen.get(&t.task_id) != Some(&text) {
+                        let _ = inner.events.send(PushEvent {
+                            method: "task.updated",
+                            params: json!({"task": v}),
+                            min_scope: Scope::ReadOnly,
+                        });
+                    }
+                    next.insert(t.task_id.clone(), text);
+                }
+                seen = next;
+                first = false;
             }
         });
     }
