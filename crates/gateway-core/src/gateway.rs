@@ -101,6 +101,8 @@ pub(crate) struct Inner {
     pub(crate) started_at: std::time::Instant,
     pub(crate) link: Link,
     pub(crate) mcp_shutdown: talon_tasks::CancellationToken,
+    pub(crate) sandbox_execs:
+        std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Semaphore>>>,
 }
 
 /// The gateway: cheap to clone; every clone is the same gateway.
@@ -215,6 +217,7 @@ impl Gateway {
             started_at: std::time::Instant::now(),
             link: Arc::clone(&link),
             mcp_shutdown: talon_tasks::CancellationToken::new(),
+            sandbox_execs: std::sync::Mutex::new(std::collections::HashMap::new()),
             options,
         });
         let _ = link.set(Arc::downgrade(&inner));
@@ -500,6 +503,20 @@ impl Gateway {
         if let Err(e) = self.inner.journal.flush().await {
             tracing::warn!(error = %e, "journal flush at shutdown failed");
         }
+    }
+
+    /// The limiter of concurrent sandboxed `exec` calls on one engine
+    /// (sized by the limits in force when the engine was first used).
+    pub(crate) fn sandbox_exec_permits(&self, backend: &str) -> Arc<tokio::sync::Semaphore> {
+        let mut map = match self.inner.sandbox_execs.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        let n = self.limits().max_sandbox_execs;
+        Arc::clone(
+            map.entry(backend.to_owned())
+                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(n))),
+        )
     }
 
     /// A new gateway-unique call id.

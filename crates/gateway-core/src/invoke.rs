@@ -189,6 +189,20 @@ impl Gateway {
         metrics.in_flight.fetch_add(1, Ordering::SeqCst);
         let clock = Instant::now();
         let guard = InFlight(self);
+        // Bounded concurrency per sandbox engine for sandboxed execs.
+        let _permit = if session.info.sandboxed && name == "exec" && table.contains(&name) {
+            let backend = self
+                .generation()
+                .config
+                .resolved_sandbox(&session.info.agent_id)
+                .backend;
+            self.sandbox_exec_permits(&backend)
+                .acquire_owned()
+                .await
+                .ok()
+        } else {
+            None
+        };
         let outcome = table
             .invoke(ModelToolCall::new(tool_call_id.clone(), tool, params))
             .await;

@@ -177,8 +177,11 @@ impl Gateway {
                 } else {
                     p.params
                 };
+                // The WebSocket handler already runs in its own task, which
+                // outlives the connection: no second task is needed to keep
+                // the call's journal records together.
                 let report = self
-                    .invoke_spawned(p.session_key, p.tool_call_id, p.tool_name, params)
+                    .invoke(&p.session_key, p.tool_call_id, &p.tool_name, params)
                     .await?;
                 Ok(report.to_json())
             }

@@ -88,46 +88,46 @@ pub struct Request {
 
 /// Check one request object. On error, returns the id to answer with
 /// (`null` when none could be read) and the error.
-pub fn parse_request(value: Value) -> Result<Request, (Value, RpcError)> {
+pub fn parse_request(value: Value) -> Result<Request, Box<(Value, RpcError)>> {
     let Value::Object(mut obj) = value else {
-        return Err((
+        return Err(Box::new((
             Value::Null,
             RpcError::new(INVALID_REQUEST, "a request must be a JSON object"),
-        ));
+        )));
     };
     let id = obj.remove("id");
     let answer_id = id.clone().unwrap_or(Value::Null);
     if let Some(i) = &id
         && !(i.is_string() || i.is_number() || i.is_null())
     {
-        return Err((
+        return Err(Box::new((
             Value::Null,
             RpcError::new(INVALID_REQUEST, "`id` must be a string, a number or null"),
-        ));
+        )));
     }
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err((
+        return Err(Box::new((
             answer_id,
             RpcError::new(INVALID_REQUEST, "`jsonrpc` must be \"2.0\""),
-        ));
+        )));
     }
     let method = match obj.remove("method") {
         Some(Value::String(m)) => m,
         _ => {
-            return Err((
+            return Err(Box::new((
                 answer_id,
                 RpcError::new(INVALID_REQUEST, "`method` must be a string"),
-            ));
+            )));
         }
     };
     let params = match obj.remove("params") {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(p @ (Value::Object(_) | Value::Array(_))) => p,
         Some(_) => {
-            return Err((
+            return Err(Box::new((
                 answer_id,
                 RpcError::new(INVALID_REQUEST, "`params` must be an object or an array"),
-            ));
+            )));
         }
     };
     Ok(Request { id, method, params })

@@ -31,7 +31,7 @@ fn rejects_malformed_requests_with_the_right_code() {
         ),
     ];
     for (frame, id) in cases {
-        let (got_id, err) = parse_request(frame.clone()).unwrap_err();
+        let (got_id, err) = *parse_request(frame.clone()).unwrap_err();
         assert_eq!(err.code, INVALID_REQUEST, "{frame}");
         assert_eq!(got_id, id, "{frame}");
     }

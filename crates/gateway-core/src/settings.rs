@@ -33,6 +33,9 @@ pub struct Limits {
     pub runner_wait: Duration,
     /// Open sessions at most.
     pub max_sessions: usize,
+    /// Concurrent `exec` calls in sandboxed sessions per sandbox engine
+    /// (backend); further calls wait their turn.
+    pub max_sandbox_execs: usize,
     /// Auth failures per address before it is locked out for the window.
     pub auth_max_failures: u32,
     /// The auth-failure window.
@@ -49,6 +52,7 @@ impl Default for Limits {
             drain_timeout: Duration::from_secs(10),
             runner_wait: Duration::from_secs(30),
             max_sessions: 10_000,
+            max_sandbox_execs: 8,
             auth_max_failures: 10,
             auth_window: Duration::from_secs(60),
         }
@@ -98,6 +102,7 @@ struct LimitsSection {
     drain_timeout_ms: Option<u64>,
     runner_wait_ms: Option<u64>,
     max_sessions: Option<usize>,
+    max_sandbox_execs: Option<usize>,
 }
 
 /// What the `gateway` section says, checked.
@@ -179,6 +184,11 @@ impl GatewaySection {
             limits.max_frame_bytes =
                 positive(l.max_frame_bytes, "maxFrameBytes", limits.max_frame_bytes)?;
             limits.max_sessions = positive(l.max_sessions, "maxSessions", limits.max_sessions)?;
+            limits.max_sandbox_execs = positive(
+                l.max_sandbox_execs,
+                "maxSandboxExecs",
+                limits.max_sandbox_execs,
+            )?;
             if let Some(ms) = l.drain_timeout_ms {
                 limits.drain_timeout = Duration::from_millis(ms);
             }

@@ -200,7 +200,10 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
 async fn handle_one(gw: &Gateway, frame: Value, scope: Scope, caller: &Caller) -> Option<Value> {
     let req = match parse_request(frame) {
         Ok(r) => r,
-        Err((id, e)) => return Some(error_response(id, &e)),
+        Err(b) => {
+            let (id, e) = *b;
+            return Some(error_response(id, &e));
+        }
     };
     let id = req.id.clone();
     let result = match required_scope(&req.method) {

@@ -217,10 +217,7 @@ pub fn http(
 
 fn dechunk(mut s: &str) -> String {
     let mut out = String::new();
-    loop {
-        let Some((size, rest)) = s.split_once("\r\n") else {
-            break;
-        };
+    while let Some((size, rest)) = s.split_once("\r\n") {
         let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
         if n == 0 || rest.len() < n {
             break;
@@ -356,10 +353,10 @@ pub fn kill_processes_mentioning(needle: &str) {
         if !name.chars().all(|c| c.is_ascii_digit()) || name == me {
             continue;
         }
-        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(needle) {
-                let _ = unsafe_free_kill(name.parse().unwrap(), 9);
-            }
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmd).contains(needle)
+        {
+            let _ = unsafe_free_kill(name.parse().unwrap(), 9);
         }
     }
 }
