@@ -191,7 +191,16 @@ async fn reload_applies_to_new_calls_and_a_bad_config_keeps_the_last_good_one() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f7_sigkill_mid_call_then_restart_marks_it_interrupted_and_never_reruns_it() {
-    let mut gw = Gw::start("{}");
+    let mut gw = Gw::start(r#"{"gateway": {"limits": {"runnerWaitMs": 60000}}}"#);
+    // A cron run in flight too: it waits for a runner that never comes.
+    let mut op = gw.ws().await;
+    let added = op
+        .ok("cron.add", json!({"job": {"name": "crashy", "schedule": {"kind": "every", "everyMs": 3600000}, "payload": {"kind": "agentTurn", "message": "hi"}}}))
+        .await;
+    let job_id = added["job"]["id"].as_str().unwrap().to_owned();
+    op.ok("cron.run", json!({"jobId": job_id, "runMode": "force"}))
+        .await;
+    op.notification("cron.fired").await;
     let counter = gw.dir.path().join("runs");
     let cmd = format!("echo run >> {}; sleep 30", counter.display());
     let addr = gw.addr;
@@ -253,6 +262,12 @@ async fn f7_sigkill_mid_call_then_restart_marks_it_interrupted_and_never_reruns_
         std::fs::read_to_string(&counter).unwrap().lines().count(),
         1
     );
+    // The cron run left `running` is recovered as interrupted, not left
+    // running and not re-run at once.
+    let runs = ws.ok("cron.runs", json!({"jobId": job_id})).await;
+    let text = runs.to_string();
+    assert!(text.contains("interrupted"), "{text}");
+    assert!(!text.contains("\"running\""), "{text}");
     // I5: no approval is left pending after the crash.
     let p = ws.ok("approvals.list", json!({})).await;
     assert!(p["approvals"].as_array().unwrap().is_empty());
