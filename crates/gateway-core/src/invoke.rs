@@ -67,10 +67,11 @@ impl CallReport {
                 params_rewritten,
                 approval,
             } => {
-                let status = if self.kind == CallOutcomeKind::Timeout {
-                    "timeout"
-                } else {
-                    "ok"
+                let status = match self.kind {
+                    CallOutcomeKind::Timeout => "timeout",
+                    CallOutcomeKind::Error => "error",
+                    CallOutcomeKind::Cancelled => "cancelled",
+                    CallOutcomeKind::Ok | CallOutcomeKind::Blocked => "ok",
                 };
                 m.insert("status".into(), json!(status));
                 m.insert("content".into(), json!(result.content));
@@ -299,6 +300,14 @@ fn classify(outcome: &InvokeOutcome) -> CallOutcomeKind {
         {
             CallOutcomeKind::Timeout
         }
+        // A tool that ran and reports its own failure (exec's `status:
+        // failed`: non-zero exit, killed, container gone) is an error in
+        // the journal and the metrics; its result still goes back.
+        InvokeOutcome::Completed { result, .. }
+            if result.details.get("status").and_then(Value::as_str) == Some("failed") =>
+        {
+            CallOutcomeKind::Error
+        }
         InvokeOutcome::Completed { .. } => CallOutcomeKind::Ok,
         InvokeOutcome::Blocked(_) => CallOutcomeKind::Blocked,
         InvokeOutcome::Failed(ToolError::Aborted { .. }) => CallOutcomeKind::Cancelled,
@@ -327,6 +336,15 @@ fn journal_summary(
         CallOutcomeKind::Cancelled => Outcome::Cancelled,
     };
     let detail = match outcome {
+        InvokeOutcome::Completed { result, .. } if kind != CallOutcomeKind::Ok => {
+            let d = &result.details;
+            format!(
+                " exitCode={} signal={} killedBy={}",
+                d.get("exitCode").unwrap_or(&Value::Null),
+                d.get("signal").unwrap_or(&Value::Null),
+                d.get("killedBy").unwrap_or(&Value::Null)
+            )
+        }
         InvokeOutcome::Completed { .. } => String::new(),
         InvokeOutcome::Blocked(b) => format!(
             " {}{}: {}",
