@@ -49,3 +49,33 @@ fn digest_shape_check() {
     assert!(!is_digest(&d[..63]));
     assert!(!is_digest(&format!("{}g", &d[..63])));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+    /// Any insertion order of the same keys gives the same digest; changing
+    /// one value changes it.
+    #[test]
+    fn digest_ignores_key_order_only(
+        entries in proptest::collection::btree_map("[a-zA-Z0-9_é\"\\\\]{0,8}", -1000i64..1000, 1..12),
+        rotate in 0usize..12,
+    ) {
+        let forward: serde_json::Map<String, serde_json::Value> =
+            entries.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let mut pairs: Vec<_> = entries.iter().collect();
+        let by = rotate % pairs.len();
+        pairs.rotate_left(by);
+        pairs.reverse();
+        let shuffled: serde_json::Map<String, serde_json::Value> =
+            pairs.iter().map(|(k, v)| ((*k).clone(), json!(v))).collect();
+        let a = params_digest(&serde_json::Value::Object(forward.clone()));
+        proptest::prop_assert_eq!(&a, &params_digest(&serde_json::Value::Object(shuffled)));
+        proptest::prop_assert!(is_digest(&a));
+
+        let mut changed = forward;
+        let first = changed.keys().next().cloned().unwrap();
+        let old = changed[&first].as_i64().unwrap();
+        changed.insert(first, json!(old + 1));
+        proptest::prop_assert_ne!(a, params_digest(&serde_json::Value::Object(changed)));
+    }
+}

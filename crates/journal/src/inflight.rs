@@ -36,14 +36,6 @@ impl InFlight {
         }
     }
 
-    /// Forget `call_id` if a terminal record is queued for it.
-    pub(crate) fn forget_if_ending(&self, call_id: &str) {
-        let mut calls = self.lock();
-        if matches!(calls.get(call_id), Some(Phase::Ending(_))) {
-            calls.remove(call_id);
-        }
-    }
-
     /// Forget every call whose terminal record is now committed.
     pub(crate) fn forget_committed<'a>(&self, ids: impl Iterator<Item = &'a str>) {
         let mut calls = self.lock();

@@ -8,14 +8,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use rusqlite::Connection;
+use tokio::sync::mpsc::Permit;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{JournalError, Result};
 use crate::inflight::{InFlight, Phase};
+use crate::options::JournalOptions;
 use crate::record::{CallEnd, CallRecord, CallStart, FinishAck, RecoveryReport};
 use crate::store;
 use crate::validate;
-use crate::writer::{Counters, Job, Writer};
+use crate::writer::{Counters, Health, Job, Writer};
 
 /// Jobs that may wait for the writer before `finish` / `record` report
 /// [`JournalError::Overloaded`].
@@ -33,8 +35,10 @@ pub struct JournalStats {
     pub ignored_terminals: u64,
     /// Commits that failed (each is retried).
     pub failed_commits: u64,
-    /// Terminal records given up on (retry buffer full, or closing while the
-    /// disk refused writes).
+    /// Terminal records given up on: the last handle was dropped while the
+    /// disk refused writes. (While the journal is open nothing is dropped:
+    /// a full queue refuses new records with
+    /// [`JournalError::Overloaded`] instead.)
     pub lost_records: u64,
     /// Calls open in this handle: started and not yet finished, or with a
     /// terminal record queued and not yet committed.
@@ -44,8 +48,10 @@ pub struct JournalStats {
 }
 
 /// A handle to the call journal. Cheap to clone (`Arc`); every clone
-/// writes through the same writer thread. The journal closes (after
-/// committing what is queued) when the last clone is dropped.
+/// writes through the same writer thread. The journal closes when the last
+/// clone is dropped: that drop waits (blocking the dropping thread briefly)
+/// until the writer has committed what is queued and released the lock, so
+/// the journal can be reopened at once.
 #[derive(Debug, Clone)]
 pub struct CallJournal {
     inner: Arc<Inner>,
@@ -59,6 +65,7 @@ struct Inner {
     reader: Mutex<Connection>,
     inflight: Arc<InFlight>,
     counters: Arc<Counters>,
+    health: Arc<Health>,
 }
 
 impl Drop for Inner {
@@ -97,18 +104,31 @@ impl CallJournal {
     /// every call left in flight by a previous process `interrupted` (never
     /// re-run). Fails with [`JournalError::Locked`] while another handle or
     /// process has the journal open.
+    ///
+    /// Commits use [`Durability::Full`](crate::Durability::Full); see
+    /// [`open_with`](Self::open_with).
     pub fn open(path: &Path) -> Result<(CallJournal, RecoveryReport)> {
-        let (lock, conn, report) = store::open_all(path)?;
+        Self::open_with(path, JournalOptions::default())
+    }
+
+    /// [`open`](Self::open) with options (the durability of commits).
+    pub fn open_with(
+        path: &Path,
+        options: JournalOptions,
+    ) -> Result<(CallJournal, RecoveryReport)> {
+        let (lock, conn, report) = store::open_all(path, options.durability)?;
         let reader = store::open_reader(path)?;
         let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
         let inflight = Arc::new(InFlight::default());
         let counters = Arc::new(Counters::default());
+        let health = Arc::new(Health::default());
         let writer = Writer {
             conn,
             lock,
             rx,
             inflight: Arc::clone(&inflight),
             counters: Arc::clone(&counters),
+            health: Arc::clone(&health),
         };
         let handle = std::thread::Builder::new()
             .name("talon-journal".into())
@@ -130,6 +150,7 @@ impl CallJournal {
             reader: Mutex::new(reader),
             inflight,
             counters,
+            health,
         };
         Ok((
             CallJournal {
@@ -155,6 +176,7 @@ impl CallJournal {
     /// with [`JournalError::DuplicateCall`].
     pub async fn started(&self, start: CallStart) -> Result<()> {
         validate::check_start(&start)?;
+        self.fail_fast()?;
         {
             let mut calls = self.inner.inflight.lock();
             if calls.contains_key(&start.call_id) {
@@ -188,25 +210,47 @@ impl CallJournal {
     /// waits for that. Exactly one terminal record is kept per call id: a
     /// second one is ignored and reported as [`FinishAck::AlreadyFinished`]
     /// with the outcome that stands. A call id with no record is refused
-    /// with [`JournalError::NotStarted`].
+    /// with [`JournalError::NotStarted`]. Never waits: with
+    /// [`QUEUE_CAPACITY`] records already queued (the disk stalls) it fails
+    /// with [`JournalError::Overloaded`]; [`finish_wait`](Self::finish_wait)
+    /// waits for room instead.
     pub fn finish(&self, call_id: &str, end: CallEnd) -> Result<FinishAck> {
         validate::check_call_id(call_id)?;
         let end = validate::normalise_end(end)?;
+        self.finish_checked(call_id, end, None)
+    }
+
+    /// [`finish`](Self::finish), waiting for room in the queue instead of
+    /// failing with [`JournalError::Overloaded`].
+    pub async fn finish_wait(&self, call_id: &str, end: CallEnd) -> Result<FinishAck> {
+        validate::check_call_id(call_id)?;
+        let end = validate::normalise_end(end)?;
+        let permit = self
+            .sender()?
+            .reserve()
+            .await
+            .map_err(|_| JournalError::Closed)?;
+        self.finish_checked(call_id, end, Some(permit))
+    }
+
+    fn finish_checked(
+        &self,
+        call_id: &str,
+        end: CallEnd,
+        mut permit: Option<Permit<'_, Job>>,
+    ) -> Result<FinishAck> {
         let outcome = end.outcome;
+        let job = |end| Job::Finish {
+            call_id: call_id.to_owned(),
+            end,
+        };
         {
             let mut calls = self.inner.inflight.lock();
-            match calls.get_mut(call_id) {
+            match calls.get(call_id) {
                 Some(Phase::Ending(first)) => return Ok(FinishAck::AlreadyFinished(*first)),
-                Some(phase @ Phase::Open) => {
-                    *phase = Phase::Ending(outcome);
-                    let job = Job::Finish {
-                        call_id: call_id.to_owned(),
-                        end,
-                    };
-                    if let Err(e) = self.enqueue(job) {
-                        calls.insert(call_id.to_owned(), Phase::Open);
-                        return Err(e);
-                    }
+                Some(Phase::Open) => {
+                    self.enqueue(permit.take(), job(end))?;
+                    calls.insert(call_id.to_owned(), Phase::Ending(outcome));
                     return Ok(FinishAck::Queued);
                 }
                 None => {}
@@ -223,15 +267,8 @@ impl CallJournal {
                 if let Some(Phase::Ending(first)) = calls.get(call_id) {
                     return Ok(FinishAck::AlreadyFinished(*first));
                 }
+                self.enqueue(permit.take(), job(end))?;
                 calls.insert(call_id.to_owned(), Phase::Ending(outcome));
-                let job = Job::Finish {
-                    call_id: call_id.to_owned(),
-                    end,
-                };
-                if let Err(e) = self.enqueue(job) {
-                    calls.remove(call_id);
-                    return Err(e);
-                }
                 Ok(FinishAck::Queued)
             }
             None => Err(JournalError::NotStarted {
@@ -245,10 +282,34 @@ impl CallJournal {
     /// before anything ran. Cheap: no read, no wait. A call id this handle
     /// has open is refused ([`JournalError::DuplicateCall`]) or reported as
     /// [`FinishAck::AlreadyFinished`]; an id committed long ago is ignored
-    /// by the writer (counted in [`JournalStats::ignored_terminals`]).
+    /// by the writer (counted in [`JournalStats::ignored_terminals`]). Fails
+    /// with [`JournalError::Overloaded`] when the queue is full, like
+    /// [`finish`](Self::finish); [`record_wait`](Self::record_wait) waits.
     pub fn record(&self, start: CallStart, end: CallEnd) -> Result<FinishAck> {
         validate::check_start(&start)?;
         let end = validate::normalise_end(end)?;
+        self.record_checked(start, end, None)
+    }
+
+    /// [`record`](Self::record), waiting for room in the queue instead of
+    /// failing with [`JournalError::Overloaded`].
+    pub async fn record_wait(&self, start: CallStart, end: CallEnd) -> Result<FinishAck> {
+        validate::check_start(&start)?;
+        let end = validate::normalise_end(end)?;
+        let permit = self
+            .sender()?
+            .reserve()
+            .await
+            .map_err(|_| JournalError::Closed)?;
+        self.record_checked(start, end, Some(permit))
+    }
+
+    fn record_checked(
+        &self,
+        start: CallStart,
+        end: CallEnd,
+        permit: Option<Permit<'_, Job>>,
+    ) -> Result<FinishAck> {
         let mut calls = self.inner.inflight.lock();
         match calls.get(&start.call_id) {
             Some(Phase::Ending(first)) => return Ok(FinishAck::AlreadyFinished(*first)),
@@ -260,15 +321,29 @@ impl CallJournal {
             None => {}
         }
         let call_id = start.call_id.clone();
-        calls.insert(call_id.clone(), Phase::Ending(end.outcome));
-        if let Err(e) = self.enqueue(Job::Record { start, end }) {
-            calls.remove(&call_id);
-            return Err(e);
-        }
+        let outcome = end.outcome;
+        self.enqueue(permit, Job::Record { start, end })?;
+        calls.insert(call_id, Phase::Ending(outcome));
         Ok(FinishAck::Queued)
     }
 
-    fn enqueue(&self, job: Job) -> Result<()> {
+    /// While the last commit failed, refuse at once what needs a commit to
+    /// succeed (the writer keeps retrying and clears this when it works).
+    fn fail_fast(&self) -> Result<()> {
+        match self.inner.health.failure() {
+            Some(reason) => Err(JournalError::WriteFailed { reason }),
+            None => Ok(()),
+        }
+    }
+
+    /// Send `job` with `permit`, or without waiting when there is none.
+    /// Called with the in-flight map locked, so the writer cannot commit
+    /// (and forget) the job before the map says it is ending.
+    fn enqueue(&self, permit: Option<Permit<'_, Job>>, job: Job) -> Result<()> {
+        if let Some(permit) = permit {
+            permit.send(job);
+            return Ok(());
+        }
         self.sender()?.try_send(job).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => JournalError::Overloaded {
                 capacity: QUEUE_CAPACITY,
@@ -281,6 +356,7 @@ impl CallJournal {
     /// with [`JournalError::WriteFailed`] while the disk refuses writes
     /// (the queued terminal records are kept and retried).
     pub async fn flush(&self) -> Result<()> {
+        self.fail_fast()?;
         let (reply, answer) = oneshot::channel();
         self.sender()?
             .send(Job::Flush { reply })
@@ -305,7 +381,8 @@ impl CallJournal {
 
     /// The newest `limit` (at most
     /// [`MAX_HISTORY_LIMIT`](crate::MAX_HISTORY_LIMIT)) committed calls of a
-    /// session, newest first. Records still queued are not seen; call
+    /// session, newest first in journal order (a call is placed by its
+    /// `started` record, or by its whole record), in flight ones included. Records still queued are not seen; call
     /// [`flush`](Self::flush) first to read your own writes.
     pub fn history(&self, session_key: &str, limit: usize) -> Result<Vec<CallRecord>> {
         validate::check_session_key(session_key)?;

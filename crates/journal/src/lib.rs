@@ -3,8 +3,8 @@
 //!
 //! - [`CallJournal::started`] writes a `started` record *before* a
 //!   non-idempotent tool runs (exec, write, cron add) and returns once it is
-//!   committed with a full sync, so a crash never leaves a side effect with
-//!   no record (security notes I2).
+//!   committed (synced to the device by default, see [`Durability`]), so a
+//!   crash never leaves a side effect with no record (security notes I2).
 //! - [`CallJournal::finish`] queues the call's terminal record:
 //!   [`Outcome`] `ok | error | blocked | timeout | cancelled | interrupted`.
 //!   Exactly one terminal record is kept per call id; a second one is
@@ -17,6 +17,12 @@
 //!   ever re-run.
 //! - [`CallJournal::history`] / [`CallJournal::get`] read committed records;
 //!   [`CallJournal::flush`] waits until everything queued is committed.
+//!
+//! A queued terminal record is normally committed within one batch (well
+//! under a millisecond after a lone call), but a `SIGKILL` inside that window
+//! loses it: a call with a `started` record then reads `interrupted` after
+//! restart, and a whole record is gone. Where a terminal record must be on
+//! disk before the result leaves the process, `flush().await` first.
 //!
 //! One writer thread owns the database and commits whatever has queued up
 //! as one transaction (group commit), so a burst of calls costs one sync.
@@ -69,6 +75,7 @@
 pub use crate::digest::params_digest;
 pub use crate::error::{JournalError, Result};
 pub use crate::journal::{CallJournal, JournalStats, QUEUE_CAPACITY};
+pub use crate::options::{Durability, JournalOptions};
 pub use crate::record::{
     CallEnd, CallRecord, CallStart, FinishAck, InterruptedCall, Outcome, RecoveryReport,
     UnknownOutcome,
@@ -85,6 +92,7 @@ mod digest;
 mod error;
 mod inflight;
 mod journal;
+mod options;
 mod record;
 mod store;
 mod validate;

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 
 use crate::error::{JournalError, Result};
+use crate::options::Durability;
 use crate::record::{CallEnd, CallRecord, CallStart, InterruptedCall, Outcome, RecoveryReport};
 
 /// The schema this build writes (`PRAGMA user_version`).
@@ -142,9 +143,9 @@ pub(crate) fn prepare_file(path: &Path) -> Result<bool> {
     }
 }
 
-/// Open the writer's connection: WAL, full sync (a `started` record must
-/// survive a crash or power loss before its tool runs), schema migrated.
-pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
+/// Open the writer's connection: WAL, the sync level `durability` asks
+/// for, schema migrated.
+pub(crate) fn open_writer(path: &Path, durability: Durability) -> Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -174,7 +175,11 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
             ),
         ));
     }
-    conn.execute_batch("PRAGMA synchronous = FULL;")
+    let sync = match durability {
+        Durability::Full => "FULL",
+        Durability::ProcessCrash => "NORMAL",
+    };
+    conn.execute_batch(&format!("PRAGMA synchronous = {sync};"))
         .map_err(|e| open_error(path, e.to_string()))?;
     if found < SCHEMA_VERSION {
         conn.execute_batch(&format!(
@@ -237,10 +242,13 @@ pub(crate) fn recover(conn: &mut Connection, now: u64) -> Result<Vec<Interrupted
 
 /// Open, lock, migrate and recover. Returns the lock (to hold for the
 /// writer's life), the writer connection and the report.
-pub(crate) fn open_all(path: &Path) -> Result<(File, Connection, RecoveryReport)> {
+pub(crate) fn open_all(
+    path: &Path,
+    durability: Durability,
+) -> Result<(File, Connection, RecoveryReport)> {
     let created = prepare_file(path)?;
     let lock = take_lock(path)?;
-    let mut conn = open_writer(path)?;
+    let mut conn = open_writer(path, durability)?;
     let interrupted = recover(&mut conn, now_ms())?;
     Ok((
         lock,
@@ -437,3 +445,7 @@ pub(crate) fn history(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

@@ -4,8 +4,8 @@
 //! per call.
 
 use std::fs::File;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rusqlite::Connection;
@@ -18,9 +18,6 @@ use crate::store;
 
 /// Most jobs committed in one transaction.
 pub(crate) const MAX_BATCH: usize = 1024;
-/// Terminal records kept for retry while the disk refuses writes; beyond
-/// this the oldest are dropped (and counted as lost).
-pub(crate) const MAX_RETRY: usize = 16 * 1024;
 const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
@@ -66,12 +63,45 @@ enum JobResult {
     Prune(u64),
 }
 
+/// Whether the last commit failed, and why; `started` and `flush` fail fast
+/// while it did.
+#[derive(Debug, Default)]
+pub(crate) struct Health {
+    failing: AtomicBool,
+    reason: Mutex<String>,
+}
+
+impl Health {
+    /// `Some(reason)` while the last commit failed.
+    pub(crate) fn failure(&self) -> Option<String> {
+        if !self.failing.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(
+            self.reason
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        )
+    }
+
+    fn set_failed(&self, reason: String) {
+        *self.reason.lock().unwrap_or_else(PoisonError::into_inner) = reason;
+        self.failing.store(true, Ordering::Release);
+    }
+
+    fn set_ok(&self) {
+        self.failing.store(false, Ordering::Release);
+    }
+}
+
 pub(crate) struct Writer {
     pub(crate) conn: Connection,
     pub(crate) lock: File,
     pub(crate) rx: mpsc::Receiver<Job>,
     pub(crate) inflight: Arc<InFlight>,
     pub(crate) counters: Arc<Counters>,
+    pub(crate) health: Arc<Health>,
 }
 
 impl Writer {
@@ -80,6 +110,10 @@ impl Writer {
         let mut backoff = FIRST_BACKOFF;
         let mut open = true;
         while open || !retry.is_empty() {
+            // Terminal records that failed are retried first. While there
+            // are `MAX_BATCH` of them nothing new is taken, so the queue
+            // fills and callers see `Overloaded` (or wait) instead of
+            // records being dropped.
             let mut batch = std::mem::take(&mut retry);
             if batch.is_empty() {
                 match self.rx.blocking_recv() {
@@ -101,12 +135,17 @@ impl Writer {
             }
             match self.commit(&batch) {
                 Ok(done) => {
+                    if backoff != FIRST_BACKOFF {
+                        tracing::info!("call journal writes again");
+                    }
                     backoff = FIRST_BACKOFF;
+                    self.health.set_ok();
                     self.reply(batch, done);
                 }
                 Err(e) => {
                     self.counters.failed_commits.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(error = %e, jobs = batch.len(), "call journal commit failed; retrying terminal records");
+                    self.health.set_failed(e.to_string());
                     retry = self.fail(batch, &e);
                     backoff = (backoff * 2).min(MAX_BACKOFF);
                     if !open {
@@ -193,30 +232,36 @@ impl Writer {
         Ok(results)
     }
 
-    /// Answer every job of a committed batch and forget its finished calls.
+    /// Forget the batch's finished calls, then answer its jobs (in that
+    /// order, so whoever a flush wakes sees the in-flight map up to date).
     fn reply(&self, batch: Vec<Job>, results: Vec<JobResult>) {
-        let mut finished = Vec::new();
+        self.inflight
+            .forget_committed(batch.iter().filter_map(|job| match job {
+                Job::Finish { call_id, .. } => Some(call_id.as_str()),
+                Job::Record { start, .. } => Some(start.call_id.as_str()),
+                Job::Start { .. } | Job::Flush { .. } | Job::Prune { .. } => None,
+            }));
         for (job, result) in batch.into_iter().zip(results) {
             match (job, result) {
                 (Job::Start { reply, .. }, JobResult::Start(r)) => {
                     // The caller may have gone away; the record stands.
                     let _ = reply.send(r);
                 }
-                (Job::Finish { call_id, .. }, _) => finished.push(call_id),
-                (Job::Record { start, .. }, _) => finished.push(start.call_id),
                 (Job::Flush { reply }, _) => {
                     let _ = reply.send(Ok(()));
                 }
                 (Job::Prune { reply, .. }, JobResult::Prune(n)) => {
                     let _ = reply.send(Ok(n));
                 }
-                // A start or prune always has its own kind of result; a
-                // dropped reply reads as `Closed` to its caller.
-                (Job::Start { .. } | Job::Prune { .. }, _) => {}
+                // Terminal records need no answer. A start or prune always
+                // has its own kind of result; a dropped reply reads as
+                // `Closed` to its caller.
+                (
+                    Job::Finish { .. } | Job::Record { .. } | Job::Start { .. } | Job::Prune { .. },
+                    _,
+                ) => {}
             }
         }
-        self.inflight
-            .forget_committed(finished.iter().map(String::as_str));
     }
 
     /// The batch was rolled back: refuse the `started` records (their calls
@@ -244,26 +289,6 @@ impl Writer {
                 }
                 job @ (Job::Finish { .. } | Job::Record { .. }) => keep.push(job),
             }
-        }
-        if keep.len() > MAX_RETRY {
-            let lost = keep.len() - MAX_RETRY;
-            for job in keep.drain(..lost) {
-                if let Job::Finish { call_id, .. }
-                | Job::Record {
-                    start: CallStart { call_id, .. },
-                    ..
-                } = job
-                {
-                    self.inflight.forget_if_ending(&call_id);
-                }
-            }
-            self.counters
-                .lost_records
-                .fetch_add(lost as u64, Ordering::Relaxed);
-            tracing::error!(
-                lost,
-                "call journal dropped terminal records it could not write"
-            );
         }
         keep
     }

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-use talon_journal::{CallJournal, FinishAck, JournalError, Outcome};
+use talon_journal::{CallJournal, FinishAck, JournalError, Outcome, QUEUE_CAPACITY};
 
 use super::{end, journal_path, start};
 
@@ -54,6 +54,32 @@ async fn child(path: &Path) {
     let err = journal.flush().await.unwrap_err();
     assert!(matches!(err, JournalError::WriteFailed { .. }), "{err}");
     assert!(journal.stats().failed_commits >= 1);
+    // While the writer is failing, started records and flushes fail fast.
+    let err = journal
+        .started(start("exec-2", "s", "exec"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, JournalError::WriteFailed { .. }), "{err}");
+    // Terminal records pile up to the queue's bound, then are refused
+    // loudly rather than dropped.
+    let mut flood_queued = 0usize;
+    let mut overloaded = false;
+    for i in 0..3 * QUEUE_CAPACITY {
+        match journal.record(
+            start(&format!("flood{i}"), "flood", "read"),
+            end(Outcome::Ok, ""),
+        ) {
+            Ok(FinishAck::Queued) => flood_queued += 1,
+            Err(JournalError::Overloaded { capacity }) => {
+                assert_eq!(capacity, QUEUE_CAPACITY);
+                overloaded = true;
+                break;
+            }
+            other => panic!("unexpected answer while the disk is full: {other:?}"),
+        }
+    }
+    assert!(overloaded, "the queue never filled ({flood_queued} queued)");
+    assert!(flood_queued >= QUEUE_CAPACITY, "{flood_queued}");
     // Reads keep working and show nothing half-written.
     assert_eq!(journal.get("exec-1").unwrap(), None);
     assert_eq!(journal.history("s", 100).unwrap().len(), 20);
@@ -77,7 +103,20 @@ async fn child(path: &Path) {
     let _ = journal.finish("exec-1", end(Outcome::Ok, "")).unwrap();
     journal.flush().await.unwrap();
     assert_eq!(journal.history("s", 100).unwrap().len(), 22);
-    assert_eq!(journal.stats().lost_records, 0);
+    let flood: i64 = super::raw(path)
+        .query_row(
+            "SELECT COUNT(*) FROM calls WHERE session_key = 'flood'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(flood as usize, flood_queued);
+    let stats = journal.stats();
+    assert_eq!(
+        (stats.lost_records, stats.in_flight, stats.queued),
+        (0, 0, 0),
+        "{stats:?}"
+    );
     let mut out = std::io::stdout();
     writeln!(out, "{MARKER}").unwrap();
     out.flush().unwrap();

@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
-use talon_journal::{CallJournal, JournalError, Outcome};
+use talon_journal::{CallJournal, Durability, JournalError, JournalOptions, Outcome};
 
 use super::{end, journal_path, raw, start};
 
@@ -16,7 +16,9 @@ const THIS_TEST: &str = "suite::recovery::sigkill_mid_call_marks_in_flight_calls
 /// The child's half: journal some calls, leave some in flight, say
 /// `ready`, and wait to be killed.
 async fn child(path: &Path) -> ! {
-    let (journal, _) = CallJournal::open(path).unwrap();
+    // The lighter durability: its promise is exactly "survives SIGKILL".
+    let options = JournalOptions::with_durability(Durability::ProcessCrash);
+    let (journal, _) = CallJournal::open_with(path, options).unwrap();
     for i in 0..5 {
         journal
             .started(start(&format!("c{i}"), "s", "exec"))
