@@ -37,10 +37,7 @@ fn bench(c: &mut Criterion) {
         let config = StreamableHttpClientTransportConfig::with_uri(served.url.as_str())
             .auth_header(AGENT_TOKEN)
             .custom_headers(headers);
-        let client = ()
-            .serve(StreamableHttpClientTransport::from_config(config))
-            .await
-            .unwrap();
+        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
         (served, client)
     });
     let echo_args = json!({"text": "hi"}).as_object().unwrap().clone();

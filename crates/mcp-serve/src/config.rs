@@ -27,6 +27,11 @@ pub struct ServeConfig {
     /// Accepted `Host` header values (`host` or `host:port`); empty accepts
     /// any (DNS-rebinding protection off). Defaults to the loopback names.
     pub allowed_hosts: Vec<String>,
+    /// Browser origins (`scheme://host:port`, `:*` for any port) allowed to
+    /// call. A request carrying any other `Origin` header is refused (HTTP
+    /// 403); requests without one (every non-browser MCP client) pass. The
+    /// default, empty, refuses every browser origin.
+    pub allowed_origins: Vec<String>,
     /// Cancelling this token closes every MCP session and their streams
     /// (the gateway's shutdown).
     pub shutdown: CancellationToken,
@@ -42,6 +47,7 @@ impl Default for ServeConfig {
             sse_keep_alive: Duration::from_secs(5),
             page_size: 100,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
             shutdown: CancellationToken::new(),
         }
     }
@@ -81,6 +87,12 @@ impl ServeConfig {
     /// Builder: the accepted `Host` values (empty: any).
     pub fn allowed_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Builder: the browser origins allowed to call.
+    pub fn allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
         self
     }
 

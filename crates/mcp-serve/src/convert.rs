@@ -68,3 +68,7 @@ fn json_kind(v: &Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
+
+#[cfg(test)]
+#[path = "convert_tests.rs"]
+mod tests;

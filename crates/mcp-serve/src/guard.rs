@@ -73,7 +73,7 @@ pub(crate) async fn guard(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     "payload_too_large",
                     &format!(
-                        "the request body is larger than {} bytes",
+                        "the request body is larger than {} bytes (or was cut off)",
                         state.max_body_bytes
                     ),
                 );

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ServeConfig;
 use crate::convert::{call_result, mcp_tool};
+use crate::sessions::CappedSessions;
 use crate::source::{McpCaller, SourceError, ToolSource};
 
 /// Fires when the HTTP response that carries a call's result is dropped
@@ -28,6 +29,7 @@ const CURSOR_PREFIX: &str = "talon-page:";
 #[derive(Clone)]
 pub(crate) struct TalonMcpServer {
     source: Arc<dyn ToolSource>,
+    sessions: Arc<CappedSessions>,
     page_size: usize,
 }
 
@@ -40,9 +42,14 @@ impl std::fmt::Debug for TalonMcpServer {
 }
 
 impl TalonMcpServer {
-    pub(crate) fn new(source: Arc<dyn ToolSource>, config: &ServeConfig) -> Self {
+    pub(crate) fn new(
+        source: Arc<dyn ToolSource>,
+        sessions: Arc<CappedSessions>,
+        config: &ServeConfig,
+    ) -> Self {
         TalonMcpServer {
             source,
+            sessions,
             page_size: config.page_size.max(1),
         }
     }
@@ -140,6 +147,12 @@ impl ServerHandler for TalonMcpServer {
     ) -> Result<CallToolResponse, McpError> {
         let caller = caller_of(&context)?;
         let disconnected = disconnect_of(&context);
+        // While the call runs its MCP session does not idle out.
+        let _running = caller
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(|id| self.sessions.call_running(id));
         let id = fresh_call_id()?;
         let name = request.name.to_string();
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
@@ -163,3 +176,7 @@ impl ServerHandler for TalonMcpServer {
         Ok(call_result(&name, &outcome).into())
     }
 }
+
+#[cfg(test)]
+#[path = "handler_tests.rs"]
+mod tests;

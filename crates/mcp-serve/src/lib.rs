@@ -24,6 +24,9 @@
 //!   `blocked` JSON (layer, hook, config key), or with the error text.
 //! - **Cancellation.** `notifications/cancelled`, closing the MCP session,
 //!   or the client disconnecting drops the source's call future.
+//! - **No browsers by default.** A request with an `Origin` header not in
+//!   [`ServeConfig::allowed_origins`] is refused (403), and the `Host` must
+//!   be one of [`ServeConfig::allowed_hosts`] (DNS rebinding).
 //! - **Bounds.** Request body size, a cap on live MCP sessions (503 beyond
 //!   it) with idle expiry, and a shutdown token ([`ServeConfig`]).
 //!
@@ -98,12 +101,14 @@ pub fn router(source: Arc<dyn ToolSource>) -> axum::Router {
 /// The MCP endpoint as an axum router, with explicit limits.
 pub fn router_with(source: Arc<dyn ToolSource>, config: ServeConfig) -> axum::Router {
     let sessions = Arc::new(CappedSessions::new(&config));
-    let server = TalonMcpServer::new(Arc::clone(&source), &config);
+    let server = TalonMcpServer::new(Arc::clone(&source), Arc::clone(&sessions), &config);
     let mut http = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(Some(config.sse_keep_alive))
         .with_sse_retry(None)
         .with_cancellation_token(config.shutdown.child_token())
-        .with_max_request_body_bytes(config.max_body_bytes);
+        .with_max_request_body_bytes(config.max_body_bytes)
+        .with_allowed_origins(config.allowed_origins.clone())
+        .enforce_origin_validation();
     http = if config.allowed_hosts.is_empty() {
         http.disable_allowed_hosts()
     } else {

@@ -102,3 +102,7 @@ pub trait ToolSource: Send + Sync + 'static {
         call: ModelToolCall,
     ) -> Result<InvokeOutcome, SourceError>;
 }
+
+#[cfg(test)]
+#[path = "source_tests.rs"]
+mod tests;

@@ -73,11 +73,24 @@ async fn the_reference_python_sdk_lists_calls_and_is_refused_a_bad_token() {
     assert_eq!(seen["picture"]["images"][0]["data"], PIXEL_PNG);
     assert_eq!(seen["picture"]["images"][0]["mime_type"], "image/png");
 
+    // The stateless 2026-07-28 lifecycle sees the same table and gate.
+    assert_eq!(seen["modern_version"], "2026-07-28");
+    let names: Vec<&str> = table.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(seen["modern_tools"], serde_json::json!(names));
+    assert_eq!(seen["modern_echo"]["texts"][0], "echo: modern");
+    assert_eq!(seen["modern_exec"]["is_error"], true);
+    assert!(
+        seen["modern_exec"]["texts"][0]
+            .as_str()
+            .unwrap()
+            .contains("tools.deny")
+    );
+
     assert_eq!(seen["bad_token_status"], 401);
     assert_eq!(seen["bad_token_body"]["error"]["code"], "unauthorized");
     let sdk = seen["bad_token_sdk"].as_str().unwrap();
     // The SDK turns the 401 into an MCPError (not a hang or a timeout).
     assert!(sdk.starts_with("refused: MCPError"), "{sdk}");
-    // Only echo ran (exec was denied before running).
-    assert_eq!(source.probe.calls.load(Ordering::SeqCst), 1);
+    // Only the two echoes ran (exec was denied before running).
+    assert_eq!(source.probe.calls.load(Ordering::SeqCst), 2);
 }

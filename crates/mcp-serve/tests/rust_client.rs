@@ -490,6 +490,20 @@ async fn the_session_cap_refuses_new_sessions_with_503_until_one_closes() {
     assert_eq!(resp.headers()["retry-after"], "5");
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["error"]["code"], "too_many_sessions");
+    // At the cap, a request that opens no session still reaches rmcp intact
+    // (here it answers that a session id is required).
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"});
+    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &list)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    assert!(
+        resp.text()
+            .await
+            .unwrap()
+            .contains("Session ID is required")
+    );
     // The existing session is unaffected.
     let r = call(&first, "echo", json!({"text": "still here"})).await;
     assert_eq!(only_text(&r), "echo: still here");
@@ -629,5 +643,88 @@ async fn notifications_cancelled_alone_drops_the_call_while_the_stream_stays_ope
     )
     .await
     .expect("notifications/cancelled left the call running");
+    drop(resp);
+}
+
+#[tokio::test]
+async fn browser_origins_and_foreign_hosts_are_refused() {
+    let (source, served) = started(ServeConfig::default()).await;
+    let http = raw_client();
+    let resp = post(
+        &http,
+        &served.url,
+        Some(AGENT_TOKEN),
+        "main",
+        &initialize_body(),
+    )
+    .header("origin", "http://evil.example")
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 403);
+    assert!(resp.headers().get("mcp-session-id").is_none());
+    let resp = post(
+        &http,
+        &served.url,
+        Some(AGENT_TOKEN),
+        "main",
+        &initialize_body(),
+    )
+    .header("host", "evil.example")
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 403);
+    assert_eq!(source.probe.calls.load(Ordering::SeqCst), 0);
+
+    // An allowed origin passes.
+    let config = ServeConfig::default().allowed_origins(["http://localhost:*"]);
+    let (_source, served) = started(config).await;
+    let resp = post(
+        &http,
+        &served.url,
+        Some(AGENT_TOKEN),
+        "main",
+        &initialize_body(),
+    )
+    .header("origin", "http://localhost:5173")
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test]
+async fn a_long_call_keeps_its_session_alive_past_the_idle_limit() {
+    let config = ServeConfig::default().session_idle(Duration::from_millis(200));
+    let (source, served) = started(config).await;
+    let http = raw_client();
+    let id = raw_session(&http, &served.url, "main").await;
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "slow", "arguments": {}}});
+    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    timeout(LIMIT, source.probe.slow_started.notified())
+        .await
+        .expect("slow never started");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        !source.probe.slow_dropped.load(Ordering::SeqCst),
+        "the idle expiry ended a running call"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"});
+    let still = post(&http, &served.url, Some(AGENT_TOKEN), "main", &list)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        still.status(),
+        200,
+        "the session expired under a running call"
+    );
     drop(resp);
 }

@@ -3,7 +3,8 @@
 Usage: mcp_client.py URL TOKEN SESSION
 
 Initialises (the 2025-11-25 handshake), lists every tool page by page,
-calls `echo`, the policy-denied `exec` and `picture`, then tries a bad
+calls `echo`, the policy-denied `exec` and `picture`; does the same over
+the stateless 2026-07-28 lifecycle (`server/discover`); then tries a bad
 token. Prints one JSON object with what it saw; the Rust test checks it
 against the session's real tool table. Exits non-zero on any surprise.
 """
@@ -76,6 +77,27 @@ async def main(url: str, token: str, session: str) -> dict:
                     if isinstance(c, ImageContent)
                 ]
                 seen["picture"] = {"is_error": pic.is_error, "texts": texts(pic), "images": images}
+
+    # The 2026-07-28 lifecycle: server/discover, then stateless requests.
+    async with client(token, session) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as mcp:
+                await mcp.discover()
+                seen["modern_version"] = mcp.protocol_version
+                names = []
+                cursor = None
+                while True:
+                    params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                    page = await mcp.list_tools(params=params)
+                    names += [t.name for t in page.tools]
+                    cursor = page.next_cursor
+                    if not cursor or len(names) > 1000:
+                        break
+                seen["modern_tools"] = names
+                echo = await mcp.call_tool("echo", {"text": "modern"})
+                seen["modern_echo"] = {"is_error": echo.is_error, "texts": texts(echo)}
+                denied = await mcp.call_tool("exec", {"command": "id"})
+                seen["modern_exec"] = {"is_error": denied.is_error, "texts": texts(denied)}
 
     # A bad token is refused before any MCP processing: the raw status.
     async with client("not-a-token", session) as http:
