@@ -147,11 +147,14 @@ impl Gateway {
         }
         let (generated_token, token_path) = load_or_create_token(&state_dir)?;
         let journal_path = state_dir.join(JOURNAL_FILE_NAME);
-        let (journal, recovery) =
-            CallJournal::open(&journal_path).map_err(|e| GatewayError::State {
-                path: journal_path.clone(),
-                message: e.to_string(),
-            })?;
+        let (journal, recovery) = CallJournal::open_with(
+            &journal_path,
+            talon_journal::JournalOptions::with_durability(section.journal_durability),
+        )
+        .map_err(|e| GatewayError::State {
+            path: journal_path.clone(),
+            message: e.to_string(),
+        })?;
         if !recovery.interrupted.is_empty() {
             tracing::warn!(
                 calls = recovery.interrupted.len(),

@@ -70,6 +70,15 @@ struct Section {
     auth: Option<AuthSection>,
     #[serde(default)]
     limits: Option<LimitsSection>,
+    #[serde(default)]
+    journal: Option<JournalSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JournalSection {
+    #[serde(default)]
+    durability: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -118,6 +127,10 @@ pub struct GatewaySection {
     pub tokens: TokenSet,
     /// The limits.
     pub limits: Limits,
+    /// `gateway.journal.durability`: `full` (default: every commit synced
+    /// to the device) or `process-crash` (synced at checkpoints; survives
+    /// the process being killed, not a power loss). Read at start only.
+    pub journal_durability: talon_journal::Durability,
 }
 
 impl GatewaySection {
@@ -196,11 +209,26 @@ impl GatewaySection {
                 limits.runner_wait = Duration::from_millis(ms);
             }
         }
+        let journal_durability = match section
+            .journal
+            .and_then(|j| j.durability)
+            .as_deref()
+            .map(str::trim)
+        {
+            None | Some("full") => talon_journal::Durability::Full,
+            Some("process-crash") => talon_journal::Durability::ProcessCrash,
+            Some(other) => {
+                return Err(format!(
+                    "gateway.journal.durability: `{other}` is not `full` or `process-crash`"
+                ));
+            }
+        };
         Ok(GatewaySection {
             port: section.port,
             bind,
             tokens,
             limits,
+            journal_durability,
         })
     }
 

@@ -51,6 +51,10 @@ fn bad_values_name_the_key() {
         ),
         (json!({"limits": {"bogus": 1}}), "bogus"),
         (json!({"port": "x"}), "gateway"),
+        (
+            json!({"journal": {"durability": "maybe"}}),
+            "gateway.journal.durability",
+        ),
     ];
     for (v, key) in cases {
         let err = GatewaySection::parse(Some(&v)).unwrap_err();
@@ -71,4 +75,16 @@ fn bind_flag_forms() {
         "127.0.0.1:7".parse().unwrap()
     );
     assert!(parse_bind("nowhere").unwrap_err().contains("--bind"));
+}
+
+#[test]
+fn journal_durability() {
+    let s = GatewaySection::parse(None).unwrap();
+    assert_eq!(s.journal_durability, talon_journal::Durability::Full);
+    let v = json!({"journal": {"durability": "process-crash"}});
+    let s = GatewaySection::parse(Some(&v)).unwrap();
+    assert_eq!(
+        s.journal_durability,
+        talon_journal::Durability::ProcessCrash
+    );
 }
