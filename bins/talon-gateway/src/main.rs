@@ -87,8 +87,10 @@ fn reexec_with_state_dir(args: &Args) -> Option<ExitCode> {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TALON_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use std::io::IsTerminal as _;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .with_writer(std::io::stderr)
         .with_target(false)
         .try_init();

@@ -100,6 +100,7 @@ pub(crate) struct Inner {
     pub(crate) last_reload: RwLock<Option<ReloadReport>>,
     pub(crate) started_at: std::time::Instant,
     pub(crate) link: Link,
+    pub(crate) listen: std::net::SocketAddr,
     pub(crate) mcp_shutdown: talon_tasks::CancellationToken,
     pub(crate) sandbox_execs:
         std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Semaphore>>>,
@@ -219,6 +220,7 @@ impl Gateway {
             last_reload: RwLock::new(None),
             started_at: std::time::Instant::now(),
             link: Arc::clone(&link),
+            listen: addr,
             mcp_shutdown: talon_tasks::CancellationToken::new(),
             sandbox_execs: std::sync::Mutex::new(std::collections::HashMap::new()),
             options,
@@ -249,9 +251,7 @@ impl Gateway {
     /// The address to listen on (`--bind`, else the config, else
     /// `127.0.0.1:18789`).
     pub fn listen_addr(&self) -> std::net::SocketAddr {
-        self.generation()
-            .section
-            .listen_addr(self.inner.options.bind)
+        self.inner.listen
     }
 
     /// The metrics.
@@ -356,9 +356,7 @@ impl Gateway {
     }
 
     fn listen_addr_at_start(&self) -> std::net::SocketAddr {
-        self.generation()
-            .section
-            .listen_addr(self.inner.options.bind)
+        self.inner.listen
     }
 
     fn parts(&self) -> Parts<'_> {
