@@ -252,15 +252,7 @@ impl Gateway {
         }
         let generation = self.generation();
         let default_agent = generation.config.default_agent_id();
-        let main_of = |k: &str| -> Option<String> {
-            if k == "main" || k.is_empty() {
-                return Some(default_agent.clone());
-            }
-            let rest = k.strip_prefix("agent:")?;
-            let agent = rest.strip_suffix(":main")?;
-            (!agent.is_empty() && !agent.contains(':')).then(|| agent.to_owned())
-        };
-        let Some(agent) = main_of(key) else {
+        let Some(agent) = crate::sessions::main_session_agent(key, &default_agent) else {
             return Err(RpcError::not_found(format!(
                 "unknown session `{key}`: create it with sessions.create (an agent's main session, agent:<id>:main, is created on first use)"
             )));

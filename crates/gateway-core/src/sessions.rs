@@ -180,6 +180,16 @@ impl SessionRegistry {
     }
 }
 
+/// The agent whose main session `key` names: `main` (or empty) for the
+/// default agent, `agent:<id>:main` for `<id>`; `None` for anything else.
+pub(crate) fn main_session_agent(key: &str, default_agent: &str) -> Option<String> {
+    if key == "main" || key.is_empty() {
+        return Some(default_agent.to_owned());
+    }
+    let agent = key.strip_prefix("agent:")?.strip_suffix(":main")?;
+    (!agent.is_empty() && !agent.contains(':')).then(|| agent.to_owned())
+}
+
 /// Build a session from its parameters.
 pub(crate) fn build_session(
     params: SessionParams,
@@ -253,3 +263,7 @@ pub(crate) fn build_session(
         table: RwLock::new(None),
     })
 }
+
+#[cfg(test)]
+#[path = "sessions_tests.rs"]
+mod tests;
