@@ -35,7 +35,8 @@ async fn f2_f3_container_killed_or_call_cancelled_mid_exec() {
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();
     let config = format!(
         r#"{{ agents: {{ defaults: {{ workspace: "./ws", sandbox: {{ mode: "all", workspaceAccess: "rw",
-            docker: {{ image: "talon-sandbox-test:busybox" }} }} }}, list: [{{ id: "{agent}", default: true }}] }} }}"#
+            docker: {{ image: "talon-sandbox-test:busybox" }} }} }}, list: [{{ id: "{agent}", default: true }}] }},
+            gateway: {{ limits: {{ maxSandboxExecs: 1 }} }} }}"#
     );
     let gw = Gw::start_in(dir, &config);
     let session = format!("agent:{agent}:main");
@@ -89,6 +90,30 @@ async fn f2_f3_container_killed_or_call_cancelled_mid_exec() {
             .as_str()
             .unwrap()
             .contains("again")
+    );
+
+    // One sandboxed exec at a time on this engine (maxSandboxExecs 1): two
+    // one-second commands take two seconds.
+    let t = Instant::now();
+    let mut both = Vec::new();
+    for _ in 0..2 {
+        let (addr, token, s) = (gw.addr, gw.token.clone(), session.clone());
+        both.push(tokio::spawn(async move {
+            let mut w = Ws::connect(addr, Some(&token)).await.unwrap();
+            w.ok(
+                "tools.invoke",
+                json!({"sessionKey": s, "toolName": "exec", "params": {"command": "sleep 1"}}),
+            )
+            .await
+        }));
+    }
+    for b in both {
+        assert_eq!(b.await.unwrap()["status"], json!("ok"));
+    }
+    assert!(
+        t.elapsed() >= Duration::from_millis(1900),
+        "ran in parallel: {:?}",
+        t.elapsed()
     );
 
     // F3: cancel a call inside the container; its late write never lands
@@ -146,7 +171,11 @@ async fn f2_f3_container_killed_or_call_cancelled_mid_exec() {
         .filter(|c| c["tool"] == "exec")
         .map(|c| c["end"]["outcome"].as_str().unwrap())
         .collect();
-    assert_eq!(outcomes, ["cancelled", "ok", "error", "ok"], "{calls:?}");
+    assert_eq!(
+        outcomes,
+        ["cancelled", "ok", "ok", "ok", "error", "ok"],
+        "{calls:?}"
+    );
     let killed = calls
         .iter()
         .find(|c| c["end"]["outcome"] == "error")
