@@ -228,6 +228,14 @@ impl Gateway {
         };
         if let Err(e) = ack {
             tracing::error!(call = %call_id, error = %e, "the call journal could not record a terminal record");
+        } else if write_ahead {
+            // A call that ran a side effect is answered only once its
+            // terminal record is committed (I1). Read-only and refused
+            // calls are answered at once; their records follow in the
+            // writer's next batch.
+            if let Err(e) = self.inner.journal.flush().await {
+                tracing::error!(call = %call_id, error = %e, "the call journal could not commit a terminal record");
+            }
         }
         metrics.record_call(&name, kind, elapsed);
         if let InvokeOutcome::Blocked(b) = &outcome {
