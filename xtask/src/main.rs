@@ -94,6 +94,7 @@ fn bench() -> Result<(), String> {
         ("talon-sandbox-core", "sandbox_core"),
         ("talon-tasks", "ledger"),
         ("talon-cron", "scheduling"),
+        ("talon-gateway", "gateway"),
     ] {
         cargo(&[
             "bench",

@@ -1,8 +1,170 @@
-//! `talon-gateway`: the daemon (placeholder until its own issue).
+//! `talon-gateway`: the daemon. Thin: arguments, logging, signals and the
+//! config watcher; the behaviour lives in `talon-gateway-core`.
 
-fn main() -> std::process::ExitCode {
-    use std::io::Write;
-    let msg = "talon-gateway: not implemented yet (see issue 10)\n";
-    let _ = std::io::stderr().write_all(msg.as_bytes());
-    std::process::ExitCode::from(2)
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context as _, Result};
+use clap::Parser;
+use talon_gateway_core::{Gateway, GatewayOptions, parse_bind};
+use tokio::signal::unix::{SignalKind, signal};
+
+/// Run the Talon gateway: tool calls over WebSocket JSON-RPC (`/ws`),
+/// `POST /tools/invoke`, and MCP (`/mcp`), on 127.0.0.1:18789 by default.
+#[derive(Debug, Parser)]
+#[command(name = "talon-gateway", version, about)]
+struct Args {
+    /// Config file (default: $TALON_CONFIG, else ~/.talon/talon.json, else
+    /// built-in defaults).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// State directory: token, call journal, approvals, cron, tasks
+    /// (default: $TALON_STATE_DIR, else ~/.talon).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Listen address, HOST:PORT (default: gateway.bind/gateway.port of
+    /// the config, else 127.0.0.1:18789).
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if let Some(code) = reexec_with_state_dir(&args) {
+        return code;
+    }
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            let _ = writeln_stderr(&format!("talon-gateway: {e:#}"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn writeln_stderr(line: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    writeln!(err, "{line}")
+}
+
+/// The runtime's built-in tools read the state directory from
+/// `TALON_STATE_DIR`; `--state-dir` is handed to them by running this
+/// program again with that variable set (the environment cannot be
+/// changed safely once threads exist).
+fn reexec_with_state_dir(args: &Args) -> Option<ExitCode> {
+    use std::os::unix::process::CommandExt as _;
+    let dir = args.state_dir.as_ref()?;
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+    let current = std::env::var_os(talon_config::STATE_DIR_ENV);
+    if current.as_deref() == Some(dir.as_os_str()) {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let err = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env(talon_config::STATE_DIR_ENV, &dir)
+        .exec();
+    let _ = writeln_stderr(&format!(
+        "talon-gateway: cannot re-run itself with --state-dir: {err}"
+    ));
+    Some(ExitCode::from(2))
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TALON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use std::io::IsTerminal as _;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+async fn run(args: Args) -> Result<()> {
+    let bind = args
+        .bind
+        .as_deref()
+        .map(parse_bind)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let state_dir = match &args.state_dir {
+        Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
+        None => talon_config::state_dir(),
+    };
+    let options = GatewayOptions {
+        config_path: args.config.clone(),
+        state_dir,
+        bind,
+    };
+    let gw = Gateway::open(options).context("cannot start the gateway")?;
+    let listener = talon_gateway_core::bind(&gw).await?;
+    let addr = listener
+        .local_addr()
+        .context("cannot read the listen address")?;
+    tracing::info!(
+        %addr,
+        token_file = %gw.token_path().display(),
+        state_dir = %gw.state_dir().display(),
+        "talon-gateway listening (ws://{addr}/ws, http://{addr}/healthz, http://{addr}/mcp)"
+    );
+    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    let mut hup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
+    let watch_path = talon_config::resolve_config_path(args.config.as_deref())
+        .path()
+        .map(PathBuf::from);
+    let reload_gw = gw.clone();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let mut seen = watch_path.as_deref().and_then(stamp);
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            tokio::select! {
+                _ = term.recv() => { tracing::info!("SIGTERM: draining"); break; }
+                _ = int.recv() => { tracing::info!("SIGINT: draining"); break; }
+                _ = hup.recv() => {
+                    tracing::info!("SIGHUP: reloading the configuration");
+                    reload_gw.reload();
+                    seen = watch_path.as_deref().and_then(stamp);
+                }
+                _ = tick.tick() => {
+                    let now = watch_path.as_deref().and_then(stamp);
+                    if now != seen {
+                        seen = now;
+                        tracing::info!("the config file changed: reloading");
+                        reload_gw.reload();
+                    }
+                }
+            }
+        }
+        let _ = stop_tx.send(());
+    });
+    talon_gateway_core::serve(gw, listener, async move {
+        let _ = stop_rx.await;
+    })
+    .await?;
+    tracing::info!("talon-gateway stopped");
+    Ok(())
+}
+
+/// What identifies a version of the config file: modification time and size.
+fn stamp(path: &std::path::Path) -> Option<(SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
 }

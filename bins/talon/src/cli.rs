@@ -83,12 +83,17 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Sandbox(SandboxCommand),
     /// Cron: preview expressions; list, add, remove jobs and their runs in
-    /// the local store (`<state dir>/talon.db`).
+    /// the local store (`<state dir>/talon.db`), or on a running gateway
+    /// with --gateway.
+    Cron(CronArgs),
+    /// The detached-task ledger in the local store, or on a running
+    /// gateway with --gateway.
+    Tasks(TasksArgs),
+    /// The gateway daemon: run it, check it, call its API.
     #[command(subcommand)]
-    Cron(CronCommand),
-    /// The detached-task ledger in the local store.
-    #[command(subcommand)]
-    Tasks(TasksCommand),
+    Gateway(GatewayCommand),
+    /// Approvals waiting on a running gateway: list, approve, deny.
+    Approvals(ApprovalsArgs),
     /// MCP servers: the agent's materialised tools, one call through the
     /// gate.
     #[command(subcommand)]
@@ -422,4 +427,112 @@ pub(crate) enum ConfigCommand {
     },
     /// Print the JSON Schema of the whole config file.
     Schema,
+}
+
+/// How to reach a running gateway.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct GatewayTarget {
+    /// The gateway: ws://HOST:PORT[/ws], http://HOST:PORT or HOST:PORT
+    /// (default for gateway and approvals commands: ws://127.0.0.1:18789/ws).
+    #[arg(long, global = true, value_name = "URL")]
+    pub(crate) gateway: Option<String>,
+    /// Bearer token (default: $TALON_GATEWAY_TOKEN, else the token file
+    /// in the state dir).
+    #[arg(
+        long,
+        global = true,
+        value_name = "TOKEN",
+        env = "TALON_GATEWAY_TOKEN",
+        hide_env_values = true
+    )]
+    pub(crate) token: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CronArgs {
+    #[command(flatten)]
+    pub(crate) target: GatewayTarget,
+    #[command(subcommand)]
+    pub(crate) command: CronCommand,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TasksArgs {
+    #[command(flatten)]
+    pub(crate) target: GatewayTarget,
+    #[command(subcommand)]
+    pub(crate) command: TasksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum GatewayCommand {
+    /// Run the gateway daemon in the foreground (the `talon-gateway`
+    /// program beside this one, with these arguments).
+    Run {
+        /// Listen address, HOST:PORT.
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<String>,
+        /// State directory.
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+    },
+    /// Whether a gateway answers, and its health (exit 1 when it does not).
+    Status {
+        #[command(flatten)]
+        target: GatewayTarget,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one API method and print its result as JSON (exit 1 on an
+    /// error answer).
+    Call {
+        /// The method, e.g. health, tools.list, tools.invoke.
+        method: String,
+        /// The params, a JSON object.
+        #[arg(long, default_value = "{}", value_name = "JSON")]
+        params: String,
+        /// Seconds to wait for the answer.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+        #[command(flatten)]
+        target: GatewayTarget,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ApprovalsArgs {
+    #[command(flatten)]
+    pub(crate) target: GatewayTarget,
+    #[command(subcommand)]
+    pub(crate) command: ApprovalsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ApprovalsCommand {
+    /// Pending approvals, oldest first.
+    List {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Allow a pending call (once, or --always to remember the grant).
+    Approve {
+        /// Approval id.
+        id: String,
+        /// allow-always instead of allow-once.
+        #[arg(long)]
+        always: bool,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deny a pending call.
+    Deny {
+        /// Approval id.
+        id: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }

@@ -78,8 +78,18 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
         Command::Sandbox(SandboxCommand::Resolve { path, write, json }) => {
             crate::sandbox_cmd::sandbox_resolve(&cli.ctx, path, *write, *json, out)
         }
-        Command::Cron(c) => crate::cron_cmd::run(&cli.ctx, c, out),
-        Command::Tasks(c) => crate::tasks_cmd::run(c, out),
+        Command::Cron(c) => match &c.target.gateway {
+            Some(_) if !matches!(c.command, crate::cli::CronCommand::Next { .. }) => {
+                crate::gateway_cmd::cron_remote(&c.target, &c.command, out)
+            }
+            _ => crate::cron_cmd::run(&cli.ctx, &c.command, out),
+        },
+        Command::Tasks(c) => match &c.target.gateway {
+            Some(_) => crate::gateway_cmd::tasks_remote(&c.target, &c.command, out),
+            None => crate::tasks_cmd::run(&c.command, out),
+        },
+        Command::Gateway(c) => crate::gateway_cmd::run(&cli.ctx, c, out),
+        Command::Approvals(a) => crate::gateway_cmd::approvals(&a.target, &a.command, out),
         Command::Config(ConfigCommand::Schema) => {
             let schema = talon_config::config_schema();
             out.push_str(&serde_json::to_string_pretty(&schema)?);

@@ -12,6 +12,7 @@ mod call;
 mod cli;
 mod commands;
 mod cron_cmd;
+mod gateway_cmd;
 mod mcp_cmd;
 mod sandbox_cmd;
 mod sandbox_manage;

@@ -1,3 +1,71 @@
-//! The behaviour behind `talon-gateway`.
+//! The behaviour behind `talon-gateway`: one long-running, loopback-first
+//! service that hosts Talon's tool runtime for agents in any language and
+//! for any MCP client.
 //!
-//! (Skeleton: filled in by the gateway issue.)
+//! - [`Gateway::open`] loads the configuration, opens the state (the
+//!   generated token, the call journal with crash recovery, persisted
+//!   approvals, cron and the task ledger) and compiles one *generation*
+//!   (the runtime and the accepted tokens). [`Gateway::reload`] swaps in a
+//!   new generation, or keeps the last good one and says why.
+//! - [`serve`] serves [`router`]: `/ws` (JSON-RPC 2.0 over WebSocket,
+//!   bearer-token auth on connect, scopes per [`METHODS`]), `GET /healthz`,
+//!   `GET /metrics`, `POST /tools/invoke` (OpenClaw's request/response) and
+//!   the MCP server at `/mcp`.
+//! - Every tool call, whatever the surface, takes one path
+//!   ([`Gateway::invoke`]): the session's cached tool table (rebuilt after
+//!   a reload) → a durable `started` journal record for side-effecting
+//!   tools → `ToolTable::invoke` (policy, hooks, approvals, sandbox) →
+//!   output cap → exactly one terminal journal record → metrics.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), talon_gateway_core::GatewayError> {
+//! use talon_gateway_core::{Gateway, GatewayOptions};
+//! let gw = Gateway::open(GatewayOptions {
+//!     state_dir: "/tmp/talon-state".into(),
+//!     ..GatewayOptions::default()
+//! })?;
+//! let listener = talon_gateway_core::bind(&gw).await?;
+//! talon_gateway_core::serve(gw, listener, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! This crate does not run agents or talk to model providers (a runner
+//! client subscribes for the runs cron needs), does not parse command
+//! lines or handle signals (the `talon-gateway` binary does), and does not
+//! implement tools (the runtime's families do).
+#![deny(missing_docs)]
+
+pub use crate::auth::{TOKEN_FILE_NAME, TokenSet, bearer, load_or_create_token};
+pub use crate::error::GatewayError;
+pub use crate::gateway::{Gateway, GatewayOptions, JOURNAL_FILE_NAME, ReloadReport};
+pub use crate::http::router;
+pub use crate::invoke::{CallReport, cap_output, needs_write_ahead};
+pub use crate::mcp_source::SESSION_HEADER;
+pub use crate::metrics::{CallOutcomeKind, Metrics};
+pub use crate::rpc::RpcError;
+pub use crate::scope::{METHODS, Scope, required_scope};
+pub use crate::serve::{bind, serve};
+pub use crate::sessions::{SessionInfo, SessionParams};
+pub use crate::settings::{DEFAULT_PORT, GatewaySection, Limits, parse_bind};
+
+/// JSON-RPC 2.0 framing and error codes.
+pub mod rpc;
+
+mod auth;
+mod clock;
+mod error;
+mod extras;
+mod gateway;
+mod http;
+mod invoke;
+mod mcp_source;
+mod methods;
+mod metrics;
+mod outbound;
+mod runner;
+mod scope;
+mod serve;
+mod sessions;
+mod settings;
+mod tools_family;
+mod ws;

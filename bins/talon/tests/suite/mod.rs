@@ -2,6 +2,7 @@ mod builtin;
 mod call;
 mod config;
 mod cron;
+mod gateway;
 mod mcp;
 mod policy;
 mod sandbox;

@@ -13,7 +13,7 @@ use talon_fs_bridge::{
 use talon_sandbox_core::{
     LaunchRequest, LaunchedProcess, ProcessLauncher, SandboxError, SandboxHandle,
 };
-use tokio::sync::OnceCell;
+use tokio::sync::Mutex;
 
 /// What makes the sandbox: called until it succeeds (a failure is not
 /// cached, so the next call retries, e.g. after the engine comes back).
@@ -21,12 +21,14 @@ pub(crate) type EnsureFn = dyn Fn() -> Pin<Box<dyn Future<Output = Result<Arc<dy
     + Send
     + Sync;
 
-/// One scope's sandbox, ensured on first use and then shared.
+/// One scope's sandbox, ensured on first use and then shared. A handle
+/// whose container died (killed, removed, engine restarted) is dropped when
+/// a launch reports it, and the sandbox is ensured again.
 pub(crate) struct LazySandbox {
     backend_id: String,
     workdir: String,
     ensure: Box<EnsureFn>,
-    handle: OnceCell<Arc<dyn SandboxHandle>>,
+    handle: Mutex<Option<Arc<dyn SandboxHandle>>>,
 }
 
 impl std::fmt::Debug for LazySandbox {
@@ -34,7 +36,10 @@ impl std::fmt::Debug for LazySandbox {
         f.debug_struct("LazySandbox")
             .field("backend", &self.backend_id)
             .field("workdir", &self.workdir)
-            .field("ready", &self.handle.initialized())
+            .field(
+                "ready",
+                &self.handle.try_lock().map(|h| h.is_some()).unwrap_or(true),
+            )
             .finish()
     }
 }
@@ -50,16 +55,28 @@ impl LazySandbox {
             backend_id: backend_id.into(),
             workdir: workdir.into(),
             ensure,
-            handle: OnceCell::new(),
+            handle: Mutex::new(None),
         }
     }
 
     /// The sandbox, creating it if this is the first use.
     pub(crate) async fn handle(&self) -> Result<Arc<dyn SandboxHandle>, SandboxError> {
-        self.handle
-            .get_or_try_init(|| (self.ensure)())
-            .await
-            .map(Arc::clone)
+        let mut slot = self.handle.lock().await;
+        if let Some(h) = slot.as_ref() {
+            return Ok(Arc::clone(h));
+        }
+        let h = (self.ensure)().await?;
+        *slot = Some(Arc::clone(&h));
+        Ok(h)
+    }
+
+    /// Drop `stale` (if it is still the cached handle) so the next use
+    /// ensures the sandbox again.
+    async fn forget(&self, stale: &Arc<dyn SandboxHandle>) {
+        let mut slot = self.handle.lock().await;
+        if slot.as_ref().is_some_and(|h| Arc::ptr_eq(h, stale)) {
+            *slot = None;
+        }
     }
 
     async fn bridge(&self, path: &str) -> Result<Arc<dyn FsBridge>, FsError> {
@@ -147,6 +164,21 @@ impl ProcessLauncher for LazySandboxLauncher {
 
     async fn launch(&self, request: LaunchRequest) -> Result<LaunchedProcess, SandboxError> {
         let handle = self.0.handle().await?;
-        handle.launcher().launch(request).await
+        match handle.launcher().launch(request.clone()).await {
+            // The backend says the container is gone or stopped: ensure
+            // the sandbox again (recreate or start it) and retry once, so
+            // a dead container does not wedge the session.
+            Err(SandboxError::Exec(message)) if message.contains("ensure the sandbox again") => {
+                tracing::warn!(
+                    target: "talon::runtime",
+                    backend = %self.0.backend_id,
+                    "the sandbox container is gone; ensuring it again"
+                );
+                self.0.forget(&handle).await;
+                let handle = self.0.handle().await?;
+                handle.launcher().launch(request).await
+            }
+            other => other,
+        }
     }
 }

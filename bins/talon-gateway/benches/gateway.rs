@@ -1,0 +1,421 @@
+//! The gateway end to end: the release daemon and this client on the same
+//! machine; sequential and 8-way `tools.invoke` of `session_status` and of
+//! a policy-denied `exec`, over WebSocket and `POST /tools/invoke`.
+//! Reports req/s, p50/p90/p99, gateway CPU per request (from
+//! `/proc/<pid>/stat`), idle RSS, RSS after 100k calls and time to healthy.
+//! Run with `cargo bench -p talon-gateway --bench gateway`; the figures are
+//! also written to `target/gateway-bench.json`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{SinkExt as _, StreamExt as _};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+const BIN: &str = env!("CARGO_BIN_EXE_talon-gateway");
+const TICKS_PER_SEC: f64 = 100.0;
+
+struct Daemon {
+    child: Child,
+    addr: SocketAddr,
+    token: String,
+    healthy_after: Duration,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start() -> Daemon {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("talon.json");
+    std::fs::write(&cfg, r#"{"tools": {"deny": ["exec"]}}"#).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let state = dir.path().join("state");
+    let t0 = Instant::now();
+    let child = Command::new(BIN)
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--state-dir")
+        .arg(&state)
+        .arg("--bind")
+        .arg(addr.to_string())
+        .env("HOME", dir.path())
+        .env("TALON_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    loop {
+        if let Ok(mut s) = std::net::TcpStream::connect(addr) {
+            use std::io::{Read as _, Write as _};
+            let _ = s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            let mut buf = String::new();
+            let _ = s.read_to_string(&mut buf);
+            if buf.starts_with("HTTP/1.1 200") {
+                break;
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "not healthy");
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let healthy_after = t0.elapsed();
+    let token = std::fs::read_to_string(state.join("gateway.token"))
+        .unwrap()
+        .trim()
+        .to_owned();
+    Daemon {
+        child,
+        addr,
+        token,
+        healthy_after,
+        _dir: dir,
+    }
+}
+
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit_once(')').unwrap().1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime) are at 11 and 12 after the `)`.
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kib / 1024.0
+}
+
+#[derive(Clone, Copy)]
+enum Transport {
+    Ws,
+    Http,
+}
+
+#[derive(Clone, Copy)]
+enum Call {
+    Status,
+    DeniedExec,
+}
+
+struct WsClient {
+    ws: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>,
+    id: u64,
+}
+
+impl WsClient {
+    async fn connect(d: &Daemon) -> WsClient {
+        let mut req = format!("ws://{}/ws", d.addr).into_client_request().unwrap();
+        req.headers_mut().insert(
+            "authorization",
+            format!("Bearer {}", d.token).parse().unwrap(),
+        );
+        let (ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+        WsClient { ws, id: 0 }
+    }
+
+    async fn invoke(&mut self, call: Call) {
+        self.id += 1;
+        let (tool, params) = match call {
+            Call::Status => ("session_status", json!({})),
+            Call::DeniedExec => ("exec", json!({"command": "id"})),
+        };
+        let frame = json!({"jsonrpc": "2.0", "id": self.id, "method": "tools.invoke",
+            "params": {"sessionKey": "main", "toolName": tool, "params": params}});
+        self.ws
+            .send(Message::Text(frame.to_string().into()))
+            .await
+            .unwrap();
+        loop {
+            match self.ws.next().await.unwrap().unwrap() {
+                Message::Text(t) => {
+                    let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                    if v["id"] == json!(self.id) {
+                        let want = match call {
+                            Call::Status => "ok",
+                            Call::DeniedExec => "blocked",
+                        };
+                        assert_eq!(v["result"]["status"], json!(want), "{v}");
+                        return;
+                    }
+                }
+                _ => continue,
+            }
+        }
+    }
+}
+
+struct HttpClient {
+    stream: BufReader<TcpStream>,
+    token: String,
+}
+
+impl HttpClient {
+    async fn connect(d: &Daemon) -> HttpClient {
+        let s = TcpStream::connect(d.addr).await.unwrap();
+        s.set_nodelay(true).unwrap();
+        HttpClient {
+            stream: BufReader::new(s),
+            token: d.token.clone(),
+        }
+    }
+
+    async fn invoke(&mut self, call: Call) {
+        let body = match call {
+            Call::Status => json!({"tool": "session_status", "args": {}}),
+            Call::DeniedExec => json!({"tool": "exec", "args": {"command": "id"}}),
+        }
+        .to_string();
+        let req = format!(
+            "POST /tools/invoke HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.token,
+            body.len()
+        );
+        self.stream
+            .get_mut()
+            .write_all(req.as_bytes())
+            .await
+            .unwrap();
+        // Headers, then a Content-Length body.
+        let mut head = Vec::with_capacity(512);
+        loop {
+            let b = self.stream.read_u8().await.unwrap();
+            head.push(b);
+            if head.ends_with(b"\r\n\r\n") {
+                break;
+            }
+        }
+        let head = String::from_utf8(head).unwrap();
+        let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let len: usize = head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse().ok())?
+            })
+            .unwrap();
+        let mut body = vec![0u8; len];
+        self.stream.read_exact(&mut body).await.unwrap();
+        let want = match call {
+            Call::Status => 200,
+            Call::DeniedExec => 404,
+        };
+        assert_eq!(status, want, "{}", String::from_utf8_lossy(&body));
+    }
+}
+
+struct Figures {
+    name: String,
+    calls: usize,
+    rps: f64,
+    p50_us: f64,
+    p90_us: f64,
+    p99_us: f64,
+    cpu_us_per_call: f64,
+}
+
+async fn scenario(d: &Daemon, t: Transport, c: Call, ways: usize, per_way: usize) -> Figures {
+    let pid = d.child.id();
+    let mut handles = Vec::new();
+    let barrier = Arc::new(tokio::sync::Barrier::new(ways + 1));
+    for _ in 0..ways {
+        let barrier = Arc::clone(&barrier);
+        let mut ws = match t {
+            Transport::Ws => Some(WsClient::connect(d).await),
+            Transport::Http => None,
+        };
+        let mut http = match t {
+            Transport::Http => Some(HttpClient::connect(d).await),
+            Transport::Ws => None,
+        };
+        handles.push(tokio::spawn(async move {
+            // Warm-up, not measured.
+            for _ in 0..200 {
+                if let Some(w) = ws.as_mut() {
+                    w.invoke(c).await
+                } else if let Some(h) = http.as_mut() {
+                    h.invoke(c).await
+                }
+            }
+            barrier.wait().await;
+            let mut lat = Vec::with_capacity(per_way);
+            for _ in 0..per_way {
+                let s = Instant::now();
+                if let Some(w) = ws.as_mut() {
+                    w.invoke(c).await
+                } else if let Some(h) = http.as_mut() {
+                    h.invoke(c).await
+                }
+                lat.push(s.elapsed());
+            }
+            lat
+        }));
+    }
+    barrier.wait().await;
+    let cpu0 = cpu_ticks(pid);
+    let t0 = Instant::now();
+    let mut lat = Vec::new();
+    for h in handles {
+        lat.extend(h.await.unwrap());
+    }
+    let wall = t0.elapsed();
+    let cpu = cpu_ticks(pid) - cpu0;
+    lat.sort_unstable();
+    let pct =
+        |p: f64| lat[((lat.len() as f64 * p) as usize).min(lat.len() - 1)].as_secs_f64() * 1e6;
+    let calls = lat.len();
+    let name = format!(
+        "{} {} {}",
+        match t {
+            Transport::Ws => "ws",
+            Transport::Http => "http",
+        },
+        if ways == 1 {
+            "sequential".to_owned()
+        } else {
+            format!("{ways}-way")
+        },
+        match c {
+            Call::Status => "session_status",
+            Call::DeniedExec => "denied exec",
+        },
+    );
+    Figures {
+        name,
+        calls,
+        rps: calls as f64 / wall.as_secs_f64(),
+        p50_us: pct(0.50),
+        p90_us: pct(0.90),
+        p99_us: pct(0.99),
+        cpu_us_per_call: cpu as f64 / TICKS_PER_SEC * 1e6 / calls as f64,
+    }
+}
+
+fn main() {
+    // `cargo bench` passes harness flags (`--bench`, criterion's options);
+    // this runner takes none.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    // Time to healthy: the median of five fresh starts (new state dir:
+    // token generated, databases created).
+    let mut starts: Vec<Duration> = (0..5).map(|_| start().healthy_after).collect();
+    starts.sort_unstable();
+    let healthy = starts[2];
+    let d = start();
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = rss_mib(d.child.id());
+    let plan: &[(Transport, Call, usize, usize)] = &[
+        (Transport::Ws, Call::Status, 1, 10_000),
+        (Transport::Ws, Call::DeniedExec, 1, 10_000),
+        (Transport::Ws, Call::Status, 8, 2_500),
+        (Transport::Ws, Call::DeniedExec, 8, 2_500),
+        (Transport::Http, Call::Status, 1, 10_000),
+        (Transport::Http, Call::DeniedExec, 1, 10_000),
+        (Transport::Http, Call::Status, 8, 2_500),
+        (Transport::Http, Call::DeniedExec, 8, 2_500),
+    ];
+    let mut results = Vec::new();
+    let mut total = 0usize;
+    let mut rss_trace = vec![(0usize, idle)];
+    // Warm-up: the first few thousand calls grow the allocator's pools
+    // and the journal's file; not measured.
+    let w = rt.block_on(scenario(&d, Transport::Ws, Call::Status, 2, 2_500));
+    total += w.calls + 400;
+    rss_trace.push((total, rss_mib(d.child.id())));
+    for &(t, c, ways, per) in plan {
+        let f = rt.block_on(scenario(&d, t, c, ways, per));
+        total += f.calls + 200 * ways;
+        rss_trace.push((total, rss_mib(d.child.id())));
+        results.push(f);
+    }
+    // Keep going (the 8-way mixes again, on fresh connections) to well
+    // past 100,000 calls: RSS must stay flat once the allocator and the
+    // SQLite caches have reached their working size.
+    let target: usize = std::env::var("TALON_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200_000);
+    while total < target {
+        for (t, c) in [
+            (Transport::Ws, Call::DeniedExec),
+            (Transport::Http, Call::Status),
+        ] {
+            let f = rt.block_on(scenario(&d, t, c, 8, 2_500));
+            total += f.calls + 1_600;
+        }
+        rss_trace.push((total, rss_mib(d.child.id())));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let after = rss_mib(d.child.id());
+    println!("\ntalon-gateway end to end (client and gateway on the same machine)");
+    println!(
+        "time to healthy (median of 5 fresh starts): {:.1} ms (all: {})",
+        healthy.as_secs_f64() * 1e3,
+        starts
+            .iter()
+            .map(|s| format!("{:.1}", s.as_secs_f64() * 1e3))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!("idle RSS: {idle:.1} MiB; RSS after {total} calls: {after:.1} MiB");
+    let trace: Vec<String> = rss_trace
+        .iter()
+        .map(|(n, r)| format!("{n}: {r:.1}"))
+        .collect();
+    println!("RSS (MiB) by calls so far: {}\n", trace.join(", "));
+    println!(
+        "{:<34} {:>8} {:>10} {:>9} {:>9} {:>9} {:>12}",
+        "scenario", "calls", "req/s", "p50 µs", "p90 µs", "p99 µs", "CPU µs/call"
+    );
+    for f in &results {
+        println!(
+            "{:<34} {:>8} {:>10.0} {:>9.0} {:>9.0} {:>9.0} {:>12.1}",
+            f.name, f.calls, f.rps, f.p50_us, f.p90_us, f.p99_us, f.cpu_us_per_call
+        );
+    }
+    let doc = json!({
+        "healthyMs": healthy.as_secs_f64() * 1e3,
+        "idleRssMiB": idle,
+        "rssAfterCallsMiB": after,
+        "calls": total,
+        "rssTrace": rss_trace.iter().map(|(n, r)| json!({"calls": n, "rssMiB": r})).collect::<Vec<_>>(),
+        "scenarios": results.iter().map(|f| json!({
+            "name": f.name, "calls": f.calls, "reqPerSec": f.rps,
+            "p50Us": f.p50_us, "p90Us": f.p90_us, "p99Us": f.p99_us, "cpuUsPerCall": f.cpu_us_per_call,
+        })).collect::<Vec<_>>(),
+    });
+    let out =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/gateway-bench.json");
+    let _ = std::fs::write(out, serde_json::to_string_pretty(&doc).unwrap());
+}

@@ -1,0 +1,405 @@
+//! The CLI as a gateway client: `talon gateway run|status|call`,
+//! `talon approvals list|approve|deny`, and `--gateway URL` on `cron` and
+//! `tasks`.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use futures::{SinkExt as _, StreamExt as _};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+use crate::Status;
+use crate::cli::{
+    ApprovalsCommand, ContextArgs, CronCommand, GatewayCommand, GatewayTarget, TasksCommand,
+};
+
+/// The default gateway URL.
+const DEFAULT_URL: &str = "ws://127.0.0.1:18789/ws";
+
+/// `ws://host:port/ws` from what the user typed.
+pub(crate) fn ws_url(raw: Option<&str>) -> Result<String> {
+    let raw = raw.map(str::trim).filter(|s| !s.is_empty());
+    let Some(raw) = raw else {
+        return Ok(DEFAULT_URL.to_owned());
+    };
+    let (scheme, rest) = match raw.split_once("://") {
+        Some(("ws" | "http", rest)) => ("ws", rest),
+        Some(("wss" | "https", rest)) => ("wss", rest),
+        Some((other, _)) => bail!(
+            "--gateway `{raw}`: unsupported scheme `{other}` (use ws://, wss://, http:// or https://)"
+        ),
+        None => ("ws", raw),
+    };
+    let rest = rest.trim_end_matches('/');
+    if rest.is_empty() {
+        bail!("--gateway `{raw}`: no host");
+    }
+    let path = if rest.contains('/') { "" } else { "/ws" };
+    Ok(format!("{scheme}://{rest}{path}"))
+}
+
+/// The token: --token / $TALON_GATEWAY_TOKEN, else the state dir's file.
+fn token(target: &GatewayTarget) -> Result<String> {
+    if let Some(t) = target
+        .token
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        return Ok(t.to_owned());
+    }
+    let path = talon_config::state_dir().join("gateway.token");
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "no token: pass --token or set TALON_GATEWAY_TOKEN, or run on the gateway's host (token file {} not readable)",
+            path.display()
+        )
+    })?;
+    Ok(text.trim().to_owned())
+}
+
+/// One JSON-RPC call over a fresh WebSocket connection. `Ok(Err(error))`
+/// for an error answer.
+pub(crate) fn call(
+    target: &GatewayTarget,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<std::result::Result<Value, Value>> {
+    let url = ws_url(target.gateway.as_deref())?;
+    let token = token(target)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let mut req = url
+            .as_str()
+            .into_client_request()
+            .with_context(|| format!("bad gateway URL {url}"))?;
+        req.headers_mut().insert(
+            "authorization",
+            format!("Bearer {token}")
+                .parse()
+                .map_err(|_| anyhow!("the token holds characters not allowed in a header"))?,
+        );
+        let (mut ws, _) = tokio::time::timeout(
+            Duration::from_secs(10),
+            tokio_tungstenite::connect_async(req),
+        )
+        .await
+        .map_err(|_| anyhow!("cannot reach the gateway at {url}: timed out"))?
+        .map_err(|e| anyhow!("cannot reach the gateway at {url}: {e}"))?;
+        let frame = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        ws.send(Message::Text(frame.to_string().into()))
+            .await
+            .map_err(|e| anyhow!("sending to the gateway: {e}"))?;
+        let answer = tokio::time::timeout(timeout, async {
+            while let Some(msg) = ws.next().await {
+                let msg = msg.map_err(|e| anyhow!("reading from the gateway: {e}"))?;
+                if let Message::Text(t) = msg {
+                    let v: Value = serde_json::from_str(t.as_str())
+                        .map_err(|e| anyhow!("the gateway sent invalid JSON: {e}"))?;
+                    if v.get("id") == Some(&json!(1)) {
+                        return Ok(v);
+                    }
+                }
+            }
+            Err(anyhow!(
+                "the gateway closed the connection before answering"
+            ))
+        })
+        .await
+        .map_err(|_| anyhow!("no answer from the gateway within {} s", timeout.as_secs()))??;
+        let _ = ws.close(None).await;
+        Ok(match answer.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(answer.get("result").cloned().unwrap_or(Value::Null)),
+        })
+    })
+}
+
+fn print(v: &Value, out: &mut String) -> Result<()> {
+    out.push_str(&serde_json::to_string_pretty(v)?);
+    out.push('\n');
+    Ok(())
+}
+
+/// Print a result (JSON) or an error answer (JSON with `error`, exit 1).
+fn finish(answer: std::result::Result<Value, Value>, out: &mut String) -> Result<Status> {
+    match answer {
+        Ok(v) => {
+            print(&v, out)?;
+            Ok(Status::Ok)
+        }
+        Err(e) => {
+            print(&json!({"error": e}), out)?;
+            Ok(Status::No)
+        }
+    }
+}
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> Result<Status> {
+    match cmd {
+        GatewayCommand::Run { bind, state_dir } => {
+            run_daemon(ctx, bind.as_deref(), state_dir.as_deref())
+        }
+        GatewayCommand::Status { target, json } => {
+            match call(target, "health", json!({}), Duration::from_secs(10)) {
+                Ok(Ok(h)) => {
+                    if *json {
+                        print(&h, out)?;
+                    } else {
+                        writeln!(
+                            out,
+                            "gateway {}: {} (generation {}, {} sessions, {} in flight, {} approvals pending, up {} ms)",
+                            ws_url(target.gateway.as_deref())?,
+                            h["status"].as_str().unwrap_or("?"),
+                            h["generation"],
+                            h["sessions"],
+                            h["inFlight"],
+                            h["approvalsPending"],
+                            h["uptimeMs"]
+                        )?;
+                    }
+                    Ok(Status::Ok)
+                }
+                Ok(Err(e)) => finish(Err(e), out),
+                Err(e) => {
+                    if *json {
+                        print(&json!({"ok": false, "error": format!("{e:#}")}), out)?;
+                    } else {
+                        writeln!(out, "gateway not reachable: {e:#}")?;
+                    }
+                    Ok(Status::No)
+                }
+            }
+        }
+        GatewayCommand::Call {
+            method,
+            params,
+            timeout,
+            target,
+        } => {
+            let params: Value =
+                serde_json::from_str(params).context("--params is not valid JSON")?;
+            if !params.is_object() && !params.is_array() {
+                bail!("--params must be a JSON object, e.g. '{{\"sessionKey\": \"main\"}}'");
+            }
+            finish(
+                call(target, method, params, Duration::from_secs(*timeout))?,
+                out,
+            )
+        }
+    }
+}
+
+fn run_daemon(
+    ctx: &ContextArgs,
+    bind: Option<&str>,
+    state_dir: Option<&std::path::Path>,
+) -> Result<Status> {
+    use std::os::unix::process::CommandExt as _;
+    let exe = std::env::current_exe().context("cannot find this program")?;
+    let beside = exe.with_file_name("talon-gateway");
+    let program = if beside.exists() {
+        beside
+    } else {
+        std::path::PathBuf::from("talon-gateway")
+    };
+    let mut cmd = std::process::Command::new(&program);
+    if let Some(c) = &ctx.config {
+        cmd.arg("--config").arg(c);
+    }
+    if let Some(b) = bind {
+        cmd.arg("--bind").arg(b);
+    }
+    if let Some(d) = state_dir {
+        cmd.arg("--state-dir").arg(d);
+    }
+    let err = cmd.exec();
+    bail!(
+        "cannot run {}: {err} (build it with `cargo build -p talon-gateway`)",
+        program.display()
+    )
+}
+
+pub(crate) fn approvals(
+    target: &GatewayTarget,
+    cmd: &ApprovalsCommand,
+    out: &mut String,
+) -> Result<Status> {
+    match cmd {
+        ApprovalsCommand::List { json } => {
+            let answer = call(target, "approvals.list", json!({}), TIMEOUT)?;
+            let Ok(v) = answer else {
+                return finish(answer, out);
+            };
+            if *json {
+                print(&v["approvals"], out)?;
+            } else {
+                let list = v["approvals"].as_array().cloned().unwrap_or_default();
+                if list.is_empty() {
+                    writeln!(out, "no approvals pending")?;
+                }
+                for a in list {
+                    writeln!(
+                        out,
+                        "{}  {}  {}  {}: {}\n    params: {}",
+                        a["id"].as_str().unwrap_or("?"),
+                        a["sessionKey"].as_str().unwrap_or("?"),
+                        a["toolName"].as_str().unwrap_or("?"),
+                        talon_hooks::approval::display_text(a["title"].as_str().unwrap_or("")),
+                        talon_hooks::approval::display_text(
+                            a["description"].as_str().unwrap_or("")
+                        ),
+                        talon_hooks::approval::display_text(
+                            a["paramsPreview"].as_str().unwrap_or("")
+                        ),
+                    )?;
+                }
+            }
+            Ok(Status::Ok)
+        }
+        ApprovalsCommand::Approve { id, always, json } => {
+            let decision = if *always {
+                "allow-always"
+            } else {
+                "allow-once"
+            };
+            resolve(target, id, decision, *json, out)
+        }
+        ApprovalsCommand::Deny { id, json } => resolve(target, id, "deny", *json, out),
+    }
+}
+
+fn resolve(
+    target: &GatewayTarget,
+    id: &str,
+    decision: &str,
+    json: bool,
+    out: &mut String,
+) -> Result<Status> {
+    let answer = call(
+        target,
+        "approvals.resolve",
+        json!({"id": id, "decision": decision}),
+        TIMEOUT,
+    )?;
+    let Ok(v) = answer else {
+        return finish(answer, out);
+    };
+    let applied = v["applied"] == json!(true);
+    if json {
+        print(&v, out)?;
+    } else if applied {
+        writeln!(out, "{id}: {decision}")?;
+    } else {
+        writeln!(
+            out,
+            "{id}: not applied ({})",
+            v["outcome"].as_str().unwrap_or("?")
+        )?;
+    }
+    Ok(if applied { Status::Ok } else { Status::No })
+}
+
+pub(crate) fn cron_remote(
+    target: &GatewayTarget,
+    cmd: &CronCommand,
+    out: &mut String,
+) -> Result<Status> {
+    let (method, params) = match cmd {
+        CronCommand::Next { .. } => bail!("`cron next` is computed locally; drop --gateway"),
+        CronCommand::List { all, .. } => ("cron.list", json!({"includeDisabled": all})),
+        CronCommand::Add {
+            name,
+            at,
+            every,
+            cron,
+            tz,
+            message,
+            system_event,
+            tools,
+            disabled,
+            keep_after_run,
+            ..
+        } => {
+            let schedule = match (at, every, cron) {
+                (Some(at), _, _) => json!({"kind": "at", "at": at}),
+                (_, Some(ms), _) => json!({"kind": "every", "everyMs": ms}),
+                (_, _, Some(expr)) => json!({"kind": "cron", "expr": expr, "tz": tz}),
+                _ => bail!("give one of --at, --every or --cron"),
+            };
+            let payload = match (message, system_event) {
+                (Some(m), _) => json!({"kind": "agentTurn", "message": m}),
+                (_, Some(t)) => json!({"kind": "systemEvent", "text": t}),
+                _ => bail!("give --message (an agent turn) or --system-event TEXT"),
+            };
+            let mut job = json!({"name": name, "schedule": schedule, "payload": payload, "enabled": !disabled});
+            if *keep_after_run {
+                job["deleteAfterRun"] = json!(false);
+            }
+            if let Some(t) = tools {
+                job["toolsAllow"] = json!(t);
+            }
+            ("cron.add", json!({"job": job}))
+        }
+        CronCommand::Remove { id, .. } => ("cron.remove", json!({"jobId": id})),
+        CronCommand::Runs { id, limit, .. } => ("cron.runs", json!({"jobId": id, "limit": limit})),
+    };
+    finish(call(target, method, params, TIMEOUT)?, out)
+}
+
+pub(crate) fn tasks_remote(
+    target: &GatewayTarget,
+    cmd: &TasksCommand,
+    out: &mut String,
+) -> Result<Status> {
+    let (method, params) = match cmd {
+        TasksCommand::List {
+            status,
+            runtime,
+            limit,
+            ..
+        } => {
+            if runtime.is_some() {
+                bail!("--runtime is not supported with --gateway (filter the JSON instead)");
+            }
+            ("tasks.list", json!({"status": status, "limit": limit}))
+        }
+        TasksCommand::Show { id, .. } => ("tasks.get", json!({"taskId": id})),
+        TasksCommand::Cancel { id, reason, .. } => {
+            ("tasks.cancel", json!({"taskId": id, "reason": reason}))
+        }
+    };
+    finish(call(target, method, params, TIMEOUT)?, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ws_url;
+
+    #[test]
+    fn gateway_urls() {
+        assert_eq!(ws_url(None).unwrap_or_default(), "ws://127.0.0.1:18789/ws");
+        assert_eq!(
+            ws_url(Some("127.0.0.1:5")).unwrap_or_default(),
+            "ws://127.0.0.1:5/ws"
+        );
+        assert_eq!(
+            ws_url(Some("http://h:1/")).unwrap_or_default(),
+            "ws://h:1/ws"
+        );
+        assert_eq!(
+            ws_url(Some("wss://h:1/ws")).unwrap_or_default(),
+            "wss://h:1/ws"
+        );
+        assert!(ws_url(Some("ftp://h")).is_err());
+    }
+}

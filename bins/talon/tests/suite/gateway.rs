@@ -1,0 +1,217 @@
+//! The CLI as a client of a running `talon-gateway`: `gateway status|call`,
+//! `approvals list|approve|deny`, `--gateway` on `cron` and `tasks`.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::util::{Run, talon};
+
+/// The daemon beside the `talon` binary, built if it is not there yet.
+fn gateway_bin() -> PathBuf {
+    let talon = PathBuf::from(env!("CARGO_BIN_EXE_talon"));
+    let bin = talon.with_file_name("talon-gateway");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "talon-gateway"])
+            .status()
+            .unwrap();
+        assert!(status.success(), "cannot build talon-gateway");
+    }
+    bin
+}
+
+struct Daemon {
+    child: Child,
+    dir: tempfile::TempDir,
+    url: String,
+    token: String,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(config: &str) -> Daemon {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("talon.json");
+    std::fs::write(&cfg, config).unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(gateway_bin())
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--bind")
+        .arg(format!("127.0.0.1:{port}"))
+        .env("HOME", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let token_file = dir.path().join("state/gateway.token");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !(token_file.exists() && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()) {
+        assert!(Instant::now() < deadline, "the gateway did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let token = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    Daemon {
+        child,
+        dir,
+        url: format!("127.0.0.1:{port}"),
+        token,
+    }
+}
+
+fn with(d: &Daemon, args: &[&str]) -> Run {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--gateway", &d.url, "--token", &d.token]);
+    talon(&all)
+}
+
+#[test]
+fn status_call_cron_and_tasks_through_a_running_gateway() {
+    let d = start(r#"{"tools": {"deny": ["exec"]}}"#);
+    let r = with(&d, &["gateway", "status", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json()["ok"], json!(true));
+    let r = with(
+        &d,
+        &[
+            "gateway",
+            "call",
+            "tools.invoke",
+            "--params",
+            r#"{"sessionKey":"main","toolName":"session_status"}"#,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json()["status"], json!("ok"));
+    let r = with(
+        &d,
+        &[
+            "gateway",
+            "call",
+            "tools.invoke",
+            "--params",
+            r#"{"sessionKey":"main","toolName":"exec","params":{"command":"id"}}"#,
+        ],
+    );
+    assert_eq!(r.json()["status"], json!("blocked"));
+    // An error answer: exit 1 with the error as JSON.
+    let r = with(&d, &["gateway", "call", "no.such.method"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.json()["error"]["code"], json!(-32601));
+    // A wrong token is refused.
+    let r = talon(&[
+        "gateway",
+        "call",
+        "health",
+        "--gateway",
+        &d.url,
+        "--token",
+        "wrong-token-0123456789",
+    ]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("401"), "{r:?}");
+    // cron and tasks act on the gateway's stores.
+    let r = with(
+        &d,
+        &[
+            "cron",
+            "add",
+            "--name",
+            "nightly",
+            "--every",
+            "3600000",
+            "--message",
+            "tidy up",
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let id = r.json()["job"]["id"].as_str().unwrap().to_owned();
+    let r = with(&d, &["cron", "list"]);
+    assert!(r.stdout.contains(&id), "{r:?}");
+    let r = with(&d, &["cron", "runs", &id]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = with(&d, &["cron", "remove", &id]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = with(&d, &["tasks", "list"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.json()["tasks"].is_array());
+    let r = with(&d, &["tasks", "show", "nope"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    // Nothing listening: status says so, exit 1.
+    let r = talon(&[
+        "gateway",
+        "status",
+        "--gateway",
+        "127.0.0.1:1",
+        "--token",
+        "x",
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("not reachable"), "{r:?}");
+    let _ = &d.dir;
+}
+
+#[test]
+fn approvals_list_and_approve_a_waiting_call() {
+    let d = start(
+        r#"{"tools": {"hooks": {"beforeToolCall": [{"id": "ask", "matcher": ["exec"],
+            "command": ["/bin/sh", "-c", "cat >/dev/null; printf '%s' '{\"requireApproval\":{\"title\":\"Run?\",\"description\":\"exec\",\"timeoutMs\":20000}}'"]}]}}}"#,
+    );
+    let marker = d.dir.path().join("ran");
+    let params = json!({"sessionKey": "main", "toolName": "exec", "params": {"command": format!("touch {}", marker.display())}}).to_string();
+    let (url, token) = (d.url.clone(), d.token.clone());
+    let waiting = std::thread::spawn(move || {
+        talon(&[
+            "gateway",
+            "call",
+            "tools.invoke",
+            "--params",
+            &params,
+            "--gateway",
+            &url,
+            "--token",
+            &token,
+        ])
+    });
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let id = loop {
+        let r = with(&d, &["approvals", "list", "--json"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        let list: Value = r.json();
+        if let Some(a) = list.as_array().and_then(|l| l.first()) {
+            break a["id"].as_str().unwrap().to_owned();
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let r = with(&d, &["approvals", "list"]);
+    assert!(r.stdout.contains(&id) && r.stdout.contains("Run?"), "{r:?}");
+    let r = with(&d, &["approvals", "approve", &id]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let done = waiting.join().unwrap();
+    assert_eq!(done.code, 0, "{done:?}");
+    assert_eq!(done.json()["status"], json!("ok"));
+    assert!(marker.exists());
+    // A second answer is not applied: exit 1.
+    let r = with(&d, &["approvals", "deny", &id]);
+    assert_eq!(r.code, 1, "{r:?}");
+}

@@ -1,0 +1,288 @@
+//! The HTTP surface: `/ws`, `/healthz`, `/metrics`, `POST /tools/invoke`
+//! and the MCP server at `/mcp`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::Router;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use talon_hooks::approval::ApprovalBroker as _;
+use talon_runtime::InvokeOutcome;
+
+use crate::gateway::Gateway;
+use crate::metrics::CallOutcomeKind;
+use crate::scope::Scope;
+
+/// The gateway's routes.
+pub fn router(gw: Gateway) -> Router {
+    let mcp = talon_mcp_serve::router(Arc::new(crate::mcp_source::GatewayToolSource::new(
+        gw.clone(),
+    )));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/ws", get(ws))
+        .route("/tools/invoke", post(tools_invoke))
+        .nest_service("/mcp", mcp)
+        .with_state(gw)
+}
+
+/// Why a request was not authenticated.
+pub(crate) enum AuthFailure {
+    Missing,
+    Invalid,
+    Limited,
+}
+
+impl AuthFailure {
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            AuthFailure::Missing | AuthFailure::Invalid => StatusCode::UNAUTHORIZED,
+            AuthFailure::Limited => StatusCode::TOO_MANY_REQUESTS,
+        }
+    }
+
+    pub(crate) fn message(&self) -> &'static str {
+        match self {
+            AuthFailure::Missing => {
+                "missing bearer token: send `Authorization: Bearer <token>` (the token is in the gateway's state dir, file gateway.token, or in gateway.auth of the config)"
+            }
+            AuthFailure::Invalid => "invalid token",
+            AuthFailure::Limited => {
+                "too many failed authentication attempts from this address; wait and retry"
+            }
+        }
+    }
+}
+
+impl Gateway {
+    /// Authenticate a request's bearer token (rate limited per address).
+    pub(crate) fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        peer: Option<std::net::IpAddr>,
+    ) -> Result<(Scope, String), AuthFailure> {
+        if let Some(ip) = peer
+            && self.inner.limiter.is_limited(ip)
+        {
+            self.inner
+                .metrics
+                .auth_failures
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(AuthFailure::Limited);
+        }
+        let header = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let fail = |f: AuthFailure| {
+            self.inner
+                .metrics
+                .auth_failures
+                .fetch_add(1, Ordering::Relaxed);
+            if let Some(ip) = peer {
+                self.inner.limiter.failed(ip);
+            }
+            f
+        };
+        let Some(token) = crate::auth::bearer(header) else {
+            return Err(fail(AuthFailure::Missing));
+        };
+        match self.scope_of(token) {
+            Some(scope) => Ok((scope, token.to_owned())),
+            None => Err(fail(AuthFailure::Invalid)),
+        }
+    }
+}
+
+fn json_error(status: StatusCode, kind: &str, message: &str) -> Response {
+    (
+        status,
+        axum::Json(json!({"ok": false, "error": {"type": kind, "message": message}})),
+    )
+        .into_response()
+}
+
+async fn healthz(State(gw): State<Gateway>) -> Response {
+    let status = if gw.is_shutting_down() {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    (
+        status,
+        axum::Json(json!({"ok": status == StatusCode::OK, "status": if gw.is_shutting_down() {"draining"} else {"ok"}})),
+    )
+        .into_response()
+}
+
+async fn metrics(
+    State(gw): State<Gateway>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(f) = gw.authenticate(&headers, Some(peer.ip())) {
+        return json_error(f.status(), "unauthorized", f.message());
+    }
+    let pending = gw.inner.broker.pending().len();
+    let containers = crate::extras::sandbox_container_count(&gw);
+    let text = gw
+        .inner
+        .metrics
+        .render(pending, containers, gw.inner.sessions.len());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn ws(
+    State(gw): State<Gateway>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let (scope, token) = match gw.authenticate(&headers, Some(peer.ip())) {
+        Ok(a) => a,
+        Err(f) => return json_error(f.status(), "unauthorized", f.message()),
+    };
+    if gw.is_shutting_down() {
+        return json_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "the gateway is shutting down",
+        );
+    }
+    let max = gw.limits().max_frame_bytes;
+    upgrade
+        .max_message_size(max)
+        .max_frame_size(max)
+        .on_upgrade(move |socket| crate::ws::serve_connection(gw, socket, scope, token))
+}
+
+/// OpenClaw's `POST /tools/invoke` request.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InvokeBody {
+    tool: String,
+    #[serde(default)]
+    action: Option<String>,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default)]
+    session_key: Option<String>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+}
+
+async fn tools_invoke(
+    State(gw): State<Gateway>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let scope = match gw.authenticate(&headers, Some(peer.ip())) {
+        Ok((s, _)) => s,
+        Err(f) => return json_error(f.status(), "unauthorized", f.message()),
+    };
+    if !scope.covers(Scope::Agent) {
+        return json_error(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "POST /tools/invoke needs the agent scope; this token is read-only",
+        );
+    }
+    let body: InvokeBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!(
+                    "the body must be {{\"tool\": NAME, \"args\": {{…}}, \"sessionKey\"?: KEY}}: {e}"
+                ),
+            );
+        }
+    };
+    let mut args = match body.args {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) => m,
+        Some(_) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "`args` must be a JSON object",
+            );
+        }
+    };
+    if let Some(action) = body.action {
+        args.entry("action").or_insert(Value::String(action));
+    }
+    let session = body.session_key.unwrap_or_else(|| "main".to_owned());
+    let report = match gw
+        .invoke_spawned(session, body.tool_call_id, body.tool, Value::Object(args))
+        .await
+    {
+        Ok(r) => r,
+        Err(e) if e.code == crate::rpc::NOT_FOUND => {
+            return json_error(StatusCode::NOT_FOUND, "not_found", &e.message);
+        }
+        Err(e) if e.code == crate::rpc::UNAVAILABLE => {
+            return json_error(StatusCode::SERVICE_UNAVAILABLE, "unavailable", &e.message);
+        }
+        Err(e) => return json_error(StatusCode::INTERNAL_SERVER_ERROR, "internal", &e.message),
+    };
+    match (&report.outcome, report.kind) {
+        (InvokeOutcome::Completed { result, .. }, _) => (
+            StatusCode::OK,
+            axum::Json(json!({
+                "ok": true,
+                "result": result,
+                "callId": report.call_id,
+                "truncated": report.truncated,
+            })),
+        )
+            .into_response(),
+        (InvokeOutcome::Blocked(b), _) => {
+            // A tool the policy removed is "not available" (404), as in
+            // OpenClaw; any other block (hook, approval, loop) is 403.
+            let policy = b.denied_reason == talon_hooks::DeniedReason::ToolPolicy;
+            let status = if policy {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::FORBIDDEN
+            };
+            let mut v = report.to_json();
+            v["ok"] = json!(false);
+            v["error"] = json!({
+                "type": if policy { "not_found" } else { "blocked" },
+                "message": b.reason,
+            });
+            (status, axum::Json(v)).into_response()
+        }
+        (InvokeOutcome::Failed(e), kind) => {
+            let (status, kind_name) = match (e, kind) {
+                (talon_tool_catalog::ToolError::Input { .. }, _) => {
+                    (StatusCode::BAD_REQUEST, "tool_error")
+                }
+                (_, CallOutcomeKind::Cancelled) => (StatusCode::SERVICE_UNAVAILABLE, "cancelled"),
+                (_, CallOutcomeKind::Timeout) => (StatusCode::GATEWAY_TIMEOUT, "timeout"),
+                _ => (StatusCode::INTERNAL_SERVER_ERROR, "tool_error"),
+            };
+            let mut v = report.to_json();
+            v["ok"] = json!(false);
+            v["error"] = json!({"type": kind_name, "message": e.to_string()});
+            (status, axum::Json(v)).into_response()
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! Listening, serving and the graceful stop.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+
+use crate::error::GatewayError;
+use crate::gateway::Gateway;
+
+/// Bind the gateway's address (refusing a non-loopback one without a
+/// configured token, which [`Gateway::open`] already checked).
+pub async fn bind(gw: &Gateway) -> Result<TcpListener, GatewayError> {
+    let addr = gw.listen_addr();
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| GatewayError::Bind {
+            addr: addr.to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// Serve on `listener` until `stop` resolves, then drain: refuse new
+/// calls, wait up to the drain timeout for in-flight ones, cancel the
+/// rest, kill child processes and flush the journal.
+pub async fn serve(
+    gw: Gateway,
+    listener: TcpListener,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), GatewayError> {
+    let app = crate::http::router(gw.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let drain_gw = gw.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        stop.await;
+        let deadline = drain_gw.limits().drain_timeout;
+        drain_gw.shutdown(deadline).await;
+        let _ = stopped_tx.send(());
+    });
+    // Open WebSocket connections keep a graceful axum server alive; once
+    // the drain is done, stop waiting for them.
+    tokio::select! {
+        r = server => r.map_err(|e| GatewayError::Internal(format!("server: {e}")))?,
+        () = async {
+            let _ = stopped_rx.await;
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        } => {}
+    }
+    Ok(())
+}

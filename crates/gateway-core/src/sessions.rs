@@ -1,0 +1,269 @@
+//! Sessions: what a session binds (agent, key, provider/model, sender,
+//! group, trigger, parent) and its cached tool table.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use serde::{Deserialize, Serialize};
+use talon_hooks::Requester;
+use talon_runtime::{RunSpec, Runtime, ToolTable};
+use talon_tool_policy::{RunContext, SubagentKind, Trigger};
+
+use crate::rpc::RpcError;
+
+/// What `sessions.create` takes (every field optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionParams {
+    /// The session key (default: `agent:<agent>:gw:<random>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+    /// The agent (default: the config's default agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The model provider (`openai`, `anthropic`, …): picks the schema
+    /// dialect and the provider policy layers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The sender id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<String>,
+    /// Whether the sender is the owner (`false` removes owner-only tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_is_owner: Option<bool>,
+    /// The group chat / channel id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The message channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Why the run started (`user`, `cron`, `heartbeat`, `memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<Trigger>,
+    /// The parent session: this one is its sub-agent and gets at most the
+    /// parent's effective tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_key: Option<String>,
+    /// With a parent: a leaf sub-agent (may not spawn further).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<bool>,
+}
+
+/// A session as listed.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The key.
+    pub session_key: String,
+    /// The agent.
+    pub agent_id: String,
+    /// What it was created with.
+    pub params: SessionParams,
+    /// Whether it runs sandboxed.
+    pub sandboxed: bool,
+    /// When it was created (Unix ms).
+    pub created_at_ms: u64,
+}
+
+/// A table built for one config generation.
+#[derive(Debug)]
+pub(crate) struct BuiltTable {
+    pub(crate) generation: u64,
+    pub(crate) table: Arc<ToolTable>,
+}
+
+/// One session.
+#[derive(Debug)]
+pub(crate) struct Session {
+    pub(crate) info: SessionInfo,
+    spec: RunSpec,
+    table: RwLock<Option<Arc<BuiltTable>>>,
+}
+
+impl Session {
+    /// The table for `generation`, assembled on first use and after every
+    /// reload (calls already running keep the table they started with).
+    pub(crate) fn table(&self, generation: u64, runtime: &Runtime) -> Arc<BuiltTable> {
+        if let Ok(t) = self.table.read()
+            && let Some(b) = t.as_ref()
+            && b.generation == generation
+        {
+            return Arc::clone(b);
+        }
+        let mut slot = match self.table.write() {
+            Ok(s) => s,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(b) = slot.as_ref()
+            && b.generation == generation
+        {
+            return Arc::clone(b);
+        }
+        let built = Arc::new(BuiltTable {
+            generation,
+            table: Arc::new(runtime.assemble(self.spec.clone())),
+        });
+        *slot = Some(Arc::clone(&built));
+        built
+    }
+
+    /// The current table, if one was built.
+    pub(crate) fn current_table(&self) -> Option<Arc<BuiltTable>> {
+        self.table.read().ok().and_then(|t| t.clone())
+    }
+}
+
+/// Every open session.
+#[derive(Debug, Default)]
+pub(crate) struct SessionRegistry {
+    map: RwLock<HashMap<String, Arc<Session>>>,
+}
+
+impl SessionRegistry {
+    pub(crate) fn get(&self, key: &str) -> Option<Arc<Session>> {
+        self.map.read().ok().and_then(|m| m.get(key).cloned())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.read().map(|m| m.len()).unwrap_or(0)
+    }
+
+    pub(crate) fn list(&self) -> Vec<Arc<Session>> {
+        let mut v: Vec<Arc<Session>> = self
+            .map
+            .read()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default();
+        v.sort_by(|a, b| a.info.session_key.cmp(&b.info.session_key));
+        v
+    }
+
+    pub(crate) fn remove(&self, key: &str) -> Option<Arc<Session>> {
+        match self.map.write() {
+            Ok(mut m) => m.remove(key),
+            Err(p) => p.into_inner().remove(key),
+        }
+    }
+
+    /// Insert, or return the existing session when it was created with
+    /// the same parameters.
+    pub(crate) fn insert(&self, session: Session, max: usize) -> Result<Arc<Session>, RpcError> {
+        let mut m = match self.map.write() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        if let Some(existing) = m.get(&session.info.session_key) {
+            if existing.info.params == session.info.params
+                || session.info.params.session_key.is_none()
+            {
+                return Ok(Arc::clone(existing));
+            }
+            return Err(RpcError::params(format!(
+                "session `{}` already exists with other parameters; close it first (sessions.close) or pick another sessionKey",
+                session.info.session_key
+            )));
+        }
+        if m.len() >= max {
+            return Err(RpcError::new(
+                crate::rpc::UNAVAILABLE,
+                format!(
+                    "the gateway holds its maximum of {max} sessions (gateway.limits.maxSessions); close some first"
+                ),
+            ));
+        }
+        let arc = Arc::new(session);
+        m.insert(arc.info.session_key.clone(), Arc::clone(&arc));
+        Ok(arc)
+    }
+}
+
+/// The agent whose main session `key` names: `main` (or empty) for the
+/// default agent, `agent:<id>:main` for `<id>`; `None` for anything else.
+pub(crate) fn main_session_agent(key: &str, default_agent: &str) -> Option<String> {
+    if key == "main" || key.is_empty() {
+        return Some(default_agent.to_owned());
+    }
+    let agent = key.strip_prefix("agent:")?.strip_suffix(":main")?;
+    (!agent.is_empty() && !agent.contains(':')).then(|| agent.to_owned())
+}
+
+/// Build a session from its parameters.
+pub(crate) fn build_session(
+    params: SessionParams,
+    default_agent: &str,
+    sandbox_mode: impl Fn(&str) -> talon_tool_policy::SandboxMode,
+    parent: Option<(&Session, &[String])>,
+    key_suffix: &str,
+) -> Result<Session, RpcError> {
+    let agent = params
+        .agent_id
+        .as_deref()
+        .unwrap_or(default_agent)
+        .trim()
+        .to_lowercase();
+    if agent.is_empty() || agent.len() > 128 || agent.chars().any(char::is_control) {
+        return Err(RpcError::params(
+            "agentId must be 1–128 printable characters",
+        ));
+    }
+    let key = match params.session_key.as_deref().map(str::trim) {
+        Some(k) if k.is_empty() || k.len() > 512 || k.chars().any(char::is_control) => {
+            return Err(RpcError::params(
+                "sessionKey must be 1–512 printable characters",
+            ));
+        }
+        Some(k) => k.to_owned(),
+        None => format!("agent:{agent}:gw:{key_suffix}"),
+    };
+    let mut ctx = RunContext::new(agent.clone());
+    ctx.session_key.clone_from(&key);
+    ctx.model_provider.clone_from(&params.provider);
+    ctx.model.clone_from(&params.model);
+    ctx.sender_id.clone_from(&params.sender);
+    ctx.sender_is_owner = params.sender_is_owner;
+    ctx.group_id.clone_from(&params.group);
+    ctx.message_provider.clone_from(&params.channel);
+    ctx.trigger = params.trigger.unwrap_or_default();
+    ctx.sandboxed = talon_tool_policy::is_session_sandboxed(sandbox_mode(&agent), &agent, &key);
+    if let Some((_, parent_tools)) = parent {
+        ctx.subagent = Some(if params.leaf.unwrap_or(false) {
+            SubagentKind::Leaf
+        } else {
+            SubagentKind::Orchestrator
+        });
+        ctx.inherited = Some(parent_tools.to_vec());
+    }
+    let mut spec = RunSpec::new(ctx);
+    spec.session_id = Some(key.clone());
+    spec.run_id = Some(format!("gw-{key_suffix}"));
+    spec.requester = Some(Requester {
+        channel: Some(
+            params
+                .channel
+                .clone()
+                .unwrap_or_else(|| "gateway".to_owned()),
+        ),
+        sender_id: params.sender.clone(),
+        sender_is_owner: params.sender_is_owner,
+        ..Requester::default()
+    });
+    let sandboxed = spec.context.sandboxed;
+    Ok(Session {
+        info: SessionInfo {
+            session_key: key,
+            agent_id: agent,
+            params,
+            sandboxed,
+            created_at_ms: crate::clock::now_ms(),
+        },
+        spec,
+        table: RwLock::new(None),
+    })
+}
+
+#[cfg(test)]
+#[path = "sessions_tests.rs"]
+mod tests;

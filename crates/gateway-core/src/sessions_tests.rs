@@ -1,0 +1,108 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use talon_tool_policy::SandboxMode;
+
+use super::*;
+
+fn off(_: &str) -> SandboxMode {
+    SandboxMode::Off
+}
+
+#[test]
+fn main_session_keys() {
+    assert_eq!(main_session_agent("main", "ops").as_deref(), Some("ops"));
+    assert_eq!(
+        main_session_agent("agent:dev:main", "ops").as_deref(),
+        Some("dev")
+    );
+    assert_eq!(main_session_agent("agent:dev:other", "ops"), None);
+    assert_eq!(main_session_agent("agent:a:b:main", "ops"), None);
+    assert_eq!(main_session_agent("agent::main", "ops"), None);
+    assert_eq!(main_session_agent("s1", "ops"), None);
+}
+
+#[test]
+fn a_session_binds_its_context_and_a_child_is_capped_by_its_parent() {
+    let params = SessionParams {
+        session_key: Some("s1".into()),
+        agent_id: Some("Dev".into()),
+        provider: Some("openai".into()),
+        sender: Some("u1".into()),
+        sender_is_owner: Some(false),
+        group: Some("g1".into()),
+        trigger: Some(Trigger::Cron),
+        ..SessionParams::default()
+    };
+    let s = build_session(params, "main", off, None, "abc").unwrap();
+    assert_eq!(s.info.agent_id, "dev");
+    assert_eq!(s.spec.context.session_key, "s1");
+    assert_eq!(s.spec.context.model_provider.as_deref(), Some("openai"));
+    assert_eq!(s.spec.context.sender_is_owner, Some(false));
+    assert_eq!(s.spec.context.group_id.as_deref(), Some("g1"));
+    assert_eq!(s.spec.context.trigger, Trigger::Cron);
+    assert!(s.spec.context.subagent.is_none());
+
+    let parent_tools = vec!["read".to_owned(), "session_status".to_owned()];
+    let child = SessionParams {
+        parent_session_key: Some("s1".into()),
+        leaf: Some(true),
+        ..SessionParams::default()
+    };
+    let c = build_session(child, "main", off, Some((&s, &parent_tools)), "def").unwrap();
+    assert_eq!(c.info.session_key, "agent:main:gw:def");
+    assert_eq!(
+        c.spec.context.inherited.as_deref(),
+        Some(parent_tools.as_slice())
+    );
+    assert_eq!(c.spec.context.subagent, Some(SubagentKind::Leaf));
+}
+
+#[test]
+fn bad_keys_and_agents_are_refused() {
+    for params in [
+        SessionParams {
+            session_key: Some("  ".into()),
+            ..SessionParams::default()
+        },
+        SessionParams {
+            session_key: Some("a\u{7}b".into()),
+            ..SessionParams::default()
+        },
+        SessionParams {
+            agent_id: Some("x".repeat(200)),
+            ..SessionParams::default()
+        },
+    ] {
+        assert!(build_session(params, "main", off, None, "k").is_err());
+    }
+}
+
+#[test]
+fn the_registry_is_bounded_and_idempotent() {
+    let reg = SessionRegistry::default();
+    let mk = |key: &str, model: Option<&str>| {
+        build_session(
+            SessionParams {
+                session_key: Some(key.into()),
+                model: model.map(str::to_owned),
+                ..SessionParams::default()
+            },
+            "main",
+            off,
+            None,
+            "k",
+        )
+        .unwrap()
+    };
+    reg.insert(mk("a", None), 2).unwrap();
+    // The same parameters again: the existing session.
+    reg.insert(mk("a", None), 2).unwrap();
+    // Other parameters under the same key: refused.
+    assert!(reg.insert(mk("a", Some("m")), 2).is_err());
+    reg.insert(mk("b", None), 2).unwrap();
+    let full = reg.insert(mk("c", None), 2).unwrap_err();
+    assert_eq!(full.code, crate::rpc::UNAVAILABLE);
+    assert_eq!(reg.len(), 2);
+    assert!(reg.remove("a").is_some());
+    assert!(reg.get("a").is_none());
+}

@@ -1,0 +1,282 @@
+//! The `gateway` config section, the listen address and the limits.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::auth::TokenSet;
+use crate::scope::Scope;
+
+/// The default port (OpenClaw's).
+pub const DEFAULT_PORT: u16 = 18789;
+
+/// Resource limits. Every queue and buffer the gateway keeps is bounded by
+/// one of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Frames queued for one WebSocket client before it counts as a slow
+    /// consumer and is disconnected.
+    pub outbound_frames: usize,
+    /// The largest tool result (text bytes) sent back; the rest is cut with
+    /// a note.
+    pub max_output_bytes: usize,
+    /// Requests one connection may have executing at once (further frames
+    /// wait unread).
+    pub max_in_flight_per_connection: usize,
+    /// The largest incoming frame.
+    pub max_frame_bytes: usize,
+    /// How long a graceful stop waits for in-flight calls.
+    pub drain_timeout: Duration,
+    /// How long a cron run waits for a subscribed runner client.
+    pub runner_wait: Duration,
+    /// Open sessions at most.
+    pub max_sessions: usize,
+    /// Concurrent `exec` calls in sandboxed sessions per sandbox engine
+    /// (backend); further calls wait their turn.
+    pub max_sandbox_execs: usize,
+    /// Auth failures per address before it is locked out for the window.
+    pub auth_max_failures: u32,
+    /// The auth-failure window.
+    pub auth_window: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            outbound_frames: 1024,
+            max_output_bytes: 256 * 1024,
+            max_in_flight_per_connection: 64,
+            max_frame_bytes: 4 * 1024 * 1024,
+            drain_timeout: Duration::from_secs(10),
+            runner_wait: Duration::from_secs(30),
+            max_sessions: 10_000,
+            max_sandbox_execs: 8,
+            auth_max_failures: 10,
+            auth_window: Duration::from_secs(60),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Section {
+    #[serde(default)]
+    port: Option<u16>,
+    #[serde(default)]
+    bind: Option<String>,
+    #[serde(default)]
+    auth: Option<AuthSection>,
+    #[serde(default)]
+    limits: Option<LimitsSection>,
+    #[serde(default)]
+    journal: Option<JournalSection>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JournalSection {
+    #[serde(default)]
+    durability: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AuthSection {
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default)]
+    tokens: Vec<TokenEntry>,
+    #[serde(default)]
+    max_failures: Option<u32>,
+    #[serde(default)]
+    window_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenEntry {
+    token: String,
+    scope: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LimitsSection {
+    outbound_frames: Option<usize>,
+    max_output_bytes: Option<usize>,
+    max_in_flight_per_connection: Option<usize>,
+    max_frame_bytes: Option<usize>,
+    drain_timeout_ms: Option<u64>,
+    runner_wait_ms: Option<u64>,
+    max_sessions: Option<usize>,
+    max_sandbox_execs: Option<usize>,
+}
+
+/// What the `gateway` section says, checked.
+#[derive(Debug, Clone, Default)]
+pub struct GatewaySection {
+    /// `gateway.port`.
+    pub port: Option<u16>,
+    /// `gateway.bind`: `loopback` (default), `lan` (all interfaces) or an
+    /// IP address.
+    pub bind: Option<IpAddr>,
+    /// Tokens from `gateway.auth.token` (operator) and
+    /// `gateway.auth.tokens[]` (each with its scope).
+    pub tokens: TokenSet,
+    /// The limits.
+    pub limits: Limits,
+    /// `gateway.journal.durability`: `full` (default: every commit synced
+    /// to the device) or `process-crash` (synced at checkpoints; survives
+    /// the process being killed, not a power loss). Read at start only.
+    pub journal_durability: talon_journal::Durability,
+}
+
+impl GatewaySection {
+    /// Read the section (OpenClaw keys this version does not use are
+    /// ignored; the keys it uses must have the right shape).
+    pub fn parse(value: Option<&Value>) -> Result<GatewaySection, String> {
+        let Some(value) = value else {
+            return Ok(GatewaySection::default());
+        };
+        let section: Section =
+            serde_json::from_value(value.clone()).map_err(|e| format!("gateway: {e}"))?;
+        let bind = match section.bind.as_deref().map(str::trim) {
+            None | Some("loopback" | "") => None,
+            Some("lan" | "all") => Some(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+            Some(other) => Some(other.parse::<IpAddr>().map_err(|_| {
+                format!("gateway.bind: `{other}` is not `loopback`, `lan` or an IP address")
+            })?),
+        };
+        let mut tokens = TokenSet::new();
+        let mut limits = Limits::default();
+        if let Some(auth) = section.auth {
+            if let Some(t) = auth.token.as_deref() {
+                check_token(t, "gateway.auth.token")?;
+                tokens.add(t, Scope::Operator);
+            }
+            for (i, e) in auth.tokens.iter().enumerate() {
+                let key = format!("gateway.auth.tokens[{i}]");
+                check_token(&e.token, &format!("{key}.token"))?;
+                let scope = Scope::parse(&e.scope).ok_or_else(|| {
+                    format!(
+                        "{key}.scope: `{}` is not operator, agent or read-only",
+                        e.scope
+                    )
+                })?;
+                tokens.add(&e.token, scope);
+            }
+            if let Some(n) = auth.max_failures {
+                limits.auth_max_failures = n.max(1);
+            }
+            if let Some(ms) = auth.window_ms {
+                limits.auth_window = Duration::from_millis(ms.max(1));
+            }
+        }
+        if let Some(l) = section.limits {
+            let positive = |v: Option<usize>, key: &str, cur: usize| -> Result<usize, String> {
+                match v {
+                    Some(0) => Err(format!("gateway.limits.{key}: must be at least 1")),
+                    Some(n) => Ok(n),
+                    None => Ok(cur),
+                }
+            };
+            limits.outbound_frames =
+                positive(l.outbound_frames, "outboundFrames", limits.outbound_frames)?;
+            limits.max_output_bytes = positive(
+                l.max_output_bytes,
+                "maxOutputBytes",
+                limits.max_output_bytes,
+            )?;
+            limits.max_in_flight_per_connection = positive(
+                l.max_in_flight_per_connection,
+                "maxInFlightPerConnection",
+                limits.max_in_flight_per_connection,
+            )?;
+            limits.max_frame_bytes =
+                positive(l.max_frame_bytes, "maxFrameBytes", limits.max_frame_bytes)?;
+            limits.max_sessions = positive(l.max_sessions, "maxSessions", limits.max_sessions)?;
+            limits.max_sandbox_execs = positive(
+                l.max_sandbox_execs,
+                "maxSandboxExecs",
+                limits.max_sandbox_execs,
+            )?;
+            if let Some(ms) = l.drain_timeout_ms {
+                limits.drain_timeout = Duration::from_millis(ms);
+            }
+            if let Some(ms) = l.runner_wait_ms {
+                limits.runner_wait = Duration::from_millis(ms);
+            }
+        }
+        let journal_durability = match section
+            .journal
+            .and_then(|j| j.durability)
+            .as_deref()
+            .map(str::trim)
+        {
+            None | Some("full") => talon_journal::Durability::Full,
+            Some("process-crash") => talon_journal::Durability::ProcessCrash,
+            Some(other) => {
+                return Err(format!(
+                    "gateway.journal.durability: `{other}` is not `full` or `process-crash`"
+                ));
+            }
+        };
+        Ok(GatewaySection {
+            port: section.port,
+            bind,
+            tokens,
+            limits,
+            journal_durability,
+        })
+    }
+
+    /// The address to listen on: `cli` (`--bind`) wins; else
+    /// `gateway.bind` + `gateway.port`; else `127.0.0.1:18789`.
+    pub fn listen_addr(&self, cli: Option<SocketAddr>) -> SocketAddr {
+        cli.unwrap_or_else(|| {
+            SocketAddr::new(
+                self.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+                self.port.unwrap_or(DEFAULT_PORT),
+            )
+        })
+    }
+}
+
+fn check_token(token: &str, key: &str) -> Result<(), String> {
+    if token.trim().chars().count() < 16 {
+        return Err(format!(
+            "{key}: a gateway token must have at least 16 characters (generate one with `openssl rand -hex 32`)"
+        ));
+    }
+    Ok(())
+}
+
+/// Parse a `--bind` value: `HOST:PORT`, a bare `PORT`, or a bare IP (port
+/// 18789).
+pub fn parse_bind(text: &str) -> Result<SocketAddr, String> {
+    let t = text.trim();
+    if let Ok(a) = t.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(p) = t.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), p));
+    }
+    if let Ok(ip) = t.trim_matches(['[', ']']).parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    if let Some(port) = t
+        .strip_prefix("localhost:")
+        .and_then(|p| p.parse::<u16>().ok())
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    Err(format!(
+        "--bind `{t}`: expected HOST:PORT (e.g. 127.0.0.1:18789), a port, or an IP address"
+    ))
+}
+
+#[cfg(test)]
+#[path = "settings_tests.rs"]
+mod tests;

@@ -1,0 +1,90 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn defaults_to_loopback_18789() {
+    let s = GatewaySection::parse(None).unwrap();
+    assert_eq!(s.listen_addr(None), "127.0.0.1:18789".parse().unwrap());
+    assert!(s.tokens.is_empty());
+}
+
+#[test]
+fn reads_port_bind_tokens_and_limits_and_ignores_other_openclaw_keys() {
+    let v = json!({
+        "port": 19000, "bind": "lan", "controlUi": {"enabled": true},
+        "auth": {"token": "0123456789abcdef0", "tokens": [{"token": "reader-0123456789", "scope": "read-only"}]},
+        "limits": {"outboundFrames": 8, "drainTimeoutMs": 50}
+    });
+    let s = GatewaySection::parse(Some(&v)).unwrap();
+    assert_eq!(s.listen_addr(None), "0.0.0.0:19000".parse().unwrap());
+    assert_eq!(
+        s.tokens.scope_of("0123456789abcdef0"),
+        Some(Scope::Operator)
+    );
+    assert_eq!(
+        s.tokens.scope_of("reader-0123456789"),
+        Some(Scope::ReadOnly)
+    );
+    assert_eq!(s.limits.outbound_frames, 8);
+    assert_eq!(s.limits.drain_timeout, Duration::from_millis(50));
+    assert_eq!(
+        s.listen_addr(Some("127.0.0.1:1".parse().unwrap())),
+        "127.0.0.1:1".parse().unwrap()
+    );
+}
+
+#[test]
+fn bad_values_name_the_key() {
+    let cases = [
+        (json!({"bind": "moon"}), "gateway.bind"),
+        (json!({"auth": {"token": "short"}}), "gateway.auth.token"),
+        (
+            json!({"auth": {"tokens": [{"token": "0123456789abcdef0", "scope": "root"}]}}),
+            "gateway.auth.tokens[0].scope",
+        ),
+        (
+            json!({"limits": {"outboundFrames": 0}}),
+            "gateway.limits.outboundFrames",
+        ),
+        (json!({"limits": {"bogus": 1}}), "bogus"),
+        (json!({"port": "x"}), "gateway"),
+        (
+            json!({"journal": {"durability": "maybe"}}),
+            "gateway.journal.durability",
+        ),
+    ];
+    for (v, key) in cases {
+        let err = GatewaySection::parse(Some(&v)).unwrap_err();
+        assert!(err.contains(key), "{err} should name {key}");
+    }
+}
+
+#[test]
+fn bind_flag_forms() {
+    assert_eq!(
+        parse_bind("127.0.0.1:5").unwrap(),
+        "127.0.0.1:5".parse().unwrap()
+    );
+    assert_eq!(parse_bind("0").unwrap(), "127.0.0.1:0".parse().unwrap());
+    assert_eq!(parse_bind("::1").unwrap(), "[::1]:18789".parse().unwrap());
+    assert_eq!(
+        parse_bind("localhost:7").unwrap(),
+        "127.0.0.1:7".parse().unwrap()
+    );
+    assert!(parse_bind("nowhere").unwrap_err().contains("--bind"));
+}
+
+#[test]
+fn journal_durability() {
+    let s = GatewaySection::parse(None).unwrap();
+    assert_eq!(s.journal_durability, talon_journal::Durability::Full);
+    let v = json!({"journal": {"durability": "process-crash"}});
+    let s = GatewaySection::parse(Some(&v)).unwrap();
+    assert_eq!(
+        s.journal_durability,
+        talon_journal::Durability::ProcessCrash
+    );
+}
