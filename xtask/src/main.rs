@@ -78,8 +78,10 @@ fn test() -> Result<(), String> {
 }
 
 fn bench() -> Result<(), String> {
-    // The Docker benches need the engine and the test image.
+    // The Docker benches need the engine and the test image; the SSH
+    // bench starts its own sshd.
     docker_engine::up()?;
+    sshd::install()?;
     let started = std::time::SystemTime::now();
     for (package, bench) in [
         ("talon-tool-policy", "pipeline"),
@@ -94,6 +96,10 @@ fn bench() -> Result<(), String> {
         ("talon-sandbox-core", "sandbox_core"),
         ("talon-tasks", "ledger"),
         ("talon-cron", "scheduling"),
+        ("talon-mcp", "mcp"),
+        ("talon-sandbox-ssh", "ssh"),
+        ("talon-journal", "journal"),
+        ("talon-mcp-serve", "mcp_serve"),
         ("talon-gateway", "gateway"),
     ] {
         cargo(&[

@@ -86,7 +86,9 @@ fn reexec_with_state_dir(args: &Args) -> Option<ExitCode> {
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TALON_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        // rmcp logs whole requests (tool arguments included) at debug and
+        // every notification at info: keep it at warn unless asked.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     use std::io::IsTerminal as _;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

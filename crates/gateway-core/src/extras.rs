@@ -79,7 +79,7 @@ impl Gateway {
                 let p: SessionRef = parse(method, params)?;
                 let s = self.session_or_main(&p.session_key)?;
                 let g = self.generation();
-                let built = s.table(g.id, &g.runtime);
+                let built = s.table(g.id, &g.runtime).await;
                 let resolved = g.config.resolved_sandbox(&s.info.agent_id);
                 let removed: Vec<Value> = built
                     .table

@@ -193,6 +193,7 @@ impl Gateway {
                 generated_token: &generated_token,
                 location: &location,
                 next_generation: &next_generation,
+                previous: None,
             },
             loaded,
             section,
@@ -367,6 +368,7 @@ impl Gateway {
             generated_token: &self.inner.generated_token,
             location: &self.inner.location,
             next_generation: &self.inner.next_generation,
+            previous: Some(self.generation()),
         }
     }
 
@@ -501,6 +503,9 @@ impl Gateway {
         if let Some(registry) = self.generation().runtime.process_registry() {
             registry.shutdown().await;
         }
+        // MCP stdio servers run in their own process groups: stop them so
+        // none outlives the daemon.
+        self.generation().runtime.mcp_manager().shutdown().await;
         if let Err(e) = self.inner.journal.flush().await {
             tracing::warn!(error = %e, "journal flush at shutdown failed");
         }
@@ -578,6 +583,10 @@ struct Parts<'a> {
     generated_token: &'a str,
     location: &'a ConfigLocation,
     next_generation: &'a AtomicU64,
+    /// The generation being replaced (on reload): its MCP servers are kept
+    /// when the MCP configuration did not change, so a reload does not
+    /// restart every server.
+    previous: Option<Arc<Generation>>,
 }
 
 fn build_generation(
@@ -603,6 +612,12 @@ fn build_generation(
         .broker(Arc::clone(parts.broker) as Arc<dyn ApprovalBroker>);
     if let Some(cron) = parts.cron {
         builder = builder.cron_service(cron.clone());
+    }
+    if let Some(previous) = &parts.previous
+        && previous.config.mcp == config.mcp
+        && previous.config.agent_mcp_sections() == config.agent_mcp_sections()
+    {
+        builder = builder.mcp_manager(Arc::clone(previous.runtime.mcp_manager()));
     }
     builder = builder.family(Arc::new(crate::tools_family::GatewayToolsFamily::new(
         Arc::clone(parts.link),

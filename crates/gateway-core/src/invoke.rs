@@ -158,7 +158,7 @@ impl Gateway {
         params: Value,
     ) -> Result<CallReport, RpcError> {
         let generation = self.generation();
-        let built = session.table(generation.id, &generation.runtime);
+        let built = session.table(generation.id, &generation.runtime).await;
         drop(generation);
         let table = Arc::clone(&built.table);
         let name = normalize_tool_name(tool);

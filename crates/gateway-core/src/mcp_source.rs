@@ -111,7 +111,7 @@ impl ToolSource for GatewayToolSource {
         let key = self.check(caller, Scope::ReadOnly)?;
         let session = self.gw.session_or_main(&key).map_err(to_source)?;
         let g = self.gw.generation();
-        Ok(session.table(g.id, &g.runtime).table.definitions())
+        Ok(session.table(g.id, &g.runtime).await.table.definitions())
     }
 
     async fn call_tool(

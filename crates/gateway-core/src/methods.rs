@@ -119,7 +119,7 @@ impl Gateway {
                 let p: SessionParams = parse(method, params)?;
                 let s = self.create_session(p)?;
                 let g = self.generation();
-                let built = s.table(g.id, &g.runtime);
+                let built = s.table(g.id, &g.runtime).await;
                 Ok(json!({
                     "session": s.info,
                     "tools": built.table.names(),
@@ -154,7 +154,7 @@ impl Gateway {
                 let p: ToolsListParams = parse(method, params)?;
                 let s = self.session_or_main(&p.session_key)?;
                 let g = self.generation();
-                let built = s.table(g.id, &g.runtime);
+                let built = s.table(g.id, &g.runtime).await;
                 let mut out = json!({
                     "sessionKey": s.info.session_key,
                     "generation": built.generation,
@@ -270,7 +270,7 @@ impl Gateway {
                 );
                 Ok(json!({"task": t}))
             }
-            "mcp.status" => Ok(mcp_status()),
+            "mcp.status" => Ok(mcp_status(&self.generation().runtime)),
             "runner.subscribe" => {
                 let out = caller.out.clone().ok_or_else(|| {
                     RpcError::params("runner.subscribe needs a WebSocket connection")
@@ -344,7 +344,7 @@ impl Gateway {
                     RpcError::not_found(format!("parent session `{pk}` is not open"))
                 })?;
                 let tools: Vec<String> = p
-                    .table(g.id, &g.runtime)
+                    .table_now(g.id, &g.runtime)
                     .table
                     .effective_allowlist()
                     .to_vec();
@@ -435,6 +435,7 @@ impl Gateway {
         let g = self.generation();
         let tools = main
             .table(g.id, &g.runtime)
+            .await
             .table
             .effective_allowlist()
             .to_vec();
@@ -465,9 +466,9 @@ impl Gateway {
 }
 
 /// `mcp.status`: no MCP manager is attached to this gateway yet.
-fn mcp_status() -> Value {
-    json!({
-        "servers": [],
-        "note": "no MCP client manager is attached to this gateway build; configured MCP servers are not started",
-    })
+/// Every MCP server the runtime has instantiated: agent, name, safe name,
+/// transport, state, tool count, last error, restarts.
+fn mcp_status(runtime: &talon_runtime::Runtime) -> Value {
+    serde_json::to_value(runtime.mcp_manager().status())
+        .unwrap_or_else(|e| json!({"servers": [], "error": e.to_string()}))
 }

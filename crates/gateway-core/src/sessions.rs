@@ -2,7 +2,9 @@
 //! group, trigger, parent) and its cached tool table.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use talon_hooks::Requester;
@@ -72,6 +74,8 @@ pub struct SessionInfo {
 #[derive(Debug)]
 pub(crate) struct BuiltTable {
     pub(crate) generation: u64,
+    /// The MCP manager's tool-list generation the table was built at.
+    pub(crate) mcp_generation: u64,
     pub(crate) table: Arc<ToolTable>,
 }
 
@@ -81,15 +85,35 @@ pub(crate) struct Session {
     pub(crate) info: SessionInfo,
     spec: RunSpec,
     table: RwLock<Option<Arc<BuiltTable>>>,
+    /// The config generation for which the agent's MCP servers all started.
+    mcp_ready: AtomicU64,
+    /// After a failed start: the generation and when to try again.
+    mcp_retry: Mutex<Option<(u64, Instant)>>,
 }
 
+/// How long a session waits before trying again to start an MCP server
+/// that failed (so a broken server is not respawned on every call).
+const MCP_RETRY: Duration = Duration::from_secs(10);
+
 impl Session {
-    /// The table for `generation`, assembled on first use and after every
-    /// reload (calls already running keep the table they started with).
-    pub(crate) fn table(&self, generation: u64, runtime: &Runtime) -> Arc<BuiltTable> {
+    /// The table for `generation`, assembled on first use, after every
+    /// reload and whenever an MCP server's tool list changed (calls already
+    /// running keep the table they started with). The agent's MCP servers
+    /// are started first, so their tools are in the table.
+    pub(crate) async fn table(&self, generation: u64, runtime: &Runtime) -> Arc<BuiltTable> {
+        self.ensure_mcp(generation, runtime).await;
+        self.table_now(generation, runtime)
+    }
+
+    /// The table as [`Session::table`] builds it, without starting MCP
+    /// servers first (their tools are included once started).
+    pub(crate) fn table_now(&self, generation: u64, runtime: &Runtime) -> Arc<BuiltTable> {
+        let mcp_generation = runtime.mcp_manager().generation();
+        let fresh =
+            |b: &BuiltTable| b.generation == generation && b.mcp_generation == mcp_generation;
         if let Ok(t) = self.table.read()
             && let Some(b) = t.as_ref()
-            && b.generation == generation
+            && fresh(b)
         {
             return Arc::clone(b);
         }
@@ -98,16 +122,61 @@ impl Session {
             Err(p) => p.into_inner(),
         };
         if let Some(b) = slot.as_ref()
-            && b.generation == generation
+            && fresh(b)
         {
             return Arc::clone(b);
         }
         let built = Arc::new(BuiltTable {
             generation,
+            mcp_generation,
             table: Arc::new(runtime.assemble(self.spec.clone())),
         });
         *slot = Some(Arc::clone(&built));
         built
+    }
+
+    /// Start the agent's MCP servers once per config generation (one atomic
+    /// load when done). A server that fails to start is retried after
+    /// [`MCP_RETRY`], not on every call; its tools are missing meanwhile
+    /// and `mcp.status` says why.
+    async fn ensure_mcp(&self, generation: u64, runtime: &Runtime) {
+        if self.mcp_ready.load(Ordering::Acquire) == generation {
+            return;
+        }
+        let now = Instant::now();
+        {
+            let retry = match self.mcp_retry.lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+            if let Some((g, at)) = *retry
+                && g == generation
+                && now < at
+            {
+                return;
+            }
+        }
+        let manager = runtime.mcp_manager();
+        let agent = &self.info.agent_id;
+        if manager.has_servers(agent) {
+            let failed: Vec<String> = manager
+                .ensure_agent(agent)
+                .await
+                .into_iter()
+                .filter(|r| r.error.is_some())
+                .map(|r| r.server)
+                .collect();
+            if !failed.is_empty() {
+                tracing::warn!(agent = %agent, servers = ?failed, "MCP servers failed to start; their tools are missing (see mcp.status)");
+                let mut retry = match self.mcp_retry.lock() {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                *retry = Some((generation, now + MCP_RETRY));
+                return;
+            }
+        }
+        self.mcp_ready.store(generation, Ordering::Release);
     }
 
     /// The current table, if one was built.
@@ -261,6 +330,8 @@ pub(crate) fn build_session(
         },
         spec,
         table: RwLock::new(None),
+        mcp_ready: AtomicU64::new(0),
+        mcp_retry: Mutex::new(None),
     })
 }
 

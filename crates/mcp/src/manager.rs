@@ -98,6 +98,14 @@ impl McpManager {
         Ok(McpManager::new(global, parsed))
     }
 
+    /// A counter that moves whenever some server's tool list changes (a
+    /// start, a re-list after `tools/list_changed`, a restart): a caller
+    /// that caches tables keyed by it rebuilds exactly when MCP tools
+    /// changed.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
     /// Whether any server is configured for `agent`.
     pub fn has_servers(&self, agent: &str) -> bool {
         !self.configured(agent).is_empty()
