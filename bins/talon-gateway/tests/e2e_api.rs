@@ -432,6 +432,6 @@ async fn tasks_skills_sandbox_and_mcp_status() {
     let l = ws.ok("sandbox.list", json!({})).await;
     assert!(l["sandboxes"].is_array());
     let m = ws.ok("mcp.status", json!({})).await;
+    // No MCP servers configured: none instantiated (e2e_mcp covers a real one).
     assert_eq!(m["servers"], json!([]));
-    assert!(m["note"].is_string());
 }
