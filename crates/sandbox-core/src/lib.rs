@@ -87,6 +87,7 @@ pub use crate::scope::{
     MAX_CONTAINER_NAME_LEN, MAX_SLUG_BASE_LEN, SHARED_SCOPE_KEY, container_name, scope_key,
     scope_slug, scope_workspace_dir, slugify_scope_key,
 };
+pub use crate::script_output::{SCRIPT_MAX_OUTPUT_BYTES, read_script_output};
 pub use crate::security::{
     BLOCKED_HOME_SUBPATHS, BLOCKED_HOST_PATHS, FindingCode, RESERVED_CONTAINER_TARGETS,
     SecurityEnv, SecurityFinding, blocked_host_paths, ensure_sandbox_security,
@@ -115,6 +116,7 @@ mod registry;
 mod resolved;
 mod sandbox_config;
 mod scope;
+mod script_output;
 mod security;
 mod ssh_config;
 mod status;

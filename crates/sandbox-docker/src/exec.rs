@@ -26,7 +26,7 @@ use talon_sandbox_core::{
     ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
     ScriptOutput,
 };
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::io::{AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::watch;
 
 use crate::engine_error::{engine_error, is_transport, status_of, unavailable};
@@ -40,9 +40,7 @@ const KILL_SCRIPT: &str = "kill -9 -\"$1\" 2>/dev/null || kill -9 \"$1\" 2>/dev/
 /// The env var an exec's `PATH` travels in (OpenClaw:
 /// `OPENCLAW_PREPEND_PATH`); prepended after the login profile ran.
 pub const PREPEND_PATH_VAR: &str = "TALON_PREPEND_PATH";
-/// Most bytes a script's stdout or stderr may produce (OpenClaw's
-/// `SANDBOX_COMMAND_MAX_BUFFER_BYTES`).
-pub const SCRIPT_MAX_OUTPUT_BYTES: usize = 100 * 1024 * 1024;
+pub use talon_sandbox_core::SCRIPT_MAX_OUTPUT_BYTES;
 const PIPE_CAPACITY: usize = 64 * 1024;
 const MARKER_MAX: usize = 32;
 /// How long `kill` waits for the wrapper's pid line.
@@ -200,12 +198,18 @@ impl ExecTarget {
                     let _ = input.shutdown().await;
                 }
             };
-            let (_, out, err) = tokio::join!(feed, read_capped(stdout), async {
-                match stderr {
-                    Some(stderr) => read_capped(stderr).await,
-                    None => Ok(Vec::new()),
+            let (_, out, err) = tokio::join!(
+                feed,
+                talon_sandbox_core::read_script_output(stdout, "script"),
+                async {
+                    match stderr {
+                        Some(stderr) => {
+                            talon_sandbox_core::read_script_output(stderr, "script").await
+                        }
+                        None => Ok(Vec::new()),
+                    }
                 }
-            });
+            );
             Ok::<_, SandboxError>((out?, err?))
         };
         let outcome = tokio::time::timeout(timeout, work).await;
@@ -239,27 +243,6 @@ impl ExecTarget {
                 )))
             }
         }
-    }
-}
-
-async fn read_capped(mut reader: impl AsyncRead + Unpin) -> Result<Vec<u8>, SandboxError> {
-    let mut buf = Vec::new();
-    let mut chunk = vec![0u8; PIPE_CAPACITY];
-    loop {
-        let n = reader
-            .read(&mut chunk)
-            .await
-            .map_err(|e| SandboxError::Io(format!("reading script output: {e}")))?;
-        if n == 0 {
-            return Ok(buf);
-        }
-        if buf.len() + n > SCRIPT_MAX_OUTPUT_BYTES {
-            return Err(SandboxError::Exec(format!(
-                "script output exceeded {} MiB; the script was killed",
-                SCRIPT_MAX_OUTPUT_BYTES / (1024 * 1024)
-            )));
-        }
-        buf.extend_from_slice(&chunk[..n]);
     }
 }
 

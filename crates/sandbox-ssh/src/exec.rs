@@ -28,7 +28,7 @@ use talon_sandbox_core::{
     ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
     ScriptOutput,
 };
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::watch;
 
 use crate::connection::{KILL_SCRIPT, SshConnection, exec_error, exit_status};
@@ -49,8 +49,7 @@ if [ -n "${TALON_PREPEND_PATH-}" ]; then PATH="$TALON_PREPEND_PATH:$PATH"; expor
 
 /// The env var an exec's `PATH` travels in.
 pub const PREPEND_PATH_VAR: &str = "TALON_PREPEND_PATH";
-/// Most bytes a script's stdout or stderr may produce.
-pub const SCRIPT_MAX_OUTPUT_BYTES: usize = 100 * 1024 * 1024;
+pub use talon_sandbox_core::SCRIPT_MAX_OUTPUT_BYTES;
 const PIPE_CAPACITY: usize = 64 * 1024;
 const MARKER_MAX: usize = 32;
 /// How long `kill` waits for the wrapper's pid line.
@@ -272,12 +271,18 @@ impl SshLauncher {
                     let _ = input.shutdown().await;
                 }
             };
-            let (_, out, err) = tokio::join!(feed, read_capped(stdout), async {
-                match stderr {
-                    Some(stderr) => read_capped(stderr).await,
-                    None => Ok(Vec::new()),
+            let (_, out, err) = tokio::join!(
+                feed,
+                talon_sandbox_core::read_script_output(stdout, "remote script"),
+                async {
+                    match stderr {
+                        Some(stderr) => {
+                            talon_sandbox_core::read_script_output(stderr, "remote script").await
+                        }
+                        None => Ok(Vec::new()),
+                    }
                 }
-            });
+            );
             let (out, err) = (out?, err?);
             let status = control.wait().await?;
             Ok::<_, SandboxError>(ScriptOutput {
@@ -314,27 +319,6 @@ impl ProcessLauncher for SshLauncher {
         let argv = vec!["/bin/sh".to_owned(), "-c".to_owned(), request.command];
         self.spawn_argv(argv, &request.env, request.workdir, request.pty)
             .await
-    }
-}
-
-async fn read_capped(mut reader: impl AsyncRead + Unpin) -> Result<Vec<u8>, SandboxError> {
-    let mut buf = Vec::new();
-    let mut chunk = vec![0u8; PIPE_CAPACITY];
-    loop {
-        let n = reader
-            .read(&mut chunk)
-            .await
-            .map_err(|e| SandboxError::Io(format!("reading remote script output: {e}")))?;
-        if n == 0 {
-            return Ok(buf);
-        }
-        if buf.len() + n > SCRIPT_MAX_OUTPUT_BYTES {
-            return Err(SandboxError::Exec(format!(
-                "remote script output exceeded {} MiB; the script was killed",
-                SCRIPT_MAX_OUTPUT_BYTES / (1024 * 1024)
-            )));
-        }
-        buf.extend_from_slice(&chunk[..n]);
     }
 }
 
