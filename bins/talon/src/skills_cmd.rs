@@ -110,22 +110,7 @@ pub(crate) fn skills_list(
         let mut items: Vec<Value> = set
             .skills
             .iter()
-            .map(|s| {
-                json!({
-                    "name": s.name,
-                    "description": s.description,
-                    "source": s.source.label(),
-                    "location": s.location,
-                    "version": s.version,
-                    "eligible": s.eligibility.eligible,
-                    "reasons": s.eligibility.reasons,
-                    "userInvocable": s.frontmatter.user_invocable,
-                    "disableModelInvocation": s.frontmatter.disable_model_invocation,
-                    "commandDispatch": s.frontmatter.command_dispatch,
-                    "shadows": s.shadows.iter().map(|sh| json!({"source": sh.source.label(), "location": sh.location})).collect::<Vec<_>>(),
-                    "warnings": s.warnings,
-                })
-            })
+            .map(talon_skills::Skill::summary_json)
             .collect();
         for r in &set.rejected {
             let name = r

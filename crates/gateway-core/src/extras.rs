@@ -48,19 +48,7 @@ impl Gateway {
                 let skills: Vec<Value> = set
                     .skills
                     .iter()
-                    .map(|s| {
-                        json!({
-                            "name": s.name,
-                            "description": s.description,
-                            "source": s.source.label(),
-                            "location": s.location,
-                            "version": s.version,
-                            "eligible": s.eligibility.eligible,
-                            "reasons": s.eligibility.reasons,
-                            "userInvocable": s.frontmatter.user_invocable,
-                            "disableModelInvocation": s.frontmatter.disable_model_invocation,
-                        })
-                    })
+                    .map(talon_skills::Skill::summary_json)
                     .collect();
                 let rejected: Vec<Value> = set
                     .rejected

@@ -230,6 +230,29 @@ pub struct Skill {
     pub warnings: Vec<String>,
 }
 
+impl Skill {
+    /// The stable JSON summary of a skill that `talon skills list --json`
+    /// and the gateway's `skills.list` both print: name, description,
+    /// source label, location, version, eligibility and reasons, the
+    /// invocation flags, command dispatch, shadowed skills and warnings.
+    pub fn summary_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "description": self.description,
+            "source": self.source.label(),
+            "location": self.location,
+            "version": self.version,
+            "eligible": self.eligibility.eligible,
+            "reasons": self.eligibility.reasons,
+            "userInvocable": self.frontmatter.user_invocable,
+            "disableModelInvocation": self.frontmatter.disable_model_invocation,
+            "commandDispatch": self.frontmatter.command_dispatch,
+            "shadows": self.shadows.iter().map(|sh| serde_json::json!({"source": sh.source.label(), "location": sh.location})).collect::<Vec<_>>(),
+            "warnings": self.warnings,
+        })
+    }
+}
+
 /// A directory that looked like a skill but is not one, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
