@@ -423,3 +423,50 @@ async fn with_no_runner_a_cron_run_waits_then_fails_with_the_reason() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f7_an_approval_pending_at_a_sigkill_is_denied_at_restart_and_the_call_never_runs() {
+    let mut gw = Gw::start(APPROVAL_HOOK);
+    let mut approver = gw.ws().await;
+    let marker = gw.dir.path().join("never-approved");
+    let cmd = format!("echo ran > {}", marker.display());
+    let addr = gw.addr;
+    let token = gw.token.clone();
+    let _waiting = tokio::spawn(async move {
+        let mut a = Ws::connect(addr, Some(&token)).await.unwrap();
+        a.call("tools.invoke", json!({"sessionKey": "main", "toolName": "exec", "toolCallId": "asked", "params": {"command": cmd}})).await
+    });
+    let req = approver.notification("approval.requested").await;
+    assert_eq!(req["params"]["callId"], json!("asked"));
+    gw.signal(9);
+    assert_eq!(gw.wait_exit(Duration::from_secs(5)), None);
+    gw.spawn();
+    let mut ws = gw.ws().await;
+    let h = ws.ok("health", json!({})).await;
+    assert_eq!(h["approvalsDeniedAtStart"], json!(1), "{h}");
+    assert_eq!(h["interruptedAtStart"], json!(1), "{h}");
+    let pending = ws.ok("approvals.list", json!({})).await;
+    assert_eq!(pending["approvals"], json!([]), "{pending}");
+    // The old approval id can no longer let anything run.
+    let id = req["params"]["id"].as_str().unwrap();
+    let late = ws
+        .ok(
+            "approvals.resolve",
+            json!({"id": id, "decision": "allow-once"}),
+        )
+        .await;
+    assert_ne!(late["outcome"], json!("applied"), "{late}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !marker.exists(),
+        "a call denied by the crash must never run"
+    );
+    // A second restart has nothing left to deny.
+    drop(ws);
+    gw.signal(15);
+    assert_eq!(gw.wait_exit(Duration::from_secs(20)), Some(0));
+    gw.spawn();
+    let mut ws = gw.ws().await;
+    let h = ws.ok("health", json!({})).await;
+    assert_eq!(h["approvalsDeniedAtStart"], json!(0), "{h}");
+}

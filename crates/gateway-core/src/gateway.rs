@@ -84,6 +84,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: SessionRegistry,
     pub(crate) journal: CallJournal,
     pub(crate) recovery: RecoveryReport,
+    /// Approval ids a crash left pending, denied at this start.
+    pub(crate) approvals_denied_at_start: Vec<String>,
     pub(crate) broker: Arc<SqliteApprovalBroker>,
     pub(crate) metrics: Metrics,
     pub(crate) limiter: AuthLimiter,
@@ -168,6 +170,21 @@ impl Gateway {
                 message: format!("approvals: {e}"),
             }
         })?;
+        // Approvals a crash left waiting are denied, never approved.
+        let approvals_denied_at_start =
+            broker
+                .store()
+                .recover_pending()
+                .map_err(|e| GatewayError::State {
+                    path: state_dir.clone(),
+                    message: format!("approvals: {e}"),
+                })?;
+        if !approvals_denied_at_start.is_empty() {
+            tracing::warn!(
+                approvals = approvals_denied_at_start.len(),
+                "approvals pending when the previous gateway stopped are resolved as denied"
+            );
+        }
         let limits = section.limits.clone();
         let (events, _) = broadcast::channel(1024);
         let runners = Arc::new(RunnerHub::new(limits.runner_wait, events.clone()));
@@ -205,6 +222,7 @@ impl Gateway {
             sessions: SessionRegistry::default(),
             journal,
             recovery,
+            approvals_denied_at_start,
             broker,
             metrics: Metrics::default(),
             limiter: AuthLimiter::new(limits.auth_max_failures, limits.auth_window),
@@ -546,6 +564,7 @@ impl Gateway {
             "runners": self.inner.runners.count(),
             "approvalsPending": self.inner.broker.pending().len(),
             "interruptedAtStart": self.inner.recovery.interrupted.len(),
+            "approvalsDeniedAtStart": self.inner.approvals_denied_at_start.len(),
         })
     }
 }

@@ -28,6 +28,16 @@ pub trait GrantStore: Send + Sync {
     /// Record how `request` ended (an audit row). Stores without an audit
     /// trail may do nothing.
     fn record_decision(&self, request: &ApprovalRequest, decision: ApprovalDecision) -> Result<()>;
+
+    /// Record that `request` is waiting for a human, so a crash leaves a
+    /// trace that the next start resolves as denied
+    /// ([`crate::approval::SqliteGrantStore::recover_pending`]). The
+    /// matching [`GrantStore::record_decision`] clears it. Stores without
+    /// durable state may do nothing.
+    fn record_pending(&self, request: &ApprovalRequest) -> Result<()> {
+        let _ = request;
+        Ok(())
+    }
 }
 
 impl<S: GrantStore + ?Sized> GrantStore for Arc<S> {
@@ -41,6 +51,10 @@ impl<S: GrantStore + ?Sized> GrantStore for Arc<S> {
 
     fn revoke(&self, key: &GrantKey) -> Result<bool> {
         (**self).revoke(key)
+    }
+
+    fn record_pending(&self, request: &ApprovalRequest) -> Result<()> {
+        (**self).record_pending(request)
     }
 
     fn list(&self) -> Result<Vec<GrantKey>> {

@@ -52,6 +52,17 @@ CREATE TABLE IF NOT EXISTS decisions (
     requested_at_ms INTEGER NOT NULL,
     decided_at_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS pending (
+    approval_id TEXT PRIMARY KEY NOT NULL,
+    call_id TEXT NOT NULL,
+    params_hash TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    plugin_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    requested_at_ms INTEGER NOT NULL
+);
 ";
 
 /// The migration from any older schema: the grants table is dropped and
@@ -168,6 +179,54 @@ impl SqliteGrantStore {
                 .map_err(|e| err("cannot commit the schema migration", e))?;
         }
         Ok(())
+    }
+
+    /// After a crash: every approval that was still waiting for a human is
+    /// resolved as `deny` (an audit row with decision `deny`) and cleared.
+    /// Nothing is ever approved by a restart. Returns the approval ids.
+    /// Call it once at start, before any request is made.
+    pub fn recover_pending(&self) -> Result<Vec<String>> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.error("cannot start a transaction", e))?;
+        let ids: Vec<String> = {
+            let mut stmt = tx
+                .prepare("SELECT approval_id FROM pending ORDER BY requested_at_ms, approval_id")
+                .map_err(|e| self.error("cannot read pending approvals", e))?;
+            let rows = stmt
+                .query_map([], |row| row.get::<_, String>(0))
+                .map_err(|e| self.error("cannot read pending approvals", e))?;
+            rows.collect::<std::result::Result<_, _>>()
+                .map_err(|e| self.error("cannot read pending approvals", e))?
+        };
+        tx.execute(
+            "INSERT INTO decisions
+                 (approval_id, call_id, params_hash, tool_name, plugin_id, scope,
+                  agent_id, session_key, decision, requested_at_ms, decided_at_ms)
+             SELECT approval_id, call_id, params_hash, tool_name, plugin_id, scope,
+                    agent_id, session_key, ?1, requested_at_ms, ?2 FROM pending",
+            params![ApprovalDecision::Deny.as_str(), ms_to_sql(now_ms())],
+        )
+        .map_err(|e| self.error("cannot resolve pending approvals", e))?;
+        tx.execute("DELETE FROM pending", [])
+            .map_err(|e| self.error("cannot clear pending approvals", e))?;
+        tx.commit()
+            .map_err(|e| self.error("cannot commit the recovery", e))?;
+        Ok(ids)
+    }
+
+    /// The decisions recorded for `approval_id`, oldest first (audit).
+    pub fn decisions_for(&self, approval_id: &str) -> Result<Vec<String>> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare("SELECT decision FROM decisions WHERE approval_id = ?1 ORDER BY id")
+            .map_err(|e| self.error("cannot read decisions", e))?;
+        let rows = stmt
+            .query_map(params![approval_id], |row| row.get::<_, String>(0))
+            .map_err(|e| self.error("cannot read decisions", e))?;
+        rows.collect::<std::result::Result<_, _>>()
+            .map_err(|e| self.error("cannot read decisions", e))
     }
 
     /// The connection; a poisoned lock is recovered, since an interrupted
@@ -296,6 +355,30 @@ impl crate::approval::GrantStore for SqliteGrantStore {
         Ok(out)
     }
 
+    /// The pending row holds the parameters' hash, never the parameters.
+    fn record_pending(&self, request: &ApprovalRequest) -> Result<()> {
+        let conn = self.lock();
+        conn.execute(
+            "INSERT OR REPLACE INTO pending
+                 (approval_id, call_id, params_hash, tool_name, plugin_id, scope,
+                  agent_id, session_key, requested_at_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                request.id,
+                request.call_id,
+                request.params_hash,
+                request.tool_name,
+                request.plugin_id,
+                request.scope.as_str(),
+                request.agent_id,
+                request.session_key,
+                ms_to_sql(request.created_at_ms)
+            ],
+        )
+        .map_err(|e| self.error("cannot record a pending approval", e))?;
+        Ok(())
+    }
+
     /// The audit row holds the parameters' hash, never the parameters (nor
     /// `params_preview`).
     fn record_decision(&self, request: &ApprovalRequest, decision: ApprovalDecision) -> Result<()> {
@@ -323,6 +406,11 @@ impl crate::approval::GrantStore for SqliteGrantStore {
             ],
         )
         .map_err(|e| self.error("cannot record a decision", e))?;
+        tx.execute(
+            "DELETE FROM pending WHERE approval_id = ?1",
+            params![request.id],
+        )
+        .map_err(|e| self.error("cannot clear a pending approval", e))?;
         tx.execute(
             "DELETE FROM decisions WHERE id <= (SELECT max(id) FROM decisions) - ?1",
             params![MAX_DECISION_ROWS],

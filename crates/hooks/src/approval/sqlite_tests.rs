@@ -389,3 +389,80 @@ fn params_and_their_preview_are_never_stored() {
     }
     assert_eq!(found, Vec::<std::path::PathBuf>::new());
 }
+
+fn request(call: &str) -> ApprovalRequest {
+    ApprovalRequest::new(
+        &ApprovalSpec::default(),
+        call,
+        "exec",
+        &Map::new(),
+        "agent",
+        "session",
+        Duration::from_secs(60),
+    )
+}
+
+#[test]
+fn a_pending_approval_left_by_a_crash_is_denied_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let waiting = request("call-crash");
+    let answered = request("call-answered");
+    {
+        // The process "crashes": the waiting request never gets a decision.
+        let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
+        store.record_pending(&waiting).unwrap();
+        store.record_pending(&answered).unwrap();
+        store
+            .record_decision(&answered, ApprovalDecision::AllowOnce)
+            .unwrap();
+    }
+    let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
+    assert_eq!(store.recover_pending().unwrap(), vec![waiting.id.clone()]);
+    assert_eq!(store.decisions_for(&waiting.id).unwrap(), vec!["deny"]);
+    // An answered request is not touched by recovery.
+    assert_eq!(
+        store.decisions_for(&answered.id).unwrap(),
+        vec!["allow-once"]
+    );
+    // Recovery happens once.
+    assert_eq!(store.recover_pending().unwrap(), Vec::<String>::new());
+    assert_eq!(store.decisions_for(&waiting.id).unwrap(), vec!["deny"]);
+}
+
+#[tokio::test]
+async fn the_broker_records_a_request_as_pending_until_it_is_decided() {
+    use crate::approval::{ApprovalBroker, SqliteApprovalBroker};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = std::sync::Arc::new(SqliteApprovalBroker::open_in_state_dir(dir.path()).unwrap());
+    let req = request("call-live");
+    let id = req.id.clone();
+    let waiter = {
+        let broker = std::sync::Arc::clone(&broker);
+        tokio::spawn(async move {
+            broker
+                .request(req, &talon_tool_catalog::AbortSignal::new())
+                .await
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while broker.pending().is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // While a human is asked, the database holds the request as pending.
+    let conn = Connection::open(dir.path().join("approvals.sqlite")).unwrap();
+    let pending: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM pending WHERE approval_id = ?1",
+            [&id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(pending, 1);
+    broker.resolve(&id, ApprovalDecision::AllowOnce, None);
+    let resolution = waiter.await.unwrap();
+    assert_eq!(resolution.decision, ApprovalDecision::AllowOnce);
+    let pending: i64 = conn
+        .query_row("SELECT count(*) FROM pending", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(pending, 0);
+}

@@ -191,6 +191,14 @@ impl<S: GrantStore> ApprovalBroker for Broker<S> {
             tracing::warn!(approval_id = %request.id, "approval id reused; the request is cancelled");
             return ApprovalResolution::decided(ApprovalDecision::Cancelled);
         }
+        if let Err(error) = self.store.record_pending(&request) {
+            // Fail closed: a request that could not be made durable is not
+            // put to a human (a crash would leave no trace of it).
+            tracing::warn!(approval_id = %request.id, %error, "cannot record a pending approval; the call is denied");
+            self.table().finish(&request.id, ApprovalDecision::Deny);
+            self.record(&request, ApprovalDecision::Deny);
+            return ApprovalResolution::decided(ApprovalDecision::Deny);
+        }
         tracing::info!(
             approval_id = %request.id,
             call_id = %request.call_id,
