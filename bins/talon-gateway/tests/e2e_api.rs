@@ -265,6 +265,25 @@ async fn tools_list_invoke_and_blocked_calls_over_ws_and_http() {
     assert_eq!(v["error"]["type"], json!("not_found"));
     let (status, _) = gw.post_invoke(None, json!({"args": {}}));
     assert_eq!(status, 400);
+    // Tools that pivot into other sessions or schedule work are not on the
+    // HTTP surface by default (gateway.tools.allow exposes them)…
+    let (status, v) = gw.post_invoke(None, json!({"tool": "cron", "args": {"action": "list"}}));
+    assert_eq!(status, 404, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("gateway.tools.allow"),
+        "{v}"
+    );
+    // …while the session's own API still has them.
+    let over_ws = ws
+        .ok(
+            "tools.invoke",
+            json!({"sessionKey": "s1", "toolName": "cron", "params": {"action": "list"}}),
+        )
+        .await;
+    assert_eq!(over_ws["status"], json!("ok"), "{over_ws}");
     // Sessions list / close.
     let list = ws.ok("sessions.list", json!({})).await;
     assert!(

@@ -228,6 +228,16 @@ async fn tools_invoke(
     if let Some(action) = body.action {
         args.entry("action").or_insert(Value::String(action));
     }
+    if gw.generation().section.http_denies(&body.tool) {
+        return json_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!(
+                "tool `{}` is not available over POST /tools/invoke (denied on the HTTP surface by default); name it in gateway.tools.allow to expose it, or call it over the WebSocket API",
+                body.tool
+            ),
+        );
+    }
     let session = body.session_key.unwrap_or_else(|| "main".to_owned());
     let report = match gw
         .invoke_spawned(session, body.tool_call_id, body.tool, Value::Object(args))

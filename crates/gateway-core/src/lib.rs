@@ -46,7 +46,9 @@ pub use crate::rpc::RpcError;
 pub use crate::scope::{METHODS, Scope, required_scope};
 pub use crate::serve::{bind, serve};
 pub use crate::sessions::{SessionInfo, SessionParams};
-pub use crate::settings::{DEFAULT_PORT, GatewaySection, Limits, parse_bind};
+pub use crate::settings::{
+    DEFAULT_HTTP_TOOL_DENY, DEFAULT_PORT, GatewaySection, Limits, parse_bind,
+};
 
 /// JSON-RPC 2.0 framing and error codes.
 pub mod rpc;

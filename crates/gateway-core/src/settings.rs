@@ -72,7 +72,31 @@ struct Section {
     limits: Option<LimitsSection>,
     #[serde(default)]
     journal: Option<JournalSection>,
+    #[serde(default)]
+    tools: Option<HttpToolsSection>,
 }
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HttpToolsSection {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+/// Tools `POST /tools/invoke` refuses unless `gateway.tools.allow` names
+/// them: the ones that let an HTTP caller pivot into other sessions or
+/// change what runs later (OpenClaw GHSA-943q-mwmv-hhvh). The WebSocket
+/// API and `/mcp` are bound to a session and keep the session's policy.
+pub const DEFAULT_HTTP_TOOL_DENY: &[&str] = &[
+    "sessions_spawn",
+    "sessions_send",
+    "sessions_yield",
+    "subagents",
+    "cron",
+    "gateway",
+];
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -115,7 +139,7 @@ struct LimitsSection {
 }
 
 /// What the `gateway` section says, checked.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct GatewaySection {
     /// `gateway.port`.
     pub port: Option<u16>,
@@ -131,6 +155,34 @@ pub struct GatewaySection {
     /// to the device) or `process-crash` (synced at checkpoints; survives
     /// the process being killed, not a power loss). Read at start only.
     pub journal_durability: talon_journal::Durability,
+    /// Tools `POST /tools/invoke` refuses (lowercase):
+    /// [`DEFAULT_HTTP_TOOL_DENY`] minus `gateway.tools.allow`, plus
+    /// `gateway.tools.deny`.
+    pub http_tool_deny: Vec<String>,
+}
+
+impl Default for GatewaySection {
+    fn default() -> Self {
+        GatewaySection {
+            port: None,
+            bind: None,
+            tokens: TokenSet::default(),
+            limits: Limits::default(),
+            journal_durability: talon_journal::Durability::default(),
+            http_tool_deny: DEFAULT_HTTP_TOOL_DENY
+                .iter()
+                .map(|t| (*t).to_owned())
+                .collect(),
+        }
+    }
+}
+
+impl GatewaySection {
+    /// Whether `POST /tools/invoke` refuses `tool`.
+    pub fn http_denies(&self, tool: &str) -> bool {
+        let name = tool.trim().to_ascii_lowercase();
+        self.http_tool_deny.iter().any(|t| *t == name)
+    }
 }
 
 impl GatewaySection {
@@ -223,12 +275,41 @@ impl GatewaySection {
                 ));
             }
         };
+        let mut http_tool_deny: Vec<String> = DEFAULT_HTTP_TOOL_DENY
+            .iter()
+            .map(|t| (*t).to_owned())
+            .collect();
+        if let Some(t) = section.tools {
+            let check = |list: &[String], key: &str| -> Result<Vec<String>, String> {
+                list.iter()
+                    .enumerate()
+                    .map(|(i, name)| {
+                        let n = name.trim().to_ascii_lowercase();
+                        if n.is_empty() {
+                            Err(format!(
+                                "gateway.tools.{key}[{i}]: a tool name cannot be empty"
+                            ))
+                        } else {
+                            Ok(n)
+                        }
+                    })
+                    .collect()
+            };
+            let allow = check(&t.allow, "allow")?;
+            http_tool_deny.retain(|d| !allow.contains(d));
+            for d in check(&t.deny, "deny")? {
+                if !http_tool_deny.contains(&d) {
+                    http_tool_deny.push(d);
+                }
+            }
+        }
         Ok(GatewaySection {
             port: section.port,
             bind,
             tokens,
             limits,
             journal_durability,
+            http_tool_deny,
         })
     }
 

@@ -88,3 +88,23 @@ fn journal_durability() {
         talon_journal::Durability::ProcessCrash
     );
 }
+
+#[test]
+fn the_http_surface_denies_pivot_tools_by_default_and_config_adjusts_it() {
+    let d = GatewaySection::parse(None).unwrap();
+    assert!(d.http_denies("cron"));
+    assert!(d.http_denies("Sessions_Spawn"));
+    assert!(!d.http_denies("session_status"));
+    let s = GatewaySection::parse(Some(&serde_json::json!({
+        "tools": {"allow": ["cron"], "deny": ["Exec"]}
+    })))
+    .unwrap();
+    assert!(!s.http_denies("cron"));
+    assert!(s.http_denies("exec"));
+    assert!(s.http_denies("gateway"));
+    let err =
+        GatewaySection::parse(Some(&serde_json::json!({"tools": {"deny": [" "]}}))).unwrap_err();
+    assert!(err.contains("gateway.tools.deny[0]"), "{err}");
+    let err = GatewaySection::parse(Some(&serde_json::json!({"tools": {"alow": []}}))).unwrap_err();
+    assert!(err.contains("alow"), "{err}");
+}
