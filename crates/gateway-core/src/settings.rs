@@ -181,7 +181,7 @@ impl GatewaySection {
     /// Whether `POST /tools/invoke` refuses `tool`.
     pub fn http_denies(&self, tool: &str) -> bool {
         let name = tool.trim().to_ascii_lowercase();
-        self.http_tool_deny.iter().any(|t| *t == name)
+        self.http_tool_deny.contains(&name)
     }
 }
 
