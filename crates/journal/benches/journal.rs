@@ -57,6 +57,42 @@ fn bench(c: &mut Criterion) {
             rt.block_on(journal.flush()).unwrap();
         });
     });
+    // Baseline, same run: the naive journal — one SQLite transaction per
+    // record on the same kind of file (WAL, synchronous=FULL), no batching.
+    let naive_path = dir.path().join("naive.sqlite");
+    let naive = rusqlite::Connection::open(&naive_path).unwrap();
+    naive
+        .execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;
+             CREATE TABLE calls (call_id TEXT PRIMARY KEY, session_key TEXT, agent_id TEXT,
+               tool TEXT, params_digest TEXT, outcome TEXT, summary TEXT, at_ms INTEGER,
+               ended_at_ms INTEGER, duration_us INTEGER);",
+        )
+        .unwrap();
+    group.bench_function("baseline_naive_1000_transactions", |b| {
+        b.iter(|| {
+            for _ in 0..BURST {
+                let s = start("agent:main:bench", &digest);
+                let e = end();
+                naive
+                    .execute(
+                        "INSERT INTO calls VALUES (?1, ?2, ?3, ?4, ?5, 'ok', ?6, ?7, ?8, ?9)",
+                        rusqlite::params![
+                            s.call_id,
+                            s.session_key,
+                            s.agent_id,
+                            s.tool,
+                            s.params_digest,
+                            e.summary,
+                            i64::try_from(s.at_ms).unwrap(),
+                            i64::try_from(e.at_ms).unwrap(),
+                            i64::try_from(e.duration_us).unwrap()
+                        ],
+                    )
+                    .unwrap();
+            }
+        });
+    });
     group.throughput(Throughput::Elements(1));
     // The caller's side only: validate, update the in-flight map, enqueue.
     // The writer's work is flushed outside the timed region.
