@@ -96,3 +96,20 @@ fn profile_parse() {
     assert_eq!(" Coding ".parse::<Profile>(), Ok(Profile::Coding));
     assert!("cod".parse::<Profile>().is_err());
 }
+
+#[test]
+fn execution_mode_is_written_as_openclaw_spells_it() {
+    use crate::ExecutionMode;
+    assert_eq!(
+        serde_json::to_value(ExecutionMode::Serial).unwrap(),
+        serde_json::json!("sequential")
+    );
+    assert_eq!(
+        serde_json::to_value(ExecutionMode::Parallel).unwrap(),
+        serde_json::json!("parallel")
+    );
+    for spelled in ["sequential", "serial"] {
+        let mode: ExecutionMode = serde_json::from_value(serde_json::json!(spelled)).unwrap();
+        assert_eq!(mode, ExecutionMode::Serial);
+    }
+}

@@ -14,7 +14,9 @@ pub enum ExecutionMode {
     /// May run alongside other parallel calls.
     #[default]
     Parallel,
-    /// Runs alone, in call order.
+    /// Runs alone, in call order. Written `sequential`, as OpenClaw's
+    /// `executionMode` says (`serial` is accepted when read).
+    #[serde(rename = "sequential", alias = "serial")]
     Serial,
 }
 
