@@ -195,11 +195,13 @@ async fn f6_reload_under_load() {
     let gw = Gw::start("{}");
     let mut op = gw.ws().await;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done_calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut load = Vec::new();
     for w in 0..4 {
         let addr = gw.addr;
         let token = gw.token.clone();
         let stop = stop.clone();
+        let done_calls = done_calls.clone();
         load.push(tokio::spawn(async move {
             let mut ws = Ws::connect(addr, Some(&token)).await.unwrap();
             let mut log = Vec::new();
@@ -210,12 +212,19 @@ async fn f6_reload_under_load() {
                     .ok("tools.invoke", json!({"sessionKey": "main", "toolName": "exec", "toolCallId": format!("w{w}-{i}"), "params": {"command": "true"}}))
                     .await;
                 log.push((sent, r["status"].as_str().unwrap().to_owned()));
+                done_calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 i += 1;
             }
             log
         }));
     }
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Reload only once every worker's load is flowing (no fixed sleep: a
+    // loaded machine may take longer to connect).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while done_calls.load(std::sync::atomic::Ordering::SeqCst) < 8 {
+        assert!(Instant::now() < deadline, "the load never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     std::fs::write(&gw.config, r#"{"tools": {"deny": ["exec"]}}"#).unwrap();
     gw.signal(1);
     let ev = op.notification("config.reloaded").await;

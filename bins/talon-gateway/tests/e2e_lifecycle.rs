@@ -95,7 +95,20 @@ async fn sigterm_drains_in_flight_calls_kills_children_and_exits_zero() {
         let mut w = Ws::connect(addr, Some(&token)).await.unwrap();
         w.ok("tools.invoke", json!({"sessionKey": "main", "toolName": "exec", "params": {"command": "sleep 0.7; echo drained"}})).await
     });
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    // Signal only once the slow call is in flight (a fixed sleep races
+    // with a loaded machine).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let h = ws.ok("health", json!({})).await;
+        if h["inFlight"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the slow call never started: {h}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     gw.signal(15);
     let done = slow.await.unwrap();
     assert_eq!(done["status"], json!("ok"), "{done}");
