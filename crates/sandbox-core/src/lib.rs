@@ -87,7 +87,7 @@ pub use crate::scope::{
     MAX_CONTAINER_NAME_LEN, MAX_SLUG_BASE_LEN, SHARED_SCOPE_KEY, container_name, scope_key,
     scope_slug, scope_workspace_dir, slugify_scope_key,
 };
-pub use crate::script_output::{SCRIPT_MAX_OUTPUT_BYTES, read_script_output};
+pub use crate::script_output::{SCRIPT_MAX_OUTPUT_BYTES, collect_script, script_argv};
 pub use crate::security::{
     BLOCKED_HOME_SUBPATHS, BLOCKED_HOST_PATHS, FindingCode, RESERVED_CONTAINER_TARGETS,
     SecurityEnv, SecurityFinding, blocked_host_paths, ensure_sandbox_security,

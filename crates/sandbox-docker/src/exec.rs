@@ -174,75 +174,15 @@ impl ExecTarget {
         stdin: Option<Vec<u8>>,
         timeout: Duration,
     ) -> Result<ScriptOutput, SandboxError> {
-        let mut argv = vec![
-            "/bin/sh".to_owned(),
-            "-c".to_owned(),
-            script.to_owned(),
-            "talon-sandbox".to_owned(),
-        ];
-        argv.extend(args.iter().cloned());
-        let LaunchedProcess {
-            stdin: input,
-            stdout,
-            stderr,
-            control,
-        } = self.spawn(argv, Vec::new(), None, false).await?;
-        let work = async {
-            let feed = async {
-                if let Some(mut input) = input {
-                    if let Some(data) = stdin {
-                        // A script that exits without reading its stdin
-                        // closes the pipe; that is not an error.
-                        let _ = input.write_all(&data).await;
-                    }
-                    let _ = input.shutdown().await;
-                }
-            };
-            let (_, out, err) = tokio::join!(
-                feed,
-                talon_sandbox_core::read_script_output(stdout, "script"),
-                async {
-                    match stderr {
-                        Some(stderr) => {
-                            talon_sandbox_core::read_script_output(stderr, "script").await
-                        }
-                        None => Ok(Vec::new()),
-                    }
-                }
-            );
-            Ok::<_, SandboxError>((out?, err?))
-        };
-        let outcome = tokio::time::timeout(timeout, work).await;
-        match outcome {
-            Ok(Ok((stdout, stderr))) => {
-                let status = tokio::time::timeout(timeout, control.wait())
-                    .await
-                    .map_err(|_| {
-                        SandboxError::Timeout(format!(
-                            "script in container {} closed its output but did not exit",
-                            self.container
-                        ))
-                    })??;
-                Ok(ScriptOutput {
-                    stdout,
-                    stderr,
-                    status,
-                })
-            }
-            Ok(Err(too_much)) => {
-                control.kill().await?;
-                Err(too_much)
-            }
-            Err(_) => {
-                control.kill().await?;
-                Err(SandboxError::Timeout(format!(
-                    "script in container {} ran past {:.1} s and was killed (its whole process \
-                     group inside the container)",
-                    self.container,
-                    timeout.as_secs_f64()
-                )))
-            }
-        }
+        let argv = talon_sandbox_core::script_argv(script, args);
+        let process = self.spawn(argv, Vec::new(), None, false).await?;
+        talon_sandbox_core::collect_script(
+            process,
+            stdin,
+            timeout,
+            &format!("in container {}", self.container),
+        )
+        .await
     }
 }
 

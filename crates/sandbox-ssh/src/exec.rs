@@ -247,65 +247,11 @@ impl SshLauncher {
         stdin: Option<Vec<u8>>,
         timeout: Duration,
     ) -> Result<ScriptOutput, SandboxError> {
-        let mut argv = vec![
-            "/bin/sh".to_owned(),
-            "-c".to_owned(),
-            script.to_owned(),
-            "talon-sandbox".to_owned(),
-        ];
-        argv.extend(args.iter().cloned());
-        let LaunchedProcess {
-            stdin: input,
-            stdout,
-            stderr,
-            control,
-        } = self
+        let argv = talon_sandbox_core::script_argv(script, args);
+        let process = self
             .spawn_argv(argv, &Default::default(), None, false)
             .await?;
-        let work = async {
-            let feed = async {
-                if let Some(mut input) = input {
-                    if let Some(data) = stdin {
-                        let _ = input.write_all(&data).await;
-                    }
-                    let _ = input.shutdown().await;
-                }
-            };
-            let (_, out, err) = tokio::join!(
-                feed,
-                talon_sandbox_core::read_script_output(stdout, "remote script"),
-                async {
-                    match stderr {
-                        Some(stderr) => {
-                            talon_sandbox_core::read_script_output(stderr, "remote script").await
-                        }
-                        None => Ok(Vec::new()),
-                    }
-                }
-            );
-            let (out, err) = (out?, err?);
-            let status = control.wait().await?;
-            Ok::<_, SandboxError>(ScriptOutput {
-                stdout: out,
-                stderr: err,
-                status,
-            })
-        };
-        match tokio::time::timeout(timeout, work).await {
-            Ok(Ok(out)) => Ok(out),
-            Ok(Err(e)) => {
-                control.kill().await?;
-                Err(e)
-            }
-            Err(_) => {
-                control.kill().await?;
-                Err(SandboxError::Timeout(format!(
-                    "remote script ran past {:.1} s and was killed (its whole process group on \
-                     the remote host)",
-                    timeout.as_secs_f64()
-                )))
-            }
-        }
+        talon_sandbox_core::collect_script(process, stdin, timeout, "on the remote host").await
     }
 }
 
