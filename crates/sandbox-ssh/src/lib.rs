@@ -70,3 +70,5 @@ mod exec;
 mod handle;
 mod quote;
 mod target;
+#[cfg(feature = "test-sshd")]
+pub mod test_sshd;

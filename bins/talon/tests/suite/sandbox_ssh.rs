@@ -4,80 +4,9 @@
 //! (`cargo xtask sshd-install` installs it).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use super::util::Run;
-
-struct Sshd(Child);
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_sshd(d: &Path) -> (Sshd, u16, String) {
-    assert!(
-        Path::new("/usr/sbin/sshd").exists(),
-        "/usr/sbin/sshd is missing: run `cargo xtask sshd-install`"
-    );
-    for key in ["host", "client"] {
-        let ok = Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(d.join(key))
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    }
-    std::fs::copy(d.join("client.pub"), d.join("authorized_keys")).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout)
-        .unwrap()
-        .trim()
-        .to_owned();
-    let _ = std::fs::create_dir_all("/run/sshd");
-    std::fs::write(
-        d.join("sshd_config"),
-        format!(
-            "ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host\nPidFile {d}/sshd.pid\n\
-             AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\nUsePAM no\n\
-             StrictModes no\nAllowUsers {user}\nPermitRootLogin prohibit-password\n\
-             Subsystem sftp internal-sftp\n\
-             SetEnv SHLVL=1\n",
-            d = d.display()
-        ),
-    )
-    .unwrap();
-    let host_key = std::fs::read_to_string(d.join("host.pub")).unwrap();
-    let mut parts = host_key.split_whitespace();
-    std::fs::write(
-        d.join("known_hosts"),
-        format!(
-            "[127.0.0.1]:{port} {} {}\n",
-            parts.next().unwrap(),
-            parts.next().unwrap()
-        ),
-    )
-    .unwrap();
-    let child = Command::new("/usr/sbin/sshd")
-        .args(["-D", "-e", "-f"])
-        .arg(d.join("sshd_config"))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "sshd did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (Sshd(child), port, user)
-}
 
 fn talon(d: &Path, args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_talon"))
@@ -107,7 +36,8 @@ fn explain_ls_and_rm_with_the_ssh_backend() {
         .tempdir_in("/tmp")
         .unwrap();
     let d = dir.path();
-    let (_sshd, port, user) = start_sshd(d);
+    let sshd = talon_sandbox_ssh::test_sshd::TestSshd::start(d).unwrap();
+    let (port, user) = (sshd.port, sshd.user.clone());
     std::fs::create_dir_all(d.join("ws")).unwrap();
     let remote = d.join("remote");
     std::fs::write(
