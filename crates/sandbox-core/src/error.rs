@@ -19,6 +19,10 @@ pub enum SandboxError {
     /// Launching or controlling a process failed.
     #[error("sandbox exec failed: {0}")]
     Exec(String),
+    /// The sandbox itself is gone or stopped (its container was killed or
+    /// removed): ensuring it again recreates or restarts it.
+    #[error("sandbox gone: {0}")]
+    Gone(String),
     /// An operation ran past its deadline.
     #[error("sandbox operation timed out: {0}")]
     Timeout(String),

@@ -59,11 +59,11 @@ pub(crate) struct ExecTarget {
 impl ExecTarget {
     fn map_exec_error(&self, what: &str, err: bollard::errors::Error) -> SandboxError {
         match status_of(&err) {
-            Some(404) => SandboxError::Exec(format!(
+            Some(404) => SandboxError::Gone(format!(
                 "container {} no longer exists; ensure the sandbox again to recreate it",
                 self.container
             )),
-            Some(409) => SandboxError::Exec(format!(
+            Some(409) => SandboxError::Gone(format!(
                 "container {} is not running; ensure the sandbox again to start it",
                 self.container
             )),
@@ -346,7 +346,7 @@ impl ExecShared {
                 Ok(inspect) => inspect,
                 // The engine forgets the exec with its container.
                 Err(e) if status_of(&e) == Some(404) => {
-                    return Err(SandboxError::Exec(format!(
+                    return Err(SandboxError::Gone(format!(
                         "container {container} went away during the exec (killed or removed); \
                          ensure the sandbox again to get a new one"
                     )));

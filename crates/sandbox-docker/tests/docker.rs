@@ -810,6 +810,7 @@ async fn a_container_killed_mid_exec_fails_the_exec_and_the_next_ensure_recovers
         .run_script("true", &[], None, QUICK)
         .await
         .unwrap_err();
+    assert!(matches!(err, SandboxError::Gone(_)), "{err:?}");
     assert!(
         err.to_string().contains("ensure the sandbox again"),
         "{err}"

@@ -168,7 +168,7 @@ impl ProcessLauncher for LazySandboxLauncher {
             // The backend says the container is gone or stopped: ensure
             // the sandbox again (recreate or start it) and retry once, so
             // a dead container does not wedge the session.
-            Err(SandboxError::Exec(message)) if message.contains("ensure the sandbox again") => {
+            Err(SandboxError::Gone(_)) => {
                 tracing::warn!(
                     target: "talon::runtime",
                     backend = %self.0.backend_id,
