@@ -169,6 +169,7 @@ impl CommandApproval {
             allowed_decisions,
             plugin_id: None,
             on_resolution: None,
+            exec_command: None,
         }
     }
 }

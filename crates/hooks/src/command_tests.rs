@@ -149,6 +149,7 @@ fn camel_and_snake_case_answers_parse() {
         allowed_decisions: Some(vec![ApprovalDecision::AllowOnce, ApprovalDecision::Deny]),
         plugin_id: None,
         on_resolution: None,
+        exec_command: None,
     });
     let snake = r#"{"require_approval": {"title": "t", "description": "d",
         "scope": "session", "severity": "info", "timeout_ms": 5000,

@@ -209,6 +209,12 @@ pub struct ApprovalSpec {
     /// `timeout` or `cancelled`).
     #[serde(skip)]
     pub on_resolution: Option<OnResolution>,
+    /// Set only by the gate's exec-approvals step (never by a hook): the
+    /// exact command the approver is asked about. Such a request is shown
+    /// the whole command and is never answered from, nor remembered in,
+    /// the broker's grants (the exec allowlist file is the memory).
+    #[serde(skip)]
+    pub exec_command: Option<String>,
 }
 
 impl std::fmt::Debug for ApprovalSpec {
@@ -222,6 +228,7 @@ impl std::fmt::Debug for ApprovalSpec {
             .field("allowed_decisions", &self.allowed_decisions)
             .field("plugin_id", &self.plugin_id)
             .field("on_resolution", &self.on_resolution.is_some())
+            .field("exec_command", &self.exec_command)
             .finish()
     }
 }
@@ -235,6 +242,7 @@ impl PartialEq for ApprovalSpec {
             && self.timeout_ms == other.timeout_ms
             && self.allowed_decisions == other.allowed_decisions
             && self.plugin_id == other.plugin_id
+            && self.exec_command == other.exec_command
     }
 }
 

@@ -11,6 +11,7 @@ use crate::approval::{ApprovalBroker, ApprovalDecision, ApprovalRequest, Approva
 use crate::before::run_before_handlers;
 use crate::diagnostics::{DiagnosticEvent, DiagnosticKind, Diagnostics};
 use crate::event::{ApprovalSpec, BeforeToolCallEvent, HookContext, derive_paths};
+use crate::exec_approvals::ExecApprovals;
 use crate::guard::{run_guarded, run_sync_guarded};
 use crate::loop_detection::{LoopDetector, LoopOutcome, LoopVerdict};
 use crate::outcome::{BlockedCall, DeniedReason, GateOutcome, GateVerdict};
@@ -30,6 +31,7 @@ pub struct Gate {
     broker: Option<Arc<dyn ApprovalBroker>>,
     diagnostics: Diagnostics,
     approval_timeout: Option<Duration>,
+    exec_approvals: Option<Arc<ExecApprovals>>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -70,6 +72,14 @@ impl Gate {
         self
     }
 
+    /// Builder: enforce `tools.exec.security` / `tools.exec.ask` and the
+    /// exec allowlist on every `exec` call, after the plugin hooks (so on
+    /// the parameters that will run).
+    pub fn with_exec_approvals(mut self, exec: Arc<ExecApprovals>) -> Self {
+        self.exec_approvals = Some(exec);
+        self
+    }
+
     /// Builder: the timeout of approvals that set none.
     pub fn with_approval_timeout(mut self, timeout: Duration) -> Self {
         self.approval_timeout = Some(timeout);
@@ -106,12 +116,23 @@ impl Gate {
         self.before_normalised(event, ctx).await
     }
 
-    /// [`Gate::before_tool_call`] for an event whose name is normalised.
+    /// [`Gate::before_tool_call`] for an event whose name is normalised:
+    /// steps 1–3, then the exec-approvals review of an `exec` call.
     async fn before_normalised(
         &self,
         event: BeforeToolCallEvent,
         ctx: &HookContext,
     ) -> GateOutcome {
+        let tool = event.tool_name.clone();
+        let outcome = self.before_hooks(event, ctx).await;
+        match &self.exec_approvals {
+            Some(exec) => exec.review(&tool, outcome, ctx, self.broker.is_some()),
+            None => outcome,
+        }
+    }
+
+    /// Steps 1–3 for an event whose name is normalised.
+    async fn before_hooks(&self, event: BeforeToolCallEvent, ctx: &HookContext) -> GateOutcome {
         let mut event = event;
         if let Some(detector) = &self.loop_detector
             && let Some(blocked) = self.loop_step(detector, &event, ctx)

@@ -110,6 +110,7 @@ mod config;
 mod diagnostics;
 mod error;
 mod event;
+pub mod exec_approvals;
 pub mod exec_env;
 mod gate;
 mod guard;

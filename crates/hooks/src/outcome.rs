@@ -32,6 +32,9 @@ pub enum DeniedReason {
     /// A trigger-based restriction of this run (memory flush, cron self
     /// scope).
     TriggerScope,
+    /// `tools.exec.security` / the exec allowlist refused the command, or
+    /// the approvals file is unusable (fail closed).
+    ExecApproval,
 }
 
 impl DeniedReason {
@@ -48,6 +51,7 @@ impl DeniedReason {
             DeniedReason::ApprovalUnavailable => "approval-unavailable",
             DeniedReason::HookFailure => "hook-failure",
             DeniedReason::TriggerScope => "trigger-scope",
+            DeniedReason::ExecApproval => "exec-approval",
         }
     }
 }

@@ -36,6 +36,7 @@ fn requested_event_flattens_the_request() {
         session_key: "sk".into(),
         timeout_ms: 10,
         created_at_ms: 20,
+        command: None,
     };
     let event = ApprovalEvent::Requested(request);
     let value = serde_json::to_value(&event).unwrap();

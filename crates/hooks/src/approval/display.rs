@@ -28,3 +28,21 @@ pub(crate) fn is_unsafe_char(c: char) -> bool {
 #[cfg(test)]
 #[path = "display_tests.rs"]
 mod tests;
+
+/// An exec approval's command for a terminal, every character kept: a
+/// control (C0, DEL, C1) or bidi control character is written as
+/// `\u{XXXX}` and a backslash as `\\`, so the text shown maps back to the
+/// exact command byte for byte and cannot rewrite the terminal.
+pub fn display_command(command: &str) -> String {
+    let mut out = String::with_capacity(command.len());
+    for c in command.chars() {
+        if c == '\\' {
+            out.push_str("\\\\");
+        } else if is_unsafe_char(c) && c != '\n' && c != '\t' {
+            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -25,10 +25,11 @@
 
 pub use self::broker::{ApprovalBroker, ApprovalEvent, ApprovalResolution, ResolveOutcome};
 pub use self::decision::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
-pub use self::display::display_text;
 pub(crate) use self::display::is_unsafe_char;
+pub use self::display::{display_command, display_text};
 pub use self::grants::{GrantStore, MemoryGrantStore};
 pub use self::request::{ApprovalBinding, ApprovalRequest, GrantKey, MAX_APPROVAL_TIMEOUT};
+pub(crate) use self::request::{new_approval_id, now_ms};
 pub use self::sqlite::SqliteGrantStore;
 pub use self::store_broker::{Broker, MemoryApprovalBroker, SqliteApprovalBroker};
 

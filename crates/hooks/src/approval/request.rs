@@ -78,6 +78,13 @@ pub struct ApprovalRequest {
     pub timeout_ms: u64,
     /// When the request was made (Unix milliseconds).
     pub created_at_ms: u64,
+    /// For an exec approval: the exact command that runs if this is
+    /// allowed, whole (never cut). Print it through
+    /// [`display_command`](crate::approval::display_command), which escapes
+    /// control and bidi characters instead of dropping them. Such a request
+    /// is never answered from, nor remembered as, a broker grant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 impl ApprovalRequest {
@@ -125,6 +132,7 @@ impl ApprovalRequest {
             session_key: session_key.into(),
             timeout_ms,
             created_at_ms: now_ms(),
+            command: spec.exec_command.clone(),
         }
     }
 
@@ -168,7 +176,9 @@ impl ApprovalRequest {
     /// request (each one is asked), nor when the grant key
     /// [is not rememberable](GrantKey::is_rememberable).
     pub fn is_rememberable(&self) -> bool {
-        self.severity != ApprovalSeverity::Critical && self.grant_key().is_rememberable()
+        self.command.is_none()
+            && self.severity != ApprovalSeverity::Critical
+            && self.grant_key().is_rememberable()
     }
 
     /// The binding of this request, for a resolver that wants its decision

@@ -53,6 +53,7 @@ fn new_fills_defaults() {
         session_key: "session-s".into(),
         timeout_ms: 120_000,
         created_at_ms: request.created_at_ms,
+        command: None,
     };
     assert_eq!(request, expected);
     assert!(request.created_at_ms > 1_600_000_000_000);

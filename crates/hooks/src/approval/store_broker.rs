@@ -106,7 +106,10 @@ impl<S: GrantStore> Broker<S> {
     fn conclude(&self, request: &ApprovalRequest, decision: ApprovalDecision) {
         if decision == ApprovalDecision::AllowAlways {
             let key = request.grant_key();
-            if request.severity == ApprovalSeverity::Critical {
+            if request.command.is_some() {
+                // Exec approvals keep their memory in the allowlist file
+                // (the gate's resolution callback writes it).
+            } else if request.severity == ApprovalSeverity::Critical {
                 tracing::info!(
                     approval_id = %request.id,
                     tool = %request.tool_name,
