@@ -326,6 +326,12 @@ pub fn config_schema() -> Value {
     for (key, sub) in typed {
         embed(&mut schema, "ToolsConfig", key, sub.to_value());
     }
+    embed(
+        &mut schema,
+        "AgentToolsConfig",
+        "exec",
+        schemars::schema_for!(talon_tools::AgentExecConfig).to_value(),
+    );
     for def in ["AgentEntry", "AgentBody"] {
         embed(
             &mut schema,

@@ -160,3 +160,30 @@ fn cron_is_typed() {
     .unwrap();
     assert!(ok.notices.is_empty(), "{:?}", ok.notices);
 }
+
+#[test]
+fn exec_security_and_ask_are_typed_globally_and_per_agent() {
+    use talon_hooks::exec_approvals::{ExecAsk, ExecPolicy, ExecSecurity};
+    let loaded = load_str(
+        "{ tools: { exec: { security: 'allowlist', ask: 'on-miss' } },\n agents: { list: [ { id: 'a', tools: { exec: { security: 'deny' } } }, { id: 'b' } ] } }",
+        "t.json",
+    )
+    .unwrap();
+    assert_eq!(
+        loaded.config.exec_policy("a"),
+        ExecPolicy::new(ExecSecurity::Deny, ExecAsk::OnMiss)
+    );
+    assert_eq!(
+        loaded.config.exec_policy("b"),
+        ExecPolicy::new(ExecSecurity::Allowlist, ExecAsk::OnMiss)
+    );
+    let err = load_str(
+        "{ tools: { exec: { security: 'sometimes', ask: 'never' } },\n agents: { list: [ { id: 'a', tools: { exec: { ask: 'maybe', timeoutSec: 5 } } } ] } }",
+        "t.json",
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    for key in ["tools.exec.security", "agents.list[0].tools.exec"] {
+        assert!(text.contains(key), "{key} missing from: {text}");
+    }
+}

@@ -335,6 +335,35 @@ impl TalonConfig {
             .unwrap_or_default()
     }
 
+    /// The exec policy of `agent_id`: `tools.exec.security` / `ask`, with
+    /// the agent's `tools.exec` overriding key by key (both default to
+    /// `full` / `off`). A section that does not parse (the loader refuses
+    /// those) gives `deny`: fail closed.
+    pub fn exec_policy(&self, agent_id: &str) -> talon_hooks::exec_approvals::ExecPolicy {
+        use talon_hooks::exec_approvals::{ExecAsk, ExecPolicy, ExecSecurity};
+        let deny = ExecPolicy::new(ExecSecurity::Deny, ExecAsk::Off);
+        let global: talon_tools::ExecConfig = match self.tools.as_ref().and_then(|t| t.exec.clone())
+        {
+            None => talon_tools::ExecConfig::default(),
+            Some(v) => match serde_json::from_value(v) {
+                Ok(c) => c,
+                Err(_) => return deny,
+            },
+        };
+        let agent: Option<talon_tools::AgentExecConfig> = match self
+            .agent(agent_id)
+            .and_then(|a| a.tools)
+            .and_then(|t| t.exec)
+        {
+            None => None,
+            Some(v) => match serde_json::from_value(v) {
+                Ok(c) => Some(c),
+                Err(_) => return deny,
+            },
+        };
+        global.policy(agent.as_ref())
+    }
+
     /// What the policy pipeline reads: the `tools` section and, per agent id
     /// (lowercased, from both `agents.list` and `agents.entries`), that
     /// agent's `tools` block (empty when it has none).

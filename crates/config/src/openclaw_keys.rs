@@ -15,8 +15,8 @@
 //! never in these tables (a unit test checks that against the schema).
 //!
 //! One class is treated differently: OpenClaw settings that *restrict*
-//! tools (per-agent `exec` / `toolsBySender`
-//! policies, …) which Talon does not enforce yet. Ignoring them would
+//! tools (per-agent `toolsBySender` policies, `tools.exec.host`,
+//! `safeBins`, …) which Talon does not enforce yet. Ignoring them would
 //! silently widen access, so when such a key would restrict something it is
 //! an error instead (fail closed); when it is inert it is ignored with a
 //! notice like the others.
@@ -98,15 +98,13 @@ pub(crate) const TOOLS_NARROWING: &[Narrowing] = &[
 /// `tools.exec.*` OpenClaw keys Talon does not use (none restricts tools).
 pub(crate) const EXEC_IGNORED: &[&str] = &["applyPatch", "node", "notifyOnExit", "pathPrepend"];
 
-/// `tools.exec.*` OpenClaw keys that restrict `exec` and that Talon does
-/// not enforce: where commands may run (`host` other than `gateway`),
-/// binary allowlists (`security` other than `full`, `safeBins`) and
-/// approval prompts (`ask` other than `off`).
+/// `tools.exec.*` (and an agent's `tools.exec.*`) OpenClaw keys that
+/// restrict `exec` and that Talon does not enforce: where commands may run
+/// (`host` other than `gateway`) and the stdin-only safe-bin fast path
+/// (`safeBins`). `security` and `ask` are enforced (exec approvals).
 pub(crate) const EXEC_NARROWING: &[Narrowing] = &[
-    ("ask", |v| v.as_str() != Some("off")),
     ("host", |v| v.as_str() != Some("gateway")),
     ("safeBins", non_empty),
-    ("security", |v| v.as_str() != Some("full")),
 ];
 
 /// `agents.defaults.*` keys Talon does not use.
@@ -223,11 +221,8 @@ pub(crate) const AGENT_TOOLS_IGNORED: &[&str] = &["codeMode", "elevated", "githu
 
 /// Agent `tools.*` keys that can restrict tools and that Talon does not
 /// enforce per agent.
-pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] = &[
-    ("exec", non_empty),
-    ("message", non_empty),
-    ("toolsBySender", non_empty),
-];
+pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] =
+    &[("message", non_empty), ("toolsBySender", non_empty)];
 
 /// Sandbox keys (`agents.defaults.sandbox`, `agents.*.sandbox`) Talon does
 /// not use.
@@ -375,6 +370,20 @@ fn strip_agent(
             SETTING_IGNORED,
             out,
         );
+        if let Some(exec) = tools.get_mut("exec") {
+            path.push(Seg::Key("exec".to_owned()));
+            strip_keys(
+                exec,
+                span.and_then(|s| s.member("tools"))
+                    .and_then(|t| t.member("exec")),
+                path,
+                EXEC_IGNORED,
+                EXEC_NARROWING,
+                SETTING_IGNORED,
+                out,
+            );
+            path.pop();
+        }
         path.pop();
     }
     strip_sandbox(entry, span, path, out);

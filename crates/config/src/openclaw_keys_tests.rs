@@ -140,7 +140,7 @@ fn strips_each_scope_with_notices() {
 fn restricting_settings_talon_cannot_enforce_are_refused() {
     let (_, findings) = run(r#"{
   tools: { fs: { workspaceOnly: true }, agentToAgent: { enabled: false }, sessions: { visibility: "self" } },
-  agents: { list: [{ id: "a", tools: { exec: { security: "deny" }, toolsBySender: { bob: { deny: ["exec"] } } } }] },
+  agents: { list: [{ id: "a", tools: { exec: { security: "deny", safeBins: ["jq"] }, toolsBySender: { bob: { deny: ["exec"] } } } }] },
 }"#);
     let paths: Vec<&str> = findings
         .issues
@@ -152,8 +152,8 @@ fn restricting_settings_talon_cannot_enforce_are_refused() {
         vec![
             "tools.agentToAgent",
             "tools.sessions",
-            "agents.list[0].tools.exec",
-            "agents.list[0].tools.toolsBySender"
+            "agents.list[0].tools.toolsBySender",
+            "agents.list[0].tools.exec.safeBins"
         ]
     );
     assert!(findings.issues[0].message.contains("would widen access"));
@@ -169,7 +169,7 @@ fn inert_restricting_settings_are_only_noticed() {
 }
 
 #[test]
-fn restricting_exec_settings_are_refused_and_inert_ones_noticed() {
+fn unenforced_exec_settings_are_refused_and_inert_ones_noticed() {
     let (value, findings) = run(
         r#"{ tools: { exec: { security: "allowlist", ask: "on-miss", host: "sandbox", safeBins: ["jq"], pathPrepend: ["/opt/bin"], timeoutSec: 60 } } }"#,
     );
@@ -178,15 +178,11 @@ fn restricting_exec_settings_are_refused_and_inert_ones_noticed() {
         .iter()
         .map(|i| i.key_path.as_str())
         .collect();
+    assert_eq!(issues, vec!["tools.exec.host", "tools.exec.safeBins"]);
+    // `security` and `ask` are enforced (exec approvals), so they stay.
     assert_eq!(
-        issues,
-        vec![
-            "tools.exec.ask",
-            "tools.exec.host",
-            "tools.exec.safeBins",
-            "tools.exec.security"
-        ]
+        value,
+        json!({ "tools": { "exec": { "security": "allowlist", "ask": "on-miss", "timeoutSec": 60 } } })
     );
-    assert_eq!(value, json!({ "tools": { "exec": { "timeoutSec": 60 } } }));
     assert_eq!(findings.notices.len(), 1, "pathPrepend is only noticed");
 }

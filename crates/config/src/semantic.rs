@@ -14,7 +14,7 @@ use talon_hooks::HooksConfig;
 use talon_hooks::loop_detection::LoopDetectionConfig;
 use talon_tool_catalog::Profile;
 use talon_tool_policy::validate_entry;
-use talon_tools::{ExecConfig, FsToolsConfig, WebToolsConfig};
+use talon_tools::{AgentExecConfig, ExecConfig, FsToolsConfig, WebToolsConfig};
 
 use crate::findings::Findings;
 use crate::spans::{Pos, Seg, SpanNode, render_path};
@@ -179,6 +179,7 @@ impl Walker<'_> {
         self.nested_tools(tools, span, path, "sandbox");
         self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
         self.typed::<FsToolsConfig>(tools, span, path, "fs");
+        self.typed::<AgentExecConfig>(tools, span, path, "exec");
     }
 
     /// `<section>.tools.{allow,alsoAllow,deny}`.

@@ -198,6 +198,10 @@ pub struct AgentToolsConfig {
     /// by `talon-config`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs: Option<Value>,
+    /// The agent's `tools.exec`: `security` and `ask`, overriding
+    /// `tools.exec` key by key (validated by `talon-config`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<Value>,
 }
 
 impl AgentToolsConfig {

@@ -47,8 +47,9 @@ pub use crate::cron_tool::{
     MAX_CONTEXT_MESSAGES, MAX_CONTEXT_TOTAL_CHARS, build_reminder_context,
 };
 pub use crate::exec::{
-    DEFAULT_BACKGROUND_MS, DEFAULT_CLEANUP_MS, DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_TIMEOUT_SEC,
-    DEFAULT_TIMEOUT_SEC, ExecConfig, ExecConfigError, ExecTool, HostLauncher, exec_spec,
+    AgentExecConfig, DEFAULT_BACKGROUND_MS, DEFAULT_CLEANUP_MS, DEFAULT_MAX_OUTPUT_BYTES,
+    DEFAULT_MAX_TIMEOUT_SEC, DEFAULT_TIMEOUT_SEC, ExecConfig, ExecConfigError, ExecTool,
+    HostLauncher, exec_spec,
 };
 pub use crate::files::{
     ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool, apply_patch_spec, edit_spec,

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use talon_hooks::exec_approvals::{ExecAsk, ExecPolicy, ExecSecurity};
 
 /// OpenClaw's default yield window before a command is backgrounded.
 pub const DEFAULT_BACKGROUND_MS: u64 = 10_000;
@@ -25,10 +26,11 @@ const CLEANUP_MS_RANGE: (u64, u64) = (60_000, 10_800_000);
 const MAX_OUTPUT_RANGE: (u64, u64) = (1_024, 64 * 1024 * 1024);
 
 /// The `tools.exec` section (OpenClaw key names, camelCase). Unknown keys
-/// are an error; OpenClaw keys Talon does not implement (`host`,
-/// `security`, `ask`, `node`, `pathPrepend`, `safeBins`, `notifyOnExit`,
-/// `applyPatch`, ...) are unknown here on purpose, so a config that relies
-/// on them fails loudly instead of being half-honoured.
+/// are an error; OpenClaw keys Talon does not implement (`host`, `node`,
+/// `pathPrepend`, `safeBins`, `notifyOnExit`, `applyPatch`, ...) are
+/// unknown here on purpose, so a config that relies on them fails loudly
+/// instead of being half-honoured. `security` and `ask` are enforced by the
+/// gate (`talon_hooks::exec_approvals`), not by the tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ExecConfig {
@@ -50,6 +52,38 @@ pub struct ExecConfig {
     /// environment): how many bytes of a command's output are kept, half
     /// from the start and half from the end; default 200000.
     pub max_output_bytes: u64,
+    /// Which commands may run: `deny` (none), `allowlist` (only those on
+    /// the agent's allowlist in `<state dir>/exec-approvals.json`) or
+    /// `full` (all; the default).
+    pub security: ExecSecurity,
+    /// When a human is asked: `off` (never; the default), `on-miss` (a
+    /// command not on the allowlist, with `security: allowlist`) or
+    /// `always`.
+    pub ask: ExecAsk,
+}
+
+impl ExecConfig {
+    /// The exec policy, with `agent` (an agent's `tools.exec`) overriding
+    /// key by key.
+    pub fn policy(&self, agent: Option<&AgentExecConfig>) -> ExecPolicy {
+        ExecPolicy::new(
+            agent.and_then(|a| a.security).unwrap_or(self.security),
+            agent.and_then(|a| a.ask).unwrap_or(self.ask),
+        )
+    }
+}
+
+/// An agent's `tools.exec` (`agents.list[].tools.exec`): the exec policy
+/// keys, each overriding the global one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentExecConfig {
+    /// See [`ExecConfig::security`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<ExecSecurity>,
+    /// See [`ExecConfig::ask`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask: Option<ExecAsk>,
 }
 
 impl Default for ExecConfig {
@@ -60,6 +94,8 @@ impl Default for ExecConfig {
             max_timeout_sec: DEFAULT_MAX_TIMEOUT_SEC,
             cleanup_ms: DEFAULT_CLEANUP_MS,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            security: ExecSecurity::Full,
+            ask: ExecAsk::Off,
         }
     }
 }
