@@ -140,6 +140,13 @@ fn prompt(req: &ApprovalRequest) -> Option<ApprovalDecision> {
         display_text(&req.title),
         display_text(&req.description)
     );
+    if let Some(command) = &req.command {
+        let _ = writeln!(
+            err,
+            "  command (exactly what runs):\n    {}",
+            talon_hooks::approval::display_command(command)
+        );
+    }
     let _ = writeln!(err, "  params: {}", req.params_preview);
     let choices: Vec<&str> = req.allowed_decisions.iter().map(|d| d.as_str()).collect();
     let _ = write!(err, "Answer [{}] (default deny): ", choices.join(" / "));

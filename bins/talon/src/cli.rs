@@ -535,4 +535,50 @@ pub(crate) enum ApprovalsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The exec allowlists in `<state dir>/exec-approvals.json` (edited
+    /// locally; a running gateway reads the file on every exec call).
+    Allowlist {
+        #[command(subcommand)]
+        command: AllowlistCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AllowlistCommand {
+    /// The entries that apply to an agent (`*` entries first).
+    List {
+        /// The agent id.
+        #[arg(long, default_value = talon_config::DEFAULT_AGENT_ID)]
+        agent: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a pattern: a bare command name glob (`rg`, `git*`) or an
+    /// absolute path glob (`/usr/bin/*`); `*` stays within a path
+    /// component, `**` crosses them.
+    Add {
+        /// The pattern.
+        pattern: String,
+        /// The agent id (`*` for every agent).
+        #[arg(long, default_value = talon_config::DEFAULT_AGENT_ID)]
+        agent: String,
+        /// Only when the arguments, joined by spaces, match this regex.
+        #[arg(long)]
+        arg_pattern: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove every entry of the agent with this pattern (or id).
+    Remove {
+        /// The pattern or entry id.
+        pattern: String,
+        /// The agent id (`*` for the entries of every agent).
+        #[arg(long, default_value = talon_config::DEFAULT_AGENT_ID)]
+        agent: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
 }

@@ -89,7 +89,12 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             None => crate::tasks_cmd::run(&c.command, out),
         },
         Command::Gateway(c) => crate::gateway_cmd::run(&cli.ctx, c, out),
-        Command::Approvals(a) => crate::gateway_cmd::approvals(&a.target, &a.command, out),
+        Command::Approvals(a) => match &a.command {
+            crate::cli::ApprovalsCommand::Allowlist { command } => {
+                crate::approvals_cmd::allowlist(command, &talon_config::state_dir(), out)
+            }
+            other => crate::gateway_cmd::approvals(&a.target, other, out),
+        },
         Command::Config(ConfigCommand::Schema) => {
             let schema = talon_config::config_schema();
             out.push_str(&serde_json::to_string_pretty(&schema)?);

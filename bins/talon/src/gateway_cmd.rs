@@ -248,6 +248,15 @@ pub(crate) fn approvals(
                     writeln!(out, "no approvals pending")?;
                 }
                 for a in list {
+                    if let Some(command) = a["command"].as_str() {
+                        writeln!(
+                            out,
+                            "{}  {}  exec command (exactly what runs):\n    {}",
+                            a["id"].as_str().unwrap_or("?"),
+                            a["sessionKey"].as_str().unwrap_or("?"),
+                            talon_hooks::approval::display_command(command),
+                        )?;
+                    }
                     writeln!(
                         out,
                         "{}  {}  {}  {}: {}\n    params: {}",
@@ -275,6 +284,9 @@ pub(crate) fn approvals(
             resolve(target, id, decision, *json, out)
         }
         ApprovalsCommand::Deny { id, json } => resolve(target, id, "deny", *json, out),
+        ApprovalsCommand::Allowlist { command } => {
+            crate::approvals_cmd::allowlist(command, &talon_config::state_dir(), out)
+        }
     }
 }
 

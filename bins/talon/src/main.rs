@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod approvals_cmd;
 mod call;
 mod cli;
 mod commands;

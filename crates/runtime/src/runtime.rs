@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use talon_config::TalonConfig;
 use talon_hooks::approval::ApprovalBroker;
+use talon_hooks::exec_approvals::{ExecApprovals, ExecApprovalsStore, ExecPolicy};
 use talon_hooks::loop_detection::{LoopDetectionConfig, LoopDetector};
 use talon_hooks::{Diagnostics, Gate, HookContext, Hooks, HooksConfig};
 use talon_schema_dialects::{Dialect, NormalizeOptions, dialect_for, normalize_schema};
@@ -34,6 +35,26 @@ pub struct RuntimeBuilder {
     approval_timeout: Option<Duration>,
     builtins: Option<Builtins>,
     mcp: Arc<talon_mcp::McpManager>,
+    exec_approvals: Option<ExecApprovalsSetup>,
+}
+
+/// `tools.exec.security` / `ask` per agent and the approvals file.
+#[derive(Debug, Clone)]
+struct ExecApprovalsSetup {
+    store: Arc<ExecApprovalsStore>,
+    global: ExecPolicy,
+    agents: BTreeMap<String, ExecPolicy>,
+}
+
+impl ExecApprovalsSetup {
+    fn for_agent(&self, agent_id: &str) -> ExecApprovals {
+        let policy = self
+            .agents
+            .get(&agent_id.trim().to_lowercase())
+            .copied()
+            .unwrap_or(self.global);
+        ExecApprovals::new(policy, Arc::clone(&self.store))
+    }
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -67,6 +88,7 @@ impl RuntimeBuilder {
             approval_timeout: None,
             builtins: None,
             mcp: Arc::new(talon_mcp::McpManager::default()),
+            exec_approvals: None,
         }
     }
 
@@ -79,9 +101,36 @@ impl RuntimeBuilder {
     /// `tools.web`, with state under [`talon_config::state_dir`]. A
     /// sandboxed run's file and shell tools act in its sandbox, through a
     /// backend registered with [`RuntimeBuilder::sandbox_backend`].
+    ///
+    /// `tools.exec.security` / `ask` (and each agent's) are enforced with
+    /// the allowlist in `<state dir>/exec-approvals.json`
+    /// ([`RuntimeBuilder::exec_approvals`]).
     pub fn from_config(config: &TalonConfig, config_dir: &Path) -> Result<Self> {
+        RuntimeBuilder::from_config_in(config, config_dir, talon_config::state_dir())
+    }
+
+    /// [`RuntimeBuilder::from_config`] with an explicit state directory
+    /// (instead of [`talon_config::state_dir`]).
+    pub fn from_config_in(
+        config: &TalonConfig,
+        config_dir: &Path,
+        state_dir: std::path::PathBuf,
+    ) -> Result<Self> {
         let mut builder = RuntimeBuilder::new(config.policy_config());
-        let builtins = Builtins::from_config(config, config_dir, talon_config::state_dir())?;
+        let agents = config
+            .agent_ids()
+            .into_iter()
+            .map(|id| {
+                let policy = config.exec_policy(&id);
+                (id, policy)
+            })
+            .collect();
+        builder = builder.exec_approvals(
+            Arc::new(ExecApprovalsStore::in_state_dir(&state_dir)),
+            config.exec_policy(""),
+            agents,
+        );
+        let builtins = Builtins::from_config(config, config_dir, state_dir)?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
         let mcp =
@@ -127,6 +176,25 @@ impl RuntimeBuilder {
     /// configured ones.
     pub fn hooks_mut(&mut self) -> &mut Hooks {
         &mut self.hooks
+    }
+
+    /// Builder: enforce exec approvals (`tools.exec.security` / `ask` and the
+    /// allowlist in `store`) in every agent's gate: `agents` by lower-case
+    /// agent id, `global` for the others. [`RuntimeBuilder::from_config`]
+    /// sets this from the configuration and
+    /// `<state dir>/exec-approvals.json`.
+    pub fn exec_approvals(
+        mut self,
+        store: Arc<ExecApprovalsStore>,
+        global: ExecPolicy,
+        agents: BTreeMap<String, ExecPolicy>,
+    ) -> Self {
+        self.exec_approvals = Some(ExecApprovalsSetup {
+            store,
+            global,
+            agents,
+        });
+        self
     }
 
     /// Builder: the approval broker (without one, every approval request
@@ -223,6 +291,7 @@ impl RuntimeBuilder {
             gates: Mutex::new(HashMap::new()),
             builtins: self.builtins,
             mcp: self.mcp,
+            exec_approvals: self.exec_approvals,
         })
     }
 }
@@ -252,6 +321,7 @@ pub struct Runtime {
     gates: Mutex<HashMap<String, Gate>>,
     builtins: Option<Builtins>,
     mcp: Arc<talon_mcp::McpManager>,
+    exec_approvals: Option<ExecApprovalsSetup>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -303,6 +373,9 @@ impl Runtime {
                 }
                 if let Some(t) = self.approval_timeout {
                     gate = gate.with_approval_timeout(t);
+                }
+                if let Some(setup) = &self.exec_approvals {
+                    gate = gate.with_exec_approvals(Arc::new(setup.for_agent(agent_id)));
                 }
                 gate
             })

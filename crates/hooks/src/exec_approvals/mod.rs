@@ -245,11 +245,23 @@ impl ExecApprovals {
                 "Agent {agent} wants to run a command that is not on its exec allowlist: {why}."
             )
         };
-        let mut allowed = vec![ApprovalDecision::AllowOnce];
-        if !check.entries_to_add.is_empty() {
-            allowed.push(ApprovalDecision::AllowAlways);
-        }
-        allowed.push(ApprovalDecision::Deny);
+        let description = if check.entries_to_add.is_empty() {
+            format!("{description} allow-always cannot record this command; it would run once.")
+        } else {
+            let patterns: Vec<String> = check
+                .entries_to_add
+                .iter()
+                .map(|e| format!("`{}`", crate::approval::display_text(&entry_text(e))))
+                .collect();
+            format!(
+                "{description} allow-always adds {} to the allowlist.",
+                patterns.join(", ")
+            )
+        };
+        // `allow-always` is always offered; when nothing can be recorded
+        // (an unanalysable command) it runs the command once, as OpenClaw
+        // does for inline-eval commands.
+        let allowed = ApprovalDecision::USER_DECISIONS.to_vec();
         let store = Arc::clone(&self.store);
         let entries = check.entries_to_add.clone();
         let agent_id = agent.to_owned();
@@ -285,6 +297,30 @@ impl ExecApprovals {
             ..ApprovalSpec::default()
         }
     }
+}
+
+/// An entry as `pattern arg…` (arguments shell-quoted when needed).
+pub fn entry_text(entry: &AllowlistEntry) -> String {
+    let mut out = entry.pattern.clone();
+    if let Some(args) = &entry.args {
+        for a in args {
+            out.push(' ');
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                out.push_str(a);
+            } else {
+                out.push('\'');
+                out.push_str(&a.replace('\'', "'\\''"));
+                out.push('\'');
+            }
+        }
+    }
+    if let Some(p) = &entry.arg_pattern {
+        out.push_str(&format!(" (args matching /{p}/)"));
+    }
+    out
 }
 
 enum Review {
