@@ -1,3 +1,4 @@
+mod approvals;
 mod builtin;
 mod call;
 mod config;
