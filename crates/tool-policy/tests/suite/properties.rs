@@ -117,6 +117,7 @@ prop_compose! {
             sandbox: agent_sandbox.map(|t| SandboxToolsSection { tools: Some(t) }),
             loop_detection: None,
             fs: None,
+            exec: None,
         });
         PolicyConfig {
             tools: ToolsConfig {
