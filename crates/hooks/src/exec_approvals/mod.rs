@@ -184,7 +184,8 @@ impl ExecApprovals {
                     .config_key(key),
             )
         };
-        let command = params.get("command").and_then(Value::as_str);
+        // The same lookup the exec tool uses to read its `command`.
+        let command = talon_tool_catalog::params::lookup(params, "command").and_then(Value::as_str);
         let check = match self.check(agent, command.unwrap_or_default()) {
             Ok(check) => check,
             Err(error) => {
