@@ -7,7 +7,7 @@
 //! every one of them matches an entry (so `ls; rm -rf ~` does not match
 //! `ls`), and anything the analyser cannot pin down (command substitution,
 //! redirections, `eval`, …) is a miss. The [`Gate`](crate::Gate) runs
-//! [`ExecApprovals::review`] after the plugin hooks, on the parameters that
+//! the [`ExecApprovals`] review after the plugin hooks, on the parameters that
 //! will run:
 //!
 //! | security | ask | allowlisted | not allowlisted |
