@@ -29,16 +29,22 @@ pub(crate) fn is_unsafe_char(c: char) -> bool {
 #[path = "display_tests.rs"]
 mod tests;
 
-/// An exec approval's command for a terminal, every character kept: a
-/// control (C0, DEL, C1) or bidi control character is written as
-/// `\u{XXXX}` and a backslash as `\\`, so the text shown maps back to the
-/// exact command byte for byte and cannot rewrite the terminal.
+/// An exec approval's command for a terminal, on one line, every character
+/// kept: a newline is written as `\n`, a tab as `\t`, any other control
+/// (C0, DEL, C1) or bidi control character as `\u{XXXX}` and a backslash
+/// as `\\`, so the text shown maps back to the exact command byte for
+/// byte, cannot rewrite the terminal and cannot fake the prompt's next
+/// lines.
 pub fn display_command(command: &str) -> String {
     let mut out = String::with_capacity(command.len());
     for c in command.chars() {
         if c == '\\' {
             out.push_str("\\\\");
-        } else if is_unsafe_char(c) && c != '\n' && c != '\t' {
+        } else if c == '\n' {
+            out.push_str("\\n");
+        } else if c == '\t' {
+            out.push_str("\\t");
+        } else if is_unsafe_char(c) {
             out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
         } else {
             out.push(c);

@@ -153,3 +153,116 @@ fn the_file_only_tightens() {
         PolicyDecision::Deny
     );
 }
+
+mod gate {
+    use serde_json::{Map, json};
+
+    use super::*;
+    use crate::approval::{ApprovalBroker, ApprovalEvent, MemoryApprovalBroker};
+    use crate::{
+        BeforeToolCallEvent, BeforeToolCallHandler, BeforeToolCallResult, Gate, GateVerdict,
+        HookContext, Hooks, Registration,
+    };
+
+    /// Rewrites every `command` to a fixed one.
+    struct Rewrite(&'static str);
+
+    #[async_trait::async_trait]
+    impl BeforeToolCallHandler for Rewrite {
+        async fn before_tool_call(
+            &self,
+            _event: &BeforeToolCallEvent,
+            _ctx: &HookContext,
+        ) -> Result<Option<BeforeToolCallResult>, String> {
+            let mut params = Map::new();
+            params.insert("command".into(), json!(self.0));
+            Ok(Some(BeforeToolCallResult::params(params)))
+        }
+    }
+
+    fn event(command: &str) -> BeforeToolCallEvent {
+        let mut params = Map::new();
+        params.insert("command".into(), json!(command));
+        BeforeToolCallEvent::new("bash", params)
+    }
+
+    #[tokio::test]
+    async fn the_review_sees_the_command_the_hooks_left() {
+        let (_dir, store) = store_with(&["ls"]);
+        let mut hooks = Hooks::new();
+        hooks.on_before_tool_call(Registration::new("rw"), Arc::new(Rewrite("ls; rm -rf x")));
+        let gate = Gate::new(Arc::new(hooks)).with_exec_approvals(Arc::new(ExecApprovals::new(
+            ExecPolicy::new(ExecSecurity::Allowlist, ExecAsk::Off),
+            store,
+        )));
+        let ctx = HookContext::new("main", "agent:main:main");
+        let verdict = gate.check(event("ls"), &ctx).await;
+        assert!(
+            matches!(&verdict, GateVerdict::Blocked(b) if b.denied_reason == DeniedReason::ExecApproval && b.reason.contains("`rm -rf x`")),
+            "{verdict:?}"
+        );
+        // `before_tool_call` (no approval step) applies the review too.
+        let outcome = gate.before_tool_call(event("ls"), &ctx).await;
+        assert!(matches!(outcome, GateOutcome::Blocked(_)), "{outcome:?}");
+    }
+
+    #[tokio::test]
+    async fn ask_always_asks_every_time_with_the_exact_command() {
+        let (_dir, store) = store_with(&[]);
+        let broker = Arc::new(MemoryApprovalBroker::in_memory());
+        let gate = Gate::new(Arc::new(Hooks::new()))
+            .with_broker(Arc::clone(&broker) as Arc<dyn ApprovalBroker>)
+            .with_exec_approvals(Arc::new(ExecApprovals::new(
+                ExecPolicy::new(ExecSecurity::Full, ExecAsk::Always),
+                Arc::clone(&store),
+            )));
+        let mut events = broker.subscribe();
+        let b2 = Arc::clone(&broker);
+        let asked = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Ok(ev) = events.recv().await {
+                if let ApprovalEvent::Requested(req) = ev {
+                    seen.push(req.command.clone());
+                    b2.resolve(&req.id, ApprovalDecision::AllowAlways, Some(&req.binding()));
+                    if seen.len() == 2 {
+                        break;
+                    }
+                }
+            }
+            seen
+        });
+        let ctx = HookContext::new("main", "agent:main:main");
+        let command = "printf '\\033[2J' \u{202e}x";
+        for _ in 0..2 {
+            let verdict = gate.check(event(command), &ctx).await;
+            assert!(matches!(verdict, GateVerdict::Run { .. }), "{verdict:?}");
+        }
+        let seen = tokio::time::timeout(std::time::Duration::from_secs(10), asked)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            seen,
+            vec![Some(command.to_owned()), Some(command.to_owned())]
+        );
+        // allow-always recorded the argv in the file, not a broker grant.
+        let entries: Vec<AllowlistEntry> = store
+            .agent_view("main")
+            .unwrap()
+            .entries()
+            .cloned()
+            .collect();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].pattern, "printf");
+        assert_eq!(
+            entries[0].args,
+            Some(vec!["\\033[2J".to_owned(), "\u{202e}x".to_owned()])
+        );
+    }
+
+    #[test]
+    fn the_command_is_displayed_losslessly_and_safely() {
+        let shown = crate::approval::display_command("a\u{1b}[2J\\b\u{202e}c\nd\te");
+        assert_eq!(shown, "a\\u{001B}[2J\\\\b\\u{202E}c\\nd\\te");
+    }
+}
