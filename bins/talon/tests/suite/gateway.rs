@@ -215,3 +215,71 @@ fn approvals_list_and_approve_a_waiting_call() {
     let r = with(&d, &["approvals", "deny", &id]);
     assert_eq!(r.code, 1, "{r:?}");
 }
+
+#[test]
+fn exec_approvals_on_the_gateway_show_the_command_and_allow_always_writes_the_allowlist() {
+    let d = start(
+        r#"{"tools": {"profile": "coding", "exec": {"security": "allowlist", "ask": "on-miss"}},
+            "agents": {"defaults": {"workspace": "./ws"}}}"#,
+    );
+    std::fs::create_dir_all(d.dir.path().join("ws")).unwrap();
+    let invoke = |command: &str| {
+        let params =
+            json!({"sessionKey": "main", "toolName": "exec", "params": {"command": command}})
+                .to_string();
+        let (url, token) = (d.url.clone(), d.token.clone());
+        std::thread::spawn(move || {
+            talon(&[
+                "gateway",
+                "call",
+                "tools.invoke",
+                "--params",
+                &params,
+                "--gateway",
+                &url,
+                "--token",
+                &token,
+            ])
+        })
+    };
+    let waiting = invoke("touch ran");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let request = loop {
+        let r = with(&d, &["approvals", "list", "--json"]);
+        assert_eq!(r.code, 0, "{r:?}");
+        let list: Value = r.json();
+        if let Some(a) = list.as_array().and_then(|l| l.first()) {
+            break a.clone();
+        }
+        assert!(Instant::now() < deadline, "no approval appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(request["command"], "touch ran");
+    assert_eq!(request["pluginId"], "talon.exec-approvals");
+    let id = request["id"].as_str().unwrap().to_owned();
+    let r = with(&d, &["approvals", "list"]);
+    assert!(
+        r.stdout
+            .contains("exec command (exactly what runs):\n    touch ran"),
+        "{r:?}"
+    );
+    let r = with(&d, &["approvals", "approve", &id, "--always"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let done = waiting.join().unwrap();
+    assert_eq!(done.code, 0, "{done:?}");
+    assert!(d.dir.path().join("ws/ran").exists());
+    // The gateway wrote the entry into its state directory's file.
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.dir.path().join("state/exec-approvals.json")).unwrap(),
+    )
+    .unwrap();
+    let entry = &file["agents"]["main"]["allowlist"][0];
+    assert_eq!(entry["pattern"], "touch");
+    assert_eq!(entry["args"], json!(["ran"]));
+    assert_eq!(entry["source"], "allow-always");
+    // The same command now runs without a question.
+    std::fs::remove_file(d.dir.path().join("ws/ran")).unwrap();
+    let again = invoke("touch ran").join().unwrap();
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(d.dir.path().join("ws/ran").exists());
+}
