@@ -46,6 +46,10 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// The exec approvals file cannot be read, parsed or written (every
+    /// exec call is refused until it is fixed).
+    #[error(transparent)]
+    ExecApprovals(#[from] crate::exec_approvals::ExecApprovalsError),
 }
 
 /// `Result` with this crate's [`Error`].
