@@ -80,8 +80,19 @@ impl RuntimeBuilder {
     /// sandboxed run's file and shell tools act in its sandbox, through a
     /// backend registered with [`RuntimeBuilder::sandbox_backend`].
     pub fn from_config(config: &TalonConfig, config_dir: &Path) -> Result<Self> {
+        Self::from_config_in(config, config_dir, talon_config::state_dir())
+    }
+
+    /// [`RuntimeBuilder::from_config`] with state (sandbox workspaces, the
+    /// sandbox usage file) under `state_dir` instead of
+    /// [`talon_config::state_dir`].
+    pub fn from_config_in(
+        config: &TalonConfig,
+        config_dir: &Path,
+        state_dir: std::path::PathBuf,
+    ) -> Result<Self> {
         let mut builder = RuntimeBuilder::new(config.policy_config());
-        let builtins = Builtins::from_config(config, config_dir, talon_config::state_dir())?;
+        let builtins = Builtins::from_config(config, config_dir, state_dir)?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
         let mcp =
@@ -321,6 +332,13 @@ impl Runtime {
     /// made with [`RuntimeBuilder::from_config`]).
     pub fn sandbox_backends(&self) -> Option<&talon_sandbox_core::SandboxBackendRegistry> {
         self.builtins.as_ref().map(|b| b.backends.as_ref())
+    }
+
+    /// The state dir the built-in tools keep sandbox state under (their
+    /// workspaces and the usage file pruning reads; only for a runtime made
+    /// with [`RuntimeBuilder::from_config`]).
+    pub fn sandbox_state_dir(&self) -> Option<&Path> {
+        self.builtins.as_ref().map(|b| b.state_dir.as_path())
     }
 
     /// The background sessions of the `exec` / `process` tools (only for a
