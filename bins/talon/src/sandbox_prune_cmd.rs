@@ -62,6 +62,7 @@ pub(crate) fn sandbox_prune(
     let agent = ctx.agent.as_deref().map(|a| a.trim().to_lowercase());
     let default_agent = config.default_agent_id();
     let state_dir = talon_config::state_dir();
+    let store_path = UsageStore::new(&state_dir).path().to_path_buf();
     let targets = ssh_targets(&config);
     let report = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -125,6 +126,15 @@ pub(crate) fn sandbox_prune(
     } else {
         for f in &report.failures {
             writeln!(out, "{}: {}", f.backend, f.error)?;
+        }
+        if !report.untracked.is_empty() {
+            let names: Vec<&str> = report.untracked.iter().map(|k| k.name.as_str()).collect();
+            writeln!(
+                out,
+                "left alone (no use recorded in {}; remove by hand with `talon sandbox rm`): {}",
+                store_path.display(),
+                names.join(", ")
+            )?;
         }
         if report.outcomes.is_empty() {
             writeln!(out, "nothing to prune")?;

@@ -108,6 +108,12 @@ pub(crate) fn log_report(report: &PruneReport) {
             tracing::debug!(backend = %o.backend, sandbox = %o.name, skipped = ?o.skipped, "sandbox past its prune limit kept");
         }
     }
+    if !report.untracked.is_empty() {
+        tracing::debug!(
+            count = report.untracked.len(),
+            "sandboxes with no recorded use in this state dir were left alone"
+        );
+    }
     for f in &report.failures {
         match &f.error {
             SandboxError::EngineUnavailable(_) => {

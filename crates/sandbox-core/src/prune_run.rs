@@ -1,7 +1,10 @@
 //! One prune pass over every registered backend: [`prune_sandboxes`].
 //!
-//! List each backend's owned sandboxes, take the later of the backend's
-//! last use and the [`UsageStore`]'s, decide with [`prune_candidates`],
+//! List each backend's owned sandboxes, keep those this state dir's
+//! [`UsageStore`] has a record of (as OpenClaw prunes only the entries of
+//! its own registry: a container another Talon instance on the same engine
+//! uses is not judged by times this one never saw), take the later of the
+//! backend's last use and the store's, decide with [`prune_candidates`],
 //! and remove each candidate through its backend, after checking again
 //! under a [`RemovalGuard`](crate::RemovalGuard) that no call started in
 //! it meanwhile (in this process, or in another one per the usage file's
@@ -96,6 +99,10 @@ pub struct PruneReport {
     pub outcomes: Vec<PruneOutcome>,
     /// Backends that could not be listed (their sandboxes were left alone).
     pub failures: Vec<BackendFailure>,
+    /// Owned sandboxes the usage file has no record of (made by another
+    /// Talon instance or before use was recorded): never pruned
+    /// automatically; `talon sandbox rm` removes them.
+    pub untracked: Vec<SandboxKey>,
 }
 
 /// Which sandboxes a pass looks at, and the settings of each.
@@ -134,6 +141,15 @@ pub async fn prune_sandboxes(
             Err(error) => report.failures.push(BackendFailure { backend: id, error }),
         }
     }
+    owned.retain(|s| {
+        let key = key_of(s);
+        let tracked = usage.contains_key(&key);
+        if !tracked {
+            report.untracked.push(key);
+        }
+        tracked
+    });
+    report.untracked.sort();
     for s in &mut owned {
         s.last_used_at_ms = merged_last_use(s, usage.get(&key_of(s)));
     }

@@ -22,7 +22,13 @@ const DAY_MS: u64 = 24 * HOUR_MS;
 async fn dry_run_removes_nothing_and_the_real_pass_removes_exactly_the_expired() {
     let docker = backend().await;
     let ws = workspace();
-    let names = ["prune-old", "prune-idle", "prune-used", "prune-long"];
+    let names = [
+        "prune-old",
+        "prune-idle",
+        "prune-used",
+        "prune-long",
+        "prune-untracked",
+    ];
     let _cleanup = Cleanup(names.iter().map(|n| unique(n)).collect());
     for n in names {
         docker
@@ -37,8 +43,22 @@ async fn dry_run_removes_nothing_and_the_real_pass_removes_exactly_the_expired()
 
     // Eight days from now every container is eight days old and has not
     // been used since it was created, except `prune-used`, whose use an
-    // hour before "now" is in the usage file.
-    let later = now_ms() + 8 * DAY_MS;
+    // hour before "now" is in the usage file. `prune-untracked` has no
+    // record in this state dir (another Talon instance's, say): never
+    // pruned automatically.
+    let start = now_ms();
+    let later = start + 8 * DAY_MS;
+    for n in ["prune-old", "prune-idle", "prune-long"] {
+        store
+            .set(
+                &SandboxKey::new("docker", &unique(n)),
+                UsageRecord {
+                    last_used_at_ms: start,
+                    busy_at_ms: None,
+                },
+            )
+            .unwrap();
+    }
     store
         .set(
             &SandboxKey::new("docker", &unique("prune-used")),
@@ -117,7 +137,11 @@ async fn dry_run_removes_nothing_and_the_real_pass_removes_exactly_the_expired()
     );
     assert_eq!(report.outcomes[0].idle_hours, 8 * 24);
     assert_eq!(report.outcomes[1].age_days, Some(8));
-    assert_eq!(mine().await.len(), 4, "the dry run removed something");
+    assert_eq!(
+        report.untracked,
+        vec![SandboxKey::new("docker", &unique("prune-untracked"))]
+    );
+    assert_eq!(mine().await.len(), 5, "the dry run removed something");
 
     let report = pass(false).await.unwrap();
     assert_eq!(
@@ -127,7 +151,11 @@ async fn dry_run_removes_nothing_and_the_real_pass_removes_exactly_the_expired()
             (unique("prune-old"), PruneReason::MaxAge, true),
         ]
     );
-    let mut kept = vec![unique("prune-long"), unique("prune-used")];
+    let mut kept = vec![
+        unique("prune-long"),
+        unique("prune-untracked"),
+        unique("prune-used"),
+    ];
     kept.sort();
     assert_eq!(mine().await, kept);
 

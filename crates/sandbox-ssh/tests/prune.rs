@@ -53,6 +53,15 @@ async fn dry_run_keeps_everything_and_the_real_pass_removes_the_idle_workspace()
     let later = start + 48 * HOUR_MS;
     store
         .set(
+            &SandboxKey::new("ssh", &idle.sandbox_name),
+            UsageRecord {
+                last_used_at_ms: start,
+                busy_at_ms: None,
+            },
+        )
+        .unwrap();
+    store
+        .set(
             &SandboxKey::new("ssh", &used.sandbox_name),
             UsageRecord {
                 last_used_at_ms: later - HOUR_MS,
