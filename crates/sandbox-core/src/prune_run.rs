@@ -268,3 +268,7 @@ async fn remove_one(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "prune_run_tests.rs"]
+mod tests;
