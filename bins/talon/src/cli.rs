@@ -183,6 +183,21 @@ pub(crate) enum SandboxCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Remove the sandboxes past their prune limits (`prune.idleHours`,
+    /// `prune.maxAgeDays`) on every backend; `--agent` limits it to one
+    /// agent's sandboxes. A sandbox with a call running is kept.
+    Prune {
+        /// Report what would be removed; remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Every owned sandbox (the default without `--agent`).
+        #[arg(long)]
+        all: bool,
+        /// JSON output: a list of {backend, name, scopeKey, reason,
+        /// idleHours, ageDays, removed}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove the container of the session's scope (`--session`,
     /// `--agent`) so the next sandboxed call recreates it with the current
     /// configuration; `--all` for every owned container.

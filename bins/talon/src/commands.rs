@@ -69,6 +69,9 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
         Command::Sandbox(SandboxCommand::Recreate { all, json }) => {
             crate::sandbox_manage::sandbox_recreate(&cli.ctx, *all, *json, out)
         }
+        Command::Sandbox(SandboxCommand::Prune { dry_run, all, json }) => {
+            crate::sandbox_prune_cmd::sandbox_prune(&cli.ctx, *all, *dry_run, *json, out)
+        }
         Command::Sandbox(SandboxCommand::Explain { json }) => {
             crate::sandbox_cmd::sandbox_explain(&cli.ctx, *json, out)
         }

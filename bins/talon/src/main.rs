@@ -17,6 +17,7 @@ mod gateway_cmd;
 mod mcp_cmd;
 mod sandbox_cmd;
 mod sandbox_manage;
+mod sandbox_prune_cmd;
 mod skills_cmd;
 mod table;
 mod tasks_cmd;

@@ -31,7 +31,7 @@ async fn connect() -> Result<DockerBackend> {
 
 /// The SSH targets of every agent (and the defaults) whose sandbox
 /// backend is `ssh` and names a host, de-duplicated.
-fn ssh_targets(config: &TalonConfig) -> Vec<SshTarget> {
+pub(crate) fn ssh_targets(config: &TalonConfig) -> Vec<SshTarget> {
     let home = talon_config::home_dir();
     let state = talon_config::state_dir();
     let mut ids = config.agent_ids();

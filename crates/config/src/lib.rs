@@ -80,9 +80,9 @@
 //!   run time).
 //! * It does not validate the `sandbox`, `cron`, `plugins`
 //!   and `gateway` sections, `tools.exec` / `tools.web` /
-//!   `tools.loopDetection`, or the sandbox `browser` / `prune`
-//!   blocks yet: they are accepted as JSON and reported with a notice
-//!   saying so. (The sandbox `docker` and `ssh` blocks are typed, from
+//!   `tools.loopDetection`, or the sandbox `browser` block yet: they are
+//!   accepted as JSON and reported with a notice saying so. (The sandbox
+//!   `docker`, `ssh` and `prune` blocks are typed, from
 //!   `talon-sandbox-core`; unknown keys in them are errors, and `ssh`
 //!   values out of range are errors at their key. Whether its
 //!   values are *safe* — binds, network, profiles — is checked by

@@ -214,7 +214,7 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
         }
     }
     for (mut path, sandbox) in sandboxes {
-        for key in ["browser", "prune"] {
+        for key in ["browser"] {
             if present(sandbox.get(key)) {
                 path.push(Seg::Key(key.to_owned()));
                 let pos = spans

@@ -23,7 +23,7 @@ fn the_root_must_be_an_object() {
 #[test]
 fn accepted_sections_get_notices() {
     let loaded = load_str(
-        "{ skills: {}, mcp: { servers: {} }, gateway: null, tools: { exec: {} },\n agents: { entries: { a: { sandbox: { docker: {}, prune: {} } } } } }",
+        "{ skills: {}, mcp: { servers: {} }, gateway: null, tools: { exec: {} },\n agents: { entries: { a: { sandbox: { docker: {}, browser: {}, prune: {} } } } } }",
         "t.json",
     )
     .unwrap();
@@ -31,7 +31,7 @@ fn accepted_sections_get_notices() {
     assert_eq!(
         got,
         vec![
-            "line 2: agents.entries.a.sandbox.prune: accepted; not validated by this version of Talon",
+            "line 2: agents.entries.a.sandbox.browser: accepted; not validated by this version of Talon",
         ]
     );
 }
@@ -186,4 +186,33 @@ fn exec_security_and_ask_are_typed_globally_and_per_agent() {
     for key in ["tools.exec.security", "agents.list[0].tools.exec"] {
         assert!(text.contains(key), "{key} missing from: {text}");
     }
+}
+
+#[test]
+fn sandbox_prune_values_are_typed_and_errors_name_the_key() {
+    let err = load_str(
+        "{ agents: { defaults: { sandbox: { prune: { idleHours: -1 } } },\n list: [ { id: 'a', sandbox: { prune: { maxAgeDays: 'week' } } },\n { id: 'b', sandbox: { prune: { idleHours: 1.5, maxAge: 3 } } } ] } }",
+        "t.json",
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string().lines().collect::<Vec<_>>(),
+        vec![
+            "t.json:1:56: agents.defaults.sandbox.prune.idleHours: must be at least 0, found -1",
+            "t.json:2:53: agents.list[0].sandbox.prune.maxAgeDays: expected an integer, found a string (\"week\")",
+            "t.json:3:44: agents.list[1].sandbox.prune.idleHours: expected an integer, found a number (`1.5`)",
+            "t.json:3:49: agents.list[1].sandbox.prune.maxAge: unknown key `maxAge`; expected one of `idleHours`, `maxAgeDays`",
+        ]
+    );
+    let ok = load_str(
+        "{ agents: { defaults: { sandbox: { prune: { idleHours: 0, maxAgeDays: 30 } } } } }",
+        "t.json",
+    )
+    .unwrap();
+    assert!(ok.notices.is_empty(), "{:?}", ok.notices);
+    let resolved = ok
+        .config
+        .resolved_sandbox_config("main", std::path::Path::new("/state"), None);
+    assert_eq!(resolved.prune.idle_hours, 0);
+    assert_eq!(resolved.prune.max_age_days, 30);
 }

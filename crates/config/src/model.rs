@@ -390,6 +390,33 @@ impl TalonConfig {
             .map(|a| a.key)
     }
 
+    /// The prune settings of the sandbox serving `scope_key` (see
+    /// [`talon_sandbox_core::scope_owner`]): `shared` → the defaults'
+    /// `prune` block only; `agent:<id>[:...]` → that agent's resolved
+    /// settings (its block over the defaults, ignored when its scope is
+    /// `shared`); any other key → the default agent's. An unknown key
+    /// (`None`) gets the default agent's too.
+    pub fn sandbox_prune_settings(
+        &self,
+        scope_key: Option<&str>,
+    ) -> talon_sandbox_core::PruneSettings {
+        use talon_sandbox_core::{PruneSettings, ScopeOwner, scope_owner};
+        let defaults = self
+            .agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.sandbox.as_ref())
+            .and_then(|s| s.prune.as_ref());
+        let agent_id = match scope_key.map(scope_owner) {
+            Some(ScopeOwner::Shared) => return PruneSettings::resolve(defaults, None),
+            Some(ScopeOwner::Agent(id)) => id,
+            Some(ScopeOwner::DefaultAgent) | None => self.default_agent_id(),
+        };
+        // Only the scope and prune layers matter here; the paths are unused.
+        self.resolved_sandbox_config(&agent_id, std::path::Path::new("/"), None)
+            .prune
+    }
+
     /// The full sandbox configuration of `agent_id` (Docker settings, tool
     /// policy, workspace root under `state_dir`), resolved by
     /// `talon-sandbox-core` (see [`ResolvedSandboxConfig::resolve`]).

@@ -315,3 +315,40 @@ fn ssh_block_is_typed_validated_and_resolved() {
         "{text}"
     );
 }
+
+#[test]
+fn sandbox_prune_settings_follow_the_scope_key_owner() {
+    use talon_sandbox_core::PruneSettings;
+    let config: TalonConfig = serde_json::from_value(serde_json::json!({
+        "agents": {
+            "defaults": { "sandbox": { "prune": { "idleHours": 2 } } },
+            "list": [
+                { "id": "ops", "default": true, "sandbox": { "prune": { "idleHours": 5, "maxAgeDays": 0 } } },
+                { "id": "team", "sandbox": { "scope": "shared", "prune": { "idleHours": 99 } } }
+            ]
+        }
+    }))
+    .unwrap();
+    let p = |idle, age| PruneSettings {
+        idle_hours: idle,
+        max_age_days: age,
+    };
+    assert_eq!(config.sandbox_prune_settings(Some("shared")), p(2, 7));
+    assert_eq!(config.sandbox_prune_settings(Some("agent:ops")), p(5, 0));
+    assert_eq!(
+        config.sandbox_prune_settings(Some("agent:ops:dm:1")),
+        p(5, 0)
+    );
+    assert_eq!(
+        config.sandbox_prune_settings(Some("agent:team")),
+        p(2, 7),
+        "a shared-scope agent's own prune block is ignored"
+    );
+    assert_eq!(
+        config.sandbox_prune_settings(Some("main")),
+        p(5, 0),
+        "default agent"
+    );
+    assert_eq!(config.sandbox_prune_settings(None), p(5, 0));
+    assert_eq!(config.sandbox_prune_settings(Some("agent:gone")), p(2, 7));
+}

@@ -248,6 +248,7 @@ impl Gateway {
         let gw = Gateway { inner };
         gw.forward_approval_events();
         gw.watch_tasks();
+        gw.prune_sandboxes_periodically();
         if let Some(cron) = &gw.inner.cron {
             let report = cron
                 .start()

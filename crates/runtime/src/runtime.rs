@@ -106,11 +106,12 @@ impl RuntimeBuilder {
     /// the allowlist in `<state dir>/exec-approvals.json`
     /// ([`RuntimeBuilder::exec_approvals`]).
     pub fn from_config(config: &TalonConfig, config_dir: &Path) -> Result<Self> {
-        RuntimeBuilder::from_config_in(config, config_dir, talon_config::state_dir())
+        Self::from_config_in(config, config_dir, talon_config::state_dir())
     }
 
-    /// [`RuntimeBuilder::from_config`] with an explicit state directory
-    /// (instead of [`talon_config::state_dir`]).
+    /// [`RuntimeBuilder::from_config`] with state (sandbox workspaces, the
+    /// sandbox usage file, the exec approvals file) under `state_dir`
+    /// instead of [`talon_config::state_dir`].
     pub fn from_config_in(
         config: &TalonConfig,
         config_dir: &Path,
@@ -394,6 +395,13 @@ impl Runtime {
     /// made with [`RuntimeBuilder::from_config`]).
     pub fn sandbox_backends(&self) -> Option<&talon_sandbox_core::SandboxBackendRegistry> {
         self.builtins.as_ref().map(|b| b.backends.as_ref())
+    }
+
+    /// The state dir the built-in tools keep sandbox state under (their
+    /// workspaces and the usage file pruning reads; only for a runtime made
+    /// with [`RuntimeBuilder::from_config`]).
+    pub fn sandbox_state_dir(&self) -> Option<&Path> {
+        self.builtins.as_ref().map(|b| b.state_dir.as_path())
     }
 
     /// The background sessions of the `exec` / `process` tools (only for a

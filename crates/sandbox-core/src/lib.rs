@@ -21,6 +21,11 @@
 //!   [`SandboxRequest`] is what a backend is asked to provide.
 //! - [`SandboxHandle`], [`ProcessLauncher`]: a ready sandbox and how
 //!   commands run in it.
+//! - Pruning: [`PruneSettings`] (`prune.idleHours` / `prune.maxAgeDays`),
+//!   the pure decision [`prune_candidates`], one pass over every backend
+//!   [`prune_sandboxes`]; last use on disk ([`UsageStore`]) and calls in
+//!   flight per sandbox ([`SandboxActivity`]), so a sandbox is never pruned
+//!   under a running call.
 //! - [`explain_runtime_status`], [`format_blocked_tool_message`]: why a
 //!   session is (not) sandboxed and why a tool is blocked.
 //!
@@ -55,6 +60,7 @@
 //! directories are passed in.
 #![deny(missing_docs)]
 
+pub use crate::activity::{RemovalGuard, SandboxActivity, SandboxKey, SandboxLease};
 pub use crate::backend::{
     OwnedSandbox, SandboxBackend, SandboxHandle, SandboxRequest, ScriptOutput,
 };
@@ -76,6 +82,13 @@ pub use crate::mounts::{
 pub use crate::process::{
     ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessInput, ProcessLauncher,
     ProcessOutput,
+};
+pub use crate::prune::{
+    DEFAULT_PRUNE_IDLE_HOURS, DEFAULT_PRUNE_MAX_AGE_DAYS, PruneCandidate, PruneConfig, PruneReason,
+    PruneSettings, PruneVerdict, ScopeOwner, prune_candidates, prune_verdict, scope_owner,
+};
+pub use crate::prune_run::{
+    BackendFailure, PruneOptions, PruneOutcome, PruneReport, PruneScope, PruneSkip, prune_sandboxes,
 };
 pub use crate::registry::{BUILT_IN_BACKENDS, SandboxBackendRegistry, missing_backend_message};
 pub use crate::resolved::{
@@ -102,9 +115,14 @@ pub use crate::status::{
     RuntimeStatus, explain_runtime_status, format_blocked_tool_message, redact_session_key,
     shell_single_quote,
 };
+pub use crate::usage_store::{
+    BUSY_FRESH, BUSY_HEARTBEAT, SANDBOX_STATE_DIR, USAGE_FILE, USAGE_WRITE_INTERVAL, UsageRecord,
+    UsageStore, now_ms,
+};
 /// The sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;
 
+mod activity;
 mod backend;
 mod bind_spec;
 mod config_hash;
@@ -112,6 +130,8 @@ mod docker_config;
 mod error;
 mod mounts;
 mod process;
+mod prune;
+mod prune_run;
 mod registry;
 mod resolved;
 mod sandbox_config;
@@ -120,3 +140,4 @@ mod script_output;
 mod security;
 mod ssh_config;
 mod status;
+mod usage_store;

@@ -9,6 +9,7 @@ use talon_tool_policy::{
 };
 
 use crate::docker_config::{DockerOrigins, DockerSettings};
+use crate::prune::PruneSettings;
 use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess};
 use crate::ssh_config::SshSettings;
 
@@ -68,6 +69,9 @@ pub struct ResolvedSandboxConfig {
     pub ssh: SshSettings,
     /// The sandbox tool policy.
     pub tool_policy: SandboxToolPolicy,
+    /// When its sandboxes are pruned (the agent's block ignored for
+    /// `shared`).
+    pub prune: PruneSettings,
 }
 
 fn layered<T>(
@@ -170,6 +174,11 @@ impl ResolvedSandboxConfig {
             SandboxScope::Session | SandboxScope::Agent => agent.and_then(|a| a.ssh.as_ref()),
         };
         let ssh = SshSettings::resolve(defaults.and_then(|d| d.ssh.as_ref()), agent_ssh);
+        let agent_prune = match scope {
+            SandboxScope::Shared => None,
+            SandboxScope::Session | SandboxScope::Agent => agent.and_then(|a| a.prune.as_ref()),
+        };
+        let prune = PruneSettings::resolve(defaults.and_then(|d| d.prune.as_ref()), agent_prune);
         let tool_policy = resolve_sandbox_tool_policy(tools, agent_tools, agent_id);
         ResolvedSandboxConfig {
             agent_id: agent_id.to_owned(),
@@ -183,6 +192,7 @@ impl ResolvedSandboxConfig {
             docker_origins,
             ssh,
             tool_policy,
+            prune,
         }
     }
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 use talon_tool_policy::SandboxMode;
 
 use crate::docker_config::DockerConfig;
+use crate::prune::PruneConfig;
 use crate::ssh_config::SshConfig;
 
 /// What one sandbox is shared by.
@@ -105,7 +106,7 @@ pub struct SandboxConfig {
     /// Sandbox browser settings (accepted; not validated by this version of Talon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<Value>,
-    /// Pruning settings (accepted; not validated by this version of Talon).
+    /// When idle or old sandboxes are removed (`idleHours`, `maxAgeDays`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prune: Option<Value>,
+    pub prune: Option<PruneConfig>,
 }

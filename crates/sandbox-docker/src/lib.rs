@@ -49,7 +49,9 @@
 //! plan mounts or validate bind sources and network modes (`sandbox-core`
 //! does, before a [`ContainerSpec`] reaches this crate); pull or build
 //! images (a missing image is a clear [`SandboxError::ImageMissing`]
-//! error); prune idle containers; browser containers.
+//! error); decide which containers to prune (`sandbox-core`'s
+//! `prune_sandboxes` does, listing and removing them through this
+//! backend's `list_owned` / `remove`); browser containers.
 //!
 //! [`SandboxError::ImageMissing`]: talon_sandbox_core::SandboxError::ImageMissing
 #![deny(missing_docs)]

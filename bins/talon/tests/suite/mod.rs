@@ -8,6 +8,7 @@ mod mcp;
 mod policy;
 mod sandbox;
 mod sandbox_manage;
+mod sandbox_prune;
 mod sandbox_ssh;
 mod skills;
 mod tools;

@@ -35,6 +35,8 @@ pub(crate) struct Builtins {
     pub(crate) env_hooks: Arc<OnceLock<Arc<ExecEnvHooks>>>,
     pub(crate) backends: Arc<SandboxBackendRegistry>,
     pub(crate) registry: Arc<ProcessRegistry>,
+    /// Where sandbox state (workspaces, the usage file) lives.
+    pub(crate) state_dir: PathBuf,
 }
 
 impl std::fmt::Debug for Builtins {
@@ -82,7 +84,7 @@ impl Builtins {
         let targets = Arc::new(Targets::new(
             Arc::new(config.clone()),
             config_dir.to_path_buf(),
-            state_dir,
+            state_dir.clone(),
             talon_config::home_dir(),
             Arc::clone(&backends),
         ));
@@ -135,6 +137,7 @@ impl Builtins {
             env_hooks,
             backends,
             registry,
+            state_dir,
         })
     }
 }

@@ -11,6 +11,7 @@ use talon_config::TalonConfig;
 use talon_fs_bridge::{FsBridge, Mount, MountBridge};
 use talon_sandbox_core::{
     ProcessLauncher, SandboxBackendRegistry, SandboxError, SandboxHandle, SandboxRequest,
+    UsageStore,
 };
 use talon_tool_catalog::ToolError;
 use talon_tools::HostLauncher;
@@ -174,7 +175,9 @@ impl Targets {
         let backend_id = backend.id().to_owned();
         let lazy = Arc::new(LazySandbox::new(
             backend_id,
+            &name,
             workdir,
+            Arc::new(UsageStore::new(&self.state_dir)),
             Box::new(move || {
                 let backend = Arc::clone(&backend);
                 let request = Arc::clone(&request);

@@ -5,5 +5,6 @@ mod exec_approvals;
 mod from_config;
 mod invoke;
 mod narrowing;
+mod sandbox_prune;
 mod ssh_routing;
 mod support;
