@@ -103,6 +103,7 @@ pub use crate::model::{
     AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,
     ResolvedSandbox, TalonConfig,
 };
+pub use crate::session::{SessionScope, SessionSection};
 /// The sandbox section's types, defined by `talon-sandbox-core` (one
 /// definition).
 pub use talon_sandbox_core::{
@@ -121,5 +122,6 @@ mod model;
 mod openclaw_keys;
 mod schema_check;
 mod semantic;
+mod session;
 mod spans;
 mod suggest;

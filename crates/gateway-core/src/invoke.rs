@@ -190,13 +190,10 @@ impl Gateway {
         metrics.in_flight.fetch_add(1, Ordering::SeqCst);
         let clock = Instant::now();
         let guard = InFlight(self);
-        // Bounded concurrency per sandbox engine for sandboxed execs.
-        let _permit = if session.info.sandboxed && name == "exec" && table.contains(&name) {
-            let backend = self
-                .generation()
-                .config
-                .resolved_sandbox(&session.info.agent_id)
-                .backend;
+        // Bounded concurrency per sandbox engine for sandboxed execs (the
+        // table's own decision and backend: the ones the call will use).
+        let _permit = if table.sandbox().sandboxed && name == "exec" && table.contains(&name) {
+            let backend = table.sandbox().config.backend.clone();
             self.sandbox_exec_permits(&backend)
                 .acquire_owned()
                 .await

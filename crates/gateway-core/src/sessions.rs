@@ -64,7 +64,10 @@ pub struct SessionInfo {
     pub agent_id: String,
     /// What it was created with.
     pub params: SessionParams,
-    /// Whether it runs sandboxed.
+    /// Whether it runs sandboxed, as the runtime decided when the session
+    /// was created (`talon_runtime::resolve_run_sandbox`; each table
+    /// re-decides under the configuration it is built for, and
+    /// `ToolTable::sandbox` is what calls use).
     pub sandboxed: bool,
     /// When it was created (Unix ms).
     pub created_at_ms: u64,
@@ -259,11 +262,12 @@ pub(crate) fn main_session_agent(key: &str, default_agent: &str) -> Option<Strin
     (!agent.is_empty() && !agent.contains(':')).then(|| agent.to_owned())
 }
 
-/// Build a session from its parameters.
+/// Build a session from its parameters. Whether it is sandboxed is the
+/// runtime's decision (`runtime.run_sandbox`), never the gateway's.
 pub(crate) fn build_session(
     params: SessionParams,
     default_agent: &str,
-    sandbox_mode: impl Fn(&str) -> talon_tool_policy::SandboxMode,
+    runtime: &Runtime,
     parent: Option<(&Session, &[String])>,
     key_suffix: &str,
 ) -> Result<Session, RpcError> {
@@ -296,7 +300,6 @@ pub(crate) fn build_session(
     ctx.group_id.clone_from(&params.group);
     ctx.message_provider.clone_from(&params.channel);
     ctx.trigger = params.trigger.unwrap_or_default();
-    ctx.sandboxed = talon_tool_policy::is_session_sandboxed(sandbox_mode(&agent), &agent, &key);
     if let Some((_, parent_tools)) = parent {
         ctx.subagent = Some(if params.leaf.unwrap_or(false) {
             SubagentKind::Leaf
@@ -319,7 +322,7 @@ pub(crate) fn build_session(
         sender_is_owner: params.sender_is_owner,
         ..Requester::default()
     });
-    let sandboxed = spec.context.sandboxed;
+    let sandboxed = runtime.run_sandbox(&spec.context).sandboxed;
     Ok(Session {
         info: SessionInfo {
             session_key: key,

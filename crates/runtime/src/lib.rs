@@ -52,6 +52,7 @@ pub use crate::mcp_family::MCP_FAMILY_ID;
 pub use crate::narrowing::{CRON_SCOPED_READS, CRON_SELF_ACTIONS};
 pub use crate::run::RunSpec;
 pub use crate::runtime::{Runtime, RuntimeBuilder};
+pub use crate::sandbox_decision::{RunSandbox, resolve_run_sandbox};
 pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
 pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};
 
@@ -62,6 +63,7 @@ mod mcp_family;
 mod narrowing;
 mod run;
 mod runtime;
+mod sandbox_decision;
 mod status_family;
 mod table;
 mod target;

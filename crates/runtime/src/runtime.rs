@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::family::ToolFamily;
 use crate::narrowing::Narrowing;
 use crate::run::RunSpec;
+use crate::sandbox_decision::{RunSandbox, SandboxSource};
 use crate::status_family::StatusFamily;
 use crate::table::{StageTiming, TableTool, ToolDefinition, ToolTable};
 
@@ -34,6 +35,7 @@ pub struct RuntimeBuilder {
     approval_timeout: Option<Duration>,
     builtins: Option<Builtins>,
     mcp: Arc<talon_mcp::McpManager>,
+    sandbox: SandboxSource,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -55,6 +57,11 @@ impl std::fmt::Debug for RuntimeBuilder {
 impl RuntimeBuilder {
     /// A builder over a policy configuration, with the built-in families
     /// of this build, no hooks and loop detection off.
+    ///
+    /// It has no configuration file, so no sandbox configuration either:
+    /// a run is sandboxed only when its `RunContext.sandboxed` forces it
+    /// (the policy's `sandbox` layer then applies). Use
+    /// [`RuntimeBuilder::from_config`] for the configured sandbox modes.
     pub fn new(policy: PolicyConfig) -> Self {
         RuntimeBuilder {
             policy,
@@ -67,6 +74,11 @@ impl RuntimeBuilder {
             approval_timeout: None,
             builtins: None,
             mcp: Arc::new(talon_mcp::McpManager::default()),
+            sandbox: SandboxSource {
+                config: Arc::new(TalonConfig::default()),
+                state_dir: talon_config::state_dir(),
+                home: talon_config::home_dir(),
+            },
         }
     }
 
@@ -79,8 +91,14 @@ impl RuntimeBuilder {
     /// `tools.web`, with state under [`talon_config::state_dir`]. A
     /// sandboxed run's file and shell tools act in its sandbox, through a
     /// backend registered with [`RuntimeBuilder::sandbox_backend`].
+    ///
+    /// Whether a run is sandboxed is decided from this configuration by
+    /// [`crate::resolve_run_sandbox`] when the run is assembled
+    /// (`agents.*.sandbox.mode`, `session.mainKey`, `session.scope`); a
+    /// caller's `RunContext.sandboxed = true` can only add a sandbox.
     pub fn from_config(config: &TalonConfig, config_dir: &Path) -> Result<Self> {
         let mut builder = RuntimeBuilder::new(config.policy_config());
+        builder.sandbox.config = Arc::new(config.clone());
         let builtins = Builtins::from_config(config, config_dir, talon_config::state_dir())?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
@@ -223,6 +241,7 @@ impl RuntimeBuilder {
             gates: Mutex::new(HashMap::new()),
             builtins: self.builtins,
             mcp: self.mcp,
+            sandbox: self.sandbox,
         })
     }
 }
@@ -252,6 +271,7 @@ pub struct Runtime {
     gates: Mutex<HashMap<String, Gate>>,
     builtins: Option<Builtins>,
     mcp: Arc<talon_mcp::McpManager>,
+    sandbox: SandboxSource,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -330,12 +350,27 @@ impl Runtime {
         self.builtins.as_ref().map(|b| &b.registry)
     }
 
+    /// The sandbox decision of a run with this context, from this
+    /// runtime's configuration ([`crate::resolve_run_sandbox`]): what
+    /// [`Runtime::assemble`] uses for the policy's `sandbox` layer and for
+    /// where the file and shell tools act.
+    pub fn run_sandbox(&self, ctx: &talon_tool_policy::RunContext) -> RunSandbox {
+        self.sandbox.decide(ctx)
+    }
+
     /// Build the tool table for one run: families → policy → trigger
     /// narrowing → provider schemas → construction of eager tools → the
     /// gate. Tool order is deterministic (family order, then each family's
     /// order).
     pub fn assemble(&self, run: RunSpec) -> ToolTable {
         let mut run = run;
+        // The sandbox decision, once per run: the policy's `sandbox` layer
+        // reads `context.sandboxed`, the tools' targets read `run.sandbox`,
+        // so the table and where its tools act always agree. A caller's
+        // `sandboxed: true` only tightens.
+        let sandbox = Arc::new(self.run_sandbox(&run.context));
+        run.context.sandboxed = sandbox.sandboxed;
+        run.sandbox = Some(Arc::clone(&sandbox));
         let mut timings = Vec::with_capacity(6);
         let mut clock = Instant::now();
         let mut lap = |stage: &'static str, timings: &mut Vec<StageTiming>| {
@@ -476,6 +511,7 @@ impl Runtime {
             .collect();
         ToolTable {
             run,
+            sandbox,
             tools,
             policy,
             gate,
