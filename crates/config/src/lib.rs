@@ -19,7 +19,9 @@
 //!   configuration; [`state_dir_from`] picks the state directory
 //!   (`TALON_STATE_DIR` > `~/.talon`).
 //! * [`TalonConfig::policy_config`] hands the tool policy sections to
-//!   `talon-tool-policy`; [`TalonConfig::resolved_sandbox`] applies
+//!   `talon-tool-policy`; [`TalonConfig::main_session`] reads
+//!   `session.mainKey` / `session.scope` (which session is an agent's main
+//!   one); [`TalonConfig::resolved_sandbox`] applies
 //!   `agents.defaults.sandbox` under an agent's own `sandbox`;
 //!   [`TalonConfig::default_agent_id`] and [`TalonConfig::agent_ids`] list
 //!   the agents of `agents.list[]` and `agents.entries`.
