@@ -109,8 +109,8 @@ pub use crate::session::{SessionScope, SessionSection};
 /// The sandbox section's types, defined by `talon-sandbox-core` (one
 /// definition).
 pub use talon_sandbox_core::{
-    DockerConfig, ResolvedSandboxConfig, SandboxConfig, SandboxScope, UlimitRange, UlimitValue,
-    WorkspaceAccess,
+    DockerConfig, MainSession, ResolvedSandboxConfig, SandboxConfig, SandboxScope, UlimitRange,
+    UlimitValue, WorkspaceAccess,
 };
 /// Sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;

@@ -257,12 +257,13 @@ impl Gateway {
         }
         let generation = self.generation();
         let default_agent = generation.config.default_agent_id();
-        let Some(agent) = crate::sessions::main_session_agent(key, &default_agent) else {
+        let main = generation.config.main_session();
+        let Some(agent) = crate::sessions::main_session_agent(key, &default_agent, &main) else {
             return Err(RpcError::not_found(format!(
-                "unknown session `{key}`: create it with sessions.create (an agent's main session, agent:<id>:main, is created on first use)"
+                "unknown session `{key}`: create it with sessions.create (an agent's main session, agent:<id>:main or agent:<id>:<session.mainKey>, is created on first use)"
             )));
         };
-        let canonical = format!("agent:{agent}:main");
+        let canonical = format!("agent:{agent}:{}", main.main_key());
         if let Some(s) = self.inner.sessions.get(&canonical) {
             return Ok(s);
         }

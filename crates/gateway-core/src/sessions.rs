@@ -252,14 +252,23 @@ impl SessionRegistry {
     }
 }
 
-/// The agent whose main session `key` names: `main` (or empty) for the
-/// default agent, `agent:<id>:main` for `<id>`; `None` for anything else.
-pub(crate) fn main_session_agent(key: &str, default_agent: &str) -> Option<String> {
-    if key == "main" || key.is_empty() {
+/// The agent whose main session `key` names, by the one rule
+/// ([`talon_config::MainSession`]): an alias of the default agent's
+/// main session (`main`, empty, `session.mainKey`, `global` under the
+/// global scope) names the default agent; `agent:<id>:main` or
+/// `agent:<id>:<mainKey>` names `<id>`; `None` for anything else.
+pub(crate) fn main_session_agent(
+    key: &str,
+    default_agent: &str,
+    main: &talon_config::MainSession,
+) -> Option<String> {
+    let key = key.trim().to_lowercase();
+    if main.is_main_session(default_agent, &key) {
         return Some(default_agent.to_owned());
     }
-    let agent = key.strip_prefix("agent:")?.strip_suffix(":main")?;
-    (!agent.is_empty() && !agent.contains(':')).then(|| agent.to_owned())
+    let (agent, tail) = key.strip_prefix("agent:")?.split_once(':')?;
+    (!agent.is_empty() && !tail.contains(':') && main.is_main_session(agent, &key))
+        .then(|| agent.to_owned())
 }
 
 /// Build a session from its parameters. Whether it is sandboxed is the

@@ -52,15 +52,39 @@ fn the_runtime_decides_whether_a_session_is_sandboxed() {
 
 #[test]
 fn main_session_keys() {
-    assert_eq!(main_session_agent("main", "ops").as_deref(), Some("ops"));
+    let m = talon_config::MainSession::default();
     assert_eq!(
-        main_session_agent("agent:dev:main", "ops").as_deref(),
+        main_session_agent("main", "ops", &m).as_deref(),
+        Some("ops")
+    );
+    assert_eq!(
+        main_session_agent(" MAIN ", "ops", &m).as_deref(),
+        Some("ops")
+    );
+    assert_eq!(main_session_agent("", "ops", &m).as_deref(), Some("ops"));
+    assert_eq!(
+        main_session_agent("agent:dev:main", "ops", &m).as_deref(),
         Some("dev")
     );
-    assert_eq!(main_session_agent("agent:dev:other", "ops"), None);
-    assert_eq!(main_session_agent("agent:a:b:main", "ops"), None);
-    assert_eq!(main_session_agent("agent::main", "ops"), None);
-    assert_eq!(main_session_agent("s1", "ops"), None);
+    assert_eq!(main_session_agent("agent:dev:other", "ops", &m), None);
+    assert_eq!(main_session_agent("agent:a:b:main", "ops", &m), None);
+    assert_eq!(main_session_agent("agent::main", "ops", &m), None);
+    assert_eq!(main_session_agent("s1", "ops", &m), None);
+    // `session.mainKey` names the main session too; `main` stays an alias.
+    let work = talon_config::MainSession::new(Some("work"), false);
+    assert_eq!(
+        main_session_agent("work", "ops", &work).as_deref(),
+        Some("ops")
+    );
+    assert_eq!(
+        main_session_agent("agent:dev:work", "ops", &work).as_deref(),
+        Some("dev")
+    );
+    assert_eq!(
+        main_session_agent("agent:dev:main", "ops", &work).as_deref(),
+        Some("dev")
+    );
+    assert_eq!(main_session_agent("agent:dev:other", "ops", &work), None);
 }
 
 #[test]
