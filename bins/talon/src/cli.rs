@@ -59,7 +59,8 @@ pub(crate) struct ContextArgs {
         requires = "subagent"
     )]
     pub(crate) parent_tools: Option<Vec<String>>,
-    /// Treat the session as sandboxed regardless of the sandbox mode.
+    /// Force the run into its sandbox whatever the sandbox mode says (it
+    /// can only add a sandbox; without it the configuration decides).
     #[arg(long, global = true)]
     pub(crate) sandboxed: bool,
 }

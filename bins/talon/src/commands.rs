@@ -6,11 +6,10 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use serde::Serialize;
 use serde_json::{Value, json};
 use talon_config::{ConfigError, Loaded, TalonConfig, resolve_config_path};
+use talon_runtime::RunSandbox;
 use talon_schema_dialects::{Dialect, NormalizeOptions, dialect_for, normalize_schema};
 use talon_tool_catalog::{CORE_TOOLS, Profile, ToolSpec, core_tool_specs, normalize_tool_name};
-use talon_tool_policy::{
-    PolicyEngine, RunContext, SubagentKind, ToolUniverse, is_session_sandboxed,
-};
+use talon_tool_policy::{PolicyEngine, RunContext, SubagentKind, ToolUniverse};
 
 use crate::Status;
 use crate::cli::{
@@ -124,6 +123,9 @@ pub(crate) fn load_config(ctx: &ContextArgs) -> Result<Loaded> {
     location.load().map_err(|e| anyhow!("{e}"))
 }
 
+/// The run the flags describe. `sandboxed` is only the `--sandboxed`
+/// flag (a forced sandbox); whether the run is sandboxed is decided by
+/// [`run_sandbox`] (or by the runtime at assembly), never here.
 pub(crate) fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext {
     let agent = ctx
         .agent
@@ -141,12 +143,7 @@ pub(crate) fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext
     run.sender_is_owner = ctx.non_owner.then_some(false);
     run.group_id = ctx.group.clone();
     run.message_provider = ctx.channel.clone();
-    run.sandboxed = ctx.sandboxed
-        || is_session_sandboxed(
-            config.resolved_sandbox(&agent).mode,
-            &agent,
-            &run.session_key,
-        );
+    run.sandboxed = ctx.sandboxed;
     if ctx.subagent {
         run.subagent = Some(if ctx.leaf {
             SubagentKind::Leaf
@@ -156,6 +153,23 @@ pub(crate) fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext
         run.inherited = ctx.parent_tools.clone();
     }
     run
+}
+
+/// The run's sandbox decision, by the runtime's one function
+/// ([`talon_runtime::resolve_run_sandbox`]), with the state and home dirs a
+/// run of this process would use.
+pub(crate) fn run_sandbox(config: &TalonConfig, run: &RunContext) -> RunSandbox {
+    let home = talon_config::home_dir();
+    talon_runtime::resolve_run_sandbox(config, run, &talon_config::state_dir(), home.as_deref())
+}
+
+/// The run the flags describe with the effective sandbox decision applied,
+/// as the runtime applies it before the policy's `sandbox` layer.
+fn decided_run(ctx: &ContextArgs, config: &TalonConfig) -> (RunContext, RunSandbox) {
+    let mut run = run_context(ctx, config);
+    let sandbox = run_sandbox(config, &run);
+    run.sandboxed = sandbox.sandboxed;
+    (run, sandbox)
 }
 
 fn context_json(run: &RunContext) -> Value {
@@ -289,13 +303,14 @@ fn tools_schema(
 fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
     let loaded = load_config(ctx)?;
     let engine = engine_for(&loaded)?;
-    let run = run_context(ctx, &loaded.config);
+    let (run, sandbox) = decided_run(ctx, &loaded.config);
     let universe = ToolUniverse::from_specs(&core_tool_specs());
     let outcome = engine.explain(&run, &universe);
     if json {
         let mut doc = serde_json::to_value(&outcome)?;
         if let Value::Object(map) = &mut doc {
             map.insert("context".to_owned(), context_json(&run));
+            map.insert("sandbox".to_owned(), sandbox.summary());
             map.insert("config".to_owned(), Value::String(loaded.origin.clone()));
         }
         out.push_str(&serde_json::to_string_pretty(&doc)?);
@@ -316,6 +331,7 @@ fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Sta
             None => "",
         }
     );
+    let _ = writeln!(out, "sandbox: {}", sandbox.reason);
     out.push('\n');
     for (i, layer) in outcome.layers.iter().enumerate() {
         let state = if !layer.active {
@@ -366,7 +382,7 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
     }
     let loaded = load_config(ctx)?;
     let engine = engine_for(&loaded)?;
-    let run = run_context(ctx, &loaded.config);
+    let (run, _) = decided_run(ctx, &loaded.config);
     let universe = ToolUniverse::from_specs(&core_tool_specs());
     let check = engine.check(&run, &universe, tool);
     if json {

@@ -11,25 +11,18 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use talon_config::{TalonConfig, home_dir, state_dir};
 use talon_fs_bridge::Access;
+use talon_runtime::RunSandbox;
 use talon_sandbox_core::{
     BindSpec, DockerSettings, MountKind, ResolvedSandboxConfig, SandboxInputs, SandboxRequest,
-    SandboxScope, SecurityEnv, SecurityFinding, explain_runtime_status, mode_str,
-    scope_workspace_dir, validate_sandbox_security,
+    SandboxScope, SecurityEnv, SecurityFinding, mode_str, scope_workspace_dir,
+    validate_sandbox_security,
 };
 use talon_tool_policy::ListSource;
 
 use crate::Status;
 use crate::cli::ContextArgs;
-use crate::commands::load_config;
+use crate::commands::{load_config, run_context, run_sandbox};
 use crate::table;
-
-fn agent_id(ctx: &ContextArgs, config: &TalonConfig) -> String {
-    ctx.agent
-        .clone()
-        .unwrap_or_else(|| config.default_agent_id())
-        .trim()
-        .to_lowercase()
-}
 
 /// The agent workspace: the agent's `workspace`, else
 /// `agents.defaults.workspace`, else (as OpenClaw) `<state dir>/workspace`
@@ -51,19 +44,12 @@ fn home_dirs() -> Vec<PathBuf> {
     out
 }
 
-/// The agent's sandbox, resolved by the library (a relative
-/// `workspaceRoot` is under the state dir, as at run time).
+/// The agent's sandbox settings, resolved by the library (a relative
+/// `workspaceRoot` is under the state dir, as at run time), for
+/// `validate`, which checks every agent whatever the session.
 fn resolve_agent(config: &TalonConfig, agent: &str) -> ResolvedSandboxConfig {
     let home = home_dir();
     config.resolved_sandbox_config(agent, &state_dir(), home.as_deref())
-}
-
-fn session_key(ctx: &ContextArgs, agent: &str) -> String {
-    ctx.session
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map_or_else(|| format!("agent:{agent}:main"), str::to_owned)
 }
 
 fn source_str(source: ListSource) -> &'static str {
@@ -74,15 +60,15 @@ fn source_str(source: ListSource) -> &'static str {
     }
 }
 
-pub(crate) fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, String) {
-    let agent = agent_id(ctx, config);
-    let resolved = resolve_agent(config, &agent);
-    let session = session_key(ctx, &agent);
-    let workspace = agent_workspace(ctx, config, &agent);
-    (
-        SandboxRequest::new(resolved, &session, &workspace, None),
-        session,
-    )
+/// The run the flags describe, its sandbox decision (the runtime's one
+/// function, [`crate::commands::run_sandbox`]) and the sandbox request it
+/// would make.
+pub(crate) fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, RunSandbox) {
+    let run = run_context(ctx, config);
+    let decision = run_sandbox(config, &run);
+    let workspace = agent_workspace(ctx, config, &run.agent_id);
+    let request = SandboxRequest::new(decision.config.clone(), &run.session_key, &workspace, None);
+    (request, decision)
 }
 
 /// The Docker settings with `env` values replaced: they may hold
@@ -129,9 +115,9 @@ fn security_env(request: &SandboxRequest) -> SecurityEnv {
 
 pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
     let loaded = load_config(ctx)?;
-    let (request, session) = request_for(ctx, &loaded.config);
+    let (request, decision) = request_for(ctx, &loaded.config);
     let cfg = &request.config;
-    let status = explain_runtime_status(cfg, &session);
+    let status = &decision.status;
     let findings =
         validate_sandbox_security(&cfg.docker, &cfg.docker_origins, &security_env(&request));
     let policy = &cfg.tool_policy;
@@ -140,12 +126,15 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
             "config": loaded.origin,
             "agent": cfg.agent_id,
             "session": status.session_key,
-            "sandboxed": status.sandboxed,
-            "reason": status.reason,
+            "sandboxed": decision.sandboxed,
+            "forced": decision.forced,
+            "reason": decision.reason,
             "mode": status.mode,
             "modeKey": status.mode_key,
             "mainSessionKey": status.main_session_key,
+            "comparableSessionKey": status.comparable_session_key,
             "backend": cfg.backend,
+            "backendKey": cfg.backend_config_key(),
             "scope": cfg.scope.as_str(),
             "scopeKey": request.scope_key,
             "sandboxName": request.sandbox_name,
@@ -180,8 +169,8 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
     let _ = writeln!(
         out,
         "sandboxed: {} ({})",
-        if status.sandboxed { "yes" } else { "no" },
-        status.reason
+        if decision.sandboxed { "yes" } else { "no" },
+        decision.reason
     );
     let _ = writeln!(
         out,
@@ -391,8 +380,9 @@ pub(crate) fn sandbox_resolve(
         bail!("PATH is empty: give a container path such as /workspace/src/main.rs");
     }
     let loaded = load_config(ctx)?;
-    let (request, session) = request_for(ctx, &loaded.config);
-    let sandboxed = request.config.should_sandbox(&session);
+    let (request, decision) = request_for(ctx, &loaded.config);
+    let sandboxed = decision.sandboxed;
+    let session = request.session_key.clone();
     let workdir = request.config.docker.workdir.clone();
     if let Some(missing) = request
         .mount_plan

@@ -281,7 +281,8 @@ pub(crate) fn sandbox_recreate(
         return sandbox_rm(ctx, &[], true, json, out);
     }
     let loaded = load_config(ctx)?;
-    let (request, session) = crate::sandbox_cmd::request_for(ctx, &loaded.config);
+    let (request, _) = crate::sandbox_cmd::request_for(ctx, &loaded.config);
+    let session = request.session_key.clone();
     let name = request.sandbox_name.clone();
     let removed = block_on(async {
         if request.config.backend == "ssh" {

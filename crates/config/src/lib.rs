@@ -19,7 +19,9 @@
 //!   configuration; [`state_dir_from`] picks the state directory
 //!   (`TALON_STATE_DIR` > `~/.talon`).
 //! * [`TalonConfig::policy_config`] hands the tool policy sections to
-//!   `talon-tool-policy`; [`TalonConfig::resolved_sandbox`] applies
+//!   `talon-tool-policy`; [`TalonConfig::main_session`] reads
+//!   `session.mainKey` / `session.scope` (which session is an agent's main
+//!   one); [`TalonConfig::resolved_sandbox`] applies
 //!   `agents.defaults.sandbox` under an agent's own `sandbox`;
 //!   [`TalonConfig::default_agent_id`] and [`TalonConfig::agent_ids`] list
 //!   the agents of `agents.list[]` and `agents.entries`.
@@ -103,11 +105,12 @@ pub use crate::model::{
     AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,
     ResolvedSandbox, TalonConfig,
 };
+pub use crate::session::{SessionScope, SessionSection};
 /// The sandbox section's types, defined by `talon-sandbox-core` (one
 /// definition).
 pub use talon_sandbox_core::{
-    DockerConfig, ResolvedSandboxConfig, SandboxConfig, SandboxScope, UlimitRange, UlimitValue,
-    WorkspaceAccess,
+    DockerConfig, MainSession, ResolvedSandboxConfig, SandboxConfig, SandboxScope, UlimitRange,
+    UlimitValue, WorkspaceAccess,
 };
 /// Sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;
@@ -121,5 +124,6 @@ mod model;
 mod openclaw_keys;
 mod schema_check;
 mod semantic;
+mod session;
 mod spans;
 mod suggest;

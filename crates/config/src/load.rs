@@ -298,13 +298,14 @@ pub fn config_schema() -> Value {
     let root_note = "OpenClaw section not used by Talon (ignored)";
     let note = "OpenClaw setting not used by Talon (ignored)";
     add_ignored(&mut schema, openclaw_keys::ROOT_IGNORED, root_note);
-    let defs: [(&str, &[&str]); 6] = [
+    let defs: [(&str, &[&str]); 7] = [
         ("ToolsConfig", openclaw_keys::TOOLS_IGNORED),
         ("AgentDefaults", openclaw_keys::DEFAULTS_IGNORED),
         ("AgentEntry", openclaw_keys::AGENT_IGNORED),
         ("AgentBody", openclaw_keys::AGENT_IGNORED),
         ("AgentToolsConfig", openclaw_keys::AGENT_TOOLS_IGNORED),
         ("SandboxConfig", openclaw_keys::SANDBOX_IGNORED),
+        ("SessionSection", openclaw_keys::SESSION_IGNORED),
     ];
     for (name, ignored) in defs {
         if let Some(def) = schema.pointer_mut(&format!("/$defs/{name}")) {

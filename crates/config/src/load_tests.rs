@@ -216,3 +216,53 @@ fn sandbox_prune_values_are_typed_and_errors_name_the_key() {
     assert_eq!(resolved.prune.idle_hours, 0);
     assert_eq!(resolved.prune.max_age_days, 30);
 }
+
+#[test]
+fn the_session_section_decides_the_main_session() {
+    let loaded = load_str(
+        "{ session: { mainKey: \" Work \", scope: \"per-sender\", dmScope: \"per-peer\", store: \"x\" } }",
+        "t.json",
+    )
+    .unwrap();
+    let got: Vec<String> = loaded.notices.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        got,
+        vec![
+            "line 1: session.dmScope: OpenClaw setting not used by Talon (ignored)",
+            "line 1: session.store: OpenClaw setting not used by Talon (ignored)",
+        ]
+    );
+    let main = loaded.config.main_session();
+    assert_eq!(main.main_session_key("ops"), "agent:ops:work");
+    let resolved = loaded
+        .config
+        .resolved_sandbox_config("ops", std::path::Path::new("/s"), None);
+    assert_eq!(resolved.main_session, main);
+
+    let global = load_str("{ session: { scope: \"global\" } }", "t.json").unwrap();
+    assert_eq!(
+        global.config.main_session().main_session_key("main"),
+        "global"
+    );
+    assert_eq!(
+        TalonConfig::default().main_session(),
+        talon_sandbox_core::MainSession::default()
+    );
+}
+
+#[test]
+fn bad_session_values_are_load_errors_naming_the_key() {
+    let err = load_str("{ session: {\n scope: \"everyone\" } }", "t.json").unwrap_err();
+    assert!(
+        err.to_string().starts_with("t.json:2:9: session.scope: "),
+        "{err}"
+    );
+    for bad in ["\"\"", "\"a:b\"", "\"two words\"", "\"-x\""] {
+        let err = load_str(&format!("{{ session: {{ mainKey: {bad} }} }}"), "t.json").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("session.mainKey: "), "{bad}: {text}");
+        assert!(text.contains("session.mainKey"), "{bad}: {text}");
+    }
+    let err = load_str("{ session: { mainkey: \"x\" } }", "t.json").unwrap_err();
+    assert!(err.to_string().contains("did you mean `mainKey`?"), "{err}");
+}

@@ -6,10 +6,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use talon_sandbox_core::{
-    ResolvedSandboxConfig, SandboxConfig, SandboxInputs, SandboxScope, WorkspaceAccess,
+    MainSession, ResolvedSandboxConfig, SandboxConfig, SandboxInputs, SandboxScope, WorkspaceAccess,
 };
 use talon_tool_policy::SandboxMode;
 use talon_tool_policy::config::{AgentToolsConfig, PolicyConfig, ToolsConfig};
+
+use crate::session::SessionSection;
 
 /// The agent id used when the file configures no agent.
 pub const DEFAULT_AGENT_ID: &str = "main";
@@ -37,6 +39,10 @@ pub struct TalonConfig {
     /// Sandbox backends (accepted; not validated by this version of Talon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<Value>,
+    /// Sessions: `mainKey` and `scope`, which decide the agent's main
+    /// session (what sandbox mode `non-main` leaves on the host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionSection>,
     /// Skills: extra directories, watching, limits, per-skill entries
     /// (validated against `talon_skills::SkillsConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -417,10 +423,20 @@ impl TalonConfig {
             .prune
     }
 
+    /// Which session is an agent's main one (`session.mainKey`,
+    /// `session.scope`; the defaults when the section is absent).
+    pub fn main_session(&self) -> MainSession {
+        self.session
+            .as_ref()
+            .map(SessionSection::main_session)
+            .unwrap_or_default()
+    }
+
     /// The full sandbox configuration of `agent_id` (Docker settings, tool
-    /// policy, workspace root under `state_dir`), resolved by
-    /// `talon-sandbox-core` (see [`ResolvedSandboxConfig::resolve`]).
-    /// `home` expands `~/` in `workspaceRoot`.
+    /// policy, workspace root under `state_dir`, the main session from
+    /// [`TalonConfig::main_session`]), resolved by `talon-sandbox-core`
+    /// (see [`ResolvedSandboxConfig::resolve`]). `home` expands `~/` in
+    /// `workspaceRoot`.
     pub fn resolved_sandbox_config(
         &self,
         agent_id: &str,
@@ -445,6 +461,7 @@ impl TalonConfig {
             tools: &tools,
             agent_tools: agent.as_ref().and_then(|a| a.tools),
         })
+        .with_main_session(self.main_session())
     }
 
     /// The sandbox settings of `agent_id`: the agent's `sandbox` fields

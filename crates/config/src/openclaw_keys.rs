@@ -59,7 +59,6 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
     "proxy",
     "secrets",
     "security",
-    "session",
     "surfaces",
     "systemAgent",
     "talk",
@@ -224,6 +223,26 @@ pub(crate) const AGENT_TOOLS_IGNORED: &[&str] = &["codeMode", "elevated", "githu
 pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] =
     &[("message", non_empty), ("toolsBySender", non_empty)];
 
+/// `session.*` keys Talon does not use (it reads `mainKey` and `scope`;
+/// OpenClaw's `SessionConfig` in `src/config/types.base.ts`).
+pub(crate) const SESSION_IGNORED: &[&str] = &[
+    "agentToAgent",
+    "dmScope",
+    "identityLinks",
+    "idleMinutes",
+    "maintenance",
+    "reset",
+    "resetByChannel",
+    "resetByType",
+    "resetTriggers",
+    "sendPolicy",
+    "store",
+    "threadBindings",
+    "typingIntervalSeconds",
+    "typingMode",
+    "writeLock",
+];
+
 /// Sandbox keys (`agents.defaults.sandbox`, `agents.*.sandbox`) Talon does
 /// not use.
 pub(crate) const SANDBOX_IGNORED: &[&str] = &["sessionToolsVisibility"];
@@ -277,6 +296,19 @@ pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
     let Value::Object(map) = root else {
         return;
     };
+    if let Some(session) = map.get_mut("session") {
+        path.push(Seg::Key("session".to_owned()));
+        strip_keys(
+            session,
+            spans.member("session"),
+            &path,
+            SESSION_IGNORED,
+            &[],
+            SETTING_IGNORED,
+            out,
+        );
+        path.pop();
+    }
     if let Some(tools) = map.get_mut("tools") {
         path.push(Seg::Key("tools".to_owned()));
         strip_keys(

@@ -42,6 +42,7 @@ fn tables_never_hide_keys_talon_interprets() {
             .concat(),
         ),
         (Some("SandboxConfig"), SANDBOX_IGNORED.to_vec()),
+        (Some("SessionSection"), SESSION_IGNORED.to_vec()),
     ];
     for (def, keys) in checks {
         let props = properties(def);
@@ -63,6 +64,7 @@ fn tables_are_sorted_and_unique() {
         AGENT_IGNORED,
         AGENT_TOOLS_IGNORED,
         SANDBOX_IGNORED,
+        SESSION_IGNORED,
     ] {
         let mut sorted = table.to_vec();
         sorted.sort_unstable();

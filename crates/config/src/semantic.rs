@@ -44,6 +44,7 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
         }
     }
     w.typed::<talon_cron::CronConfig>(root, Some(spans), &path, "cron");
+    w.session(root, spans);
     w.mcp(root, Some(spans), &path);
     if let Some(agents) = root.get("agents") {
         path.push(Seg::Key("agents".to_owned()));
@@ -359,6 +360,25 @@ impl Walker<'_> {
                 full.extend(inner);
                 self.out.issue(&full, pos(at), message);
             }
+        }
+    }
+
+    /// `session.mainKey`: a well-formed key segment.
+    fn session(&mut self, root: &Value, spans: &SpanNode) {
+        let Some(raw) = root
+            .get("session")
+            .and_then(|s| s.get("mainKey"))
+            .and_then(Value::as_str)
+        else {
+            return;
+        };
+        if let Some(problem) = crate::session::main_key_problem(raw) {
+            let path = [
+                Seg::Key("session".to_owned()),
+                Seg::Key("mainKey".to_owned()),
+            ];
+            let at = spans.lookup(&path);
+            self.out.issue(&path, pos(at), problem);
         }
     }
 

@@ -84,7 +84,8 @@ impl Gateway {
                 Ok(json!({
                     "sessionKey": s.info.session_key,
                     "agentId": s.info.agent_id,
-                    "sandboxed": s.info.sandboxed,
+                    "sandboxed": built.table.sandbox().sandboxed,
+                    "decision": built.table.sandbox().summary(),
                     "sandbox": resolved,
                     "removedBySandboxPolicy": removed,
                 }))
@@ -208,6 +209,9 @@ pub(crate) fn sandbox_container_count(gw: &Gateway) -> usize {
         .sessions
         .list()
         .iter()
-        .filter(|s| s.info.sandboxed && s.current_table().is_some())
+        .filter(|s| {
+            s.current_table()
+                .is_some_and(|built| built.table.sandbox().sandboxed)
+        })
         .count()
 }

@@ -190,13 +190,10 @@ impl Gateway {
         metrics.in_flight.fetch_add(1, Ordering::SeqCst);
         let clock = Instant::now();
         let guard = InFlight(self);
-        // Bounded concurrency per sandbox engine for sandboxed execs.
-        let _permit = if session.info.sandboxed && name == "exec" && table.contains(&name) {
-            let backend = self
-                .generation()
-                .config
-                .resolved_sandbox(&session.info.agent_id)
-                .backend;
+        // Bounded concurrency per sandbox engine for sandboxed execs (the
+        // table's own decision and backend: the ones the call will use).
+        let _permit = if table.sandbox().sandboxed && name == "exec" && table.contains(&name) {
+            let backend = table.sandbox().config.backend.clone();
             self.sandbox_exec_permits(&backend)
                 .acquire_owned()
                 .await
@@ -260,12 +257,13 @@ impl Gateway {
         }
         let generation = self.generation();
         let default_agent = generation.config.default_agent_id();
-        let Some(agent) = crate::sessions::main_session_agent(key, &default_agent) else {
+        let main = generation.config.main_session();
+        let Some(agent) = crate::sessions::main_session_agent(key, &default_agent, &main) else {
             return Err(RpcError::not_found(format!(
-                "unknown session `{key}`: create it with sessions.create (an agent's main session, agent:<id>:main, is created on first use)"
+                "unknown session `{key}`: create it with sessions.create (an agent's main session, agent:<id>:main or agent:<id>:<session.mainKey>, is created on first use)"
             )));
         };
-        let canonical = format!("agent:{agent}:main");
+        let canonical = format!("agent:{agent}:{}", main.main_key());
         if let Some(s) = self.inner.sessions.get(&canonical) {
             return Ok(s);
         }

@@ -353,11 +353,10 @@ impl Gateway {
             None => None,
         };
         let suffix = crate::auth::random_hex(6).map_err(|e| RpcError::internal(e.to_string()))?;
-        let config = Arc::clone(&g.config);
         let session = build_session(
             params,
             &g.config.default_agent_id(),
-            |agent| config.resolved_sandbox(agent).mode,
+            &g.runtime,
             parent.as_ref().map(|(p, t)| (p.as_ref(), t.as_slice())),
             &suffix,
         )?;

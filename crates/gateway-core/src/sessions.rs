@@ -64,7 +64,10 @@ pub struct SessionInfo {
     pub agent_id: String,
     /// What it was created with.
     pub params: SessionParams,
-    /// Whether it runs sandboxed.
+    /// Whether it runs sandboxed, as the runtime decided when the session
+    /// was created (`talon_runtime::resolve_run_sandbox`; each table
+    /// re-decides under the configuration it is built for, and
+    /// `ToolTable::sandbox` is what calls use).
     pub sandboxed: bool,
     /// When it was created (Unix ms).
     pub created_at_ms: u64,
@@ -249,21 +252,31 @@ impl SessionRegistry {
     }
 }
 
-/// The agent whose main session `key` names: `main` (or empty) for the
-/// default agent, `agent:<id>:main` for `<id>`; `None` for anything else.
-pub(crate) fn main_session_agent(key: &str, default_agent: &str) -> Option<String> {
-    if key == "main" || key.is_empty() {
+/// The agent whose main session `key` names, by the one rule
+/// ([`talon_config::MainSession`]): an alias of the default agent's
+/// main session (`main`, empty, `session.mainKey`, `global` under the
+/// global scope) names the default agent; `agent:<id>:main` or
+/// `agent:<id>:<mainKey>` names `<id>`; `None` for anything else.
+pub(crate) fn main_session_agent(
+    key: &str,
+    default_agent: &str,
+    main: &talon_config::MainSession,
+) -> Option<String> {
+    let key = key.trim().to_lowercase();
+    if main.is_main_session(default_agent, &key) {
         return Some(default_agent.to_owned());
     }
-    let agent = key.strip_prefix("agent:")?.strip_suffix(":main")?;
-    (!agent.is_empty() && !agent.contains(':')).then(|| agent.to_owned())
+    let (agent, tail) = key.strip_prefix("agent:")?.split_once(':')?;
+    (!agent.is_empty() && !tail.contains(':') && main.is_main_session(agent, &key))
+        .then(|| agent.to_owned())
 }
 
-/// Build a session from its parameters.
+/// Build a session from its parameters. Whether it is sandboxed is the
+/// runtime's decision (`runtime.run_sandbox`), never the gateway's.
 pub(crate) fn build_session(
     params: SessionParams,
     default_agent: &str,
-    sandbox_mode: impl Fn(&str) -> talon_tool_policy::SandboxMode,
+    runtime: &Runtime,
     parent: Option<(&Session, &[String])>,
     key_suffix: &str,
 ) -> Result<Session, RpcError> {
@@ -296,7 +309,6 @@ pub(crate) fn build_session(
     ctx.group_id.clone_from(&params.group);
     ctx.message_provider.clone_from(&params.channel);
     ctx.trigger = params.trigger.unwrap_or_default();
-    ctx.sandboxed = talon_tool_policy::is_session_sandboxed(sandbox_mode(&agent), &agent, &key);
     if let Some((_, parent_tools)) = parent {
         ctx.subagent = Some(if params.leaf.unwrap_or(false) {
             SubagentKind::Leaf
@@ -319,7 +331,7 @@ pub(crate) fn build_session(
         sender_is_owner: params.sender_is_owner,
         ..Requester::default()
     });
-    let sandboxed = spec.context.sandboxed;
+    let sandboxed = runtime.run_sandbox(&spec.context).sandboxed;
     Ok(Session {
         info: SessionInfo {
             session_key: key,

@@ -1,24 +1,90 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use talon_tool_policy::SandboxMode;
+use talon_runtime::RuntimeBuilder;
+use talon_tool_policy::PolicyConfig;
 
 use super::*;
 
-fn off(_: &str) -> SandboxMode {
-    SandboxMode::Off
+/// A runtime without a configuration: nothing is sandboxed unless forced.
+fn off() -> Runtime {
+    RuntimeBuilder::new(PolicyConfig::default())
+        .build()
+        .unwrap()
+}
+
+fn configured(text: &str) -> Runtime {
+    let config = talon_config::load_str(text, "talon.json").unwrap().config;
+    RuntimeBuilder::from_config(&config, std::path::Path::new("/"))
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_runtime_decides_whether_a_session_is_sandboxed() {
+    let rt = configured(r#"{ agents: { defaults: { sandbox: { mode: "non-main" } } } }"#);
+    let mk = |key: Option<&str>| {
+        build_session(
+            SessionParams {
+                session_key: key.map(str::to_owned),
+                ..SessionParams::default()
+            },
+            "main",
+            &rt,
+            None,
+            "k1",
+        )
+        .unwrap()
+    };
+    // A gateway-made key and a group key are not the main session.
+    assert!(mk(None).info.sandboxed);
+    assert!(mk(Some("agent:main:telegram:group:42")).info.sandboxed);
+    assert!(!mk(Some("agent:main:main")).info.sandboxed);
+    assert!(!mk(Some("main")).info.sandboxed);
+    // The session never forces anything itself.
+    assert!(
+        !mk(Some("agent:main:telegram:group:42"))
+            .spec
+            .context
+            .sandboxed
+    );
 }
 
 #[test]
 fn main_session_keys() {
-    assert_eq!(main_session_agent("main", "ops").as_deref(), Some("ops"));
+    let m = talon_config::MainSession::default();
     assert_eq!(
-        main_session_agent("agent:dev:main", "ops").as_deref(),
+        main_session_agent("main", "ops", &m).as_deref(),
+        Some("ops")
+    );
+    assert_eq!(
+        main_session_agent(" MAIN ", "ops", &m).as_deref(),
+        Some("ops")
+    );
+    assert_eq!(main_session_agent("", "ops", &m).as_deref(), Some("ops"));
+    assert_eq!(
+        main_session_agent("agent:dev:main", "ops", &m).as_deref(),
         Some("dev")
     );
-    assert_eq!(main_session_agent("agent:dev:other", "ops"), None);
-    assert_eq!(main_session_agent("agent:a:b:main", "ops"), None);
-    assert_eq!(main_session_agent("agent::main", "ops"), None);
-    assert_eq!(main_session_agent("s1", "ops"), None);
+    assert_eq!(main_session_agent("agent:dev:other", "ops", &m), None);
+    assert_eq!(main_session_agent("agent:a:b:main", "ops", &m), None);
+    assert_eq!(main_session_agent("agent::main", "ops", &m), None);
+    assert_eq!(main_session_agent("s1", "ops", &m), None);
+    // `session.mainKey` names the main session too; `main` stays an alias.
+    let work = talon_config::MainSession::new(Some("work"), false);
+    assert_eq!(
+        main_session_agent("work", "ops", &work).as_deref(),
+        Some("ops")
+    );
+    assert_eq!(
+        main_session_agent("agent:dev:work", "ops", &work).as_deref(),
+        Some("dev")
+    );
+    assert_eq!(
+        main_session_agent("agent:dev:main", "ops", &work).as_deref(),
+        Some("dev")
+    );
+    assert_eq!(main_session_agent("agent:dev:other", "ops", &work), None);
 }
 
 #[test]
@@ -33,7 +99,7 @@ fn a_session_binds_its_context_and_a_child_is_capped_by_its_parent() {
         trigger: Some(Trigger::Cron),
         ..SessionParams::default()
     };
-    let s = build_session(params, "main", off, None, "abc").unwrap();
+    let s = build_session(params, "main", &off(), None, "abc").unwrap();
     assert_eq!(s.info.agent_id, "dev");
     assert_eq!(s.spec.context.session_key, "s1");
     assert_eq!(s.spec.context.model_provider.as_deref(), Some("openai"));
@@ -48,7 +114,7 @@ fn a_session_binds_its_context_and_a_child_is_capped_by_its_parent() {
         leaf: Some(true),
         ..SessionParams::default()
     };
-    let c = build_session(child, "main", off, Some((&s, &parent_tools)), "def").unwrap();
+    let c = build_session(child, "main", &off(), Some((&s, &parent_tools)), "def").unwrap();
     assert_eq!(c.info.session_key, "agent:main:gw:def");
     assert_eq!(
         c.spec.context.inherited.as_deref(),
@@ -73,13 +139,14 @@ fn bad_keys_and_agents_are_refused() {
             ..SessionParams::default()
         },
     ] {
-        assert!(build_session(params, "main", off, None, "k").is_err());
+        assert!(build_session(params, "main", &off(), None, "k").is_err());
     }
 }
 
 #[test]
 fn the_registry_is_bounded_and_idempotent() {
     let reg = SessionRegistry::default();
+    let rt = off();
     let mk = |key: &str, model: Option<&str>| {
         build_session(
             SessionParams {
@@ -88,7 +155,7 @@ fn the_registry_is_bounded_and_idempotent() {
                 ..SessionParams::default()
             },
             "main",
-            off,
+            &rt,
             None,
             "k",
         )

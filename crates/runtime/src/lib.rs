@@ -38,6 +38,46 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Sandboxing: one decision per run
+//!
+//! Whether a run is sandboxed is decided by the runtime, once, when the
+//! run is assembled: [`resolve_run_sandbox`] reads the agent's sandbox
+//! mode (`off`, `non-main`, `all`), its main session (`session.mainKey`,
+//! `session.scope`) and the run's session key. An embedder does not set
+//! anything: under `sandbox.mode: "non-main"` a group, channel, DM, cron or
+//! sub-agent session is sandboxed. `RunContext.sandboxed = true` forces a
+//! sandbox on; `false` (the default) never turns a configured one off. The
+//! effective decision feeds the policy's `sandbox` layer and the file and
+//! shell tools' target alike, and [`ToolTable::sandbox`] reports it. A
+//! sandboxed run's tools act only in its sandbox: when the configured
+//! backend is not registered or its engine is down they fail with the
+//! reason (naming the config key), never on the host.
+//!
+//! ```
+//! use talon_runtime::{RunSpec, RuntimeBuilder};
+//! use talon_tool_policy::RunContext;
+//!
+//! let config = talon_config::load_str(
+//!     r#"{ agents: { defaults: { sandbox: { mode: "non-main" } } } }"#,
+//!     "talon.json",
+//! )?
+//! .config;
+//! let runtime = RuntimeBuilder::from_config(&config, std::path::Path::new("."))?.build()?;
+//!
+//! let mut ctx = RunContext::new("main");
+//! ctx.session_key = "agent:main:telegram:group:42".into();
+//! let table = runtime.assemble(RunSpec::new(ctx));
+//! assert!(table.sandbox().sandboxed);
+//! assert_eq!(table.sandbox().config.backend, "docker");
+//! // The policy's sandbox layer applied: its default denies are gone.
+//! assert!(!table.contains("gateway"));
+//!
+//! // The agent's main session stays on the host.
+//! let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
+//! assert!(!table.sandbox().sandboxed);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! This crate does not implement tools (`talon-tools`, MCP, plugins do),
 //! decide policy (`talon-tool-policy`) or run hooks itself (`talon-hooks`);
 //! it puts them together for one run.
@@ -52,6 +92,7 @@ pub use crate::mcp_family::MCP_FAMILY_ID;
 pub use crate::narrowing::{CRON_SCOPED_READS, CRON_SELF_ACTIONS};
 pub use crate::run::RunSpec;
 pub use crate::runtime::{Runtime, RuntimeBuilder};
+pub use crate::sandbox_decision::{RunSandbox, resolve_run_sandbox};
 pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
 pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};
 
@@ -62,6 +103,7 @@ mod mcp_family;
 mod narrowing;
 mod run;
 mod runtime;
+mod sandbox_decision;
 mod status_family;
 mod table;
 mod target;

@@ -1,14 +1,23 @@
 //! `RunSpec`: everything `assemble` needs to know about one run.
 
+use std::sync::Arc;
+
 use talon_hooks::Requester;
 use talon_tool_policy::RunContext;
 
+use crate::sandbox_decision::RunSandbox;
+
 /// One run: the policy context plus what the gate and the trigger-based
 /// narrowing need.
+///
+/// Whether the run is sandboxed is not set here: [`crate::Runtime::assemble`]
+/// decides it from the configuration ([`crate::resolve_run_sandbox`]).
+/// `context.sandboxed = true` forces a sandbox; `false` never removes one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunSpec {
-    /// Agent, session, provider, model, sender, group, sandboxing,
-    /// sub-agent kind, inherited tools and trigger.
+    /// Agent, session, provider, model, sender, group, forced sandboxing,
+    /// sub-agent kind, inherited tools and trigger. After assembly,
+    /// `context.sandboxed` holds the effective decision.
     pub context: RunContext,
     /// The run id (scopes loop detection).
     pub run_id: Option<String>,
@@ -34,6 +43,9 @@ pub struct RunSpec {
     /// The tools that survived policy, in table order. Filled in by the
     /// runtime before any tool is constructed; empty before that.
     pub effective_tools: Vec<String>,
+    /// The sandbox decision, taken by the runtime at assembly (`None`
+    /// before that).
+    pub(crate) sandbox: Option<Arc<RunSandbox>>,
 }
 
 impl RunSpec {
@@ -43,6 +55,12 @@ impl RunSpec {
             context,
             ..RunSpec::default()
         }
+    }
+
+    /// The sandbox decision the runtime took for this run (`None` until
+    /// [`crate::Runtime::assemble`]).
+    pub fn sandbox(&self) -> Option<&RunSandbox> {
+        self.sandbox.as_deref()
     }
 
     /// Builder: the run id.

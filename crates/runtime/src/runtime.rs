@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::family::ToolFamily;
 use crate::narrowing::Narrowing;
 use crate::run::RunSpec;
+use crate::sandbox_decision::{RunSandbox, SandboxSource};
 use crate::status_family::StatusFamily;
 use crate::table::{StageTiming, TableTool, ToolDefinition, ToolTable};
 
@@ -36,6 +37,7 @@ pub struct RuntimeBuilder {
     builtins: Option<Builtins>,
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
+    sandbox: SandboxSource,
 }
 
 /// `tools.exec.security` / `ask` per agent and the approvals file.
@@ -76,6 +78,11 @@ impl std::fmt::Debug for RuntimeBuilder {
 impl RuntimeBuilder {
     /// A builder over a policy configuration, with the built-in families
     /// of this build, no hooks and loop detection off.
+    ///
+    /// It has no configuration file, so no sandbox configuration either:
+    /// a run is sandboxed only when its `RunContext.sandboxed` forces it
+    /// (the policy's `sandbox` layer then applies). Use
+    /// [`RuntimeBuilder::from_config`] for the configured sandbox modes.
     pub fn new(policy: PolicyConfig) -> Self {
         RuntimeBuilder {
             policy,
@@ -89,6 +96,11 @@ impl RuntimeBuilder {
             builtins: None,
             mcp: Arc::new(talon_mcp::McpManager::default()),
             exec_approvals: None,
+            sandbox: SandboxSource {
+                config: Arc::new(TalonConfig::default()),
+                state_dir: talon_config::state_dir(),
+                home: talon_config::home_dir(),
+            },
         }
     }
 
@@ -105,6 +117,10 @@ impl RuntimeBuilder {
     /// `tools.exec.security` / `ask` (and each agent's) are enforced with
     /// the allowlist in `<state dir>/exec-approvals.json`
     /// ([`RuntimeBuilder::exec_approvals`]).
+    /// Whether a run is sandboxed is decided from this configuration by
+    /// [`crate::resolve_run_sandbox`] when the run is assembled
+    /// (`agents.*.sandbox.mode`, `session.mainKey`, `session.scope`); a
+    /// caller's `RunContext.sandboxed = true` can only add a sandbox.
     pub fn from_config(config: &TalonConfig, config_dir: &Path) -> Result<Self> {
         Self::from_config_in(config, config_dir, talon_config::state_dir())
     }
@@ -131,6 +147,8 @@ impl RuntimeBuilder {
             config.exec_policy(""),
             agents,
         );
+        builder.sandbox.config = Arc::new(config.clone());
+        builder.sandbox.state_dir = state_dir.clone();
         let builtins = Builtins::from_config(config, config_dir, state_dir)?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
@@ -293,6 +311,7 @@ impl RuntimeBuilder {
             builtins: self.builtins,
             mcp: self.mcp,
             exec_approvals: self.exec_approvals,
+            sandbox: self.sandbox,
         })
     }
 }
@@ -323,6 +342,7 @@ pub struct Runtime {
     builtins: Option<Builtins>,
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
+    sandbox: SandboxSource,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -411,12 +431,27 @@ impl Runtime {
         self.builtins.as_ref().map(|b| &b.registry)
     }
 
+    /// The sandbox decision of a run with this context, from this
+    /// runtime's configuration ([`crate::resolve_run_sandbox`]): what
+    /// [`Runtime::assemble`] uses for the policy's `sandbox` layer and for
+    /// where the file and shell tools act.
+    pub fn run_sandbox(&self, ctx: &talon_tool_policy::RunContext) -> RunSandbox {
+        self.sandbox.decide(ctx)
+    }
+
     /// Build the tool table for one run: families → policy → trigger
     /// narrowing → provider schemas → construction of eager tools → the
     /// gate. Tool order is deterministic (family order, then each family's
     /// order).
     pub fn assemble(&self, run: RunSpec) -> ToolTable {
         let mut run = run;
+        // The sandbox decision, once per run: the policy's `sandbox` layer
+        // reads `context.sandboxed`, the tools' targets read `run.sandbox`,
+        // so the table and where its tools act always agree. A caller's
+        // `sandboxed: true` only tightens.
+        let sandbox = Arc::new(self.run_sandbox(&run.context));
+        run.context.sandboxed = sandbox.sandboxed;
+        run.sandbox = Some(Arc::clone(&sandbox));
         let mut timings = Vec::with_capacity(6);
         let mut clock = Instant::now();
         let mut lap = |stage: &'static str, timings: &mut Vec<StageTiming>| {
@@ -557,6 +592,7 @@ impl Runtime {
             .collect();
         ToolTable {
             run,
+            sandbox,
             tools,
             policy,
             gate,

@@ -21,6 +21,7 @@ use talon_tool_policy::PolicyOutcome;
 use crate::family::ToolFamily;
 use crate::narrowing::Narrowing;
 use crate::run::RunSpec;
+use crate::sandbox_decision::RunSandbox;
 
 /// How long one assembly stage took.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -139,6 +140,7 @@ impl TableTool {
 /// call through the gate.
 pub struct ToolTable {
     pub(crate) run: RunSpec,
+    pub(crate) sandbox: Arc<RunSandbox>,
     pub(crate) tools: Vec<TableTool>,
     pub(crate) policy: PolicyOutcome,
     pub(crate) gate: Gate,
@@ -152,6 +154,7 @@ impl std::fmt::Debug for ToolTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolTable")
             .field("session", &self.run.context.session_key)
+            .field("sandboxed", &self.sandbox.sandboxed)
             .field("tools", &self.names())
             .field("timings", &self.timings)
             .finish()
@@ -183,6 +186,12 @@ impl ToolTable {
     /// How long each assembly stage took.
     pub fn timings(&self) -> &[StageTiming] {
         &self.timings
+    }
+
+    /// The run's sandbox decision: whether it is sandboxed, why, and the
+    /// sandbox settings its file and shell tools use.
+    pub fn sandbox(&self) -> &RunSandbox {
+        &self.sandbox
     }
 
     /// The run.

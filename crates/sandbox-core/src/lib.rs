@@ -9,7 +9,10 @@
 //!   [`DockerSettings`], the resolved [`SshSettings`] and the sandbox
 //!   tool policy.
 //! - [`ResolvedSandboxConfig::should_sandbox`]: `off` / `non-main` / `all`
-//!   against the normalised main-session key.
+//!   against the agent's main session, which [`MainSession`] alone decides
+//!   (`session.mainKey`, `session.scope`, the aliases of main). The
+//!   runtime's `resolve_run_sandbox` is the one place a run's decision is
+//!   taken; it asks this.
 //! - Scopes: [`scope_key`], [`slugify_scope_key`], [`container_name`],
 //!   [`scope_workspace_dir`].
 //! - [`MountPlan`]: what is mounted where per `workspaceAccess`, as Docker
@@ -75,6 +78,9 @@ pub use crate::docker_config::{
     DockerSettings, SizeValue, UlimitRange, UlimitValue,
 };
 pub use crate::error::SandboxError;
+pub use crate::main_session::{
+    DEFAULT_MAIN_KEY, GLOBAL_SESSION_KEY, MainSession, normalize_main_key,
+};
 pub use crate::mounts::{
     MATERIALIZED_SKILLS_MOUNT, MOUNT_FORMAT_VERSION, MountEntry, MountKind, MountPlan,
     MountPlanInputs, mounted_workspace_dir,
@@ -93,7 +99,7 @@ pub use crate::prune_run::{
 pub use crate::registry::{BUILT_IN_BACKENDS, SandboxBackendRegistry, missing_backend_message};
 pub use crate::resolved::{
     DEFAULT_SANDBOX_BACKEND, DEFAULTS_SANDBOX_KEY, ResolvedSandboxConfig, SANDBOXES_DIR_NAME,
-    SandboxInputs, comparable_session_key, main_session_key,
+    SandboxInputs,
 };
 pub use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess, mode_str};
 pub use crate::scope::{
@@ -128,6 +134,7 @@ mod bind_spec;
 mod config_hash;
 mod docker_config;
 mod error;
+mod main_session;
 mod mounts;
 mod process;
 mod prune;

@@ -4,12 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use talon_tool_policy::config::{AgentToolsConfig, ToolsConfig};
-use talon_tool_policy::{
-    SandboxMode, SandboxToolPolicy, is_session_sandboxed, resolve_sandbox_tool_policy,
-};
+use talon_tool_policy::{SandboxMode, SandboxToolPolicy, resolve_sandbox_tool_policy};
 
 use crate::docker_config::{DockerOrigins, DockerSettings};
 use crate::prune::PruneSettings;
+use crate::main_session::MainSession;
 use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess};
 use crate::ssh_config::SshSettings;
 
@@ -59,6 +58,12 @@ pub struct ResolvedSandboxConfig {
     pub workspace_access: WorkspaceAccess,
     /// The backend id.
     pub backend: String,
+    /// The key `backend` came from (`agents.list[0].sandbox.backend`),
+    /// `None` for the built-in default.
+    pub backend_key: Option<String>,
+    /// Which session is the agent's main one (`session.mainKey`,
+    /// `session.scope`): what `non-main` compares against.
+    pub main_session: MainSession,
     /// Where per-scope sandbox workspaces live.
     pub workspace_root: PathBuf,
     /// The Docker settings (the agent's block ignored for `shared`).
@@ -128,6 +133,17 @@ impl ResolvedSandboxConfig {
             (None, None) => None,
         };
         let mode = layered(agent, defaults, |s| s.mode).unwrap_or_default();
+        let set_backend = |s: &SandboxConfig| {
+            s.backend
+                .as_ref()
+                .map(|b| b.trim().to_owned())
+                .filter(|b| !b.is_empty())
+        };
+        let backend_key = match (agent.and_then(set_backend), defaults.and_then(set_backend)) {
+            (Some(_), _) => agent_sandbox_key.as_ref().map(|k| format!("{k}.backend")),
+            (None, Some(_)) => Some(format!("{DEFAULTS_SANDBOX_KEY}.backend")),
+            (None, None) => None,
+        };
         let scope = match (
             layered(agent, defaults, |s| s.scope),
             layered(agent, defaults, |s| s.per_session),
@@ -138,13 +154,8 @@ impl ResolvedSandboxConfig {
             (None, None) => SandboxScope::default(),
         };
         let workspace_access = layered(agent, defaults, |s| s.workspace_access).unwrap_or_default();
-        let backend = layered(agent, defaults, |s| {
-            s.backend
-                .as_ref()
-                .map(|b| b.trim().to_owned())
-                .filter(|b| !b.is_empty())
-        })
-        .unwrap_or_else(|| DEFAULT_SANDBOX_BACKEND.to_owned());
+        let backend = layered(agent, defaults, set_backend)
+            .unwrap_or_else(|| DEFAULT_SANDBOX_BACKEND.to_owned());
         let workspace_root = layered(agent, defaults, |s| {
             s.workspace_root
                 .as_deref()
@@ -187,6 +198,8 @@ impl ResolvedSandboxConfig {
             scope,
             workspace_access,
             backend,
+            backend_key,
+            main_session: MainSession::default(),
             workspace_root,
             docker,
             docker_origins,
@@ -196,29 +209,40 @@ impl ResolvedSandboxConfig {
         }
     }
 
-    /// Whether a session of this agent runs sandboxed: `all` → yes, `off`
-    /// → no, `non-main` → when its key (trimmed, main aliases
-    /// canonicalised) is not the agent's main session key. Group and
-    /// channel sessions have keys of their own, so they are sandboxed in
-    /// `non-main`.
-    pub fn should_sandbox(&self, session_key: &str) -> bool {
-        is_session_sandboxed(self.mode, &self.agent_id, session_key)
+    /// Builder: which session is the agent's main one (`session.mainKey`,
+    /// `session.scope`; [`ResolvedSandboxConfig::resolve`] assumes the
+    /// defaults, `main` and per-sender).
+    #[must_use]
+    pub fn with_main_session(mut self, main_session: MainSession) -> Self {
+        self.main_session = main_session;
+        self
     }
-}
 
-/// The agent's main session key (`agent:<id>:main`).
-pub fn main_session_key(agent_id: &str) -> String {
-    format!("agent:{}:main", agent_id.trim().to_lowercase())
-}
+    /// The key to change the backend at: where it was set, else
+    /// `agents.defaults.sandbox.backend`.
+    pub fn backend_config_key(&self) -> String {
+        self.backend_key
+            .clone()
+            .unwrap_or_else(|| format!("{DEFAULTS_SANDBOX_KEY}.backend"))
+    }
 
-/// The key a session is compared by: trimmed, lowercased, and `main` (or
-/// empty) canonicalised to the agent's main session key.
-pub fn comparable_session_key(agent_id: &str, session_key: &str) -> String {
-    let key = session_key.trim().to_lowercase();
-    if key.is_empty() || key == "main" {
-        main_session_key(agent_id)
-    } else {
-        key
+    /// Whether the configuration sandboxes a session of this agent: `all`
+    /// → yes, `off` → no, `non-main` → when the key is not the agent's
+    /// main session ([`MainSession::is_main_session`]: trimmed,
+    /// lowercased, main aliases canonicalised). Group, channel and DM
+    /// sessions have keys of their own, so they are sandboxed in
+    /// `non-main`.
+    ///
+    /// This is the configuration's answer only; a run can be forced into
+    /// its sandbox on top of it (the runtime's `resolve_run_sandbox`).
+    pub fn should_sandbox(&self, session_key: &str) -> bool {
+        match self.mode {
+            SandboxMode::Off => false,
+            SandboxMode::All => true,
+            SandboxMode::NonMain => !self
+                .main_session
+                .is_main_session(&self.agent_id, session_key),
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use talon_tool_policy::ListSource;
 use talon_tool_policy::config::{SandboxToolsSection, ToolPolicyConfig};
 
 use super::*;
+use crate::main_session::MainSession;
 
 fn sb(v: serde_json::Value) -> SandboxConfig {
     serde_json::from_value(v).unwrap()
@@ -128,8 +129,38 @@ fn should_sandbox_by_mode_and_session() {
     ] {
         assert!(non_main.should_sandbox(key), "{key:?} is not main");
     }
-    assert_eq!(comparable_session_key("Main", " main "), "agent:main:main");
-    assert_eq!(main_session_key("Ops"), "agent:ops:main");
+    // `session.mainKey` moves the main session; `main` stays an alias.
+    let custom = non_main
+        .clone()
+        .with_main_session(MainSession::new(Some("work"), false));
+    assert!(!custom.should_sandbox("agent:main:work"));
+    assert!(!custom.should_sandbox("agent:main:main"));
+    assert!(custom.should_sandbox("agent:main:telegram:group:1"));
+    let global = non_main.with_main_session(MainSession::new(None, true));
+    assert!(!global.should_sandbox("global"));
+    assert!(!global.should_sandbox("main"));
+    assert!(global.should_sandbox("agent:main:discord:channel:42"));
+}
+
+#[test]
+fn the_backend_key_names_where_it_was_set() {
+    let r = resolve(None, None);
+    assert_eq!(r.backend_key, None);
+    assert_eq!(r.backend_config_key(), "agents.defaults.sandbox.backend");
+    let r = resolve(Some(&sb(json!({ "backend": "ssh" }))), None);
+    assert_eq!(
+        r.backend_key.as_deref(),
+        Some("agents.defaults.sandbox.backend")
+    );
+    let r = resolve(
+        Some(&sb(json!({ "backend": "ssh" }))),
+        Some(&sb(json!({ "backend": " custom " }))),
+    );
+    assert_eq!(r.backend, "custom");
+    assert_eq!(
+        r.backend_key.as_deref(),
+        Some("agents.list[0].sandbox.backend")
+    );
 }
 
 #[test]

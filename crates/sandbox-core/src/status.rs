@@ -4,7 +4,7 @@
 use serde::Serialize;
 use talon_tool_policy::SandboxMode;
 
-use crate::resolved::{ResolvedSandboxConfig, comparable_session_key, main_session_key};
+use crate::resolved::ResolvedSandboxConfig;
 use crate::sandbox_config::mode_str;
 
 /// Whether a session is sandboxed, and why.
@@ -15,9 +15,11 @@ pub struct RuntimeStatus {
     pub agent_id: String,
     /// The session key as given (trimmed).
     pub session_key: String,
-    /// The key it was compared by (main aliases canonicalised).
+    /// The key it was compared by (trimmed, lowercased, main aliases
+    /// canonicalised).
     pub comparable_session_key: String,
-    /// The agent's main session key.
+    /// The agent's main session key (`agent:<id>:<session.mainKey>`, or
+    /// `global` when `session.scope` is `global`).
     pub main_session_key: String,
     /// The sandbox mode (`off`, `non-main`, `all`).
     pub mode: &'static str,
@@ -31,8 +33,10 @@ pub struct RuntimeStatus {
 
 /// Explain whether `session_key` runs sandboxed under `config`.
 pub fn explain_runtime_status(config: &ResolvedSandboxConfig, session_key: &str) -> RuntimeStatus {
-    let main = main_session_key(&config.agent_id);
-    let comparable = comparable_session_key(&config.agent_id, session_key);
+    let main = config.main_session.main_session_key(&config.agent_id);
+    let comparable = config
+        .main_session
+        .comparable_session_key(&config.agent_id, session_key);
     let sandboxed = config.should_sandbox(session_key);
     let from = config
         .mode_key

@@ -47,7 +47,13 @@ pub struct RunContext {
     pub sender_is_owner: Option<bool>,
     /// The group chat / channel id.
     pub group_id: Option<String>,
-    /// Whether the session is sandboxed.
+    /// Force the run into its sandbox. A caller may only tighten: `true`
+    /// sandboxes the run whatever the sandbox mode says; `false` means
+    /// "decide from the configuration" — it can never turn a configured
+    /// sandbox off. The runtime (`talon_runtime::resolve_run_sandbox`)
+    /// takes the decision and writes the effective value back here before
+    /// the policy's `sandbox` layer reads it, so the tool table and where
+    /// the tools act always agree.
     pub sandboxed: bool,
     /// Sub-agent kind.
     pub subagent: Option<SubagentKind>,

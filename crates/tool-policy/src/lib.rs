@@ -53,7 +53,7 @@ pub use crate::outcome::{CheckOutcome, LAYER_IDS, LayerAudit, PolicyOutcome, Rem
 pub use crate::pattern::{PatternError, validate_entry};
 pub use crate::sandbox::{
     DEFAULT_SANDBOX_TOOL_ALLOW, DEFAULT_SANDBOX_TOOL_DENY, ListSource, SandboxMode,
-    SandboxToolBlock, SandboxToolPolicy, is_session_sandboxed, resolve_sandbox_tool_policy,
+    SandboxToolBlock, SandboxToolPolicy, resolve_sandbox_tool_policy,
 };
 pub use crate::subagent::{LEAF_SUBAGENT_EXTRA_DENY, SUBAGENT_DEFAULT_DENY};
 pub use crate::universe::{ToolEntry, ToolUniverse};

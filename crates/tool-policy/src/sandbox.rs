@@ -278,26 +278,6 @@ pub enum SandboxMode {
     All,
 }
 
-/// Whether a session runs sandboxed: `all` → yes, `off` → no, `non-main` →
-/// when the (trimmed) session key is not the agent's main session key
-/// (`main` is an alias of `agent:<id>:main`).
-pub fn is_session_sandboxed(mode: SandboxMode, agent_id: &str, session_key: &str) -> bool {
-    match mode {
-        SandboxMode::Off => false,
-        SandboxMode::All => true,
-        SandboxMode::NonMain => {
-            let key = session_key.trim().to_lowercase();
-            let main = format!("agent:{}:main", agent_id.trim().to_lowercase());
-            let canonical = if key == "main" || key.is_empty() {
-                main.clone()
-            } else {
-                key
-            };
-            canonical != main
-        }
-    }
-}
-
 #[cfg(test)]
 #[path = "sandbox_tests.rs"]
 mod tests;

@@ -116,23 +116,6 @@ fn sandbox_classifier_has_no_write_rule() {
 }
 
 #[test]
-fn non_main_mode() {
-    assert!(!is_session_sandboxed(SandboxMode::NonMain, "main", "main"));
-    assert!(!is_session_sandboxed(
-        SandboxMode::NonMain,
-        "ops",
-        "agent:ops:main"
-    ));
-    assert!(is_session_sandboxed(
-        SandboxMode::NonMain,
-        "ops",
-        "agent:ops:telegram:dm:42"
-    ));
-    assert!(is_session_sandboxed(SandboxMode::All, "ops", "main"));
-    assert!(!is_session_sandboxed(SandboxMode::Off, "ops", "x"));
-}
-
-#[test]
 fn classify_deny_first_then_allow() {
     let tools = ToolsConfig::default();
     let policy = resolve_sandbox_tool_policy(&tools, None, "main");

@@ -642,3 +642,167 @@ fn resolve_leaves_out_binds_that_validation_refuses() {
         human.stdout
     );
 }
+
+/// Which keys are the main session of agent `main` under the default
+/// session settings, `session.mainKey: "work"` and `session.scope:
+/// "global"`.
+const KEYS: &[(&str, [bool; 3])] = &[
+    ("main", [true, true, true]),
+    ("MAIN", [true, true, true]),
+    (" main ", [true, true, true]),
+    ("", [true, true, true]),
+    ("agent:main:main", [true, true, true]),
+    ("agent:main:work", [false, true, false]),
+    ("work", [false, true, false]),
+    ("global", [false, false, true]),
+    ("agent:main:telegram:group:-100123", [false, false, false]),
+    ("agent:main:discord:channel:42", [false, false, false]),
+    ("agent:main:whatsapp:dm:+15550100", [false, false, false]),
+    ("agent:main:cron:job-1", [false, false, false]),
+    ("agent:main:subagent:abc123", [false, false, false]),
+    ("agent:ops:main", [false, false, false]),
+];
+
+const SESSIONS: [&str; 3] = [
+    "",
+    r#""session": { "mainKey": "work" },"#,
+    r#""session": { "scope": "global" },"#,
+];
+
+/// `talon sandbox explain --json`, the library function behind it
+/// (`talon_runtime::resolve_run_sandbox`), `talon policy explain --json`
+/// (the policy's `sandbox` layer) and a real run (`talon tools call
+/// session_status`) give the same answer for every key, mode and session
+/// setting.
+#[test]
+fn explain_policy_and_the_run_agree_on_every_session_key() {
+    let (_t, home) = temp_home();
+    let ws = home.join("ws");
+    for mode in ["off", "non-main", "all"] {
+        for (s, session) in SESSIONS.iter().enumerate() {
+            let text = format!(
+                r#"{{ {session} "agents": {{ "defaults": {{ "workspace": "{ws}", "sandbox": {{ "mode": "{mode}" }} }} }} }}"#,
+                ws = ws.display()
+            );
+            let path = home.join(format!("talon-{mode}-{s}.json"));
+            std::fs::write(&path, &text).unwrap();
+            let path = path.display().to_string();
+            let config = talon_config::load_str(&text, "talon.json").unwrap().config;
+            for (key, main) in KEYS {
+                let expected = match mode {
+                    "off" => false,
+                    "all" => true,
+                    _ => !main[s],
+                };
+                let what = format!("mode {mode}, {session:?}, key {key:?}");
+                let mut ctx = talon_tool_policy::RunContext::new("main");
+                ctx.session_key = key.trim().to_owned();
+                let library = talon_runtime::resolve_run_sandbox(
+                    &config,
+                    &ctx,
+                    &home.join("state"),
+                    Some(&home),
+                );
+                assert_eq!(library.sandboxed, expected, "library: {what}");
+
+                let args = ["--config", &path, "--session", key];
+                let explain = talon(
+                    &home,
+                    &[&args[..], &["sandbox", "explain", "--json"]].concat(),
+                );
+                assert_eq!(explain.code, 0, "{what}: {}", explain.stderr);
+                let explain = explain.json();
+                assert_eq!(
+                    explain["sandboxed"],
+                    Value::Bool(expected),
+                    "explain: {what}"
+                );
+                assert_eq!(explain["forced"], Value::Bool(false), "explain: {what}");
+                assert_eq!(
+                    explain["mainSessionKey"], library.status.main_session_key,
+                    "{what}"
+                );
+
+                let policy = talon(
+                    &home,
+                    &[&args[..], &["policy", "explain", "--json"]].concat(),
+                );
+                assert_eq!(policy.code, 0, "{what}: {}", policy.stderr);
+                let policy = policy.json();
+                assert_eq!(
+                    policy["context"]["sandboxed"],
+                    Value::Bool(expected),
+                    "policy: {what}"
+                );
+                assert_eq!(
+                    policy["sandbox"]["sandboxed"],
+                    Value::Bool(expected),
+                    "policy: {what}"
+                );
+                let layer = policy["layers"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|l| l["id"] == "sandbox")
+                    .unwrap();
+                assert_eq!(
+                    layer["active"],
+                    Value::Bool(expected),
+                    "sandbox layer: {what}"
+                );
+
+                if mode == "non-main" {
+                    let call = talon(
+                        &home,
+                        &[&args[..], &["tools", "call", "session_status", "--json"]].concat(),
+                    );
+                    assert_eq!(call.code, 0, "{what}: {}", call.stderr);
+                    let text = call.json()["result"]["content"][0]["text"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned();
+                    let status: Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(status["sandboxed"], Value::Bool(expected), "run: {what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_sandboxed_flag_forces_a_sandbox_on_a_mode_off_config() {
+    let (_t, home) = temp_home();
+    let path = home.join("talon.json");
+    std::fs::write(&path, "{}").unwrap();
+    let path = path.display().to_string();
+    let explain = talon(
+        &home,
+        &[
+            "--config",
+            &path,
+            "--sandboxed",
+            "sandbox",
+            "explain",
+            "--json",
+        ],
+    );
+    assert_eq!(explain.code, 0, "{}", explain.stderr);
+    let doc = explain.json();
+    assert_eq!(doc["sandboxed"], Value::Bool(true));
+    assert_eq!(doc["forced"], Value::Bool(true));
+    assert_eq!(doc["mode"], "off");
+    let policy = talon(
+        &home,
+        &[
+            "--config",
+            &path,
+            "--sandboxed",
+            "policy",
+            "explain",
+            "--json",
+        ],
+    )
+    .json();
+    assert_eq!(policy["context"]["sandboxed"], Value::Bool(true));
+    assert_eq!(policy["sandbox"]["forced"], Value::Bool(true));
+}

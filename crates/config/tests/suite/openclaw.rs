@@ -59,8 +59,7 @@ fn a_whole_openclaw_config_loads_with_notices() {
     let notices: Vec<String> = loaded.notices.iter().map(ToString::to_string).collect();
     insta::assert_snapshot!("openclaw_full_notices", notices.join("\n"));
     for section in [
-        "channels", "models", "auth", "session", "messages", "commands", "hooks", "bindings",
-        "meta", "wizard",
+        "channels", "models", "auth", "messages", "commands", "hooks", "bindings", "meta", "wizard",
     ] {
         let n = loaded
             .notices

@@ -17,6 +17,7 @@ use talon_tool_catalog::ToolError;
 use talon_tools::HostLauncher;
 
 use crate::run::RunSpec;
+use crate::sandbox_decision::{RunSandbox, resolve_run_sandbox};
 use crate::target::{LazySandbox, LazySandboxBridge, LazySandboxLauncher};
 
 /// The file bridge and the process launcher of one run.
@@ -36,7 +37,8 @@ pub(crate) struct Targets {
     backends: Arc<SandboxBackendRegistry>,
     hosts: Mutex<HashMap<(PathBuf, bool), RunTarget>>,
     sandboxes: Mutex<HashMap<String, RunTarget>>,
-    /// The target of each (agent, session, workspace override, sandboxed):
+    /// The target of each (agent, session, workspace override, effective
+    /// sandbox decision):
     /// several tools of one run (and later runs of the session) ask for
     /// it, and working it out resolves the sandbox config and its hash.
     runs: Mutex<HashMap<RunKey, RunTarget>>,
@@ -92,19 +94,34 @@ impl Targets {
         })
     }
 
-    /// The target of `run`.
+    /// The target of `run`, by the sandbox decision the runtime took for
+    /// it at assembly (a run that was never assembled gets the same
+    /// decision from [`resolve_run_sandbox`] here).
     pub(crate) fn for_run(&self, run: &RunSpec) -> Result<RunTarget, ToolError> {
+        let decided;
+        let decision = match run.sandbox() {
+            Some(d) => d,
+            None => {
+                decided = resolve_run_sandbox(
+                    &self.config,
+                    &run.context,
+                    &self.state_dir,
+                    self.home.as_deref(),
+                );
+                &decided
+            }
+        };
         let key = (
             run.context.agent_id.clone(),
             run.context.session_key.clone(),
             run.workspace.clone(),
-            run.context.sandboxed,
+            decision.sandboxed,
         );
         if let Some(hit) = self.runs.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(hit);
         }
-        let target = if run.context.sandboxed {
-            self.sandbox(run)?
+        let target = if decision.sandboxed {
+            self.sandbox(run, decision)?
         } else {
             self.host(run)?
         };
@@ -143,15 +160,11 @@ impl Targets {
         Ok(target)
     }
 
-    fn sandbox(&self, run: &RunSpec) -> Result<RunTarget, ToolError> {
-        let agent = &run.context.agent_id;
-        let resolved =
-            self.config
-                .resolved_sandbox_config(agent, &self.state_dir, self.home.as_deref());
-        let backend = self
-            .backends
-            .require(&resolved.backend)
-            .map_err(|e| ToolError::execution(format!("this run is sandboxed, but {e}")))?;
+    fn sandbox(&self, run: &RunSpec, decision: &RunSandbox) -> Result<RunTarget, ToolError> {
+        let resolved = decision.config.clone();
+        let backend = self.backends.get(&resolved.backend).ok_or_else(|| {
+            ToolError::execution(decision.backend_missing_message(&self.backends.ids()))
+        })?;
         let workspace = self.workspace(run);
         std::fs::create_dir_all(&workspace).map_err(|e| {
             ToolError::execution(format!(

@@ -83,8 +83,8 @@ async fn a_sandboxed_run_without_its_backend_fails_instead_of_using_the_host() {
         r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all", backend: "openshell" } } } }"#,
         dir.path(),
     );
-    let mut ctx = RunContext::new("main");
-    ctx.sandboxed = true;
+    // No `sandboxed` on the context: mode "all" in the config decides.
+    let ctx = RunContext::new("main");
     let table = rt.assemble(RunSpec::new(ctx));
     let out = table
         .invoke(ModelToolCall::new(
@@ -111,8 +111,8 @@ async fn sandboxed_runs_act_in_their_docker_container() {
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();
     let _cleanup = RemoveContainers(format!("talon.sessionKey=agent:{agent}"));
     let rt = runtime(&config, dir.path());
-    let mut ctx = RunContext::new(agent.clone());
-    ctx.sandboxed = true;
+    // No `sandboxed` on the context: mode "all" in the config decides.
+    let ctx = RunContext::new(agent.clone());
     let table = rt.assemble(RunSpec::new(ctx));
 
     let out = table

@@ -6,5 +6,6 @@ mod from_config;
 mod invoke;
 mod narrowing;
 mod sandbox_prune;
+mod sandbox_decision;
 mod ssh_routing;
 mod support;

@@ -29,8 +29,8 @@ async fn sandboxed_runs_act_on_their_ssh_host() {
         .unwrap()
         .build()
         .unwrap();
-    let mut ctx = RunContext::new("main");
-    ctx.sandboxed = true;
+    // No `sandboxed` on the context: mode "all" in the config decides.
+    let ctx = RunContext::new("main");
     let table = rt.assemble(RunSpec::new(ctx));
 
     let out = table
