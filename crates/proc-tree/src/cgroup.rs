@@ -276,7 +276,7 @@ fn limit_files(
         }
         LimitKind::Cpus => {
             let cpus = limits.cpus.unwrap_or(0.0);
-            if !cpus.is_finite() || cpus < 0.01 || cpus > 4096.0 {
+            if !cpus.is_finite() || !(0.01..=4096.0).contains(&cpus) {
                 return Err(ProcTreeError::InvalidLimit {
                     limit: kind,
                     reason: format!("{cpus} is not between 0.01 and 4096 CPUs"),
