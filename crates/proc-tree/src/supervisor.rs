@@ -203,6 +203,12 @@ impl Supervisor {
             .map_err(ProcTreeError::Shared)
     }
 
+    /// The process-wide supervisor if [`Supervisor::shared`] started it
+    /// successfully; never starts one (for health reports).
+    pub fn shared_if_started() -> Option<Arc<Supervisor>> {
+        SHARED.get()?.as_ref().ok().cloned()
+    }
+
     /// How process trees are contained.
     pub fn containment(&self) -> &Containment {
         &self.containment
