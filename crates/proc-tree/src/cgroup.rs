@@ -146,20 +146,17 @@ impl Layout {
                     own.display()
                 ));
             }
+            // The v1 owner directory is created with the first leaf that
+            // needs it, so a supervisor that never limits anything leaves
+            // the v1 hierarchies untouched.
             match found.v1.get(controller) {
-                Some(dir) => {
+                Some(dir) if dir.is_dir() => {
                     let root = dir.join(ROOT_NAME);
                     let owner = root.join(owner_name);
-                    match std::fs::create_dir_all(&owner) {
-                        Ok(()) => {
-                            layout.limits.insert(kind, LimitHome::V1 { root, owner });
-                            continue;
-                        }
-                        Err(e) => {
-                            why.push(format!("cgroup v1: cannot create {}: {e}", owner.display()))
-                        }
-                    }
+                    layout.limits.insert(kind, LimitHome::V1 { root, owner });
+                    continue;
                 }
+                Some(dir) => why.push(format!("cgroup v1: {} is not a directory", dir.display())),
                 None => why.push(format!("cgroup v1: no `{controller}` hierarchy is mounted")),
             }
             layout.missing.insert(kind, why.join("; "));
@@ -211,6 +208,12 @@ impl Layout {
             let dir = match home {
                 LimitHome::Unified => dirs[0].clone(),
                 LimitHome::V1 { owner, .. } => {
+                    std::fs::create_dir_all(owner).map_err(|e| {
+                        ProcTreeError::LimitUnavailable {
+                            limit: kind,
+                            reason: format!("cgroup v1: cannot create {}: {e}", owner.display()),
+                        }
+                    })?;
                     let dir = owner.join(name);
                     v1_dirs.insert(dir.clone(), ());
                     dir
@@ -423,6 +426,18 @@ pub(crate) fn remove_tree(dir: &Path, deadline: Instant) -> bool {
                 tracing::warn!(dir = %dir.display(), error = %e, "cannot remove a cgroup");
                 return false;
             }
+        }
+    }
+}
+
+/// Removes the `talon` directories above `owners` when they are empty
+/// (another live owner keeps them; that is not an error).
+pub(crate) fn remove_empty_roots(owners: &[PathBuf]) {
+    for owner in owners {
+        if let Some(root) = owner.parent()
+            && root.file_name().is_some_and(|n| n == ROOT_NAME)
+        {
+            let _ = std::fs::remove_dir(root);
         }
     }
 }

@@ -127,6 +127,11 @@ impl Supervisor {
                     .collect();
                 swept.owner_cgroups =
                     cgroup::sweep_dead_owners(&unified.join(cgroup::ROOT_NAME), &v1_roots);
+                // An empty v1 `talon` directory is created again with the
+                // first limited leaf.
+                for root in &v1_roots {
+                    let _ = std::fs::remove_dir(root);
+                }
             }
         }
         swept.labelled_pids = sweep_dead_labels();
@@ -296,6 +301,7 @@ fn remove_owner(layout: &Layout) {
     for dir in &dirs {
         cgroup::remove_tree(dir, deadline);
     }
+    cgroup::remove_empty_roots(&dirs);
 }
 
 /// Kills every live process whose label starts with `prefix`, until none

@@ -1,8 +1,9 @@
 //! The parent-death watchdog: a small `/bin/sh` whose stdin is a pipe only
 //! the supervisor holds. When the supervisor's process dies for any reason
 //! (including SIGKILL) the kernel closes the pipe, `read` returns, and the
-//! watchdog kills the owner's processes and removes its cgroups. It runs in
-//! its own process group and ignores the terminal signals, so a signal
+//! watchdog kills the owner's processes and removes its cgroups (and the
+//! `talon` directories above them when no other owner uses them). It runs
+//! in its own process group and ignores the terminal signals, so a signal
 //! sent to the owner's group does not take it down with the owner.
 
 use std::path::PathBuf;
@@ -32,6 +33,7 @@ done
 for d; do
   for l in "$d"/*/; do [ -d "$l" ] && rmdir "$l" 2>/dev/null; done
   rmdir "$d" 2>/dev/null
+  rmdir "${d%/*}" 2>/dev/null
 done
 exit 0
 "#;
