@@ -34,7 +34,7 @@
 //! descendants. That mode cannot enforce limits and misses a process that
 //! clears its environment after its parent exited.
 //!
-//! ```no_run
+//! ```
 //! use talon_proc_tree::{Limits, Supervisor};
 //!
 //! let supervisor = Supervisor::shared()?;
