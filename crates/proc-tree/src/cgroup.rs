@@ -2,7 +2,7 @@
 //! leaf directories, applying limits, killing everything inside a
 //! directory tree and removing it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -183,7 +183,7 @@ impl Layout {
         limits: &Limits,
     ) -> Result<Vec<PathBuf>, ProcTreeError> {
         let mut dirs = vec![self.v2_owner.join(name)];
-        let mut v1_dirs: BTreeMap<PathBuf, ()> = BTreeMap::new();
+        let mut v1_dirs: BTreeSet<PathBuf> = BTreeSet::new();
         let requested = [
             (LimitKind::Memory, limits.memory_bytes.is_some()),
             (LimitKind::Pids, limits.pids.is_some()),
@@ -215,7 +215,7 @@ impl Layout {
                         }
                     })?;
                     let dir = owner.join(name);
-                    v1_dirs.insert(dir.clone(), ());
+                    v1_dirs.insert(dir.clone());
                     dir
                 }
             };
@@ -224,7 +224,7 @@ impl Layout {
                 plan.push((dir.clone(), file, content));
             }
         }
-        dirs.extend(v1_dirs.into_keys());
+        dirs.extend(v1_dirs);
         let mut made = Vec::new();
         for dir in &dirs {
             if let Err(e) = std::fs::create_dir(dir) {

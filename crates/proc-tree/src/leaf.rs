@@ -82,7 +82,9 @@ impl Leaf {
     /// `exec`s the program, so the program and all its descendants are in
     /// the leaf before any of them runs; a failed join exits with
     /// [`JOIN_FAILED_EXIT`] without running anything. `program` is looked
-    /// up in `env`'s `PATH` by the shell.
+    /// up in `env`'s `PATH` by the shell (a missing one is exit 127, not a
+    /// spawn error: resolve it first to report it), and must not start with
+    /// `-` (the shell's `exec` would read it as an option).
     ///
     /// Set the working directory and stdio on the result; do not call
     /// `env_clear` on it (that would drop the label). After spawning, tell

@@ -255,11 +255,9 @@ impl Supervisor {
                     (LimitKind::Cpus, limits.cpus.is_some()),
                 ];
                 if let Some((kind, _)) = requested.into_iter().find(|(_, set)| *set) {
-                    let Containment::ProcessGroup { reason } = &self.containment else {
-                        return Err(ProcTreeError::LimitUnavailable {
-                            limit: kind,
-                            reason: "no cgroup".to_owned(),
-                        });
+                    let reason = match &self.containment {
+                        Containment::ProcessGroup { reason } => reason.as_str(),
+                        Containment::Cgroup { .. } => "no cgroup",
                     };
                     return Err(ProcTreeError::LimitUnavailable {
                         limit: kind,
