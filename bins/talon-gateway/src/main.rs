@@ -99,6 +99,24 @@ fn init_logging() {
 }
 
 async fn run(args: Args) -> Result<()> {
+    // Before anything can start a child: the startup sweep kills what a
+    // dead predecessor left running, and every child from here on is in a
+    // contained tree that dies with this process.
+    let supervisor =
+        talon_proc_tree::Supervisor::shared().context("cannot set up process-tree containment")?;
+    match supervisor.containment() {
+        talon_proc_tree::Containment::Cgroup { owner, .. } => tracing::info!(
+            containment = "cgroup",
+            owner = %owner.display(),
+            "child process trees are contained in cgroups"
+        ),
+        talon_proc_tree::Containment::ProcessGroup { reason } => tracing::info!(
+            containment = "process-group",
+            %reason,
+            "child process trees are contained by process groups and labels"
+        ),
+        _ => {}
+    }
     let bind = args
         .bind
         .as_deref()

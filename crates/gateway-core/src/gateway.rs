@@ -566,8 +566,22 @@ impl Gateway {
             "approvalsPending": self.inner.broker.pending().len(),
             "interruptedAtStart": self.inner.recovery.interrupted.len(),
             "approvalsDeniedAtStart": self.inner.approvals_denied_at_start.len(),
+            "containment": containment(),
         })
     }
+}
+
+/// How this process contains the process trees it starts (`cgroup` or
+/// `process-group`), `null` when no supervisor has started yet (the
+/// gateway binary starts the shared one before it serves).
+fn containment() -> Value {
+    talon_proc_tree::Supervisor::shared_if_started().map_or(Value::Null, |s| {
+        let mut out = json!({"mode": s.containment().mode()});
+        if let talon_proc_tree::Containment::ProcessGroup { reason } = s.containment() {
+            out["reason"] = json!(reason);
+        }
+        out
+    })
 }
 
 fn load_config(location: &ConfigLocation) -> Result<talon_config::Loaded, GatewayError> {

@@ -1,8 +1,10 @@
-//! Starting one server's session: a stdio child in its own process group
-//! (environment filtered by the exec-env policy), or a streamable-HTTP
-//! connection with its headers; then the MCP handshake.
+//! Starting one server's session: a stdio child in its own contained
+//! process tree (a `talon-proc-tree` leaf; environment filtered by the
+//! exec-env policy), or a streamable-HTTP connection with its headers; then
+//! the MCP handshake.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use rmcp::ServiceExt;
@@ -10,6 +12,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use talon_hooks::exec_env::{filter_inherited_env, sanitize_env_overrides};
+use talon_proc_tree::{Leaf, Limits, Supervisor};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::config::{McpServerConfig, Transport, expand};
@@ -18,36 +21,52 @@ use crate::handler::ClientEvents;
 /// A started session.
 pub(crate) struct Launched {
     pub(crate) service: RunningService<RoleClient, ClientEvents>,
-    /// The process group of a stdio server.
-    pub(crate) pgid: Option<i32>,
+    /// The process tree of a stdio server: dropping it kills the server
+    /// and everything it started (`setsid` and daemons included).
+    pub(crate) tree: Option<Leaf>,
 }
 
-/// Kill a process group with SIGKILL (a missing group is fine).
-pub(crate) fn kill_group(pgid: i32) {
-    if pgid <= 1 {
-        return;
+/// Resolves a stdio server's program the way `execvp` would, so a missing
+/// or non-executable program is reported as such before anything starts
+/// (the leaf's wrapper would otherwise report it only on stderr).
+fn resolve_program(
+    program: &str,
+    path: Option<&str>,
+    cwd: Option<&Path>,
+) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let candidate = match cwd {
+            Some(dir) if !program.starts_with('/') => dir.join(program),
+            _ => PathBuf::from(program),
+        };
+        return match std::fs::metadata(&candidate) {
+            Err(e) => Err(e),
+            Ok(_) if executable(&candidate) => Ok(candidate),
+            Ok(_) => Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied)),
+        };
     }
-    let _ = nix::sys::signal::killpg(
-        nix::unistd::Pid::from_raw(pgid),
-        nix::sys::signal::Signal::SIGKILL,
-    );
+    path.unwrap_or("/usr/local/bin:/usr/bin:/bin")
+        .split(':')
+        .filter(|dir| !dir.is_empty())
+        .map(|dir| Path::new(dir).join(program))
+        .find(|candidate| executable(candidate))
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
 }
 
-/// Kills a process group when dropped, unless disarmed.
-pub(crate) struct GroupGuard(pub(crate) Option<i32>);
-
-impl GroupGuard {
-    pub(crate) fn disarm(mut self) {
-        self.0 = None;
+/// An error and its sources, `: `-separated.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        out.push_str(": ");
+        out.push_str(&inner.to_string());
+        source = inner.source();
     }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.0 {
-            kill_group(pgid);
-        }
-    }
+    out
 }
 
 fn env_lookup(name: &str) -> Option<String> {
@@ -110,12 +129,22 @@ pub(crate) async fn launch(
         Transport::Stdio => {
             let program = config.command.clone().unwrap_or_default();
             let env = server_env(name, config)?;
-            let mut cmd = tokio::process::Command::new(&program);
-            cmd.args(&config.args)
-                .env_clear()
-                .envs(env)
-                .process_group(0)
-                .kill_on_drop(true);
+            let resolved = resolve_program(
+                &program,
+                env.get("PATH").map(String::as_str),
+                config.cwd.as_deref().map(Path::new),
+            )
+            .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+            let supervisor = Supervisor::shared()
+                .map_err(|e| format!("cannot start `{program}`: {}", error_chain(&e)))?;
+            // Until the session is handed out, dropping `tree` (an error or
+            // a start-up timeout) kills the server's whole tree.
+            let tree = supervisor
+                .leaf(&Limits::NONE)
+                .map_err(|e| format!("cannot start `{program}`: {}", error_chain(&e)))?;
+            let mut cmd =
+                tokio::process::Command::from(tree.command(&resolved, &config.args, &env));
+            cmd.kill_on_drop(true);
             if let Some(cwd) = &config.cwd {
                 cmd.current_dir(cwd);
             }
@@ -123,8 +152,9 @@ pub(crate) async fn launch(
                 .stderr(Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-            let pgid = transport.id().and_then(|p| i32::try_from(p).ok());
-            let guard = GroupGuard(pgid);
+            if let Some(pid) = transport.id() {
+                tree.set_root_pid(pid);
+            }
             if let Some(stderr) = stderr {
                 let server = name.to_owned();
                 tokio::spawn(async move {
@@ -138,8 +168,10 @@ pub(crate) async fn launch(
                 .serve(transport)
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            guard.disarm();
-            Ok(Launched { service, pgid })
+            Ok(Launched {
+                service,
+                tree: Some(tree),
+            })
         }
         Transport::StreamableHttp => {
             let url = config.url.clone().unwrap_or_default();
@@ -152,7 +184,7 @@ pub(crate) async fn launch(
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
             Ok(Launched {
                 service,
-                pgid: None,
+                tree: None,
             })
         }
     }

@@ -9,7 +9,7 @@
 //!   handshake, paginated `tools/list`), re-lists once per burst of
 //!   `tools/list_changed`, calls with a per-call timeout and an output cap,
 //!   restarts a dead server with backoff, and kills each stdio server's
-//!   process group on shutdown or drop.
+//!   whole process tree (a `talon-proc-tree` leaf) on shutdown or drop.
 //! - [`McpManager::materialize`]: the agent's tools as [`ToolSpec`]s named
 //!   `server__tool` by the [`names`] algorithm, sorted, with plugin id
 //!   `bundle-mcp` and `executionMode` parallel only for servers that set

@@ -37,7 +37,7 @@ pub struct StartReport {
 /// with a global entry's name replaces it in place). Each agent gets its
 /// own server processes; they start on first use ([`McpManager::ensure_agent`]
 /// or a call) and stop on [`McpManager::shutdown`] or drop (a stdio
-/// server's whole process group is killed).
+/// server's whole process tree is killed).
 pub struct McpManager {
     global: Vec<(String, McpServerConfig)>,
     agents: BTreeMap<String, Vec<(String, McpServerConfig)>>,
@@ -240,7 +240,7 @@ impl McpManager {
         McpStatus { servers }
     }
 
-    /// Stop every server (stdio servers' process groups are killed). A
+    /// Stop every server (stdio servers' process trees are killed). A
     /// later use starts them again.
     pub async fn shutdown(&self) {
         let instances: Vec<Arc<AgentServers>> = match self.instances.lock() {

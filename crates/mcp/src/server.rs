@@ -1,6 +1,6 @@
 //! One configured server: start on first use, list tools, re-list on
 //! `tools/list_changed` (debounced), call with a timeout, restart a dead
-//! server with backoff, and kill a stdio server's whole process group.
+//! server with backoff, and kill a stdio server's whole process tree.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -67,10 +67,10 @@ impl Shared {
 }
 
 /// A live connection. Dropping it stops the re-list task and kills a stdio
-/// server's process group.
+/// server's whole process tree.
 struct Conn {
     service: RunningService<RoleClient, ClientEvents>,
-    pgid: Option<i32>,
+    tree: Option<talon_proc_tree::Leaf>,
     relist: tokio::task::JoinHandle<()>,
 }
 
@@ -83,8 +83,10 @@ impl Conn {
 impl Drop for Conn {
     fn drop(&mut self) {
         self.relist.abort();
-        if let Some(pgid) = self.pgid {
-            crate::launch::kill_group(pgid);
+        if let Some(tree) = &self.tree
+            && let Err(e) = tree.kill()
+        {
+            tracing::warn!(target: "talon::mcp", error = %e, "an MCP server's process tree survived its kill");
         }
     }
 }
@@ -232,10 +234,9 @@ impl Server {
 
     async fn connect(&self) -> Result<Conn, String> {
         let events = ClientEvents::new();
-        let Launched { service, pgid } = launch(&self.name, &self.config, events.clone()).await?;
-        // Until the connection is handed out, dropping `guard` (an error or
-        // a start-up timeout) kills the group.
-        let guard = crate::launch::GroupGuard(pgid);
+        let Launched { service, tree } = launch(&self.name, &self.config, events.clone()).await?;
+        // Until the connection is handed out, dropping `tree` (an error or
+        // a start-up timeout) kills the server's whole tree.
         let peer = service.peer().clone();
         let tools = list_tools(&peer, &self.shared).await?;
         tracing::debug!(target: "talon::mcp", server = %self.name, tools = tools.len(), "mcp server ready");
@@ -250,10 +251,9 @@ impl Server {
             Arc::clone(&self.shared),
             events,
         ));
-        guard.disarm();
         Ok(Conn {
             service,
-            pgid,
+            tree,
             relist,
         })
     }
@@ -344,7 +344,7 @@ impl Server {
 
     /// Stop the server (a later call starts it again): cancel the
     /// session (closing a stdio server's stdin), give it a moment, then kill
-    /// what is left of its process group.
+    /// what is left of its process tree.
     pub(crate) async fn stop(&self) {
         let mut slot = self.slot.lock().await;
         if let Some(conn) = slot.conn.take() {

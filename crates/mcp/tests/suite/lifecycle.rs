@@ -118,3 +118,28 @@ async fn a_crash_restart_kills_the_old_group() {
     );
     m.shutdown().await;
 }
+
+#[tokio::test]
+async fn shutdown_ends_a_daemon_the_server_started_with_setsid() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("daemon.pid");
+    let script = format!(
+        "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo $! > {}; exec {}",
+        pidfile.display(),
+        crate::support::fixture_bin().display()
+    );
+    let m = manager(json!({"fix": {"command": "/bin/sh", "args": ["-c", script]}}));
+    let reports = m.ensure_agent("main").await;
+    assert!(reports.iter().all(|r| r.error.is_none()), "{reports:?}");
+    let daemon: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!gone(daemon), "the daemon should run while the server does");
+    m.shutdown().await;
+    assert!(
+        wait_gone(daemon, Duration::from_secs(5)).await,
+        "setsid daemon {daemon} survived the server's shutdown"
+    );
+}
