@@ -217,6 +217,7 @@ pub(crate) fn create_new_file(
     name: &str,
     data: &[u8],
     mode: u32,
+    owner: Option<(u32, u32)>,
 ) -> std::io::Result<Created> {
     if lstat_at(dir, name)?.is_some() {
         return Ok(Created::Exists);
@@ -238,6 +239,9 @@ pub(crate) fn create_new_file(
     let result = (|| -> std::io::Result<Created> {
         let mut file = std::fs::File::from(fd);
         file.write_all(data)?;
+        if let Some((uid, gid)) = owner {
+            chown_fd(file.as_fd(), uid, gid);
+        }
         rustix::fs::fchmod(file.as_fd(), Mode::from_raw_mode(mode))?;
         file.sync_all()?;
         drop(file);
@@ -291,4 +295,15 @@ pub(crate) fn replace_file(dir: BorrowedFd<'_>, name: &str, data: &[u8]) -> std:
         let _ = rustix::fs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
     }
     result
+}
+
+/// Give an open file or directory to `uid:gid`, when this process may (as
+/// root, or when it already is theirs); otherwise leave it.
+pub(crate) fn chown_fd(fd: BorrowedFd<'_>, uid: u32, gid: u32) {
+    // The ids come from a `stat`, so they are never -1.
+    let uid = rustix::fs::Uid::from_raw(uid);
+    let gid = rustix::fs::Gid::from_raw(gid);
+    if let Err(e) = rustix::fs::fchown(fd, Some(uid), Some(gid)) {
+        tracing::debug!("cannot change the owner of a sandbox file ({e}); kept as is");
+    }
 }

@@ -431,7 +431,7 @@ impl<'a> Walk<'a> {
                     } else {
                         0o644
                     };
-                    match create_new_file(d, &name, &bytes, mode) {
+                    match create_new_file(d, &name, &bytes, mode, None) {
                         Ok(Created::Written) => {}
                         Ok(Created::Exists) => self.skip(&rel, SkipReason::Changed),
                         Err(e) => self.skip(

@@ -39,8 +39,8 @@ use crate::backend::SandboxRequest;
 use crate::error::SandboxError;
 use crate::mounts::MountKind;
 use crate::safe_fs::{
-    Created, SkipReason, create_new_file, is_dir, judge_regular, lstat_at, open_dir_nofollow,
-    read_regular, replace_file,
+    Created, SkipReason, chown_fd, create_new_file, is_dir, judge_regular, lstat_at,
+    open_dir_nofollow, read_regular, replace_file,
 };
 use crate::sandbox_config::WorkspaceAccess;
 
@@ -247,8 +247,17 @@ pub fn seed_sandbox_workspace(
         rustix::fs::Mode::empty(),
     ) {
         Ok(src) => {
+            // The scratch copy belongs to whoever owns the agent workspace
+            // (when Talon may give it away), so a sandbox that runs as the
+            // workspace's owner can edit what was seeded.
+            let owner = rustix::fs::fstat(&src)
+                .ok()
+                .map(|st| (st.st_uid, st.st_gid));
+            if let Some((uid, gid)) = owner {
+                chown_fd(dst.as_fd(), uid, gid);
+            }
             for name in BOOTSTRAP_FILE_NAMES {
-                seed_one(&src, &dst, name, sandbox_workspace_dir, &mut report)?;
+                seed_one(&src, &dst, name, owner, sandbox_workspace_dir, &mut report)?;
             }
         }
         Err(e) => {
@@ -279,6 +288,7 @@ fn seed_one(
     src: &impl AsFd,
     dst: &impl AsFd,
     name: &str,
+    owner: Option<(u32, u32)>,
     sandbox_workspace_dir: &Path,
     report: &mut SeedReport,
 ) -> Result<(), WorkspaceError> {
@@ -314,7 +324,7 @@ fn seed_one(
         }
     };
     let mode = st.st_mode & 0o755 | 0o600;
-    match create_new_file(dst.as_fd(), name, &bytes, mode) {
+    match create_new_file(dst.as_fd(), name, &bytes, mode, owner) {
         Ok(Created::Written) => report.copied.push(name.to_owned()),
         Ok(Created::Exists) => report.kept.push(name.to_owned()),
         Err(source) => {

@@ -273,3 +273,15 @@ fn prepare_seeds_for_none_and_ro_and_leaves_rw_alone() {
     assert_eq!(prepare_sandbox_workspace(&req).unwrap().seed, None);
     assert!(!req.workspace_dir.exists());
 }
+
+#[test]
+fn the_scratch_copy_belongs_to_the_agent_workspace_owner() {
+    let d = dirs();
+    std::fs::write(d.agent.join("AGENTS.md"), "x").unwrap();
+    std::os::unix::fs::chown(&d.agent, Some(1000), Some(1000)).unwrap();
+    seed_sandbox_workspace(&d.agent, &d.sandbox).unwrap();
+    for path in [d.sandbox.clone(), d.sandbox.join("AGENTS.md")] {
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!((meta.uid(), meta.gid()), (1000, 1000), "{}", path.display());
+    }
+}
