@@ -4,5 +4,6 @@ mod cron_family;
 mod from_config;
 mod invoke;
 mod narrowing;
+mod sandbox_workspaces;
 mod ssh_routing;
 mod support;
