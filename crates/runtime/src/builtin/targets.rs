@@ -15,7 +15,7 @@ use talon_sandbox_core::{
 use talon_tool_catalog::ToolError;
 use talon_tools::HostLauncher;
 
-use super::sandbox_skills::SandboxSkills;
+use super::sandbox_skills::{RefreshingBridge, RefreshingLauncher, SandboxSkills, SkillsRefresher};
 use crate::run::RunSpec;
 use crate::target::{LazySandbox, LazySandboxBridge, LazySandboxLauncher};
 
@@ -179,6 +179,7 @@ impl Targets {
             ),
         };
         skills.refresh();
+        let refresher = Arc::new(SkillsRefresher::new(skills.clone()));
         let request = SandboxRequest::new(
             resolved,
             &run.context.session_key,
@@ -197,6 +198,7 @@ impl Targets {
             return Ok(hit);
         }
         let request = Arc::new(request);
+        let ensure_refresher = Arc::clone(&refresher);
         let backend_id = backend.id().to_owned();
         let lazy = Arc::new(LazySandbox::new(
             backend_id,
@@ -204,20 +206,27 @@ impl Targets {
             Box::new(move || {
                 let backend = Arc::clone(&backend);
                 let request = Arc::clone(&request);
-                let skills = skills.clone();
+                let refresher = Arc::clone(&ensure_refresher);
                 Box::pin(async move {
                     // Refreshed before every ensure (first use, and after
                     // the sandbox was gone); unchanged skills copy nothing.
-                    let _ = tokio::task::spawn_blocking(move || skills.refresh()).await;
+                    refresher.refresh().await;
                     let handle: Result<Arc<dyn SandboxHandle>, SandboxError> =
                         backend.ensure(&request).await;
                     handle
                 })
             }),
         ));
+        // The skills mirror is also refreshed (when due) as the run works.
         let target = RunTarget {
-            bridge: Arc::new(LazySandboxBridge(Arc::clone(&lazy))),
-            launcher: Arc::new(LazySandboxLauncher(lazy)),
+            bridge: Arc::new(RefreshingBridge {
+                inner: Arc::new(LazySandboxBridge(Arc::clone(&lazy))),
+                refresher: Arc::clone(&refresher),
+            }),
+            launcher: Arc::new(RefreshingLauncher {
+                inner: Arc::new(LazySandboxLauncher(lazy)),
+                refresher,
+            }),
         };
         if let Ok(mut map) = self.sandboxes.lock() {
             map.insert(name, target.clone());

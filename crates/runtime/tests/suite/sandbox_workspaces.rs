@@ -122,4 +122,39 @@ async fn a_none_run_sees_its_bootstrap_files_and_skills_and_writes_only_scratch(
         .await;
     text(&out);
     assert!(!ws.join("notes.md").exists());
+
+    // A skill edited and one added during the session reach the sandbox
+    // (the mirror is refreshed at most every few seconds as tools run).
+    std::fs::write(
+        ws.join("skills/hello/SKILL.md"),
+        "---\nname: hello\ndescription: Say hello.\n---\n# Hello v2\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.join("skills/bye")).unwrap();
+    std::fs::write(
+        ws.join("skills/bye/SKILL.md"),
+        "---\nname: bye\ndescription: Say bye.\n---\n# Bye\n",
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut n = 0;
+    loop {
+        n += 1;
+        let out = table
+            .invoke(ModelToolCall::new(
+                format!("poll{n}"),
+                "exec",
+                json!({ "command": format!("cat {skill} /workspace/.talon/sandbox-skills/skills/bye/SKILL.md 2>&1") }),
+            ))
+            .await;
+        let printed = text(&out);
+        if printed.contains("# Hello v2") && printed.contains("# Bye") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edited skills never reached the sandbox: {printed}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
 }
