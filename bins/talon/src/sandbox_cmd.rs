@@ -62,12 +62,23 @@ fn source_str(source: ListSource) -> &'static str {
 
 /// The run the flags describe, its sandbox decision (the runtime's one
 /// function, [`crate::commands::run_sandbox`]) and the sandbox request it
-/// would make.
+/// would make, with the same materialised skills root the runtime mirrors
+/// into (so the mounts and the config hash shown match the sandbox's).
 pub(crate) fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, RunSandbox) {
     let run = run_context(ctx, config);
     let decision = run_sandbox(config, &run);
     let workspace = agent_workspace(ctx, config, &run.agent_id);
-    let request = SandboxRequest::new(decision.config.clone(), &run.session_key, &workspace, None);
+    let resolved = &decision.config;
+    let scope_key =
+        talon_sandbox_core::scope_key(resolved.scope, &resolved.agent_id, &run.session_key);
+    let skills =
+        talon_sandbox_core::materialized_skills_root(&state_dir(), resolved.scope, &scope_key);
+    let request = SandboxRequest::new(
+        decision.config.clone(),
+        &run.session_key,
+        &workspace,
+        Some(&skills),
+    );
     (request, decision)
 }
 

@@ -17,6 +17,13 @@
 //!   [`scope_workspace_dir`].
 //! - [`MountPlan`]: what is mounted where per `workspaceAccess`, as Docker
 //!   binds or as file-bridge mounts.
+//! - [`prepare_sandbox_workspace`]: what every backend calls before a
+//!   sandbox is used: the `none` / `ro` scratch workspace, seeded once
+//!   from the agent's bootstrap files ([`seed_sandbox_workspace`]);
+//!   [`mirror_skills`] copies the agent's eligible skills into the
+//!   [`materialized_skills_root`]. Both treat source and destination as
+//!   hostile (regular files only, no symlink followed or written through,
+//!   size caps, every skip reported).
 //! - [`config_hash`]: the SHA-256 that decides when a sandbox is recreated.
 //! - [`validate_sandbox_security`]: every create parameter that would break
 //!   isolation, each with a stable code and the config key to change.
@@ -57,9 +64,10 @@
 //! ```
 //!
 //! What it does NOT do: talk to Docker or SSH (the `sandbox-docker` and
-//! `sandbox-ssh` crates do), copy workspaces, or decide tool policy beyond
-//! the sandbox layer (the policy crate owns the lists; this crate reuses
-//! them). It never reads the process environment: state dir and home
+//! `sandbox-ssh` crates do), sync workspaces with a remote host, decide
+//! which skills are eligible (the caller passes their directories), or
+//! decide tool policy beyond the sandbox layer (the policy crate owns the
+//! lists; this crate reuses them). It never reads the process environment: state dir and home
 //! directories are passed in.
 #![deny(missing_docs)]
 
@@ -101,6 +109,7 @@ pub use crate::resolved::{
     DEFAULT_SANDBOX_BACKEND, DEFAULTS_SANDBOX_KEY, ResolvedSandboxConfig, SANDBOXES_DIR_NAME,
     SandboxInputs,
 };
+pub use crate::safe_fs::SkipReason;
 pub use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess, mode_str};
 pub use crate::scope::{
     MAX_CONTAINER_NAME_LEN, MAX_SLUG_BASE_LEN, SHARED_SCOPE_KEY, container_name, scope_key,
@@ -111,6 +120,10 @@ pub use crate::security::{
     BLOCKED_HOME_SUBPATHS, BLOCKED_HOST_PATHS, FindingCode, RESERVED_CONTAINER_TARGETS,
     SecurityEnv, SecurityFinding, blocked_host_paths, ensure_sandbox_security,
     validate_sandbox_security,
+};
+pub use crate::skills_mirror::{
+    MirrorLimits, MirrorReport, SKILLS_MIRROR_MANIFEST, SkillDir, materialized_skills_root,
+    mirror_skills,
 };
 pub use crate::ssh_config::{
     DEFAULT_SSH_COMMAND_TIMEOUT_SECS, DEFAULT_SSH_CONNECT_TIMEOUT_SECS, DEFAULT_SSH_KEEPALIVE_SECS,
@@ -124,6 +137,11 @@ pub use crate::status::{
 pub use crate::usage_store::{
     BUSY_FRESH, BUSY_HEARTBEAT, SANDBOX_STATE_DIR, USAGE_FILE, USAGE_WRITE_INTERVAL, UsageRecord,
     UsageStore, now_ms,
+};
+pub use crate::workspace_seed::{
+    BOOTSTRAP_FILE_NAMES, MAX_BOOTSTRAP_FILE_BYTES, PrepareReport, SEED_MARKER_SUFFIX, SeedReport,
+    SkippedFile, WorkspaceError, prepare_sandbox_workspace, seed_marker_path,
+    seed_sandbox_workspace,
 };
 /// The sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;
@@ -141,10 +159,13 @@ mod prune;
 mod prune_run;
 mod registry;
 mod resolved;
+mod safe_fs;
 mod sandbox_config;
 mod scope;
 mod script_output;
 mod security;
+mod skills_mirror;
 mod ssh_config;
 mod status;
 mod usage_store;
+mod workspace_seed;

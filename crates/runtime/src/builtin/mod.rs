@@ -2,6 +2,7 @@
 
 mod docker;
 mod families;
+mod sandbox_skills;
 mod ssh;
 mod targets;
 

@@ -16,6 +16,7 @@ use talon_sandbox_core::{
 use talon_tool_catalog::ToolError;
 use talon_tools::HostLauncher;
 
+use super::sandbox_skills::{RefreshingBridge, RefreshingLauncher, SandboxSkills, SkillsRefresher};
 use crate::run::RunSpec;
 use crate::sandbox_decision::{RunSandbox, resolve_run_sandbox};
 use crate::target::{LazySandbox, LazySandboxBridge, LazySandboxLauncher};
@@ -172,7 +173,33 @@ impl Targets {
                 workspace.display()
             ))
         })?;
-        let request = SandboxRequest::new(resolved, &run.context.session_key, &workspace, None);
+        // The agent's eligible skills, mirrored read-only into the scope's
+        // materialised root before the mount plan looks for it.
+        let scope_key = talon_sandbox_core::scope_key(
+            resolved.scope,
+            &resolved.agent_id,
+            &run.context.session_key,
+        );
+        let skills = SandboxSkills {
+            config: Arc::clone(&self.config),
+            config_dir: self.config_dir.clone(),
+            state_dir: self.state_dir.clone(),
+            home: self.home.clone(),
+            workspace: workspace.clone(),
+            root: talon_sandbox_core::materialized_skills_root(
+                &self.state_dir,
+                resolved.scope,
+                &scope_key,
+            ),
+        };
+        skills.refresh();
+        let refresher = Arc::new(SkillsRefresher::new(skills.clone()));
+        let request = SandboxRequest::new(
+            resolved,
+            &run.context.session_key,
+            &workspace,
+            Some(&skills.root),
+        );
         // The container workdir, or the remote workspace copy for `ssh`.
         let workdir = request.workdir();
         let name = request.sandbox_name.clone();
@@ -185,6 +212,7 @@ impl Targets {
             return Ok(hit);
         }
         let request = Arc::new(request);
+        let ensure_refresher = Arc::clone(&refresher);
         let backend_id = backend.id().to_owned();
         let lazy = Arc::new(LazySandbox::new(
             backend_id,
@@ -194,16 +222,27 @@ impl Targets {
             Box::new(move || {
                 let backend = Arc::clone(&backend);
                 let request = Arc::clone(&request);
+                let refresher = Arc::clone(&ensure_refresher);
                 Box::pin(async move {
+                    // Refreshed before every ensure (first use, and after
+                    // the sandbox was gone); unchanged skills copy nothing.
+                    refresher.refresh().await;
                     let handle: Result<Arc<dyn SandboxHandle>, SandboxError> =
                         backend.ensure(&request).await;
                     handle
                 })
             }),
         ));
+        // The skills mirror is also refreshed (when due) as the run works.
         let target = RunTarget {
-            bridge: Arc::new(LazySandboxBridge(Arc::clone(&lazy))),
-            launcher: Arc::new(LazySandboxLauncher(lazy)),
+            bridge: Arc::new(RefreshingBridge {
+                inner: Arc::new(LazySandboxBridge(Arc::clone(&lazy))),
+                refresher: Arc::clone(&refresher),
+            }),
+            launcher: Arc::new(RefreshingLauncher {
+                inner: Arc::new(LazySandboxLauncher(lazy)),
+                refresher,
+            }),
         };
         if let Ok(mut map) = self.sandboxes.lock() {
             map.insert(name, target.clone());

@@ -7,5 +7,6 @@ mod invoke;
 mod narrowing;
 mod sandbox_prune;
 mod sandbox_decision;
+mod sandbox_workspaces;
 mod ssh_routing;
 mod support;
