@@ -7,6 +7,8 @@ mod common;
 
 #[path = "exec/basics.rs"]
 mod basics;
+#[path = "exec/containment.rs"]
+mod containment;
 #[path = "exec/env.rs"]
 mod env;
 #[path = "exec/launcher.rs"]

@@ -1,5 +1,6 @@
 //! `HostLauncher`: runs commands on the gateway host with `/bin/sh -c`, each
-//! in its own process group, confined to a workspace directory.
+//! in its own contained process tree (a `talon-proc-tree` leaf: a cgroup, or
+//! a labelled process group), confined to a workspace directory.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -13,10 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use talon_hooks::exec_env::filter_inherited_env;
+use talon_proc_tree::{Leaf, Limits, Supervisor};
 use talon_sandbox_core::{
     ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
 };
@@ -40,8 +39,10 @@ enum HostEnv {
     Fixed(Arc<Vec<(String, String)>>),
 }
 
-/// Runs commands on the host: `/bin/sh -c CMD` in a new process group,
-/// with the host environment filtered by
+/// Runs commands on the host: `/bin/sh -c CMD` in its own contained
+/// process tree (a [`Leaf`] of the [`Supervisor`]: the shared one unless
+/// [`HostLauncher::with_supervisor`] gives another), with the host
+/// environment filtered by
 /// [`filter_inherited_env`] plus the request's variables, in a working
 /// directory that must lie inside the workspace root.
 ///
@@ -54,10 +55,16 @@ enum HostEnv {
 /// What it does NOT do: isolate anything. The workdir check only stops a
 /// call from *starting* elsewhere; the command itself can `cd /`. Use a
 /// sandbox backend for isolation.
+///
+/// A kill, a timeout, an abort and dropping the process handle end the
+/// command's whole tree, including `setsid`, double-forked and daemonised
+/// descendants; a command exiting does not end its daemons until its
+/// handle is dropped.
 #[derive(Debug, Clone)]
 pub struct HostLauncher {
     root: PathBuf,
     env: HostEnv,
+    supervisor: Option<Arc<Supervisor>>,
 }
 
 impl HostLauncher {
@@ -80,7 +87,27 @@ impl HostLauncher {
         Ok(HostLauncher {
             root,
             env: HostEnv::Process,
+            supervisor: None,
         })
+    }
+
+    /// Builder: contain commands with `supervisor` instead of the shared
+    /// one ([`Supervisor::shared`], started on first launch).
+    pub fn with_supervisor(mut self, supervisor: Arc<Supervisor>) -> Self {
+        self.supervisor = Some(supervisor);
+        self
+    }
+
+    /// A new leaf for one command.
+    fn leaf(&self) -> Result<Leaf, SandboxError> {
+        let supervisor = match &self.supervisor {
+            Some(supervisor) => Arc::clone(supervisor),
+            None => Supervisor::shared()
+                .map_err(|e| io_error("cannot contain the command", chain(&e)))?,
+        };
+        supervisor
+            .leaf(&Limits::NONE)
+            .map_err(|e| io_error("cannot contain the command", chain(&e)))
     }
 
     /// Builder: take the host environment from `vars` instead of this
@@ -155,6 +182,18 @@ fn utf8_pair((key, value): (OsString, OsString)) -> Option<(String, String)> {
     Some((key.into_string().ok()?, value.into_string().ok()?))
 }
 
+/// An error and its sources, `: `-separated.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        out.push_str(": ");
+        out.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    out
+}
+
 fn io_error(what: &str, e: impl std::fmt::Display) -> SandboxError {
     SandboxError::Exec(format!("{what}: {e}"))
 }
@@ -173,14 +212,15 @@ impl ProcessLauncher for HostLauncher {
         }
         let cwd = self.resolve_workdir(request.workdir.as_deref())?;
         let env = self.environment(&request);
-        let mut cmd = tokio::process::Command::new(SHELL);
-        cmd.arg("-c")
-            .arg(&request.command)
-            .env_clear()
-            .envs(&env)
-            .current_dir(&cwd)
-            .process_group(0)
-            .kill_on_drop(false);
+        let leaf = self.leaf()?;
+        // The leaf's command joins the leaf before `/bin/sh` runs, in a new
+        // process group, with exactly `env` (plus the leaf label).
+        let mut cmd = tokio::process::Command::from(leaf.command(
+            SHELL,
+            ["-c", request.command.as_str()],
+            &env,
+        ));
+        cmd.current_dir(&cwd).kill_on_drop(false);
         let mut master = None;
         if request.pty {
             let pty = open_pty()?;
@@ -205,6 +245,10 @@ impl ProcessLauncher for HostLauncher {
         drop(cmd);
         let mut child = spawned.map_err(|e| io_error("cannot start /bin/sh", e))?;
         let pid = child.id();
+        if let Some(pid) = pid {
+            leaf.set_root_pid(pid);
+        }
+        let leaf = Arc::new(leaf);
         let (stdin, stdout, stderr) = match master {
             Some(master) => {
                 let reader = master
@@ -246,13 +290,19 @@ impl ProcessLauncher for HostLauncher {
                 .map_err(|e| e.to_string());
             let _ = tx.send(Some(status));
         });
-        tracing::debug!(pid, pty = request.pty, "host exec started");
+        tracing::debug!(
+            pid,
+            leaf = leaf.id(),
+            pty = request.pty,
+            "host exec started"
+        );
         Ok(LaunchedProcess {
             stdin,
             stdout,
             stderr,
             control: Box::new(HostControl {
                 pid,
+                leaf,
                 status: rx,
                 killed: AtomicBool::new(false),
             }),
@@ -295,25 +345,23 @@ impl AsyncRead for PtyReader {
     }
 }
 
-/// Waits for and kills one host process group.
+/// Waits for one host command and kills its whole tree.
 #[derive(Debug)]
 struct HostControl {
     pid: Option<u32>,
+    leaf: Arc<Leaf>,
     status: watch::Receiver<Option<Result<ExitStatus, String>>>,
     killed: AtomicBool,
 }
 
 impl HostControl {
-    fn kill_group(&self) -> Result<(), SandboxError> {
-        let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) else {
-            return Ok(());
-        };
-        match killpg(Pid::from_raw(pid), Signal::SIGKILL) {
-            Ok(()) | Err(Errno::ESRCH) => Ok(()),
-            Err(e) => Err(SandboxError::Exec(format!(
-                "cannot kill process group {pid}: {e}"
-            ))),
-        }
+    fn kill_tree(leaf: &Leaf) -> Result<(), SandboxError> {
+        leaf.kill().map_err(|e| {
+            SandboxError::Exec(format!(
+                "cannot kill the command's process tree: {}",
+                chain(&e)
+            ))
+        })
     }
 }
 
@@ -338,15 +386,23 @@ impl ProcessControl for HostControl {
 
     async fn kill(&self) -> Result<(), SandboxError> {
         self.killed.store(true, Ordering::SeqCst);
-        self.kill_group()
+        // Bounded, but it polls until the tree is empty: keep it off the
+        // async workers.
+        let leaf = Arc::clone(&self.leaf);
+        tokio::task::spawn_blocking(move || HostControl::kill_tree(&leaf))
+            .await
+            .map_err(|e| SandboxError::Exec(format!("the kill task failed: {e}")))?
     }
 }
 
 impl Drop for HostControl {
     fn drop(&mut self) {
-        // Whoever held the handle is gone; nothing may outlive it.
-        if !self.killed.load(Ordering::SeqCst) {
-            let _ = self.kill_group();
+        // Whoever held the handle is gone; nothing may outlive it (the
+        // leaf's own drop would do it too, once the last handle goes).
+        if !self.killed.load(Ordering::SeqCst)
+            && let Err(e) = HostControl::kill_tree(&self.leaf)
+        {
+            tracing::warn!(error = %e, "a host command's tree outlived its handle");
         }
     }
 }

@@ -1,0 +1,6 @@
+mod fallback;
+mod limits;
+mod sweep;
+mod tree;
+mod util;
+mod watchdog;
