@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use talon_proc_tree::Supervisor;
 use talon_sandbox_core::{
     MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle, SandboxRequest,
     SecurityEnv, WorkspaceAccess, ensure_sandbox_security,
 };
 
 use crate::handle::LocalSandbox;
-use crate::launcher::{Runner, SeccompFiles};
+use crate::launcher::{Runner, SeccompFiles, TreeLimits};
 use crate::layout::SandboxLayout;
 use crate::rootfs::HostRoot;
 use crate::settings::unsupported_settings;
@@ -130,9 +131,30 @@ impl LocalBackend {
         if let Some(sandbox) = self.cached(request) {
             return Ok(sandbox);
         }
+        let docker = &request.config.docker;
+        let origins = &request.config.docker_origins;
+        let requested = crate::limits::requested_checked(docker, origins)?;
+        let limits = if requested.is_empty() {
+            None
+        } else {
+            let supervisor = Supervisor::shared()
+                .map_err(|e| crate::limits::leaf_error_keyed(e, Some(origins)))?;
+            let limits = TreeLimits {
+                supervisor,
+                limits: requested.to_limits(),
+            };
+            // Made once here so a limit this host cannot enforce fails
+            // `ensure` with its key, before anything runs.
+            drop(
+                limits
+                    .supervisor
+                    .leaf(&limits.limits)
+                    .map_err(|e| crate::limits::leaf_error_keyed(e, Some(origins)))?,
+            );
+            Some(limits)
+        };
         self.prepare_mounts(request)?;
         crate::protections::check_user_namespaces()?;
-        let docker = &request.config.docker;
         let layout = SandboxLayout {
             root: Arc::clone(&self.root),
             mounts: request.mount_plan.entries.clone(),
@@ -147,6 +169,7 @@ impl LocalBackend {
             workdir: docker.workdir.clone(),
             name: request.sandbox_name.clone(),
             base_env: docker.env.clone(),
+            limits,
         });
         probe(&runner).await?;
         let bridge = request

@@ -25,6 +25,7 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use talon_proc_tree::{Leaf, Limits, Supervisor};
 use talon_sandbox_core::{
     ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessInput, ProcessLauncher,
     ProcessOutput, SandboxError, ScriptOutput,
@@ -91,6 +92,22 @@ impl SeccompFiles {
     }
 }
 
+/// The cgroup limits every command of a sandbox runs under.
+#[derive(Debug, Clone)]
+pub(crate) struct TreeLimits {
+    pub(crate) supervisor: Arc<Supervisor>,
+    pub(crate) limits: Limits,
+}
+
+impl TreeLimits {
+    /// A new leaf for one command; an unavailable limit names its key.
+    pub(crate) fn leaf(&self) -> Result<Leaf, SandboxError> {
+        self.supervisor
+            .leaf(&self.limits)
+            .map_err(crate::limits::leaf_error)
+    }
+}
+
 /// What every launch in one sandbox shares.
 #[derive(Debug)]
 pub(crate) struct Runner {
@@ -101,6 +118,8 @@ pub(crate) struct Runner {
     pub(crate) name: String,
     /// `docker.env` of the resolved config.
     pub(crate) base_env: BTreeMap<String, String>,
+    /// `docker.memory` / `pidsLimit` / `cpus`, when any is set.
+    pub(crate) limits: Option<TreeLimits>,
 }
 
 fn exec_error(what: &str, e: impl std::fmt::Display) -> SandboxError {
@@ -158,23 +177,33 @@ impl Runner {
         }
         let env = self.environment(env)?;
         let [deny, clone3] = self.seccomp.paths();
-        let mut cmd = tokio::process::Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(WRAPPER)
-            .arg("talon-local")
-            .arg(deny)
-            .arg(clone3)
-            .arg(&self.bwrap)
-            .args(&self.layout_args)
-            .arg("--chdir")
-            .arg(workdir)
-            .arg("--")
-            .args(argv)
-            .env_clear()
-            .envs(&env)
-            .current_dir("/")
-            .process_group(0)
-            .kill_on_drop(false);
+        let leaf = self.limits.as_ref().map(TreeLimits::leaf).transpose()?;
+        let mut args: Vec<OsString> = vec![
+            "-c".into(),
+            WRAPPER.into(),
+            "talon-local".into(),
+            deny.into(),
+            clone3.into(),
+            self.bwrap.clone().into(),
+        ];
+        args.extend(self.layout_args.iter().cloned());
+        if leaf.is_some() {
+            // The leaf's label is for the host side only.
+            args.extend(["--unsetenv".into(), talon_proc_tree::LABEL_VAR.into()]);
+        }
+        args.extend(["--chdir".into(), workdir.into(), "--".into()]);
+        args.extend(argv.iter().map(OsString::from));
+        let mut cmd = match &leaf {
+            // Joins the leaf's cgroups, then execs the wrapper; env cleared
+            // and a process group of its own, as below.
+            Some(leaf) => tokio::process::Command::from(leaf.command("/bin/sh", &args, &env)),
+            None => {
+                let mut cmd = tokio::process::Command::new("/bin/sh");
+                cmd.args(&args).env_clear().envs(&env).process_group(0);
+                cmd
+            }
+        };
+        cmd.current_dir("/").kill_on_drop(false);
         let mut master = None;
         if pty {
             let pty = open_pty()?;
@@ -203,6 +232,10 @@ impl Runner {
             )
         })?;
         let pid = child.id();
+        let leaf = leaf.map(Arc::new);
+        if let (Some(leaf), Some(pid)) = (&leaf, pid) {
+            leaf.set_root_pid(pid);
+        }
         let (stdin, stdout, stderr) = match master {
             Some(master) => {
                 let reader = master
@@ -236,12 +269,18 @@ impl Runner {
             }
         };
         let (tx, rx) = watch::channel(None);
+        let reaped_leaf = leaf.clone();
         tokio::spawn(async move {
             let status = child
                 .wait()
                 .await
                 .map(convert_status)
                 .map_err(|e| e.to_string());
+            // The PID namespace is gone with bwrap; this removes the
+            // leaf's cgroup (and ends anything that still lingered).
+            if let Some(leaf) = reaped_leaf {
+                let _ = tokio::task::spawn_blocking(move || leaf.kill()).await;
+            }
             let _ = tx.send(Some(status));
         });
         tracing::debug!(sandbox = %self.name, pid, pty, "local sandbox exec started");
@@ -251,6 +290,7 @@ impl Runner {
             stderr,
             control: Box::new(LocalControl {
                 pid,
+                leaf,
                 status: rx,
                 killed: AtomicBool::new(false),
             }),
@@ -317,6 +357,8 @@ impl AsyncRead for PtyReader {
 #[derive(Debug)]
 struct LocalControl {
     pid: Option<u32>,
+    /// The command's cgroup leaf, when it has limits.
+    leaf: Option<Arc<Leaf>>,
     status: watch::Receiver<Option<Result<ExitStatus, String>>>,
     killed: AtomicBool,
 }
@@ -358,7 +400,16 @@ impl ProcessControl for LocalControl {
 
     async fn kill(&self) -> Result<(), SandboxError> {
         self.killed.store(true, Ordering::SeqCst);
-        self.kill_group()
+        self.kill_group()?;
+        if let Some(leaf) = self.leaf.clone() {
+            tokio::task::spawn_blocking(move || leaf.kill())
+                .await
+                .map_err(|e| SandboxError::Exec(format!("the cgroup kill task failed: {e}")))?
+                .map_err(|e| {
+                    SandboxError::Exec(format!("cannot end the local sandbox's process tree: {e}"))
+                })?;
+        }
+        Ok(())
     }
 }
 

@@ -2,7 +2,8 @@
 //! `docker.pidsLimit` and `docker.cpus` of the resolved config.
 
 use serde::Serialize;
-use talon_sandbox_core::{DockerSettings, SizeValue};
+use talon_proc_tree::{LimitKind, Limits, ProcTreeError};
+use talon_sandbox_core::{DockerOrigins, DockerSettings, SandboxError, SizeValue};
 
 use crate::protections::Protection;
 
@@ -25,6 +26,53 @@ impl RequestedLimits {
     /// Whether no limit is set.
     pub fn is_empty(&self) -> bool {
         self.memory_bytes.is_none() && self.pids.is_none() && self.cpus.is_none()
+    }
+}
+
+impl RequestedLimits {
+    /// As `talon-proc-tree` limits.
+    pub(crate) fn to_limits(self) -> Limits {
+        Limits {
+            memory_bytes: self.memory_bytes,
+            pids: self.pids,
+            cpus: self.cpus,
+        }
+    }
+}
+
+/// The `docker.*` field a limit comes from.
+pub(crate) fn field_of(kind: LimitKind) -> &'static str {
+    match kind {
+        LimitKind::Memory => "memory",
+        LimitKind::Pids => "pidsLimit",
+        LimitKind::Cpus => "cpus",
+        _ => "memory/pidsLimit/cpus",
+    }
+}
+
+/// A leaf that could not be made, naming the setting behind it.
+pub(crate) fn leaf_error(e: ProcTreeError) -> SandboxError {
+    leaf_error_keyed(e, None)
+}
+
+/// [`leaf_error`] with the full config key of the limit.
+pub(crate) fn leaf_error_keyed(e: ProcTreeError, origins: Option<&DockerOrigins>) -> SandboxError {
+    let key = |kind: LimitKind| match origins {
+        Some(o) => o.key(field_of(kind)),
+        None => format!("docker.{}", field_of(kind)),
+    };
+    match &e {
+        ProcTreeError::LimitUnavailable { limit, reason }
+        | ProcTreeError::InvalidLimit { limit, reason } => SandboxError::Config(format!(
+            "{}: this limit cannot be enforced here ({reason}); the local sandbox backend \
+                 needs a writable cgroup hierarchy with the {} controller (run Talon as root or \
+                 in a delegated cgroup), or remove the limit",
+            key(*limit),
+            limit.controller()
+        )),
+        _ => SandboxError::Io(format!(
+            "cannot set up the cgroup for a local sandbox command: {e}"
+        )),
     }
 }
 
@@ -57,6 +105,22 @@ pub(crate) fn size_bytes(value: &SizeValue) -> Option<u64> {
         return None;
     }
     Some(bytes as u64)
+}
+
+/// The limits `docker` asks for, or an error naming the key of one that
+/// cannot be read.
+pub(crate) fn requested_checked(
+    docker: &DockerSettings,
+    origins: &DockerOrigins,
+) -> Result<RequestedLimits, SandboxError> {
+    let limits = requested(docker);
+    match limits.invalid {
+        Some((field, why)) => Err(SandboxError::Config(format!(
+            "{}: {why}",
+            origins.key(field)
+        ))),
+        None => Ok(limits),
+    }
 }
 
 /// The limits `docker` asks for.
