@@ -3,6 +3,7 @@ mod builtin_routing;
 mod cron_family;
 mod from_config;
 mod invoke;
+mod local_routing;
 mod narrowing;
 mod ssh_routing;
 mod support;
