@@ -51,7 +51,7 @@ fn stable_hex_sha256() {
         agent_workspace_dir: Path::new("/a"),
         read_only_skill_mounts: &[],
     });
-    assert_eq!(doc["mountFormatVersion"], json!(3));
+    assert_eq!(doc["mountFormatVersion"], json!(4));
     assert_eq!(doc["createArgsEpoch"], json!(SANDBOX_CREATE_ARGS_EPOCH));
     // Keys are sorted; absent optional docker values are not there.
     let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();

@@ -82,6 +82,7 @@ pub use crate::resolved::{
     DEFAULT_SANDBOX_BACKEND, DEFAULTS_SANDBOX_KEY, ResolvedSandboxConfig, SANDBOXES_DIR_NAME,
     SandboxInputs, comparable_session_key, main_session_key,
 };
+pub use crate::safe_fs::SkipReason;
 pub use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess, mode_str};
 pub use crate::scope::{
     MAX_CONTAINER_NAME_LEN, MAX_SLUG_BASE_LEN, SHARED_SCOPE_KEY, container_name, scope_key,
@@ -93,6 +94,10 @@ pub use crate::security::{
     SecurityEnv, SecurityFinding, blocked_host_paths, ensure_sandbox_security,
     validate_sandbox_security,
 };
+pub use crate::skills_mirror::{
+    MirrorLimits, MirrorReport, SKILLS_MIRROR_MANIFEST, SkillDir, materialized_skills_root,
+    mirror_skills,
+};
 pub use crate::ssh_config::{
     DEFAULT_SSH_COMMAND_TIMEOUT_SECS, DEFAULT_SSH_CONNECT_TIMEOUT_SECS, DEFAULT_SSH_KEEPALIVE_SECS,
     DEFAULT_SSH_PORT, DEFAULT_SSH_WORKSPACE_ROOT, HostKeyCheckingValue, HostKeyPolicy, SshConfig,
@@ -101,6 +106,11 @@ pub use crate::ssh_config::{
 pub use crate::status::{
     RuntimeStatus, explain_runtime_status, format_blocked_tool_message, redact_session_key,
     shell_single_quote,
+};
+pub use crate::workspace_seed::{
+    BOOTSTRAP_FILE_NAMES, MAX_BOOTSTRAP_FILE_BYTES, PrepareReport, SEED_MARKER_SUFFIX, SeedReport,
+    SkippedFile, WorkspaceError, prepare_sandbox_workspace, seed_marker_path,
+    seed_sandbox_workspace,
 };
 /// The sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;
@@ -114,9 +124,12 @@ mod mounts;
 mod process;
 mod registry;
 mod resolved;
+mod safe_fs;
 mod sandbox_config;
 mod scope;
 mod script_output;
 mod security;
+mod skills_mirror;
 mod ssh_config;
 mod status;
+mod workspace_seed;

@@ -1,20 +1,30 @@
 //! Workspace mount plans: what a sandbox sees where, per
 //! `workspaceAccess`.
 //!
-//! | access | workdir (`/workspace`) | `/agent` | skills |
+//! | access | workdir (`/workspace`) | `/agent` | materialised skills |
 //! |---|---|---|---|
-//! | `rw` | the agent workspace, writable | — (it *is* the workspace) | read-only overlays |
-//! | `ro` | the scope's sandbox copy, read-only | the agent workspace, read-only | in the copy |
-//! | `none` | the scope's sandbox copy, read-only | — | in the copy |
+//! | `rw` | the agent workspace, writable | — (it *is* the workspace) | read-only overlay |
+//! | `ro` | the scope's sandbox workspace, writable scratch | the agent workspace, read-only | read-only overlay |
+//! | `none` | the scope's sandbox workspace, writable scratch | — | read-only overlay |
 //!
-//! With `rw` the skill directories are laid over the writable workspace
-//! read-only (`<agent ws>/skills` → `<workdir>/skills`,
-//! `<agent ws>/.agents/skills` → `<workdir>/.agents/skills`, the
-//! materialised skills → `<workdir>/.talon/sandbox-skills/skills`): the
-//! agent can read its instructions but not rewrite them. An overlay is
-//! only made for a real directory (not a symlink) whose canonical path
-//! stays inside its root. Custom `docker.binds` come last (read-only when
-//! their options contain `ro`).
+//! With `none` and `ro` the workdir is the scope's own directory
+//! (`<workspaceRoot>/<slug>`), seeded once from the agent's bootstrap
+//! files ([`crate::prepare_sandbox_workspace`]). It is writable (OpenClaw
+//! mounts it read-only, which its users asked to change: openclaw#37634,
+//! #46026): it never touches the agent's real workspace, so writing there
+//! widens nothing, and a read-only workdir breaks every tool that writes a
+//! scratch file. `ro` shows the agent's real workspace read-only at
+//! `/agent`.
+//!
+//! The materialised skills (the agent's eligible skills, copied by
+//! [`crate::mirror_skills`]) are laid over the workdir read-only at
+//! `<workdir>/.talon/sandbox-skills/skills` in every mode. With `rw` the
+//! agent workspace's own skill directories are laid over it read-only too
+//! (`<agent ws>/skills` → `<workdir>/skills`, `<agent ws>/.agents/skills`
+//! → `<workdir>/.agents/skills`): the agent can read its instructions but
+//! not rewrite them. An overlay is only made for a real directory (not a
+//! symlink) whose canonical path stays inside its root. Custom
+//! `docker.binds` come last (read-only when their options contain `ro`).
 
 use std::path::{Path, PathBuf};
 
@@ -26,8 +36,9 @@ use crate::docker_config::AGENT_WORKSPACE_MOUNT;
 use crate::sandbox_config::WorkspaceAccess;
 
 /// The mount-format version (recorded in the config hash; a change
-/// recreates every sandbox).
-pub const MOUNT_FORMAT_VERSION: u32 = 3;
+/// recreates every sandbox). 4: the workdir is writable scratch for
+/// `none` / `ro`, and the materialised skills are overlaid in every mode.
+pub const MOUNT_FORMAT_VERSION: u32 = 4;
 /// Where materialised skills appear under the workdir.
 pub const MATERIALIZED_SKILLS_MOUNT: &str = ".talon/sandbox-skills/skills";
 
@@ -146,7 +157,9 @@ impl MountPlan {
         let mut entries = vec![MountEntry {
             host_path: workspace.clone(),
             container_path: workdir.to_owned(),
-            read_only: inputs.access != WorkspaceAccess::Rw,
+            // Writable in every mode: the agent's own workspace for `rw`,
+            // the scope's scratch copy otherwise (see the module docs).
+            read_only: false,
             kind: MountKind::Workspace,
             bind_options: None,
         }];
@@ -159,37 +172,36 @@ impl MountPlan {
                 bind_options: None,
             });
         }
+        let mut overlays: Vec<(PathBuf, &Path, String)> = Vec::new();
         if inputs.access == WorkspaceAccess::Rw {
             let agent_ws = inputs.agent_workspace_dir;
-            let mut overlays: Vec<(PathBuf, &Path, String)> = vec![
-                (
-                    agent_ws.join("skills"),
-                    agent_ws,
-                    join_container(workdir, "skills"),
-                ),
-                (
-                    agent_ws.join(".agents").join("skills"),
-                    agent_ws,
-                    join_container(workdir, ".agents/skills"),
-                ),
-            ];
-            if let Some(root) = inputs.materialized_skills_root {
-                overlays.push((
-                    root.join("skills"),
-                    root,
-                    join_container(workdir, MATERIALIZED_SKILLS_MOUNT),
-                ));
-            }
-            for (dir, root, container_path) in overlays {
-                if let Some(real) = contained_real_dir(&dir, root) {
-                    entries.push(MountEntry {
-                        host_path: real,
-                        container_path,
-                        read_only: true,
-                        kind: MountKind::Skills,
-                        bind_options: None,
-                    });
-                }
+            overlays.push((
+                agent_ws.join("skills"),
+                agent_ws,
+                join_container(workdir, "skills"),
+            ));
+            overlays.push((
+                agent_ws.join(".agents").join("skills"),
+                agent_ws,
+                join_container(workdir, ".agents/skills"),
+            ));
+        }
+        if let Some(root) = inputs.materialized_skills_root {
+            overlays.push((
+                root.join("skills"),
+                root,
+                join_container(workdir, MATERIALIZED_SKILLS_MOUNT),
+            ));
+        }
+        for (dir, root, container_path) in overlays {
+            if let Some(real) = contained_real_dir(&dir, root) {
+                entries.push(MountEntry {
+                    host_path: real,
+                    container_path,
+                    read_only: true,
+                    kind: MountKind::Skills,
+                    bind_options: None,
+                });
             }
         }
         for bind in inputs.binds {

@@ -54,27 +54,44 @@ fn summary(p: &MountPlan) -> Vec<(String, String, bool, MountKind)> {
 }
 
 #[test]
-fn none_mounts_the_sandbox_copy_read_only_and_no_agent_dir() {
+fn none_mounts_the_sandbox_workspace_writable_with_read_only_skills_and_no_agent_dir() {
     let d = dirs();
+    // The agent's own skill dirs are not overlaid outside `rw`; the
+    // materialised ones are.
     std::fs::create_dir_all(d.agent.join("skills")).unwrap();
+    std::fs::create_dir_all(d.materialized.join("skills")).unwrap();
     let p = plan(&d, WorkspaceAccess::None, &[]);
     assert_eq!(
         summary(&p),
-        vec![(
-            d.sandbox.display().to_string(),
-            "/workspace".to_owned(),
-            true,
-            MountKind::Workspace
-        )]
+        vec![
+            (
+                d.sandbox.display().to_string(),
+                "/workspace".to_owned(),
+                false,
+                MountKind::Workspace
+            ),
+            (
+                d.materialized.join("skills").display().to_string(),
+                "/workspace/.talon/sandbox-skills/skills".to_owned(),
+                true,
+                MountKind::Skills
+            ),
+        ]
     );
     assert_eq!(
         p.docker_binds(),
-        vec![format!("{}:/workspace:ro,z", d.sandbox.display())]
+        vec![
+            format!("{}:/workspace:z", d.sandbox.display()),
+            format!(
+                "{}:/workspace/.talon/sandbox-skills/skills:ro,z",
+                d.materialized.join("skills").display()
+            ),
+        ]
     );
 }
 
 #[test]
-fn ro_mounts_copy_and_agent_dir_read_only() {
+fn ro_mounts_the_sandbox_workspace_writable_and_the_agent_dir_read_only() {
     let d = dirs();
     let p = plan(&d, WorkspaceAccess::Ro, &[]);
     assert_eq!(
@@ -83,7 +100,7 @@ fn ro_mounts_copy_and_agent_dir_read_only() {
             (
                 d.sandbox.display().to_string(),
                 "/workspace".to_owned(),
-                true,
+                false,
                 MountKind::Workspace
             ),
             (
@@ -98,6 +115,37 @@ fn ro_mounts_copy_and_agent_dir_read_only() {
         p.docker_binds()[1],
         format!("{}:/agent:ro,z", d.agent.display())
     );
+}
+
+#[test]
+fn ro_bridge_accepts_workspace_writes_and_refuses_agent_writes() {
+    let d = dirs();
+    std::fs::write(d.agent.join("AGENTS.md"), "a").unwrap();
+    std::fs::create_dir_all(d.materialized.join("skills")).unwrap();
+    let p = plan(&d, WorkspaceAccess::Ro, &[]);
+    let bridge = p.mount_bridge("/workspace").unwrap();
+    let ok = bridge
+        .resolve_blocking("/workspace/x", talon_fs_bridge::Access::Write)
+        .unwrap();
+    assert_eq!(ok.host_path, Some(d.sandbox.join("x")));
+    for refused in [
+        "/agent/AGENTS.md",
+        "/agent/new.txt",
+        "/workspace/.talon/sandbox-skills/skills/x",
+    ] {
+        let err = bridge
+            .resolve_blocking(refused, talon_fs_bridge::Access::Write)
+            .unwrap_err();
+        assert_eq!(
+            err.code,
+            talon_fs_bridge::FsErrorCode::ReadOnly,
+            "{refused}"
+        );
+    }
+    let read = bridge
+        .resolve_blocking("/agent/AGENTS.md", talon_fs_bridge::Access::Read)
+        .unwrap();
+    assert_eq!(read.host_path, Some(d.agent.join("AGENTS.md")));
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn defaults_are_openclaws_hardened_create_arguments() {
     assert_eq!(labels["talon.sandbox"], "1");
     assert_eq!(labels["talon.sessionKey"], "agent:unit");
     assert_eq!(labels["talon.configHash"], "hash-1");
-    assert_eq!(labels["talon.mountFormatVersion"], "3");
+    assert_eq!(labels["talon.mountFormatVersion"], "4");
     assert_eq!(labels["talon.createArgsEpoch"], "2026-07-10-init");
 }
 

@@ -13,8 +13,14 @@
 //!   stderr, PTY, exit codes, and a kill that stops the command's whole
 //!   process group inside the container.
 //! - It is also `sandbox-core`'s [`SandboxBackend`](talon_sandbox_core::SandboxBackend)
-//!   (id `docker`): `ensure(&SandboxRequest)` builds the spec with
-//!   [`ContainerSpec::from_request`].
+//!   (id `docker`): `ensure(&SandboxRequest)` validates it, prepares the
+//!   scope's workspace with
+//!   [`prepare_sandbox_workspace`](talon_sandbox_core::prepare_sandbox_workspace)
+//!   (for `none` / `ro`: the writable scratch `/workspace`, seeded once
+//!   from the agent's bootstrap files) and builds the spec with
+//!   [`ContainerSpec::from_request`]. Its mounts are the request's
+//!   [`MountPlan`](talon_sandbox_core::MountPlan): `/agent` read-only for
+//!   `ro`, the materialised skills read-only in every mode.
 //! - [`list_containers`](DockerBackend::list_containers),
 //!   [`remove_owned`](DockerBackend::remove_owned),
 //!   [`recreate_container`](DockerBackend::recreate_container),

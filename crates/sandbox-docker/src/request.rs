@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use talon_sandbox_core::{
     DockerSettings, MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle,
-    SandboxRequest, SecurityEnv, SizeValue, UlimitValue, WorkspaceAccess, ensure_sandbox_security,
+    SandboxRequest, SecurityEnv, SizeValue, UlimitValue, ensure_sandbox_security,
+    prepare_sandbox_workspace,
 };
 
 use crate::backend::DockerBackend;
@@ -205,6 +206,8 @@ impl SandboxBackend for DockerBackend {
     /// sources outside the scope and agent workspaces, reserved targets,
     /// `host` / `container:` networks, `unconfined` profiles, privileged,
     /// added capabilities); nothing is created when it refuses. Then
+    /// [`prepare_sandbox_workspace`] (the `none` / `ro` scratch workspace,
+    /// seeded once from the agent's bootstrap files), then
     /// [`DockerBackend::ensure_container`] with
     /// [`ContainerSpec::from_request`].
     async fn ensure(
@@ -217,16 +220,10 @@ impl SandboxBackend for DockerBackend {
         };
         ensure_sandbox_security(&request.config.docker, &request.config.docker_origins, &env)?;
         let spec = ContainerSpec::from_request(request)?;
-        // The scope's own workspace (ro / none) must exist before Docker
-        // sees it as a bind source, or the engine creates it owned by root.
-        if request.config.workspace_access != WorkspaceAccess::Rw {
-            std::fs::create_dir_all(&request.workspace_dir).map_err(|e| {
-                SandboxError::Io(format!(
-                    "cannot create the sandbox workspace {}: {e}",
-                    request.workspace_dir.display()
-                ))
-            })?;
-        }
+        // The scope's own workspace (ro / none) must exist, seeded, before
+        // Docker sees it as a bind source (or the engine creates it owned
+        // by root); a fault there refuses the sandbox.
+        prepare_sandbox_workspace(request)?;
         let handle = self.ensure_container(&spec).await?;
         Ok(handle as Arc<dyn SandboxHandle>)
     }

@@ -76,7 +76,7 @@ async fn container_is_reused_by_hash_restarted_when_stopped_and_recreated_on_cha
     assert!(ours[0].running);
     let l = &ours[0].labels;
     assert_eq!(l[labels::SANDBOX], "1");
-    assert_eq!(l[labels::MOUNT_FORMAT_VERSION], "3");
+    assert_eq!(l[labels::MOUNT_FORMAT_VERSION], "4");
     assert_eq!(l[labels::CREATE_ARGS_EPOCH], "2026-07-10-init");
     assert!(l[labels::CREATED_AT_MS].parse::<u64>().unwrap() > 1_700_000_000_000);
 

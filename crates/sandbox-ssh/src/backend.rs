@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use talon_sandbox_core::{
     MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle, SandboxRequest,
+    prepare_sandbox_workspace,
 };
 
 use crate::bridge::{RemoteBridge, RemoteMount};
@@ -121,6 +122,10 @@ impl SshBackend {
         {
             return Ok(Arc::clone(hit));
         }
+        // The scope's scratch workspace (`none` / `ro`) is seeded locally
+        // before anything remote happens, so the sync uploads the same
+        // files the Docker and local backends show.
+        prepare_sandbox_workspace(request)?;
         self.remember(target.clone());
         let conn = Arc::new(SshConnection::new(target.clone()));
         let remote_dir = target.sandbox_dir(&name);
@@ -299,9 +304,11 @@ impl SshBackend {
 }
 
 /// The sync roots and bridge mounts of a request's mount plan: the
-/// workspace at `<dir>/workspace`, `/agent` at `<dir>/agent`, skill
-/// overlays inside the workspace copy (read-only). Custom Docker binds do
-/// not apply to a remote host and are skipped.
+/// workspace at `<dir>/workspace` (writable and synced back: the agent's
+/// for `rw`, the scope's scratch copy for `none` / `ro`), `/agent` at
+/// `<dir>/agent` and the skill overlays inside the workspace copy
+/// (read-only, never synced back). Custom Docker binds do not apply to a
+/// remote host and are skipped.
 fn plan_roots(
     request: &SandboxRequest,
     remote_dir: &str,

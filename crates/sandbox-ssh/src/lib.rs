@@ -11,11 +11,15 @@
 //!   re-established after it dropped (commands left running on the dead
 //!   connection are killed on reconnect).
 //! - [`WorkspaceSync`] uploads the workspace before first use and keeps it
-//!   in sync by size + mtime, honouring `workspaceAccess`: `ro` / `none`
-//!   never write back; `rw` syncs back what the sandbox changed, and a
-//!   host file changed meanwhile is kept, with the remote version saved
-//!   beside it as `<file>.talon-remote` (see [`sync`]). Skills are
-//!   copied read-only.
+//!   in sync by size + mtime, honouring `workspaceAccess`: with `rw` the
+//!   workspace is the agent's and what the sandbox changed is synced back
+//!   (a host file changed meanwhile is kept, with the remote version saved
+//!   beside it as `<file>.talon-remote`, see [`sync`]); with `none` / `ro`
+//!   it is the scope's scratch copy (prepared and seeded by
+//!   [`prepare_sandbox_workspace`](talon_sandbox_core::prepare_sandbox_workspace)
+//!   before anything remote happens), writable, and synced back only into
+//!   that copy, never into the agent workspace. `ro`'s agent copy and the
+//!   skills are read-only: never synced back, the host version put back.
 //! - [`SshLauncher`] runs the `exec` / `process` tools' commands with
 //!   stdin/stdout/stderr and exit codes; a kill (timeout, abort) kills the
 //!   command's whole remote process group. Every argument and environment

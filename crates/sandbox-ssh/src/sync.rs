@@ -6,14 +6,14 @@
 //! `find` listing) and the manifest (both sides as of the last sync,
 //! stored next to the copies so a restarted Talon resumes):
 //!
-//! | host | remote | `rw` root | read-only root (`ro` / `none`, skills, `/agent`) |
+//! | host | remote | workspace root (`rw`: the agent's; `none` / `ro`: the scope's scratch copy) | read-only root (skills, `ro`'s `/agent`) |
 //! |---|---|---|---|
 //! | changed | unchanged | upload | upload |
 //! | unchanged | changed | download (sync back) | re-upload the host version |
 //! | changed | changed | **conflict**: the host file is kept, the remote version is saved beside it as `<file>.talon-remote`, then uploaded over | re-upload the host version |
 //!
 //! Files only on the remote that Talon never uploaded are synced back for
-//! a `rw` root and left alone otherwise (build output stays remote).
+//! a workspace root and left alone otherwise.
 //! Symlinks are never followed or copied, on either side, and every host
 //! write goes through a [`MountBridge`] confined to the host root (a
 //! remote path can never make Talon write outside it). Each uploaded file
@@ -54,7 +54,9 @@ pub struct SyncRoot {
     pub host: PathBuf,
     /// The remote directory (absolute).
     pub remote: String,
-    /// Whether remote changes are synced back (`rw` workspace only).
+    /// Whether remote changes are synced back (the workspace root only:
+    /// the agent workspace for `rw`, the scope's scratch copy for `none` /
+    /// `ro`).
     pub sync_back: bool,
     /// Paths (relative, `/`-separated) owned by another root and skipped
     /// here (skill overlays inside the workspace).

@@ -140,7 +140,7 @@ async fn rw_uploads_syncs_back_and_keeps_both_sides_of_a_conflict() {
 }
 
 #[tokio::test]
-async fn ro_never_writes_back_and_the_host_copy_wins() {
+async fn ro_never_writes_back_to_the_agent_workspace_and_the_host_copy_wins() {
     let sshd = Sshd::start();
     let host = tempfile::tempdir().unwrap();
     let ws = host_dir(host.path(), "ws");
@@ -166,17 +166,31 @@ async fn ro_never_writes_back_and_the_host_copy_wins() {
         std::fs::read(Path::new(&agent_remote).join("a.txt")).unwrap(),
         b"host a"
     );
-    // Remote-only output is left alone on the remote side.
+    // Output in the workspace (the scope's scratch copy) stays remote and
+    // comes back only to the scratch copy, never to the agent workspace.
     assert!(Path::new(sandbox.workdir()).join("out.bin").exists());
-    // The bridge refuses writes to both read-only copies.
+    assert_eq!(
+        std::fs::read(request.workspace_dir.join("out.bin")).unwrap(),
+        b"build"
+    );
+    assert!(!ws.join("out.bin").exists());
+    // The bridge refuses writes to the read-only agent copy and accepts
+    // them in the scratch workspace.
     let bridge = sandbox.fs_bridge().unwrap();
-    for path in [format!("{agent_remote}/a.txt"), "x.txt".to_owned()] {
-        let err = bridge
-            .write(&path, b"x", WriteOptions::default())
-            .await
-            .unwrap_err();
-        assert_eq!(err.code, FsErrorCode::ReadOnly, "{path}");
-    }
+    let err = bridge
+        .write(
+            &format!("{agent_remote}/a.txt"),
+            b"x",
+            WriteOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, FsErrorCode::ReadOnly);
+    bridge
+        .write("x.txt", b"x", WriteOptions::default())
+        .await
+        .unwrap();
+    assert!(!ws.join("x.txt").exists());
     assert_eq!(
         bridge
             .read(&format!("{agent_remote}/sub/b.txt"), None)

@@ -3,6 +3,7 @@
 mod docker;
 mod families;
 mod local;
+mod sandbox_skills;
 mod ssh;
 mod targets;
 

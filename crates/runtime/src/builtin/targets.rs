@@ -15,6 +15,7 @@ use talon_sandbox_core::{
 use talon_tool_catalog::ToolError;
 use talon_tools::HostLauncher;
 
+use super::sandbox_skills::SandboxSkills;
 use crate::run::RunSpec;
 use crate::target::{LazySandbox, LazySandboxBridge, LazySandboxLauncher};
 
@@ -158,7 +159,32 @@ impl Targets {
                 workspace.display()
             ))
         })?;
-        let request = SandboxRequest::new(resolved, &run.context.session_key, &workspace, None);
+        // The agent's eligible skills, mirrored read-only into the scope's
+        // materialised root before the mount plan looks for it.
+        let scope_key = talon_sandbox_core::scope_key(
+            resolved.scope,
+            &resolved.agent_id,
+            &run.context.session_key,
+        );
+        let skills = SandboxSkills {
+            config: Arc::clone(&self.config),
+            config_dir: self.config_dir.clone(),
+            state_dir: self.state_dir.clone(),
+            home: self.home.clone(),
+            workspace: workspace.clone(),
+            root: talon_sandbox_core::materialized_skills_root(
+                &self.state_dir,
+                resolved.scope,
+                &scope_key,
+            ),
+        };
+        skills.refresh();
+        let request = SandboxRequest::new(
+            resolved,
+            &run.context.session_key,
+            &workspace,
+            Some(&skills.root),
+        );
         // The container workdir, or the remote workspace copy for `ssh`.
         let workdir = request.workdir();
         let name = request.sandbox_name.clone();
@@ -178,7 +204,11 @@ impl Targets {
             Box::new(move || {
                 let backend = Arc::clone(&backend);
                 let request = Arc::clone(&request);
+                let skills = skills.clone();
                 Box::pin(async move {
+                    // Refreshed before every ensure (first use, and after
+                    // the sandbox was gone); unchanged skills copy nothing.
+                    let _ = tokio::task::spawn_blocking(move || skills.refresh()).await;
                     let handle: Result<Arc<dyn SandboxHandle>, SandboxError> =
                         backend.ensure(&request).await;
                     handle

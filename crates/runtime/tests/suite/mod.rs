@@ -5,5 +5,6 @@ mod from_config;
 mod invoke;
 mod local_routing;
 mod narrowing;
+mod sandbox_workspaces;
 mod ssh_routing;
 mod support;
