@@ -9,7 +9,7 @@ use std::time::Duration;
 use talon_proc_tree::Supervisor;
 use talon_sandbox_core::{
     MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle, SandboxRequest,
-    SecurityEnv, WorkspaceAccess, ensure_sandbox_security,
+    SecurityEnv, WorkspaceAccess, ensure_sandbox_security, prepare_sandbox_workspace,
 };
 
 use crate::handle::LocalSandbox;
@@ -111,7 +111,8 @@ impl LocalBackend {
     /// In order, each failing with nothing run: the settings the local
     /// backend cannot enforce ([`crate::unsupported_settings`]), security
     /// validation ([`ensure_sandbox_security`]), the scope workspace is
-    /// created (`ro` / `none`) and every mount source must exist, user
+    /// prepared ([`prepare_sandbox_workspace`]: created and seeded for
+    /// `ro` / `none`) and every mount source must exist, user
     /// namespaces must be available (when not root), and `true` must run
     /// in the exact layout.
     pub async fn ensure_local(
@@ -128,6 +129,9 @@ impl LocalBackend {
             home_dirs: self.home_dirs.to_vec(),
         };
         ensure_sandbox_security(&request.config.docker, &request.config.docker_origins, &env)?;
+        // The scope's own workspace (`none` / `ro`), seeded once; a fault
+        // there refuses the sandbox.
+        prepare_sandbox_workspace(request)?;
         if let Some(sandbox) = self.cached(request) {
             return Ok(sandbox);
         }
@@ -204,21 +208,18 @@ impl LocalBackend {
         (hash == &request.config_hash && mounts_there).then(|| Arc::clone(sandbox))
     }
 
-    /// Create the scope workspace (`ro` / `none`) and the agent workspace
-    /// (`rw`) when missing; every other mount source must exist.
+    /// Create the agent workspace (`rw`) when missing (the scope's own
+    /// workspace is made by `prepare_sandbox_workspace`); every other
+    /// mount source must exist.
     fn prepare_mounts(&self, request: &SandboxRequest) -> Result<(), SandboxError> {
-        let create = |dir: &Path| {
+        if request.config.workspace_access == WorkspaceAccess::Rw {
+            let dir = &request.agent_workspace_dir;
             std::fs::create_dir_all(dir).map_err(|e| {
                 SandboxError::Io(format!(
-                    "cannot create the sandbox workspace {}: {e}",
+                    "cannot create the agent workspace {}: {e}",
                     dir.display()
                 ))
-            })
-        };
-        if request.config.workspace_access == WorkspaceAccess::Rw {
-            create(&request.agent_workspace_dir)?;
-        } else {
-            create(&request.workspace_dir)?;
+            })?;
         }
         let origins = &request.config.docker_origins;
         let mut bind_index = 0;

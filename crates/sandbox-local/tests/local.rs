@@ -112,7 +112,7 @@ async fn the_environment_is_exactly_path_home_docker_env_and_the_calls() {
 }
 
 #[tokio::test]
-async fn workspace_access_rw_ro_and_none_mount_as_docker_does() {
+async fn workspace_access_rw_ro_and_none_mount_as_the_plan_says() {
     let tree = Tree::new();
     std::fs::write(tree.workspace().join("agent.txt"), "agent file").unwrap();
     let backend = tree.backend();
@@ -136,8 +136,10 @@ async fn workspace_access_rw_ro_and_none_mount_as_docker_does() {
         "made\n"
     );
 
-    // ro: /workspace is the scope's copy, read-only; /agent is the agent
-    // workspace, read-only.
+    // ro: /workspace is the scope's own directory, seeded with the agent's
+    // bootstrap files, writable scratch; /agent is the agent workspace,
+    // read-only.
+    std::fs::write(tree.workspace().join("AGENTS.md"), "be careful").unwrap();
     let ro_req = tree.request(WorkspaceAccess::Ro, DockerConfig::default());
     let ro = backend.ensure(&ro_req).await.unwrap();
     assert!(
@@ -146,25 +148,33 @@ async fn workspace_access_rw_ro_and_none_mount_as_docker_does() {
     );
     let (out, err, status) = sh(
         &*ro,
-        "cat /agent/agent.txt; echo; echo x > /agent/w 2>/dev/null && echo wrote-agent; \
-         echo x > /workspace/w && echo wrote-ws; exit 0",
+        "cat /agent/agent.txt; echo; cat AGENTS.md; echo; \
+         echo x > /agent/w 2>/dev/null && echo wrote-agent; \
+         echo x > /workspace/w && echo wrote-scratch; test -e agent.txt || echo not-seeded",
     )
     .await;
-    assert_eq!(out, "agent file\n", "{err}");
-    assert!(!tree.workspace().join("w").exists());
-    assert!(!ro_req.workspace_dir.join("w").exists());
+    assert_eq!(
+        out, "agent file\nbe careful\nwrote-scratch\nnot-seeded\n",
+        "{err}"
+    );
     assert_eq!(status, ExitStatus::Code(0));
+    assert!(
+        !tree.workspace().join("w").exists(),
+        "the agent workspace is untouched"
+    );
+    assert!(ro_req.workspace_dir.join("w").exists());
 
-    // none: the scope's copy read-only, no /agent.
+    // none: the scope's own directory as scratch, no /agent.
     let none_req = tree.request(WorkspaceAccess::None, DockerConfig::default());
     let none = backend.ensure(&none_req).await.unwrap();
     let (out, _, _) = sh(
         &*none,
-        "test -e /agent && echo has-agent; touch /workspace/t 2>/dev/null && echo wrote; \
-         test -e /workspace/agent.txt && echo sees-agent-file; echo done",
+        "test -e /agent && echo has-agent; test -e /workspace/agent.txt && echo sees-agent-file; \
+         touch /workspace/t && echo scratch",
     )
     .await;
-    assert_eq!(out, "done\n");
+    assert_eq!(out, "scratch\n");
+    assert!(!tree.workspace().join("t").exists());
 }
 
 #[tokio::test]
@@ -209,7 +219,7 @@ async fn the_file_bridge_reads_and_writes_what_commands_see() {
     let err = ro
         .fs_bridge()
         .unwrap()
-        .write("/workspace/x.txt", b"x", WriteOptions::default())
+        .write("/agent/x.txt", b"x", WriteOptions::default())
         .await
         .unwrap_err();
     assert_eq!(err.code, FsErrorCode::ReadOnly);
