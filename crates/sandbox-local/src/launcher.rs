@@ -370,6 +370,11 @@ impl LocalControl {
         let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) else {
             return Ok(());
         };
+        // Once bwrap has been reaped its namespace is gone, and its pid
+        // (the group id) may belong to someone else by now.
+        if self.status.borrow().is_some() {
+            return Ok(());
+        }
         match killpg(Pid::from_raw(pid), Signal::SIGKILL) {
             Ok(()) | Err(Errno::ESRCH) => Ok(()),
             Err(e) => Err(SandboxError::Exec(format!(

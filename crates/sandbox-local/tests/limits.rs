@@ -96,8 +96,9 @@ async fn a_fork_bomb_hits_the_pids_limit_and_its_timeout_ends_it() {
     assert!(err.to_string().contains("killed"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(15));
     // The sandbox (and the host) still work.
-    let (out, _, status) = sh(&*sandbox, "echo alive").await;
-    assert_eq!((out.as_str(), status), ("alive\n", ExitStatus::Code(0)));
+    // (The cgroup leaf's host-side label is not in the sandbox's env.)
+    let (out, _, status) = sh(&*sandbox, "echo alive; env | grep -c TALON_PROC_LEAF").await;
+    assert_eq!((out.as_str(), status), ("alive\n0\n", ExitStatus::Code(1)));
 }
 
 #[tokio::test]
