@@ -246,6 +246,14 @@ impl LocalBackend {
     }
 }
 
+/// The refusal of `remove`: a local sandbox keeps nothing between commands.
+pub fn nothing_to_remove(name: &str) -> SandboxError {
+    SandboxError::Config(format!(
+        "the local sandbox backend keeps nothing between commands, so there is no sandbox named \
+         {name} to remove (its workspace directory stays on the host)"
+    ))
+}
+
 /// Run `true` in the layout once, so a bubblewrap or kernel that cannot
 /// build it fails `ensure` with bubblewrap's own words instead of every
 /// later command failing with exit code 1.
@@ -292,9 +300,6 @@ impl SandboxBackend for LocalBackend {
     }
 
     async fn remove(&self, name: &str) -> Result<(), SandboxError> {
-        Err(SandboxError::Config(format!(
-            "the local sandbox backend keeps nothing between commands, so there is no sandbox \
-             named {name} to remove (its workspace directory stays on the host)"
-        )))
+        Err(nothing_to_remove(name))
     }
 }

@@ -60,7 +60,7 @@
 //! [bubblewrap]: https://github.com/containers/bubblewrap
 #![deny(missing_docs)]
 
-pub use crate::backend::{DEFAULT_BWRAP, LocalBackend, find_bwrap};
+pub use crate::backend::{DEFAULT_BWRAP, LocalBackend, find_bwrap, nothing_to_remove};
 pub use crate::handle::LocalSandbox;
 pub use crate::launcher::{DEFAULT_PATH, LocalLauncher, SANDBOX_HOME};
 pub use crate::layout::ISOLATION_FLAGS;
