@@ -80,8 +80,13 @@ pub(crate) fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRe
     let resolved = resolve_agent(config, &agent);
     let session = session_key(ctx, &agent);
     let workspace = agent_workspace(ctx, config, &agent);
+    // The same materialised skills root the runtime mirrors into, so the
+    // mounts and the config hash shown match the sandbox's.
+    let scope_key = talon_sandbox_core::scope_key(resolved.scope, &resolved.agent_id, &session);
+    let skills =
+        talon_sandbox_core::materialized_skills_root(&state_dir(), resolved.scope, &scope_key);
     (
-        SandboxRequest::new(resolved, &session, &workspace, None),
+        SandboxRequest::new(resolved, &session, &workspace, Some(&skills)),
         session,
     )
 }

@@ -88,7 +88,12 @@ pub struct SandboxRequest {
 
 impl SandboxRequest {
     /// Derive scope key, name, dirs, mount plan and config hash for
-    /// `session_key` from the resolved config.
+    /// `session_key` from the resolved config. `materialized_skills_root`
+    /// is the scope's [`crate::materialized_skills_root`], filled by
+    /// [`crate::mirror_skills`] beforehand: its `skills/` is mounted
+    /// read-only at `<workdir>/.talon/sandbox-skills/skills` when it is a
+    /// real directory. Backends call [`crate::prepare_sandbox_workspace`]
+    /// with the request before the sandbox is used.
     pub fn new(
         config: ResolvedSandboxConfig,
         session_key: &str,

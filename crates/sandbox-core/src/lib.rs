@@ -14,6 +14,13 @@
 //!   [`scope_workspace_dir`].
 //! - [`MountPlan`]: what is mounted where per `workspaceAccess`, as Docker
 //!   binds or as file-bridge mounts.
+//! - [`prepare_sandbox_workspace`]: what every backend calls before a
+//!   sandbox is used: the `none` / `ro` scratch workspace, seeded once
+//!   from the agent's bootstrap files ([`seed_sandbox_workspace`]);
+//!   [`mirror_skills`] copies the agent's eligible skills into the
+//!   [`materialized_skills_root`]. Both treat source and destination as
+//!   hostile (regular files only, no symlink followed or written through,
+//!   size caps, every skip reported).
 //! - [`config_hash`]: the SHA-256 that decides when a sandbox is recreated.
 //! - [`validate_sandbox_security`]: every create parameter that would break
 //!   isolation, each with a stable code and the config key to change.
@@ -49,9 +56,10 @@
 //! ```
 //!
 //! What it does NOT do: talk to Docker or SSH (the `sandbox-docker` and
-//! `sandbox-ssh` crates do), copy workspaces, or decide tool policy beyond
-//! the sandbox layer (the policy crate owns the lists; this crate reuses
-//! them). It never reads the process environment: state dir and home
+//! `sandbox-ssh` crates do), sync workspaces with a remote host, decide
+//! which skills are eligible (the caller passes their directories), or
+//! decide tool policy beyond the sandbox layer (the policy crate owns the
+//! lists; this crate reuses them). It never reads the process environment: state dir and home
 //! directories are passed in.
 #![deny(missing_docs)]
 

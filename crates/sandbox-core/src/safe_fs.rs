@@ -42,6 +42,9 @@ pub enum SkipReason {
         /// The OS error.
         error: String,
     },
+    /// Its name cannot be a directory name in the mirror (empty, hidden,
+    /// too long, not UTF-8).
+    UnusableName,
     /// A per-skill or overall limit (file count, total bytes, depth) was
     /// reached.
     Limit {
@@ -68,6 +71,7 @@ impl std::fmt::Display for SkipReason {
             }
             SkipReason::Changed => f.write_str("it changed while it was being copied"),
             SkipReason::Unreadable { error } => write!(f, "it cannot be read: {error}"),
+            SkipReason::UnusableName => f.write_str("its name cannot be used as a directory name"),
             SkipReason::Limit { limit } => write!(f, "the {limit} limit was reached"),
         }
     }

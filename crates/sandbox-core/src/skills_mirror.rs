@@ -14,6 +14,7 @@
 //! - [`MirrorLimits`] caps the file size, the files and bytes per skill,
 //!   the skills, and the depth; what is over a cap is skipped and
 //!   reported;
+//! - one mirror runs at a time per root (an `flock` on it);
 //! - a skill is copied into a temp directory and swapped into place
 //!   (`RENAME_EXCHANGE`), so the mounted `skills/` directory itself is
 //!   never replaced (a running container keeps seeing it) and a reader
@@ -132,6 +133,15 @@ pub fn mirror_skills(
     limits: &MirrorLimits,
 ) -> Result<MirrorReport, WorkspaceError> {
     let root_fd = create_and_open_dir(root)?;
+    // One mirror at a time per root, across threads and processes (the CLI
+    // and a gateway may refresh the same scope): another's cleanup must not
+    // remove this one's temp copy. Released when `root_fd` closes.
+    rustix::fs::flock(&root_fd, rustix::fs::FlockOperation::LockExclusive).map_err(|e| {
+        WorkspaceError::Write {
+            path: root.to_path_buf(),
+            source: e.into(),
+        }
+    })?;
     let write_err =
         |path: PathBuf| move |source: std::io::Error| WorkspaceError::Write { path, source };
     let skills_dir = root.join("skills");
@@ -151,9 +161,7 @@ pub fn mirror_skills(
         let Some(base) = mirror_name(&skill.dir) else {
             report.skipped.push(SkippedFile {
                 path: skill.dir.display().to_string(),
-                reason: SkipReason::NotRegular {
-                    file_type: "directory with an unusable name".to_owned(),
-                },
+                reason: SkipReason::UnusableName,
             });
             continue;
         };
@@ -195,10 +203,14 @@ pub fn mirror_skills(
         walk.tree(src.as_fd(), None, "", 0);
         let fingerprint = walk.fingerprint();
         wanted.insert(name.clone());
-        let current = lstat_at(out.as_fd(), &name)
-            .ok()
-            .flatten()
+        let existing = lstat_at(out.as_fd(), &name).ok().flatten();
+        let current = existing
+            .as_ref()
             .is_some_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory);
+        if existing.is_some() && !current {
+            // Not a directory Talon made: out of the way.
+            let _ = rustix::fs::unlinkat(out.as_fd(), name.as_str(), rustix::fs::AtFlags::empty());
+        }
         if current && old.skills.get(&name) == Some(&fingerprint) {
             manifest.skills.insert(name, fingerprint);
             continue;

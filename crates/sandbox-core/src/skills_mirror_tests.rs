@@ -267,3 +267,64 @@ fn materialized_root_layout() {
         ))
     );
 }
+
+#[test]
+fn a_hidden_or_unusable_skill_directory_is_skipped_and_reported() {
+    let f = fixture();
+    let hidden = f.src.join(".hidden");
+    std::fs::create_dir_all(&hidden).unwrap();
+    std::fs::write(hidden.join("SKILL.md"), "x").unwrap();
+    let skills = vec![
+        SkillDir { dir: hidden },
+        SkillDir {
+            dir: f.src.join("pdf"),
+        },
+    ];
+    let report = mirror_skills(&f.root, &skills, &MirrorLimits::default()).unwrap();
+    assert_eq!(report.skills, vec!["pdf".to_owned()]);
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].reason, SkipReason::UnusableName);
+}
+
+#[test]
+fn a_symlink_in_place_of_the_mirrored_skills_dir_is_refused() {
+    let f = fixture();
+    let elsewhere = f.secret.with_file_name("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(&f.root).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, f.root.join("skills")).unwrap();
+    let err = mirror_skills(&f.root, &dirs(&f, &["pdf"]), &MirrorLimits::default()).unwrap_err();
+    assert!(matches!(err, WorkspaceError::NotADirectory { .. }), "{err}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+#[test]
+fn concurrent_mirrors_of_one_root_both_succeed() {
+    let f = fixture();
+    let web = f.src.join("web");
+    std::fs::create_dir_all(&web).unwrap();
+    std::fs::write(web.join("SKILL.md"), "web").unwrap();
+    let skills = dirs(&f, &["pdf", "web"]);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| mirror_skills(&f.root, &skills, &MirrorLimits::default())))
+            .collect();
+        for h in handles {
+            let report = h.join().unwrap().unwrap();
+            assert_eq!(report.skills, vec!["pdf".to_owned(), "web".to_owned()]);
+        }
+    });
+    assert_eq!(
+        tree(&f.root.join("skills")),
+        vec![
+            "pdf/",
+            "pdf/SKILL.md",
+            "pdf/scripts/",
+            "pdf/scripts/deep/",
+            "pdf/scripts/deep/data.txt",
+            "pdf/scripts/fill.sh",
+            "web/",
+            "web/SKILL.md",
+        ]
+    );
+}

@@ -133,10 +133,18 @@ async fn none_gives_a_seeded_writable_scratch_workspace_and_read_only_skills() {
     let backend = backend().await;
     let state = tempfile::tempdir().unwrap();
     let agent_ws = workspace();
+    // A bootstrap file that is a symlink to a host secret is not copied.
+    let secret = state.path().join("host-secret");
+    std::fs::write(&secret, "TOP SECRET\n").unwrap();
+    std::os::unix::fs::symlink(&secret, agent_ws.path().join("TOOLS.md")).unwrap();
     let request = request(WorkspaceAccess::None, state.path(), agent_ws.path(), "n");
     let _cleanup = Cleanup(vec![request.sandbox_name.clone()]);
     let handle = SandboxBackend::ensure(&backend, &request).await.unwrap();
     check_scratch_workspace_and_skills(&*handle, &request, agent_ws.path()).await;
+    let (out, _, _) = sh(&*handle, "ls -A /workspace").await;
+    assert!(!out.contains("TOOLS.md"), "{out}");
+    let (_, _, status) = sh(&*handle, "grep -r 'TOP SECRET' /workspace").await;
+    assert_eq!(status, ExitStatus::Code(1));
     // No `/agent` mount with `none` (the test image has an empty dir).
     let (out, _, _) = sh(&*handle, "grep -c ' /agent ' /proc/mounts; ls -A /agent").await;
     assert_eq!(out, "0\n");

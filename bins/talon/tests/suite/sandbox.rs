@@ -85,7 +85,10 @@ fn explain_json_for_a_group_session_and_the_main_session() {
         .collect();
     assert_eq!(
         mounts,
-        vec![("/workspace".to_owned(), true), ("/agent".to_owned(), true)]
+        vec![
+            ("/workspace".to_owned(), false),
+            ("/agent".to_owned(), true)
+        ]
     );
     assert_eq!(
         doc["mounts"][0]["hostPath"],
