@@ -10,9 +10,13 @@
 //!   `mcp-server-time`, `websockets`) and print its interpreter.
 //! - `cargo xtask sshd-install`: install OpenSSH's server for the SSH
 //!   backend tests (also run by `cargo xtask test`).
+//! - `cargo xtask bwrap-install`: install bubblewrap (and the `python3`
+//!   the local backend's tests use) for the local sandbox backend (also
+//!   run by `cargo xtask test` and `cargo xtask bench`).
 
 use std::process::{Command, ExitCode};
 
+mod bubblewrap;
 mod docker_engine;
 mod python_env;
 mod sshd;
@@ -65,6 +69,7 @@ fn test() -> Result<(), String> {
     docker_engine::up()?;
     let python = python_env::up()?;
     sshd::install()?;
+    bubblewrap::install()?;
     let status = Command::new("cargo")
         .args(["test", "--workspace"])
         .env("TALON_TEST_PYTHON", &python)
@@ -82,6 +87,7 @@ fn bench() -> Result<(), String> {
     // bench starts its own sshd.
     docker_engine::up()?;
     sshd::install()?;
+    bubblewrap::install()?;
     let started = std::time::SystemTime::now();
     for (package, bench) in [
         ("talon-tool-policy", "pipeline"),
@@ -98,6 +104,7 @@ fn bench() -> Result<(), String> {
         ("talon-cron", "scheduling"),
         ("talon-mcp", "mcp"),
         ("talon-sandbox-ssh", "ssh"),
+        ("talon-sandbox-local", "local"),
         ("talon-journal", "journal"),
         ("talon-mcp-serve", "mcp_serve"),
         ("talon-gateway", "gateway"),
@@ -181,7 +188,10 @@ fn main() -> ExitCode {
         "docker-up" => docker_engine::up(),
         "py-env" => python_env::up().map(|python| println!("{}", python.display())),
         "sshd-install" => sshd::install(),
-        _ => Err("usage: cargo xtask test|bench|docker-up|py-env|sshd-install".to_owned()),
+        "bwrap-install" => bubblewrap::install(),
+        _ => Err(
+            "usage: cargo xtask test|bench|docker-up|py-env|sshd-install|bwrap-install".to_owned(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,7 +17,9 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
-fn apt_install(packages: &[&str]) -> Result<(), String> {
+/// `apt-get install` `packages`, with one `apt-get update` and retry when
+/// the first try fails.
+pub(crate) fn apt_install(packages: &[&str]) -> Result<(), String> {
     let run = || {
         Command::new("apt-get")
             .args(["install", "-y", "--no-install-recommends"])
@@ -43,7 +45,7 @@ fn apt_install(packages: &[&str]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "`apt-get install {}` failed ({status}); install OpenSSH's server by hand",
+            "`apt-get install {}` failed ({status}); install it by hand",
             packages.join(" ")
         ))
     }

@@ -17,6 +17,7 @@ use talon_sandbox_core::{
     SandboxScope, SecurityEnv, SecurityFinding, mode_str, scope_workspace_dir,
     validate_sandbox_security,
 };
+use talon_sandbox_local::Protections;
 use talon_tool_policy::ListSource;
 
 use crate::Status;
@@ -117,6 +118,43 @@ fn ssh_for_display(request: &SandboxRequest) -> Value {
     })
 }
 
+/// What the `local` backend applies on this host and what it lacks
+/// (`null` unless the backend is `local`).
+fn local_for_display(request: &SandboxRequest) -> Value {
+    if request.config.backend != "local" {
+        return Value::Null;
+    }
+    serde_json::to_value(Protections::detect(&request.config, &state_dir())).unwrap_or(Value::Null)
+}
+
+fn write_local_protections(request: &SandboxRequest, out: &mut String) {
+    let p = Protections::detect(&request.config, &state_dir());
+    let bwrap = p
+        .bwrap
+        .as_ref()
+        .map_or_else(|| "not found".to_owned(), |b| b.display().to_string());
+    let _ = writeln!(out, "bubblewrap: {bwrap}");
+    for (name, prot) in [
+        ("namespaces", &p.namespaces),
+        ("filesystem", &p.filesystem),
+        ("seccomp", &p.seccomp),
+        ("landlock", &p.landlock),
+        ("cgroup limits", &p.cgroup_limits),
+        ("network", &p.network),
+    ] {
+        let state = if prot.applied { "on" } else { "off" };
+        let _ = writeln!(out, "  {name}: {state} ({})", prot.detail);
+    }
+    for problem in p
+        .refused_settings
+        .iter()
+        .map(ToString::to_string)
+        .chain(p.missing)
+    {
+        let _ = writeln!(out, "blocked: {problem}");
+    }
+}
+
 fn security_env(request: &SandboxRequest) -> SecurityEnv {
     SecurityEnv {
         allowed_roots: request.allowed_bind_roots(),
@@ -156,6 +194,7 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
             "mounts": request.mount_plan.entries,
             "docker": docker_for_display(&cfg.docker),
             "ssh": ssh_for_display(&request),
+            "local": local_for_display(&request),
             "toolPolicy": {
                 "allow": policy.allow,
                 "deny": policy.deny,
@@ -212,6 +251,13 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
                 "blocked: no ssh host configured; set agents.defaults.sandbox.ssh.host"
             );
         }
+    } else if cfg.backend == "local" {
+        let _ = writeln!(
+            out,
+            "sandbox: {} (bubblewrap, no image)",
+            request.sandbox_name
+        );
+        write_local_protections(&request, out);
     } else {
         let _ = writeln!(
             out,

@@ -284,6 +284,22 @@ pub(crate) fn sandbox_recreate(
     let (request, _) = crate::sandbox_cmd::request_for(ctx, &loaded.config);
     let session = request.session_key.clone();
     let name = request.sandbox_name.clone();
+    if request.config.backend == "local" {
+        // Nothing to remove: every command is a fresh bubblewrap run.
+        if json {
+            let doc = json!({ "session": session, "scopeKey": request.scope_key, "name": name,
+                "removed": false, "backend": "local" });
+            writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        } else {
+            writeln!(
+                out,
+                "{name} (scope {}) uses the local backend, which keeps nothing between \
+                 commands: every command already runs with the current config",
+                request.scope_key
+            )?;
+        }
+        return Ok(Status::Ok);
+    }
     let removed = block_on(async {
         if request.config.backend == "ssh" {
             let backend = SshBackend::new(talon_config::home_dir());

@@ -7,7 +7,7 @@ use crate::backend::SandboxBackend;
 use crate::error::SandboxError;
 
 /// Backends Talon ships (their crates register them).
-pub const BUILT_IN_BACKENDS: &[&str] = &["docker", "ssh"];
+pub const BUILT_IN_BACKENDS: &[&str] = &["docker", "local", "ssh"];
 
 /// Sandbox backends by id. Cheap to share (`Arc` it); registering replaces
 /// an earlier backend of the same id.

@@ -80,7 +80,8 @@ pub struct SandboxConfig {
     /// `off` (default), `non-main` or `all`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<SandboxMode>,
-    /// The backend id (default `docker`; `ssh`; plugins add more).
+    /// The backend id (default `docker`; `local` (bubblewrap, no daemon);
+    /// `ssh`; plugins add more).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<String>,
     /// `session`, `agent` (default) or `shared`.

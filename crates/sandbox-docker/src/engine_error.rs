@@ -4,9 +4,12 @@ use bollard::errors::Error as BollardError;
 use talon_sandbox_core::SandboxError;
 
 /// How to get an engine running, appended to every "unreachable" error.
+/// It names both ways to keep sandboxing: start the engine, or switch to
+/// the daemon-less `local` backend.
 pub(crate) const START_HINT: &str = "start the Docker engine (`cargo xtask docker-up` in a Talon \
      checkout, `systemctl start docker`, or `dockerd &` as root), or set \
-     agents.defaults.sandbox.mode=off to run tools on the host";
+     agents.defaults.sandbox.backend to \"local\" to sandbox with bubblewrap instead (no daemon \
+     needed), or set agents.defaults.sandbox.mode=off to run tools on the host";
 
 /// The HTTP status of an engine response, when the error is one.
 pub(crate) fn status_of(err: &BollardError) -> Option<u16> {
@@ -71,3 +74,7 @@ pub(crate) fn image_missing(image: &str) -> SandboxError {
          to an image you have (`docker images`)"
     ))
 }
+
+#[cfg(test)]
+#[path = "engine_error_tests.rs"]
+mod tests;

@@ -7,6 +7,7 @@ mod gateway;
 mod mcp;
 mod policy;
 mod sandbox;
+mod sandbox_local;
 mod sandbox_manage;
 mod sandbox_prune;
 mod sandbox_ssh;

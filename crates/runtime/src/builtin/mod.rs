@@ -2,6 +2,7 @@
 
 mod docker;
 mod families;
+mod local;
 mod sandbox_skills;
 mod ssh;
 mod targets;
@@ -81,6 +82,7 @@ impl Builtins {
         let web: WebToolsConfig = section(tools.and_then(|t| t.web.as_ref()), "tools.web")?;
         let backends = Arc::new(SandboxBackendRegistry::new());
         backends.register("docker", Arc::new(docker::LazyDockerBackend::default()));
+        backends.register("local", Arc::new(local::LazyLocalBackend::default()));
         backends.register("ssh", ssh::backend(talon_config::home_dir()));
         let targets = Arc::new(Targets::new(
             Arc::new(config.clone()),

@@ -4,6 +4,7 @@ mod cron_family;
 mod exec_approvals;
 mod from_config;
 mod invoke;
+mod local_routing;
 mod narrowing;
 mod sandbox_prune;
 mod sandbox_decision;

@@ -1,0 +1,89 @@
+//! `talon sandbox explain|recreate` with the `local` backend: explain lists
+//! the protections this host gives and the settings the backend refuses;
+//! recreate has nothing to remove.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::util::Run;
+
+fn talon(d: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
+        .arg("--config")
+        .arg(d.join("talon.json"))
+        .args(args)
+        .env_remove("TALON_CONFIG")
+        .env("TALON_STATE_DIR", d.join("state"))
+        .env(
+            "DOCKER_HOST",
+            format!("unix://{}/no-docker.sock", d.display()),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn explain_shows_the_local_protections_and_refused_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("ws")).unwrap();
+    std::fs::write(
+        d.join("talon.json"),
+        r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all", backend: "local",
+            workspaceAccess: "rw", docker: { pidsLimit: 64, network: "bridge" } } } } }"#,
+    )
+    .unwrap();
+    let run = talon(d, &["sandbox", "explain", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let doc = run.json();
+    assert_eq!(doc["backend"], "local");
+    let local = &doc["local"];
+    assert_eq!(local["bwrap"], "/usr/bin/bwrap");
+    assert_eq!(local["seccomp"]["applied"], true);
+    assert!(
+        local["seccomp"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("ptrace")
+    );
+    assert_eq!(local["landlock"]["applied"], false);
+    assert!(
+        local["namespaces"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--unshare-net")
+    );
+    assert!(
+        local["cgroupLimits"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("pids 64")
+    );
+    assert_eq!(
+        local["refusedSettings"][0]["key"],
+        "agents.defaults.sandbox.docker.network"
+    );
+
+    let run = talon(d, &["sandbox", "explain"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("landlock: off"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("blocked: agents.defaults.sandbox.docker.network"),
+        "{}",
+        run.stdout
+    );
+    let run = talon(d, &["sandbox", "recreate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("keeps nothing between"),
+        "{}",
+        run.stdout
+    );
+}

@@ -1,0 +1,112 @@
+//! A sandboxed run with `sandbox.backend: "local"`: its exec and file
+//! tools act in a real bubblewrap sandbox over the agent workspace (no
+//! daemon; `cargo xtask test` installs bubblewrap).
+
+use serde_json::json;
+use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
+use talon_tool_policy::RunContext;
+
+#[tokio::test]
+async fn sandboxed_runs_act_in_a_local_bubblewrap_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("ws")).unwrap();
+    std::fs::write(d.join("ws/seed.txt"), "from the host").unwrap();
+    std::fs::write(d.join("outside.txt"), "host only").unwrap();
+    let config = r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all",
+        backend: "local", workspaceAccess: "rw" } } } }"#;
+    let loaded = talon_config::load_str(config, "talon.json").unwrap();
+    let rt = RuntimeBuilder::from_config(&loaded.config, d)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut ctx = RunContext::new("main");
+    ctx.sandboxed = true;
+    let table = rt.assemble(RunSpec::new(ctx));
+
+    let out = table
+        .invoke(ModelToolCall::new(
+            "c1",
+            "exec",
+            json!({ "command": format!(
+                "pwd; cat seed.txt; echo made > made.txt; cat {}/outside.txt || echo no-host-file; \
+                 ls /proc | grep -c '^[0-9]'",
+                d.display()
+            ) }),
+        ))
+        .await;
+    let printed = match &out {
+        InvokeOutcome::Completed { result, .. } => result.text(),
+        other => panic!("the locally sandboxed exec failed: {other:?}"),
+    };
+    assert!(printed.contains("/workspace\n"), "{printed}");
+    assert!(printed.contains("from the host"), "{printed}");
+    assert!(printed.contains("no-host-file"), "{printed}");
+    assert!(!printed.contains("host only"), "{printed}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("ws/made.txt")).unwrap(),
+        "made\n"
+    );
+
+    // File tools go through the bridge over the same mounts.
+    let out = table
+        .invoke(ModelToolCall::new(
+            "c2",
+            "write",
+            json!({ "path": "notes.md", "content": "via write" }),
+        ))
+        .await;
+    assert!(matches!(out, InvokeOutcome::Completed { .. }), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("ws/notes.md")).unwrap(),
+        "via write"
+    );
+    let out = table
+        .invoke(ModelToolCall::new(
+            "c3",
+            "read",
+            json!({ "path": "/etc/hostname" }),
+        ))
+        .await;
+    match out {
+        InvokeOutcome::Failed(e) => assert!(e.to_string().contains("outside"), "{e}"),
+        other => panic!("a path outside the mounts was read: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_network_on_the_local_backend_fails_the_call_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("ws")).unwrap();
+    let config = r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all",
+        backend: "local", workspaceAccess: "rw", docker: { network: "bridge" } } } } }"#;
+    let loaded = talon_config::load_str(config, "talon.json").unwrap();
+    let rt = RuntimeBuilder::from_config(&loaded.config, d)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut ctx = RunContext::new("main");
+    ctx.sandboxed = true;
+    let table = rt.assemble(RunSpec::new(ctx));
+    let out = table
+        .invoke(ModelToolCall::new(
+            "c1",
+            "exec",
+            json!({ "command": "echo ran > ran.txt" }),
+        ))
+        .await;
+    let text = match &out {
+        InvokeOutcome::Completed { result, .. } => result.text(),
+        InvokeOutcome::Failed(e) => e.to_string(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        text.contains("agents.defaults.sandbox.docker.network"),
+        "{text}"
+    );
+    assert!(
+        !d.join("ws/ran.txt").exists(),
+        "nothing may run on the host"
+    );
+}

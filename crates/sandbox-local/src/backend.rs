@@ -1,0 +1,305 @@
+//! [`LocalBackend`]: finding bubblewrap, checking a request, and handing out
+//! [`LocalSandbox`] handles.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use talon_proc_tree::Supervisor;
+use talon_sandbox_core::{
+    MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle, SandboxRequest,
+    SecurityEnv, WorkspaceAccess, ensure_sandbox_security, prepare_sandbox_workspace,
+};
+
+use crate::handle::LocalSandbox;
+use crate::launcher::{Runner, SeccompFiles, TreeLimits};
+use crate::layout::SandboxLayout;
+use crate::rootfs::HostRoot;
+use crate::settings::unsupported_settings;
+
+/// Where bubblewrap is looked for first (Debian's `bubblewrap` package).
+pub const DEFAULT_BWRAP: &str = "/usr/bin/bwrap";
+/// How long the check run of a new layout (`true` in the sandbox) may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+/// How to install bubblewrap, for errors.
+pub(crate) const INSTALL_HINT: &str = "install bubblewrap (Debian/Ubuntu: `apt-get install \
+     bubblewrap`, Fedora: `dnf install bubblewrap`, Arch: `pacman -S bubblewrap`), or set \
+     agents.defaults.sandbox.backend to \"docker\"";
+
+/// Find `bwrap`: [`DEFAULT_BWRAP`], else the first `bwrap` on `path_var`
+/// (the value of `PATH`).
+pub fn find_bwrap(path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let default = Path::new(DEFAULT_BWRAP);
+    if default.is_file() {
+        return Some(default.to_path_buf());
+    }
+    std::env::split_paths(path_var?)
+        .map(|dir| dir.join("bwrap"))
+        .find(|p| p.is_file())
+}
+
+/// The local sandbox backend (id `local`): no daemon; every command runs in
+/// fresh bubblewrap namespaces with a read-only view of the host's system
+/// directories, the run's mount plan, no network and a seccomp filter.
+///
+/// Cheap to share (`Arc` it). Building it finds bubblewrap and compiles the
+/// seccomp filter; a missing `bwrap` is an error naming the fix, and nothing
+/// ever runs on the host instead.
+#[derive(Debug)]
+pub struct LocalBackend {
+    bwrap: PathBuf,
+    seccomp: Arc<SeccompFiles>,
+    root: Arc<HostRoot>,
+    home_dirs: Arc<[PathBuf]>,
+    /// Ready sandboxes by name, with the config hash they were built for.
+    ready: Mutex<HashMap<String, (String, Arc<LocalSandbox>)>>,
+}
+
+impl LocalBackend {
+    /// Find bubblewrap (see [`find_bwrap`]), compile the seccomp filters
+    /// and look the host's system directories up.
+    pub fn new() -> Result<Self, SandboxError> {
+        let bwrap = find_bwrap(std::env::var_os("PATH").as_deref()).ok_or_else(|| {
+            SandboxError::EngineUnavailable(format!(
+                "the local sandbox backend needs bubblewrap, but no `bwrap` was found at \
+                 {DEFAULT_BWRAP} or on PATH; {INSTALL_HINT}"
+            ))
+        })?;
+        Self::with_bwrap(bwrap)
+    }
+
+    /// Use the `bwrap` at `path`.
+    pub fn with_bwrap(path: impl Into<PathBuf>) -> Result<Self, SandboxError> {
+        let bwrap = path.into();
+        if !bwrap.is_file() {
+            return Err(SandboxError::EngineUnavailable(format!(
+                "bubblewrap was configured at {} but is not there; {INSTALL_HINT}",
+                bwrap.display()
+            )));
+        }
+        let programs = crate::seccomp::compile()?;
+        Ok(LocalBackend {
+            bwrap,
+            seccomp: Arc::new(SeccompFiles::new(&programs)?),
+            root: Arc::new(HostRoot::detect()),
+            home_dirs: crate::protections::process_home_dirs().into(),
+            ready: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Use these home directories (instead of `$HOME`, `$TALON_HOME` and
+    /// the OS home) when security validation blocks credential
+    /// directories as bind sources.
+    pub fn with_home_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.home_dirs = dirs.into();
+        self
+    }
+
+    /// The `bwrap` in use.
+    pub fn bwrap(&self) -> &Path {
+        &self.bwrap
+    }
+
+    /// What of the host every sandbox sees.
+    pub fn host_root(&self) -> &HostRoot {
+        &self.root
+    }
+
+    /// Check `request` and build (or reuse) its sandbox, typed.
+    ///
+    /// In order, each failing with nothing run: the settings the local
+    /// backend cannot enforce ([`crate::unsupported_settings`]), security
+    /// validation ([`ensure_sandbox_security`]), the scope workspace is
+    /// prepared ([`prepare_sandbox_workspace`]: created and seeded for
+    /// `ro` / `none`) and every mount source must exist, user
+    /// namespaces must be available (when not root), and `true` must run
+    /// in the exact layout.
+    pub async fn ensure_local(
+        &self,
+        request: &SandboxRequest,
+    ) -> Result<Arc<LocalSandbox>, SandboxError> {
+        let problems = unsupported_settings(&request.config);
+        if !problems.is_empty() {
+            let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            return Err(SandboxError::Config(text.join("\n")));
+        }
+        let env = SecurityEnv {
+            allowed_roots: request.allowed_bind_roots(),
+            home_dirs: self.home_dirs.to_vec(),
+        };
+        ensure_sandbox_security(&request.config.docker, &request.config.docker_origins, &env)?;
+        // The scope's own workspace (`none` / `ro`), seeded once; a fault
+        // there refuses the sandbox.
+        prepare_sandbox_workspace(request)?;
+        if let Some(sandbox) = self.cached(request) {
+            return Ok(sandbox);
+        }
+        let docker = &request.config.docker;
+        let origins = &request.config.docker_origins;
+        let requested = crate::limits::requested_checked(docker, origins)?;
+        let limits = if requested.is_empty() {
+            None
+        } else {
+            let supervisor = Supervisor::shared()
+                .map_err(|e| crate::limits::leaf_error_keyed(e, Some(origins)))?;
+            let limits = TreeLimits {
+                supervisor,
+                limits: requested.to_limits(),
+            };
+            // Made once here so a limit this host cannot enforce fails
+            // `ensure` with its key, before anything runs.
+            drop(
+                limits
+                    .supervisor
+                    .leaf(&limits.limits)
+                    .map_err(|e| crate::limits::leaf_error_keyed(e, Some(origins)))?,
+            );
+            Some(limits)
+        };
+        self.prepare_mounts(request)?;
+        crate::protections::check_user_namespaces()?;
+        let layout = SandboxLayout {
+            root: Arc::clone(&self.root),
+            mounts: request.mount_plan.entries.clone(),
+            tmpfs: docker.tmpfs.clone(),
+            hostname: request.sandbox_name.clone(),
+            read_only_root: docker.read_only_root,
+        };
+        let runner = Arc::new(Runner {
+            bwrap: self.bwrap.clone(),
+            seccomp: Arc::clone(&self.seccomp),
+            layout_args: layout.args(),
+            workdir: docker.workdir.clone(),
+            name: request.sandbox_name.clone(),
+            base_env: docker.env.clone(),
+            limits,
+        });
+        probe(&runner).await?;
+        let bridge = request
+            .mount_plan
+            .mount_bridge(&docker.workdir)
+            .map_err(|e| {
+                SandboxError::Config(format!(
+                    "cannot build the file bridge over local sandbox {}'s mounts: {e}",
+                    request.sandbox_name
+                ))
+            })?;
+        let sandbox = Arc::new(LocalSandbox::new(runner, bridge));
+        self.ready
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                request.sandbox_name.clone(),
+                (request.config_hash.clone(), Arc::clone(&sandbox)),
+            );
+        tracing::debug!(sandbox = %request.sandbox_name, "local sandbox ready");
+        Ok(sandbox)
+    }
+
+    fn cached(&self, request: &SandboxRequest) -> Option<Arc<LocalSandbox>> {
+        let ready = self.ready.lock().unwrap_or_else(PoisonError::into_inner);
+        let (hash, sandbox) = ready.get(&request.sandbox_name)?;
+        let mounts_there = request
+            .mount_plan
+            .entries
+            .iter()
+            .all(|e| e.host_path.exists());
+        (hash == &request.config_hash && mounts_there).then(|| Arc::clone(sandbox))
+    }
+
+    /// Create the agent workspace (`rw`) when missing (the scope's own
+    /// workspace is made by `prepare_sandbox_workspace`); every other
+    /// mount source must exist.
+    fn prepare_mounts(&self, request: &SandboxRequest) -> Result<(), SandboxError> {
+        if request.config.workspace_access == WorkspaceAccess::Rw {
+            let dir = &request.agent_workspace_dir;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                SandboxError::Io(format!(
+                    "cannot create the agent workspace {}: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
+        let origins = &request.config.docker_origins;
+        let mut bind_index = 0;
+        for entry in &request.mount_plan.entries {
+            let key = match entry.kind {
+                MountKind::Bind => {
+                    bind_index += 1;
+                    origins.bind_key(bind_index - 1)
+                }
+                MountKind::Workspace | MountKind::Agent | MountKind::Skills => {
+                    "agents.*.workspace".to_owned()
+                }
+            };
+            if !entry.host_path.exists() {
+                return Err(SandboxError::Config(format!(
+                    "{key}: mount source {} (for {}) does not exist; create it or remove the \
+                     mount",
+                    entry.host_path.display(),
+                    entry.container_path
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The refusal of `remove`: a local sandbox keeps nothing between commands.
+pub fn nothing_to_remove(name: &str) -> SandboxError {
+    SandboxError::Config(format!(
+        "the local sandbox backend keeps nothing between commands, so there is no sandbox named \
+         {name} to remove (its workspace directory stays on the host)"
+    ))
+}
+
+/// Run `true` in the layout once, so a bubblewrap or kernel that cannot
+/// build it fails `ensure` with bubblewrap's own words instead of every
+/// later command failing with exit code 1.
+async fn probe(runner: &Runner) -> Result<(), SandboxError> {
+    let out = runner
+        .run_script("exit 0", &[], None, PROBE_TIMEOUT)
+        .await?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    Err(SandboxError::EngineUnavailable(format!(
+        "bubblewrap ({}) could not set up local sandbox {} ({:?}): {}. If it could not create a \
+         namespace, this kernel or container does not allow it: run Talon as root, enable user \
+         namespaces (sysctl user.max_user_namespaces=15000, and on Debian \
+         kernel.unprivileged_userns_clone=1), allow bwrap in the AppArmor policy (Ubuntu 24.04), \
+         or set agents.defaults.sandbox.backend to \"docker\"",
+        runner.bwrap.display(),
+        runner.name,
+        out.status,
+        stderr.trim()
+    )))
+}
+
+#[async_trait::async_trait]
+impl SandboxBackend for LocalBackend {
+    fn id(&self) -> &str {
+        "local"
+    }
+
+    /// See [`LocalBackend::ensure_local`].
+    async fn ensure(
+        &self,
+        request: &SandboxRequest,
+    ) -> Result<Arc<dyn SandboxHandle>, SandboxError> {
+        let sandbox = self.ensure_local(request).await?;
+        Ok(sandbox as Arc<dyn SandboxHandle>)
+    }
+
+    /// Always empty: a local sandbox keeps no process and no state between
+    /// commands (its workspace is the scope's directory on the host).
+    async fn list_owned(&self) -> Result<Vec<OwnedSandbox>, SandboxError> {
+        Ok(Vec::new())
+    }
+
+    async fn remove(&self, name: &str) -> Result<(), SandboxError> {
+        Err(nothing_to_remove(name))
+    }
+}

@@ -1,0 +1,79 @@
+//! [`SandboxLayout`]: the bubblewrap command line of one sandbox, everything
+//! but the command.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use talon_sandbox_core::MountEntry;
+
+use crate::rootfs::{HostRoot, push};
+
+/// The file descriptors the launch wrapper opens the two seccomp filters
+/// on (see [`crate::seccomp`]).
+pub(crate) const SECCOMP_FDS: [&str; 2] = ["3", "4"];
+
+/// The namespace and privilege flags every local sandbox gets.
+pub const ISOLATION_FLAGS: &[&str] = &[
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-net",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+];
+
+/// One sandbox's file system and namespaces, as bubblewrap arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct SandboxLayout {
+    /// The host's system directories and masks.
+    pub(crate) root: Arc<HostRoot>,
+    /// The run's mount plan, in order.
+    pub(crate) mounts: Vec<MountEntry>,
+    /// tmpfs mount points (`docker.tmpfs`).
+    pub(crate) tmpfs: Vec<String>,
+    /// The sandbox's host name (its name).
+    pub(crate) hostname: String,
+    /// Remount the sandbox's root read-only once everything is mounted.
+    pub(crate) read_only_root: bool,
+}
+
+impl SandboxLayout {
+    /// `bwrap` arguments up to (not including) `--chdir` and the command.
+    pub(crate) fn args(&self) -> Vec<OsString> {
+        let mut out: Vec<OsString> = Vec::with_capacity(64);
+        push(&mut out, ["--add-seccomp-fd", SECCOMP_FDS[0]]);
+        push(&mut out, ["--add-seccomp-fd", SECCOMP_FDS[1]]);
+        out.extend(ISOLATION_FLAGS.iter().map(OsString::from));
+        push(&mut out, ["--hostname"]);
+        out.push(self.hostname.clone().into());
+        self.root.bwrap_args(&mut out);
+        push(&mut out, ["--dev", "/dev", "--proc", "/proc"]);
+        for dir in &self.tmpfs {
+            push(&mut out, ["--tmpfs"]);
+            out.push(dir.into());
+        }
+        for mount in &self.mounts {
+            push(
+                &mut out,
+                [if mount.read_only {
+                    "--ro-bind"
+                } else {
+                    "--bind"
+                }],
+            );
+            out.push(mount.host_path.clone().into());
+            out.push(mount.container_path.clone().into());
+        }
+        if self.read_only_root {
+            push(&mut out, ["--remount-ro", "/"]);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+#[path = "layout_tests.rs"]
+mod tests;

@@ -1,0 +1,110 @@
+use std::path::PathBuf;
+
+use talon_sandbox_core::MountKind;
+
+use super::*;
+use crate::rootfs::RootEntry;
+
+fn strings(args: &[OsString]) -> Vec<String> {
+    args.iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+fn position(args: &[String], window: &[&str]) -> usize {
+    args.windows(window.len())
+        .position(|w| w.iter().zip(window).all(|(a, b)| a == b))
+        .unwrap_or_else(|| panic!("{window:?} not in {args:?}"))
+}
+
+#[test]
+fn layout_binds_the_root_then_the_plan_then_makes_the_root_read_only() {
+    let layout = SandboxLayout {
+        root: Arc::new(HostRoot {
+            entries: vec![
+                RootEntry::ReadOnlyDir {
+                    path: PathBuf::from("/usr"),
+                },
+                RootEntry::Symlink {
+                    path: PathBuf::from("/bin"),
+                    target: PathBuf::from("usr/bin"),
+                },
+                RootEntry::MaskedFile {
+                    path: PathBuf::from("/etc/shadow"),
+                },
+                RootEntry::MaskedDir {
+                    path: PathBuf::from("/etc/ssl/private"),
+                },
+            ],
+        }),
+        mounts: vec![
+            MountEntry {
+                host_path: PathBuf::from("/srv/ws"),
+                container_path: "/workspace".to_owned(),
+                read_only: false,
+                kind: MountKind::Workspace,
+                bind_options: None,
+            },
+            MountEntry {
+                host_path: PathBuf::from("/srv/ws/skills"),
+                container_path: "/workspace/skills".to_owned(),
+                read_only: true,
+                kind: MountKind::Skills,
+                bind_options: None,
+            },
+        ],
+        tmpfs: vec!["/tmp".to_owned()],
+        hostname: "talon-sbx-x".to_owned(),
+        read_only_root: true,
+    };
+    let args = strings(&layout.args());
+    for flag in [
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--new-session",
+    ] {
+        assert!(args.iter().any(|a| a == flag), "{flag}");
+    }
+    let usr = position(&args, &["--ro-bind", "/usr", "/usr"]);
+    let bin = position(&args, &["--symlink", "usr/bin", "/bin"]);
+    let shadow = position(&args, &["--ro-bind", "/dev/null", "/etc/shadow"]);
+    let private = position(
+        &args,
+        &[
+            "--tmpfs",
+            "/etc/ssl/private",
+            "--remount-ro",
+            "/etc/ssl/private",
+        ],
+    );
+    let ws = position(&args, &["--bind", "/srv/ws", "/workspace"]);
+    let skills = position(&args, &["--ro-bind", "/srv/ws/skills", "/workspace/skills"]);
+    let ro = position(&args, &["--remount-ro", "/"]);
+    assert!(
+        usr < bin && bin < shadow && shadow < private && private < ws && ws < skills && skills < ro
+    );
+    position(&args, &["--cap-drop", "ALL"]);
+    position(&args, &["--add-seccomp-fd", "3", "--add-seccomp-fd", "4"]);
+    // Nothing of the host's home or state is bound.
+    assert!(
+        !args
+            .iter()
+            .any(|a| a == "/" || a.starts_with("/root") || a.starts_with("/home"))
+            || args[ro + 1] == "/"
+    );
+}
+
+#[test]
+fn a_writable_root_is_not_remounted() {
+    let layout = SandboxLayout {
+        root: Arc::new(HostRoot::default()),
+        mounts: Vec::new(),
+        tmpfs: Vec::new(),
+        hostname: "h".to_owned(),
+        read_only_root: false,
+    };
+    assert!(!strings(&layout.args()).iter().any(|a| a == "--remount-ro"));
+}

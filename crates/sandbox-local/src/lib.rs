@@ -1,0 +1,81 @@
+//! Talon's local sandbox backend (`backend: "local"`): no daemon, no
+//! image. Each command runs in fresh [bubblewrap] namespaces, started in a
+//! few milliseconds.
+//!
+//! - [`LocalBackend`] (id `local`) is `sandbox-core`'s
+//!   [`SandboxBackend`](talon_sandbox_core::SandboxBackend): `ensure`
+//!   refuses the `docker.*` settings it cannot enforce
+//!   ([`unsupported_settings`], each naming its key), runs the same
+//!   security validation as Docker, checks the mount sources and user
+//!   namespaces, and runs `true` once in the exact layout, so a broken
+//!   host fails there with bubblewrap's words. Nothing ever runs on the
+//!   host instead.
+//! - [`LocalSandbox`] is the [`SandboxHandle`](talon_sandbox_core::SandboxHandle):
+//!   its [`LocalLauncher`] runs each command as one `bwrap` run; its file
+//!   bridge is the host-side [`MountBridge`](talon_fs_bridge::MountBridge)
+//!   over the run's mount plan, exactly as with Docker.
+//! - [`Protections`] says what a sandbox gets on this host and what the
+//!   host lacks (`talon sandbox explain`).
+//!
+//! What every command gets:
+//!
+//! - a mount namespace holding only the host's [`SYSTEM_DIRS`] read-only
+//!   (secrets under `/etc` masked, [`ETC_MASKED`]), a fresh `/dev` and
+//!   `/proc`, tmpfs at `docker.tmpfs` (`/tmp`, `/var/tmp`, `/run`), and the
+//!   mount plan at the same container paths as Docker (`/workspace` per
+//!   `workspaceAccess`, `/agent`, skills read-only, custom binds), then
+//!   the root remounted read-only: no home directory, no state dir;
+//! - new PID, IPC, UTS, network (loopback only) and cgroup namespaces,
+//!   `--new-session`, `--die-with-parent`, every capability dropped;
+//! - the seccomp filters of [`DENIED_SYSCALLS`] (and `clone3` → `ENOSYS`);
+//! - exactly the environment `PATH`, `HOME=/tmp`, `docker.env` and the
+//!   call's variables;
+//! - `docker.memory` / `pidsLimit` / `cpus` as cgroup limits of the
+//!   command's tree (a cgroup of its own, from `talon-proc-tree`).
+//!
+//! Landlock is not applied ([`LANDLOCK_NOT_APPLIED`]). The sandbox runs as
+//! the user Talon runs as (as Docker runs as the workspace owner), so the
+//! mount namespace, not file permissions, keeps it away from the host's
+//! files.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use talon_sandbox_core::SandboxHandle;
+//! use talon_sandbox_local::LocalBackend;
+//!
+//! # async fn demo(request: talon_sandbox_core::SandboxRequest) -> Result<(), talon_sandbox_core::SandboxError> {
+//! let backend = LocalBackend::new()?;
+//! let sandbox = backend.ensure_local(&request).await?;
+//! let out = sandbox.run_script("echo hi", &[], None, Duration::from_secs(5)).await?;
+//! assert_eq!(out.stdout, b"hi\n");
+//! # Ok(()) }
+//! ```
+//!
+//! What it does NOT do: networking (a `network` other than `none` is
+//! refused until the SSRF-guarded egress path exists), images, keeping
+//! processes between commands (a command's background children end with
+//! it), or running anything when bubblewrap or the kernel cannot build the
+//! sandbox.
+//!
+//! [bubblewrap]: https://github.com/containers/bubblewrap
+#![deny(missing_docs)]
+
+pub use crate::backend::{DEFAULT_BWRAP, LocalBackend, find_bwrap, nothing_to_remove};
+pub use crate::handle::LocalSandbox;
+pub use crate::launcher::{DEFAULT_PATH, LocalLauncher, SANDBOX_HOME};
+pub use crate::layout::ISOLATION_FLAGS;
+pub use crate::limits::{RequestedLimits, requested as requested_limits};
+pub use crate::protections::{LANDLOCK_NOT_APPLIED, Protection, Protections};
+pub use crate::rootfs::{ETC_MASKED, HostRoot, RootEntry, SYSTEM_DIRS};
+pub use crate::seccomp::DENIED_SYSCALLS;
+pub use crate::settings::{SettingProblem, unsupported_settings};
+
+mod backend;
+mod handle;
+mod launcher;
+mod layout;
+mod limits;
+mod protections;
+mod rootfs;
+mod seccomp;
+mod settings;

@@ -1,0 +1,194 @@
+//! [`Protections`]: what a local sandbox applies on this host and what the
+//! host lacks, for `talon sandbox explain`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use talon_sandbox_core::{ResolvedSandboxConfig, SandboxError};
+
+use crate::backend::{INSTALL_HINT, find_bwrap};
+use crate::layout::ISOLATION_FLAGS;
+use crate::seccomp::DENIED_SYSCALLS;
+use crate::settings::{SettingProblem, unsupported_settings};
+
+/// Why Landlock is not applied (shown by `explain`).
+pub const LANDLOCK_NOT_APPLIED: &str = "not applied: Landlock restricts the calling process, so it \
+     would have to be set up between fork and exec (unsafe code) or by a helper binary; the \
+     sandbox's mount namespace is the file rule instead (only the system dirs, read-only, and the \
+     mount plan exist in it)";
+
+/// One protection: whether it is on, and a detail line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Protection {
+    /// Applied to every command.
+    pub applied: bool,
+    /// What exactly, or why not.
+    pub detail: String,
+}
+
+/// What the local backend applies, and what this host lacks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Protections {
+    /// The `bwrap` found, if any.
+    pub bwrap: Option<PathBuf>,
+    /// Namespaces (pid, ipc, uts, net, cgroup, mount) and dropped
+    /// capabilities.
+    pub namespaces: Protection,
+    /// The read-only host system dirs and masked secrets.
+    pub filesystem: Protection,
+    /// The seccomp filter.
+    pub seccomp: Protection,
+    /// Landlock.
+    pub landlock: Protection,
+    /// Memory / pids / CPU limits.
+    pub cgroup_limits: Protection,
+    /// Network.
+    pub network: Protection,
+    /// Settings the local backend refuses (each blocks every command).
+    pub refused_settings: Vec<SettingProblem>,
+    /// What this host lacks (each blocks every command).
+    pub missing: Vec<String>,
+}
+
+/// The home directories whose credentials no bind may reach: `$HOME`,
+/// `$TALON_HOME` and the OS's idea of home.
+pub(crate) fn process_home_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["HOME", "TALON_HOME"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    dirs.extend(std::env::home_dir());
+    dirs.dedup();
+    dirs
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+/// When Talon does not run as root, bubblewrap needs user namespaces: an
+/// error naming the fix when the kernel has them switched off.
+pub(crate) fn check_user_namespaces() -> Result<(), SandboxError> {
+    if rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    let max = read_trimmed("/proc/sys/user/max_user_namespaces");
+    let debian = read_trimmed("/proc/sys/kernel/unprivileged_userns_clone");
+    let off = max.as_deref() == Some("0") || debian.as_deref() == Some("0");
+    if off {
+        return Err(SandboxError::EngineUnavailable(
+            "the local sandbox backend needs user namespaces when Talon does not run as root, \
+             and this kernel has them switched off (user.max_user_namespaces=0 or \
+             kernel.unprivileged_userns_clone=0); enable them (`sysctl -w \
+             user.max_user_namespaces=15000`, and on Debian `sysctl -w \
+             kernel.unprivileged_userns_clone=1`), run Talon as root, or set \
+             agents.defaults.sandbox.backend to \"docker\""
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the kernel lists Landlock among its active security modules
+/// (`None`: securityfs is not mounted, so unknown).
+fn landlock_in_kernel() -> Option<bool> {
+    read_trimmed("/sys/kernel/security/lsm").map(|l| l.split(',').any(|m| m == "landlock"))
+}
+
+/// Whether this kernel has seccomp filtering (`Seccomp:` in
+/// `/proc/self/status`).
+fn seccomp_in_kernel() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| s.contains("\nSeccomp:"))
+}
+
+impl Protections {
+    /// What a sandbox for `config` gets on this host (looks bubblewrap and
+    /// kernel features up; runs nothing).
+    pub fn detect(config: &ResolvedSandboxConfig, state_dir: &Path) -> Protections {
+        let bwrap = find_bwrap(std::env::var_os("PATH").as_deref());
+        let mut missing = Vec::new();
+        if bwrap.is_none() {
+            missing.push(format!(
+                "bubblewrap (bwrap) is not installed; {INSTALL_HINT}"
+            ));
+        }
+        if let Err(e) = check_user_namespaces() {
+            missing.push(e.to_string());
+        }
+        let seccomp_ok = seccomp_in_kernel();
+        if !seccomp_ok {
+            missing.push(
+                "this kernel has no seccomp filtering (CONFIG_SECCOMP_FILTER); use backend \"docker\""
+                    .to_owned(),
+            );
+        }
+        let flags: Vec<&str> = ISOLATION_FLAGS.to_vec();
+        let root = crate::rootfs::HostRoot::detect();
+        let mut fs_detail = format!(
+            "read-only: {}; masked: {}; tmpfs: {}; plus the mount plan; nothing else of the host \
+             (no home dirs, no state dir)",
+            crate::rootfs::SYSTEM_DIRS.join(" "),
+            root.entries
+                .iter()
+                .filter_map(|e| match e {
+                    crate::rootfs::RootEntry::MaskedFile { path }
+                    | crate::rootfs::RootEntry::MaskedDir { path } => {
+                        Some(path.display().to_string())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            config.docker.tmpfs.join(" ")
+        );
+        if root.exposes(state_dir) {
+            fs_detail.push_str(&format!(
+                "; WARNING: the state dir {} lies under a system dir the sandbox reads",
+                state_dir.display()
+            ));
+        }
+        let limits = crate::limits::requested(&config.docker);
+        Protections {
+            bwrap,
+            namespaces: Protection {
+                applied: true,
+                detail: format!("mount + {}", flags.join(" ")),
+            },
+            filesystem: Protection {
+                applied: true,
+                detail: fs_detail,
+            },
+            seccomp: Protection {
+                applied: seccomp_ok,
+                detail: format!(
+                    "EPERM: {}; x32 syscall numbers refused; clone3: ENOSYS",
+                    DENIED_SYSCALLS.join(" ")
+                ),
+            },
+            landlock: Protection {
+                applied: false,
+                detail: format!(
+                    "{LANDLOCK_NOT_APPLIED}; kernel: {}",
+                    match landlock_in_kernel() {
+                        Some(true) => "has Landlock",
+                        Some(false) => "no Landlock",
+                        None => "unknown (securityfs not mounted)",
+                    }
+                ),
+            },
+            cgroup_limits: crate::limits::protection(&limits),
+            network: Protection {
+                applied: true,
+                detail: "none: a fresh network namespace with only loopback".to_owned(),
+            },
+            refused_settings: unsupported_settings(config),
+            missing,
+        }
+    }
+}
