@@ -7,8 +7,8 @@ use talon_tool_policy::config::{AgentToolsConfig, ToolsConfig};
 use talon_tool_policy::{SandboxMode, SandboxToolPolicy, resolve_sandbox_tool_policy};
 
 use crate::docker_config::{DockerOrigins, DockerSettings};
-use crate::prune::PruneSettings;
 use crate::main_session::MainSession;
+use crate::prune::PruneSettings;
 use crate::sandbox_config::{SandboxConfig, SandboxScope, WorkspaceAccess};
 use crate::ssh_config::SshSettings;
 
