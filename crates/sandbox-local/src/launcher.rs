@@ -114,6 +114,9 @@ pub(crate) struct Runner {
     pub(crate) bwrap: PathBuf,
     pub(crate) seccomp: Arc<SeccompFiles>,
     pub(crate) layout_args: Vec<OsString>,
+    /// `talon-sandbox-exec` and its Landlock rules, when applied (else
+    /// empty): what bubblewrap runs before the command.
+    pub(crate) command_prefix: Vec<OsString>,
     pub(crate) workdir: String,
     pub(crate) name: String,
     /// `docker.env` of the resolved config.
@@ -192,6 +195,7 @@ impl Runner {
             args.extend(["--unsetenv".into(), talon_proc_tree::LABEL_VAR.into()]);
         }
         args.extend(["--chdir".into(), workdir.into(), "--".into()]);
+        args.extend(self.command_prefix.iter().cloned());
         args.extend(argv.iter().map(OsString::from));
         let mut cmd = match &leaf {
             // Joins the leaf's cgroups, then execs the wrapper; env cleared

@@ -61,21 +61,28 @@
 #![deny(missing_docs)]
 
 pub use crate::backend::{DEFAULT_BWRAP, LocalBackend, find_bwrap, nothing_to_remove};
+pub use crate::file_rules::{
+    DEVICES_RW, Enforcement, FileRules, FileRulesError, LandlockReport, SANDBOX_EXEC_ENV,
+    SANDBOX_EXEC_NAME, SANDBOX_EXEC_PATH,
+};
 pub use crate::handle::LocalSandbox;
 pub use crate::launcher::{DEFAULT_PATH, LocalLauncher, SANDBOX_HOME};
 pub use crate::layout::ISOLATION_FLAGS;
 pub use crate::limits::{RequestedLimits, requested as requested_limits};
-pub use crate::protections::{LANDLOCK_NOT_APPLIED, Protection, Protections};
+pub use crate::protections::{Protection, Protections};
 pub use crate::rootfs::{ETC_MASKED, HostRoot, RootEntry, SYSTEM_DIRS};
+pub use crate::sandbox_exec::{LandlockSetup, find_sandbox_exec};
 pub use crate::seccomp::DENIED_SYSCALLS;
 pub use crate::settings::{SettingProblem, unsupported_settings};
 
 mod backend;
+mod file_rules;
 mod handle;
 mod launcher;
 mod layout;
 mod limits;
 mod protections;
 mod rootfs;
+mod sandbox_exec;
 mod seccomp;
 mod settings;
