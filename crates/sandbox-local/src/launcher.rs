@@ -7,7 +7,9 @@
 //! command in new PID, IPC, UTS, network and cgroup namespaces with
 //! `--die-with-parent`, so killing that group ends bubblewrap, and with it
 //! the PID namespace's init and every process the command started,
-//! double-forked daemons included.
+//! double-forked daemons included. When Landlock is applied, bubblewrap
+//! runs `/.talon/sandbox-exec RULES -- COMMAND` (see
+//! [`crate::FileRules`]), which restricts itself and becomes the command.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
