@@ -16,6 +16,7 @@ use crate::handle::LocalSandbox;
 use crate::launcher::{Runner, SeccompFiles, TreeLimits};
 use crate::layout::SandboxLayout;
 use crate::rootfs::HostRoot;
+use crate::sandbox_exec::LandlockSetup;
 use crate::settings::unsupported_settings;
 
 /// Where bubblewrap is looked for first (Debian's `bubblewrap` package).
@@ -52,6 +53,8 @@ pub struct LocalBackend {
     seccomp: Arc<SeccompFiles>,
     root: Arc<HostRoot>,
     home_dirs: Arc<[PathBuf]>,
+    /// Whether commands start through `talon-sandbox-exec` (Landlock).
+    landlock: Arc<LandlockSetup>,
     /// Ready sandboxes by name, with the config hash they were built for.
     ready: Mutex<HashMap<String, (String, Arc<LocalSandbox>)>>,
 }
@@ -84,6 +87,7 @@ impl LocalBackend {
             seccomp: Arc::new(SeccompFiles::new(&programs)?),
             root: Arc::new(HostRoot::detect()),
             home_dirs: crate::protections::process_home_dirs().into(),
+            landlock: Arc::new(LandlockSetup::detect(None)),
             ready: Mutex::new(HashMap::new()),
         })
     }
@@ -94,6 +98,27 @@ impl LocalBackend {
     pub fn with_home_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
         self.home_dirs = dirs.into();
         self
+    }
+
+    /// Use the `talon-sandbox-exec` helper at `path` (instead of
+    /// `$TALON_SANDBOX_EXEC` or the one next to the running executable)
+    /// and check what Landlock the kernel enforces with it. A path that is
+    /// not a file is an error: a configured helper must be there.
+    pub fn with_sandbox_exec(mut self, path: impl Into<PathBuf>) -> Result<Self, SandboxError> {
+        let path = path.into();
+        if !path.is_file() {
+            return Err(SandboxError::EngineUnavailable(format!(
+                "the local sandbox's Landlock helper was configured at {} but is not there;                  build it (`cargo build -p talon-sandbox-local --bin talon-sandbox-exec`) or                  leave the setting out",
+                path.display()
+            )));
+        }
+        self.landlock = Arc::new(LandlockSetup::detect(Some(&path)));
+        Ok(self)
+    }
+
+    /// Whether (and how) Landlock is applied to every command.
+    pub fn landlock(&self) -> &LandlockSetup {
+        &self.landlock
     }
 
     /// The `bwrap` in use.
@@ -165,11 +190,14 @@ impl LocalBackend {
             tmpfs: docker.tmpfs.clone(),
             hostname: request.sandbox_name.clone(),
             read_only_root: docker.read_only_root,
+            sandbox_exec: self.landlock.helper().map(Path::to_path_buf),
         };
+        self.landlock.warn_once();
         let runner = Arc::new(Runner {
             bwrap: self.bwrap.clone(),
             seccomp: Arc::clone(&self.seccomp),
             layout_args: layout.args(),
+            command_prefix: layout.command_prefix(),
             workdir: docker.workdir.clone(),
             name: request.sandbox_name.clone(),
             base_env: docker.env.clone(),

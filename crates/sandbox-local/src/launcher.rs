@@ -7,7 +7,9 @@
 //! command in new PID, IPC, UTS, network and cgroup namespaces with
 //! `--die-with-parent`, so killing that group ends bubblewrap, and with it
 //! the PID namespace's init and every process the command started,
-//! double-forked daemons included.
+//! double-forked daemons included. When Landlock is applied, bubblewrap
+//! runs `/.talon/sandbox-exec RULES -- COMMAND` (see
+//! [`crate::FileRules`]), which restricts itself and becomes the command.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -114,6 +116,9 @@ pub(crate) struct Runner {
     pub(crate) bwrap: PathBuf,
     pub(crate) seccomp: Arc<SeccompFiles>,
     pub(crate) layout_args: Vec<OsString>,
+    /// `talon-sandbox-exec` and its Landlock rules, when applied (else
+    /// empty): what bubblewrap runs before the command.
+    pub(crate) command_prefix: Vec<OsString>,
     pub(crate) workdir: String,
     pub(crate) name: String,
     /// `docker.env` of the resolved config.
@@ -192,6 +197,7 @@ impl Runner {
             args.extend(["--unsetenv".into(), talon_proc_tree::LABEL_VAR.into()]);
         }
         args.extend(["--chdir".into(), workdir.into(), "--".into()]);
+        args.extend(self.command_prefix.iter().cloned());
         args.extend(argv.iter().map(OsString::from));
         let mut cmd = match &leaf {
             // Joins the leaf's cgroups, then execs the wrapper; env cleared

@@ -2,11 +2,13 @@
 //! but the command.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use talon_sandbox_core::MountEntry;
 
-use crate::rootfs::{HostRoot, push};
+use crate::file_rules::{DEVICES_RW, FileRules, SANDBOX_EXEC_PATH};
+use crate::rootfs::{HostRoot, RootEntry, push};
 
 /// The file descriptors the launch wrapper opens the two seccomp filters
 /// on (see [`crate::seccomp`]).
@@ -38,6 +40,9 @@ pub(crate) struct SandboxLayout {
     pub(crate) hostname: String,
     /// Remount the sandbox's root read-only once everything is mounted.
     pub(crate) read_only_root: bool,
+    /// The host's `talon-sandbox-exec`, bound read-only at
+    /// [`SANDBOX_EXEC_PATH`] when Landlock is applied.
+    pub(crate) sandbox_exec: Option<PathBuf>,
 }
 
 impl SandboxLayout {
@@ -67,9 +72,58 @@ impl SandboxLayout {
             out.push(mount.host_path.clone().into());
             out.push(mount.container_path.clone().into());
         }
+        if let Some(helper) = &self.sandbox_exec {
+            push(&mut out, ["--ro-bind"]);
+            out.push(helper.clone().into());
+            out.push(SANDBOX_EXEC_PATH.into());
+        }
         if self.read_only_root {
             push(&mut out, ["--remount-ro", "/"]);
         }
+        out
+    }
+
+    /// The Landlock rules of this layout: read and execute beneath the
+    /// system dirs, `/proc`, `/dev` and the read-only mounts; everything
+    /// beneath the writable mounts, the tmpfs dirs and [`DEVICES_RW`];
+    /// only listing at `/`.
+    pub(crate) fn file_rules(&self) -> FileRules {
+        let mut rules = FileRules {
+            require: true,
+            ..FileRules::default()
+        };
+        for entry in &self.root.entries {
+            if let RootEntry::ReadOnlyDir { path } = entry {
+                rules.read_only.push(path.clone());
+            }
+        }
+        rules.read_only.extend(["/proc", "/dev"].map(PathBuf::from));
+        for mount in &self.mounts {
+            let list = if mount.read_only {
+                &mut rules.read_only
+            } else {
+                &mut rules.read_write
+            };
+            list.push(PathBuf::from(&mount.container_path));
+        }
+        rules
+            .read_write
+            .extend(self.tmpfs.iter().map(PathBuf::from));
+        rules
+            .read_write
+            .extend(DEVICES_RW.iter().map(PathBuf::from));
+        rules.list_only.push(PathBuf::from("/"));
+        rules
+    }
+
+    /// What goes before the command: the helper and its rules when
+    /// Landlock is applied, else nothing.
+    pub(crate) fn command_prefix(&self) -> Vec<OsString> {
+        if self.sandbox_exec.is_none() {
+            return Vec::new();
+        }
+        let mut out = vec![OsString::from(SANDBOX_EXEC_PATH)];
+        out.extend(self.file_rules().to_args());
         out
     }
 }

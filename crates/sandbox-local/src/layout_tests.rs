@@ -56,6 +56,7 @@ fn layout_binds_the_root_then_the_plan_then_makes_the_root_read_only() {
         tmpfs: vec!["/tmp".to_owned()],
         hostname: "talon-sbx-x".to_owned(),
         read_only_root: true,
+        sandbox_exec: Some(PathBuf::from("/opt/talon/talon-sandbox-exec")),
     };
     let args = strings(&layout.args());
     for flag in [
@@ -82,10 +83,44 @@ fn layout_binds_the_root_then_the_plan_then_makes_the_root_read_only() {
     );
     let ws = position(&args, &["--bind", "/srv/ws", "/workspace"]);
     let skills = position(&args, &["--ro-bind", "/srv/ws/skills", "/workspace/skills"]);
+    let helper = position(
+        &args,
+        &[
+            "--ro-bind",
+            "/opt/talon/talon-sandbox-exec",
+            "/.talon/sandbox-exec",
+        ],
+    );
     let ro = position(&args, &["--remount-ro", "/"]);
     assert!(
-        usr < bin && bin < shadow && shadow < private && private < ws && ws < skills && skills < ro
+        usr < bin
+            && bin < shadow
+            && shadow < private
+            && private < ws
+            && ws < skills
+            && skills < helper
+            && helper < ro
     );
+    // Landlock: the writable workspace and tmpfs read-write, the system
+    // dirs and the read-only skills read-only, nothing for /bin's symlink.
+    let rules = layout.file_rules();
+    let paths = |v: &[PathBuf]| {
+        v.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        paths(&rules.read_only),
+        ["/usr", "/proc", "/dev", "/workspace/skills"]
+    );
+    assert_eq!(&paths(&rules.read_write)[..2], ["/workspace", "/tmp"]);
+    assert!(paths(&rules.read_write).contains(&"/dev/null".to_owned()));
+    assert!(!paths(&rules.read_write).contains(&"/dev/shm".to_owned()));
+    assert_eq!(paths(&rules.list_only), ["/"]);
+    assert!(rules.require);
+    let prefix = strings(&layout.command_prefix());
+    assert_eq!(prefix[0], "/.talon/sandbox-exec");
+    assert_eq!(prefix.last().map(String::as_str), Some("--"));
     position(&args, &["--cap-drop", "ALL"]);
     position(&args, &["--add-seccomp-fd", "3", "--add-seccomp-fd", "4"]);
     // Nothing of the host's home or state is bound.
@@ -105,6 +140,9 @@ fn a_writable_root_is_not_remounted() {
         tmpfs: Vec::new(),
         hostname: "h".to_owned(),
         read_only_root: false,
+        sandbox_exec: None,
     };
     assert!(!strings(&layout.args()).iter().any(|a| a == "--remount-ro"));
+    // Without the helper nothing precedes the command.
+    assert!(layout.command_prefix().is_empty());
 }

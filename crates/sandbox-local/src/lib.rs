@@ -33,10 +33,24 @@
 //! - `docker.memory` / `pidsLimit` / `cpus` as cgroup limits of the
 //!   command's tree (a cgroup of its own, from `talon-proc-tree`).
 //!
-//! Landlock is not applied ([`LANDLOCK_NOT_APPLIED`]). The sandbox runs as
-//! the user Talon runs as (as Docker runs as the workspace owner), so the
-//! mount namespace, not file permissions, keeps it away from the host's
-//! files.
+//! - Landlock file rules (defence in depth under the mount namespace),
+//!   applied inside the sandbox by the `talon-sandbox-exec` helper this
+//!   crate builds ([`FileRules`]): bound read-only at
+//!   [`SANDBOX_EXEC_PATH`], it restricts itself after bubblewrap's mounts
+//!   and then `exec`s the command. Read and execute beneath the system
+//!   dirs, `/proc`, `/dev` and the read-only mounts; everything beneath the
+//!   writable mounts, the tmpfs dirs and [`DEVICES_RW`]; only listing at
+//!   `/`; nothing else (so `/dev/shm`, or a root left writable, cannot be
+//!   written). The helper is found by [`LocalBackend::with_sandbox_exec`],
+//!   else `$TALON_SANDBOX_EXEC`, else next to the running executable
+//!   ([`find_sandbox_exec`]); without it, or on a kernel without Landlock,
+//!   commands still run, and `explain` and a one-time warning say why
+//!   ([`LandlockSetup`]). An older kernel gets what its Landlock ABI
+//!   knows (best effort).
+//!
+//! The sandbox runs as the user Talon runs as (as Docker runs as the
+//! workspace owner), so the mount namespace and Landlock, not file
+//! permissions, keep it away from the host's files.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -61,21 +75,28 @@
 #![deny(missing_docs)]
 
 pub use crate::backend::{DEFAULT_BWRAP, LocalBackend, find_bwrap, nothing_to_remove};
+pub use crate::file_rules::{
+    DEVICES_RW, Enforcement, FileRules, FileRulesError, LandlockReport, SANDBOX_EXEC_ENV,
+    SANDBOX_EXEC_NAME, SANDBOX_EXEC_PATH,
+};
 pub use crate::handle::LocalSandbox;
 pub use crate::launcher::{DEFAULT_PATH, LocalLauncher, SANDBOX_HOME};
 pub use crate::layout::ISOLATION_FLAGS;
 pub use crate::limits::{RequestedLimits, requested as requested_limits};
-pub use crate::protections::{LANDLOCK_NOT_APPLIED, Protection, Protections};
+pub use crate::protections::{Protection, Protections};
 pub use crate::rootfs::{ETC_MASKED, HostRoot, RootEntry, SYSTEM_DIRS};
+pub use crate::sandbox_exec::{LandlockSetup, find_sandbox_exec};
 pub use crate::seccomp::DENIED_SYSCALLS;
 pub use crate::settings::{SettingProblem, unsupported_settings};
 
 mod backend;
+mod file_rules;
 mod handle;
 mod launcher;
 mod layout;
 mod limits;
 mod protections;
 mod rootfs;
+mod sandbox_exec;
 mod seccomp;
 mod settings;

@@ -8,14 +8,9 @@ use talon_sandbox_core::{ResolvedSandboxConfig, SandboxError};
 
 use crate::backend::{INSTALL_HINT, find_bwrap};
 use crate::layout::ISOLATION_FLAGS;
+use crate::sandbox_exec::LandlockSetup;
 use crate::seccomp::DENIED_SYSCALLS;
 use crate::settings::{SettingProblem, unsupported_settings};
-
-/// Why Landlock is not applied (shown by `explain`).
-pub const LANDLOCK_NOT_APPLIED: &str = "not applied: Landlock restricts the calling process, so it \
-     would have to be set up between fork and exec (unsafe code) or by a helper binary; the \
-     sandbox's mount namespace is the file rule instead (only the system dirs, read-only, and the \
-     mount plan exist in it)";
 
 /// One protection: whether it is on, and a detail line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -95,12 +90,6 @@ pub(crate) fn check_user_namespaces() -> Result<(), SandboxError> {
     Ok(())
 }
 
-/// Whether the kernel lists Landlock among its active security modules
-/// (`None`: securityfs is not mounted, so unknown).
-fn landlock_in_kernel() -> Option<bool> {
-    read_trimmed("/sys/kernel/security/lsm").map(|l| l.split(',').any(|m| m == "landlock"))
-}
-
 /// Whether this kernel has seccomp filtering (`Seccomp:` in
 /// `/proc/self/status`).
 fn seccomp_in_kernel() -> bool {
@@ -109,8 +98,19 @@ fn seccomp_in_kernel() -> bool {
 
 impl Protections {
     /// What a sandbox for `config` gets on this host (looks bubblewrap and
-    /// kernel features up; runs nothing).
+    /// kernel features up; runs nothing but `talon-sandbox-exec --check`,
+    /// found as [`crate::find_sandbox_exec`] does).
     pub fn detect(config: &ResolvedSandboxConfig, state_dir: &Path) -> Protections {
+        Self::detect_with(config, state_dir, &LandlockSetup::detect(None))
+    }
+
+    /// As [`Protections::detect`], with the Landlock setup of a backend
+    /// ([`crate::LocalBackend::landlock`]).
+    pub fn detect_with(
+        config: &ResolvedSandboxConfig,
+        state_dir: &Path,
+        landlock: &LandlockSetup,
+    ) -> Protections {
         let bwrap = find_bwrap(std::env::var_os("PATH").as_deref());
         let mut missing = Vec::new();
         if bwrap.is_none() {
@@ -172,15 +172,8 @@ impl Protections {
                 ),
             },
             landlock: Protection {
-                applied: false,
-                detail: format!(
-                    "{LANDLOCK_NOT_APPLIED}; kernel: {}",
-                    match landlock_in_kernel() {
-                        Some(true) => "has Landlock",
-                        Some(false) => "no Landlock",
-                        None => "unknown (securityfs not mounted)",
-                    }
-                ),
+                applied: landlock.helper().is_some(),
+                detail: landlock.detail(),
             },
             cgroup_limits: crate::limits::protection(&limits),
             network: Protection {

@@ -37,12 +37,13 @@ async fn ssh_keys_and_the_state_dir_outside_the_mounts_are_unreadable() {
     assert!(!out.contains(SECRET), "{out}");
     assert!(out.ends_with("end\n"), "{out} {err}");
     assert!(out.contains("No such file"), "{out}");
-    // The sandbox's root holds the system dirs, its own mounts and nothing
-    // else of the host.
+    // The sandbox's root holds the system dirs, its own mounts, the
+    // Landlock helper's directory and nothing else of the host.
     let (out, _, _) = sh(&*sandbox, "ls -A /").await;
     for entry in out.lines() {
         assert!(
             [
+                ".talon",
                 "bin",
                 "dev",
                 "etc",

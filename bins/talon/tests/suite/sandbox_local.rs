@@ -14,6 +14,9 @@ fn talon(d: &Path, args: &[&str]) -> Run {
         .args(args)
         .env_remove("TALON_CONFIG")
         .env("TALON_STATE_DIR", d.join("state"))
+        // No Landlock helper, whatever else the target dir holds (the
+        // helper's own tests are in talon-sandbox-local).
+        .env("TALON_SANDBOX_EXEC", d.join("no-such-helper"))
         .env(
             "DOCKER_HOST",
             format!("unix://{}/no-docker.sock", d.display()),
@@ -53,6 +56,14 @@ fn explain_shows_the_local_protections_and_refused_settings() {
             .contains("ptrace")
     );
     assert_eq!(local["landlock"]["applied"], false);
+    assert!(
+        local["landlock"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("talon-sandbox-exec was not found"),
+        "{}",
+        local["landlock"]
+    );
     assert!(
         local["namespaces"]["detail"]
             .as_str()

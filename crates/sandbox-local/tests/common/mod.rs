@@ -14,6 +14,9 @@ use talon_sandbox_core::{
 use talon_sandbox_local::LocalBackend;
 use talon_tool_policy::config::ToolsConfig;
 
+/// The helper binary of this package.
+pub(crate) const SANDBOX_EXEC: &str = env!("CARGO_BIN_EXE_talon-sandbox-exec");
+
 pub(crate) const QUICK: Duration = Duration::from_secs(20);
 
 /// `<tmp>/home` (with `.ssh/id_ed25519`), `<tmp>/state` (with
@@ -78,7 +81,17 @@ impl Tree {
         )
     }
 
+    /// The backend as Talon runs it: with the `talon-sandbox-exec`
+    /// helper this package builds, so every command runs under Landlock.
     pub(crate) fn backend(&self) -> LocalBackend {
+        self.backend_without_landlock()
+            .with_sandbox_exec(SANDBOX_EXEC)
+            .unwrap()
+    }
+
+    /// The backend with no helper: the mount namespace is the only file
+    /// rule.
+    pub(crate) fn backend_without_landlock(&self) -> LocalBackend {
         LocalBackend::new()
             .unwrap_or_else(|e| panic!("{e}\n(the local sandbox tests need /usr/bin/bwrap: `apt-get install bubblewrap`, or `cargo xtask test`)"))
             .with_home_dirs(vec![self.home()])
