@@ -30,7 +30,9 @@
 //! - [`SandboxBackend`] / [`SandboxBackendRegistry`]: backends by id;
 //!   [`SandboxRequest`] is what a backend is asked to provide.
 //! - [`SandboxHandle`], [`ProcessLauncher`]: a ready sandbox and how
-//!   commands run in it.
+//!   commands run in it. [`spawn_local`] is how a launcher on this machine
+//!   (the host, the local bubblewrap sandbox) starts its command: pipes or
+//!   a PTY, a reaper task, and the tree ended as [`LocalKill`] says.
 //! - Pruning: [`PruneSettings`] (`prune.idleHours` / `prune.maxAgeDays`),
 //!   the pure decision [`prune_candidates`], one pass over every backend
 //!   [`prune_sandboxes`]; last use on disk ([`UsageStore`]) and calls in
@@ -86,6 +88,7 @@ pub use crate::docker_config::{
     DockerSettings, SizeValue, UlimitRange, UlimitValue,
 };
 pub use crate::error::SandboxError;
+pub use crate::local_spawn::{LocalKill, spawn_local};
 pub use crate::main_session::{
     DEFAULT_MAIN_KEY, GLOBAL_SESSION_KEY, MainSession, normalize_main_key,
 };
@@ -152,6 +155,7 @@ mod bind_spec;
 mod config_hash;
 mod docker_config;
 mod error;
+mod local_spawn;
 mod main_session;
 mod mounts;
 mod process;

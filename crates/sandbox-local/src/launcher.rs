@@ -13,28 +13,16 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use talon_proc_tree::{Leaf, Limits, Supervisor};
 use talon_sandbox_core::{
-    ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessInput, ProcessLauncher,
-    ProcessOutput, SandboxError, ScriptOutput,
+    LaunchRequest, LaunchedProcess, LocalKill, ProcessLauncher, SandboxError, ScriptOutput,
+    spawn_local,
 };
-use tokio::io::{AsyncRead, ReadBuf};
-use tokio::net::unix::pipe;
-use tokio::sync::watch;
 
 use crate::seccomp::SeccompPrograms;
 
@@ -46,8 +34,6 @@ pub const SANDBOX_HOME: &str = "/tmp";
 /// Opens the two filters on descriptors 3 and 4 (`layout::SECCOMP_FDS`)
 /// and becomes `bwrap`.
 const WRAPPER: &str = "exec 3<\"$1\" 4<\"$2\"; shift 2; exec \"$@\"";
-const PTY_ROWS: u16 = 24;
-const PTY_COLS: u16 = 80;
 
 /// The compiled seccomp filters in sealed memory files, opened by each
 /// launch through `/proc/<our pid>/fd/<n>`.
@@ -125,10 +111,6 @@ pub(crate) struct Runner {
     pub(crate) base_env: BTreeMap<String, String>,
     /// `docker.memory` / `pidsLimit` / `cpus`, when any is set.
     pub(crate) limits: Option<TreeLimits>,
-}
-
-fn exec_error(what: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Exec(format!("{what}: {e}"))
 }
 
 impl Runner {
@@ -209,98 +191,23 @@ impl Runner {
                 cmd
             }
         };
-        cmd.current_dir("/").kill_on_drop(false);
-        let mut master = None;
-        if pty {
-            let pty = open_pty()?;
-            let slave = pty.slave;
-            let dup = |fd: &OwnedFd| {
-                fd.try_clone()
-                    .map_err(|e| exec_error("cannot duplicate the PTY", e))
-            };
-            cmd.stdin(Stdio::from(dup(&slave)?))
-                .stdout(Stdio::from(dup(&slave)?))
-                .stderr(Stdio::from(slave));
-            master = Some(pty.master);
-        } else {
-            cmd.stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-        }
-        let spawned = cmd.spawn();
-        // Drop the command's copies of the PTY slave so the master sees the
-        // end once the sandbox is gone.
-        drop(cmd);
-        let mut child = spawned.map_err(|e| {
-            exec_error(
-                &format!("cannot start bubblewrap ({})", self.bwrap.display()),
-                e,
-            )
-        })?;
-        let pid = child.id();
-        let leaf = leaf.map(Arc::new);
-        if let (Some(leaf), Some(pid)) = (&leaf, pid) {
-            leaf.set_root_pid(pid);
-        }
-        let (stdin, stdout, stderr) = match master {
-            Some(master) => {
-                let reader = master
-                    .try_clone()
-                    .map_err(|e| exec_error("cannot duplicate the PTY", e))?;
-                let reader = pipe::Receiver::from_owned_fd_unchecked(reader)
-                    .map_err(|e| exec_error("cannot watch the PTY", e))?;
-                let writer = pipe::Sender::from_owned_fd_unchecked(master)
-                    .map_err(|e| exec_error("cannot watch the PTY", e))?;
-                (
-                    Some(Box::pin(writer) as ProcessInput),
-                    Box::pin(PtyReader(reader)) as ProcessOutput,
-                    None,
-                )
-            }
-            None => {
-                let stdout = child
-                    .stdout
-                    .take()
-                    .ok_or_else(|| exec_error("cannot read stdout", "no pipe"))?;
-                let stderr = child
-                    .stderr
-                    .take()
-                    .ok_or_else(|| exec_error("cannot read stderr", "no pipe"))?;
-                let stdin = child.stdin.take();
-                (
-                    stdin.map(|s| Box::pin(s) as ProcessInput),
-                    Box::pin(stdout) as ProcessOutput,
-                    Some(Box::pin(stderr) as ProcessOutput),
-                )
-            }
-        };
-        let (tx, rx) = watch::channel(None);
-        let reaped_leaf = leaf.clone();
-        tokio::spawn(async move {
-            let status = child
-                .wait()
-                .await
-                .map(convert_status)
-                .map_err(|e| e.to_string());
-            // The PID namespace is gone with bwrap; this removes the
-            // leaf's cgroup (and ends anything that still lingered).
-            if let Some(leaf) = reaped_leaf {
-                let _ = tokio::task::spawn_blocking(move || leaf.kill()).await;
-            }
-            let _ = tx.send(Some(status));
-        });
-        tracing::debug!(sandbox = %self.name, pid, pty, "local sandbox exec started");
-        Ok(LaunchedProcess {
-            stdin,
-            stdout,
-            stderr,
-            control: Box::new(LocalControl {
-                pid,
-                leaf,
-                status: rx,
-                killed: AtomicBool::new(false),
-            }),
-        })
+        cmd.current_dir("/");
+        // SIGKILL to the wrapper's / bwrap's process group ends bubblewrap,
+        // and `--die-with-parent` the sandbox's PID namespace with it; the
+        // leaf (limits) then removes the cgroup and ends any straggler.
+        let process = spawn_local(
+            cmd,
+            pty,
+            LocalKill::ProcessGroup(leaf),
+            &format!("bubblewrap ({})", self.bwrap.display()),
+        )?;
+        tracing::debug!(
+            sandbox = %self.name,
+            pid = process.control.pid(),
+            pty,
+            "local sandbox exec started"
+        );
+        Ok(process)
     }
 
     /// `sh -c SCRIPT talon-sandbox ARGS...` in the sandbox, killed at
@@ -321,115 +228,6 @@ impl Runner {
             &format!("in local sandbox {}", self.name),
         )
         .await
-    }
-}
-
-fn open_pty() -> Result<nix::pty::OpenptyResult, SandboxError> {
-    let size = nix::pty::Winsize {
-        ws_row: PTY_ROWS,
-        ws_col: PTY_COLS,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    nix::pty::openpty(&size, None).map_err(|e| exec_error("cannot open a PTY", e))
-}
-
-fn convert_status(status: std::process::ExitStatus) -> ExitStatus {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitStatus::Code(code),
-        (None, Some(signal)) => ExitStatus::Signal(signal),
-        (None, None) => ExitStatus::Code(-1),
-    }
-}
-
-/// Reads a PTY master; the `EIO` Linux returns once every slave is closed
-/// is the end of the stream.
-struct PtyReader(pipe::Receiver);
-
-impl AsyncRead for PtyReader {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match Pin::new(&mut self.0).poll_read(cx, buf) {
-            Poll::Ready(Err(e)) if e.raw_os_error() == Some(libc::EIO) => Poll::Ready(Ok(())),
-            other => other,
-        }
-    }
-}
-
-/// Waits for and kills one sandboxed command.
-#[derive(Debug)]
-struct LocalControl {
-    pid: Option<u32>,
-    /// The command's cgroup leaf, when it has limits.
-    leaf: Option<Arc<Leaf>>,
-    status: watch::Receiver<Option<Result<ExitStatus, String>>>,
-    killed: AtomicBool,
-}
-
-impl LocalControl {
-    /// `SIGKILL` to the host process group of the wrapper / `bwrap`;
-    /// `--die-with-parent` takes the sandbox's PID namespace down with it.
-    fn kill_group(&self) -> Result<(), SandboxError> {
-        let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) else {
-            return Ok(());
-        };
-        // Once bwrap has been reaped its namespace is gone, and its pid
-        // (the group id) may belong to someone else by now.
-        if self.status.borrow().is_some() {
-            return Ok(());
-        }
-        match killpg(Pid::from_raw(pid), Signal::SIGKILL) {
-            Ok(()) | Err(Errno::ESRCH) => Ok(()),
-            Err(e) => Err(SandboxError::Exec(format!(
-                "cannot kill the local sandbox's process group {pid}: {e}"
-            ))),
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl ProcessControl for LocalControl {
-    fn pid(&self) -> Option<u32> {
-        self.pid
-    }
-
-    async fn wait(&self) -> Result<ExitStatus, SandboxError> {
-        let mut rx = self.status.clone();
-        let status = rx
-            .wait_for(Option::is_some)
-            .await
-            .map_err(|_| SandboxError::Exec("the process reaper stopped".to_owned()))?;
-        match status.as_ref() {
-            Some(Ok(status)) => Ok(*status),
-            Some(Err(e)) => Err(SandboxError::Exec(format!("waiting failed: {e}"))),
-            None => Err(SandboxError::Exec("no exit status".to_owned())),
-        }
-    }
-
-    async fn kill(&self) -> Result<(), SandboxError> {
-        self.killed.store(true, Ordering::SeqCst);
-        self.kill_group()?;
-        if let Some(leaf) = self.leaf.clone() {
-            tokio::task::spawn_blocking(move || leaf.kill())
-                .await
-                .map_err(|e| SandboxError::Exec(format!("the cgroup kill task failed: {e}")))?
-                .map_err(|e| {
-                    SandboxError::Exec(format!("cannot end the local sandbox's process tree: {e}"))
-                })?;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for LocalControl {
-    fn drop(&mut self) {
-        // Whoever held the handle is gone; nothing may outlive it.
-        if !self.killed.load(Ordering::SeqCst) {
-            let _ = self.kill_group();
-        }
     }
 }
 

@@ -4,31 +4,17 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 
 use talon_hooks::exec_env::filter_inherited_env;
 use talon_proc_tree::{Leaf, Limits, Supervisor};
 use talon_sandbox_core::{
-    ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
+    LaunchRequest, LaunchedProcess, LocalKill, ProcessLauncher, SandboxError, spawn_local,
 };
-use tokio::io::{AsyncRead, ReadBuf};
-use tokio::net::unix::pipe;
-use tokio::sync::watch;
 
 /// The shell every command runs under.
 const SHELL: &str = "/bin/sh";
-/// The terminal size a PTY starts with.
-const PTY_ROWS: u16 = 24;
-/// The terminal size a PTY starts with.
-const PTY_COLS: u16 = 80;
 
 /// Where the host environment a command inherits comes from.
 #[derive(Debug, Clone)]
@@ -213,6 +199,7 @@ impl ProcessLauncher for HostLauncher {
         let cwd = self.resolve_workdir(request.workdir.as_deref())?;
         let env = self.environment(&request);
         let leaf = self.leaf()?;
+        let leaf_id = leaf.id().to_owned();
         // The leaf's command joins the leaf before `/bin/sh` runs, in a new
         // process group, with exactly `env` (plus the leaf label).
         let mut cmd = tokio::process::Command::from(leaf.command(
@@ -220,190 +207,17 @@ impl ProcessLauncher for HostLauncher {
             ["-c", request.command.as_str()],
             &env,
         ));
-        cmd.current_dir(&cwd).kill_on_drop(false);
-        let mut master = None;
-        if request.pty {
-            let pty = open_pty()?;
-            let slave = pty.slave;
-            let dup = |fd: &OwnedFd| {
-                fd.try_clone()
-                    .map_err(|e| io_error("cannot duplicate the PTY", e))
-            };
-            cmd.stdin(Stdio::from(dup(&slave)?))
-                .stdout(Stdio::from(dup(&slave)?))
-                .stderr(Stdio::from(slave));
-            master = Some(pty.master);
-        } else {
-            cmd.stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-        }
-        let spawned = cmd.spawn();
-        // The command keeps copies of the PTY slave until it is dropped;
-        // drop it now so the master sees the end once the process group is
-        // gone.
-        drop(cmd);
-        let mut child = spawned.map_err(|e| io_error("cannot start /bin/sh", e))?;
-        let pid = child.id();
-        if let Some(pid) = pid {
-            leaf.set_root_pid(pid);
-        }
-        let leaf = Arc::new(leaf);
-        let (stdin, stdout, stderr) = match master {
-            Some(master) => {
-                let reader = master
-                    .try_clone()
-                    .map_err(|e| io_error("cannot duplicate the PTY", e))?;
-                let reader = pipe::Receiver::from_owned_fd_unchecked(reader)
-                    .map_err(|e| io_error("cannot watch the PTY", e))?;
-                let writer = pipe::Sender::from_owned_fd_unchecked(master)
-                    .map_err(|e| io_error("cannot watch the PTY", e))?;
-                (
-                    Some(Box::pin(writer) as talon_sandbox_core::ProcessInput),
-                    Box::pin(PtyReader(reader)) as talon_sandbox_core::ProcessOutput,
-                    None,
-                )
-            }
-            None => {
-                let stdout = child
-                    .stdout
-                    .take()
-                    .ok_or_else(|| io_error("cannot read stdout", "no pipe"))?;
-                let stderr = child
-                    .stderr
-                    .take()
-                    .ok_or_else(|| io_error("cannot read stderr", "no pipe"))?;
-                let stdin = child.stdin.take();
-                (
-                    stdin.map(|s| Box::pin(s) as talon_sandbox_core::ProcessInput),
-                    Box::pin(stdout) as talon_sandbox_core::ProcessOutput,
-                    Some(Box::pin(stderr) as talon_sandbox_core::ProcessOutput),
-                )
-            }
-        };
-        let (tx, rx) = watch::channel(None);
-        tokio::spawn(async move {
-            let status = child
-                .wait()
-                .await
-                .map(convert_status)
-                .map_err(|e| e.to_string());
-            let _ = tx.send(Some(status));
-        });
+        cmd.current_dir(&cwd);
+        // The leaf ends the whole tree on a kill or when the handle goes,
+        // not when `/bin/sh` exits.
+        let process = spawn_local(cmd, request.pty, LocalKill::Tree(leaf), SHELL)?;
         tracing::debug!(
-            pid,
-            leaf = leaf.id(),
+            pid = process.control.pid(),
+            leaf = leaf_id,
             pty = request.pty,
             "host exec started"
         );
-        Ok(LaunchedProcess {
-            stdin,
-            stdout,
-            stderr,
-            control: Box::new(HostControl {
-                pid,
-                leaf,
-                status: rx,
-                killed: AtomicBool::new(false),
-            }),
-        })
-    }
-}
-
-fn open_pty() -> Result<nix::pty::OpenptyResult, SandboxError> {
-    let size = nix::pty::Winsize {
-        ws_row: PTY_ROWS,
-        ws_col: PTY_COLS,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    nix::pty::openpty(&size, None).map_err(|e| io_error("cannot open a PTY", e))
-}
-
-fn convert_status(status: std::process::ExitStatus) -> ExitStatus {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitStatus::Code(code),
-        (None, Some(signal)) => ExitStatus::Signal(signal),
-        (None, None) => ExitStatus::Code(-1),
-    }
-}
-
-/// Reads a PTY master; the `EIO` Linux returns once every slave is closed
-/// is the end of the stream.
-struct PtyReader(pipe::Receiver);
-
-impl AsyncRead for PtyReader {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match Pin::new(&mut self.0).poll_read(cx, buf) {
-            Poll::Ready(Err(e)) if e.raw_os_error() == Some(libc::EIO) => Poll::Ready(Ok(())),
-            other => other,
-        }
-    }
-}
-
-/// Waits for one host command and kills its whole tree.
-#[derive(Debug)]
-struct HostControl {
-    pid: Option<u32>,
-    leaf: Arc<Leaf>,
-    status: watch::Receiver<Option<Result<ExitStatus, String>>>,
-    killed: AtomicBool,
-}
-
-impl HostControl {
-    fn kill_tree(leaf: &Leaf) -> Result<(), SandboxError> {
-        leaf.kill().map_err(|e| {
-            SandboxError::Exec(format!(
-                "cannot kill the command's process tree: {}",
-                chain(&e)
-            ))
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl ProcessControl for HostControl {
-    fn pid(&self) -> Option<u32> {
-        self.pid
-    }
-
-    async fn wait(&self) -> Result<ExitStatus, SandboxError> {
-        let mut rx = self.status.clone();
-        let status = rx
-            .wait_for(Option::is_some)
-            .await
-            .map_err(|_| SandboxError::Exec("the process reaper stopped".to_owned()))?;
-        match status.as_ref() {
-            Some(Ok(status)) => Ok(*status),
-            Some(Err(e)) => Err(SandboxError::Exec(format!("waiting failed: {e}"))),
-            None => Err(SandboxError::Exec("no exit status".to_owned())),
-        }
-    }
-
-    async fn kill(&self) -> Result<(), SandboxError> {
-        self.killed.store(true, Ordering::SeqCst);
-        // Bounded, but it polls until the tree is empty: keep it off the
-        // async workers.
-        let leaf = Arc::clone(&self.leaf);
-        tokio::task::spawn_blocking(move || HostControl::kill_tree(&leaf))
-            .await
-            .map_err(|e| SandboxError::Exec(format!("the kill task failed: {e}")))?
-    }
-}
-
-impl Drop for HostControl {
-    fn drop(&mut self) {
-        // Whoever held the handle is gone; nothing may outlive it (the
-        // leaf's own drop would do it too, once the last handle goes).
-        if !self.killed.load(Ordering::SeqCst)
-            && let Err(e) = HostControl::kill_tree(&self.leaf)
-        {
-            tracing::warn!(error = %e, "a host command's tree outlived its handle");
-        }
+        Ok(process)
     }
 }
 
