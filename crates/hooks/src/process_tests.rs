@@ -144,7 +144,14 @@ async fn abort_kills_the_group() {
     let trigger = abort.clone();
     let pid_path = pid_file.clone();
     tokio::spawn(async move {
-        while !pid_path.exists() {
+        // Wait for the pid itself, not the file: `echo $! > file` creates
+        // the file before it writes, and an abort in between leaves it
+        // empty.
+        while std::fs::read_to_string(&pid_path)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+            .is_none()
+        {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         trigger.abort("test");
