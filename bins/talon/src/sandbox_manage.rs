@@ -53,6 +53,21 @@ pub(crate) fn ssh_targets(config: &TalonConfig) -> Vec<SshTarget> {
     out
 }
 
+/// Whether any agent (or the default one) resolves to the `docker`
+/// backend: only then is a missing Docker engine an error for `ls`.
+fn docker_configured(config: &TalonConfig) -> bool {
+    let home = talon_config::home_dir();
+    let state = talon_config::state_dir();
+    let mut ids = config.agent_ids();
+    ids.push(config.default_agent_id());
+    ids.iter().any(|id| {
+        config
+            .resolved_sandbox_config(id, &state, home.as_deref())
+            .backend
+            == "docker"
+    })
+}
+
 fn ssh_backend(ctx: &ContextArgs) -> Result<Option<(SshBackend, Vec<SshTarget>)>> {
     let loaded = load_config(ctx)?;
     let targets = ssh_targets(&loaded.config);
@@ -90,6 +105,7 @@ fn container_json(c: &SandboxContainer) -> Value {
 /// marked remote workspace on the configured SSH hosts.
 pub(crate) fn sandbox_ls(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
     let ssh = ssh_backend(ctx)?;
+    let docker_needed = docker_configured(&load_config(ctx)?.config);
     let (containers, remote, docker_note) = block_on(async {
         let docker = async {
             let docker = connect().await?;
@@ -98,8 +114,11 @@ pub(crate) fn sandbox_ls(ctx: &ContextArgs, json: bool, out: &mut String) -> Res
         .await;
         let (containers, note) = match (docker, &ssh) {
             (Ok(c), _) => (c, None),
-            // With SSH hosts configured, a missing engine is a note.
+            // With SSH hosts configured, or when no agent uses the
+            // `docker` backend (e.g. only `local`), a missing engine is a
+            // note.
             (Err(e), Some(_)) => (Vec::new(), Some(e.to_string())),
+            (Err(e), None) if !docker_needed => (Vec::new(), Some(e.to_string())),
             (Err(e), None) => return Err(e),
         };
         let remote = match &ssh {

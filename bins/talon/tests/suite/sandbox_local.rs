@@ -98,3 +98,32 @@ fn explain_shows_the_local_protections_and_refused_settings() {
         run.stdout
     );
 }
+
+#[test]
+fn ls_without_a_docker_engine_is_a_note_only_when_no_agent_uses_docker() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("talon.json"),
+        r#"{ agents: { defaults: { sandbox: { mode: "all", backend: "local" } } } }"#,
+    )
+    .unwrap();
+    // DOCKER_HOST points at a socket that does not exist.
+    let run = talon(d, &["sandbox", "ls"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("docker: "), "{run:?}");
+    let run = talon(d, &["sandbox", "ls", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json(), serde_json::json!([]));
+
+    // One agent on the default `docker` backend: a missing engine is an
+    // error again.
+    std::fs::write(
+        d.join("talon.json"),
+        r#"{ agents: { defaults: { sandbox: { mode: "all", backend: "local" } },
+            list: [ { id: "ops", sandbox: { backend: "docker" } } ] } }"#,
+    )
+    .unwrap();
+    let run = talon(d, &["sandbox", "ls"]);
+    assert_ne!(run.code, 0, "{run:?}");
+}
