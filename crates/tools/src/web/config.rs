@@ -8,6 +8,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+pub use talon_egress::SsrfAllowlistConfig;
 
 /// `web_fetch`'s default `maxChars`.
 pub const DEFAULT_FETCH_MAX_CHARS: usize = 20_000;
@@ -98,22 +99,6 @@ impl WebSearchConfig {
     pub fn is_enabled(&self) -> bool {
         self.enabled.unwrap_or(true)
     }
-}
-
-/// `tools.web.fetch.ssrfAllowlist`: the operator's explicit exceptions to
-/// the SSRF rules.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SsrfAllowlistConfig {
-    /// Host names reachable whatever they resolve to (except the
-    /// unspecified addresses `0.0.0.0` and `::`). `*.example.com` matches
-    /// the subdomains, not `example.com` itself.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<String>,
-    /// Networks in CIDR form (`127.0.0.1/32`, `fd00::/8`) whose addresses
-    /// are reachable.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cidrs: Vec<String>,
 }
 
 /// `tools.web.search`.

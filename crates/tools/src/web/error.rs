@@ -30,3 +30,12 @@ impl WebError {
         }
     }
 }
+
+impl From<talon_egress::AllowlistError> for WebError {
+    fn from(e: talon_egress::AllowlistError) -> Self {
+        WebError::Config {
+            key: e.key,
+            message: e.message,
+        }
+    }
+}

@@ -23,8 +23,8 @@ use crate::web::error::WebError;
 use crate::web::extract::{
     BodyKind, decode_body, html_to_markdown, markdown_to_text, pretty_json, truncate_chars,
 };
-use crate::web::resolve::{HostResolver, PinnedResolver, SystemResolver};
-use crate::web::ssrf::{SsrfBlocked, SsrfPolicy};
+use crate::web::resolve::PinnedResolver;
+use talon_egress::{HostResolver, SsrfBlocked, SsrfPolicy, SystemResolver};
 
 /// The smallest `maxChars` a call gets.
 const MIN_MAX_CHARS: usize = 100;

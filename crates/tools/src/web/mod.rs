@@ -44,7 +44,6 @@ pub(crate) mod freshness;
 pub(crate) mod providers;
 pub(crate) mod resolve;
 pub(crate) mod search;
-pub(crate) mod ssrf;
 
 pub use self::config::{
     DEFAULT_FETCH_CACHE_TTL_MINUTES, DEFAULT_FETCH_MAX_CHARS, DEFAULT_FETCH_MAX_RESPONSE_BYTES,
@@ -59,9 +58,9 @@ pub use self::freshness::Freshness;
 pub use self::providers::{
     BraveProvider, ChatSearchProvider, GeminiProvider, GrokProvider, SearchProvider, SearchRequest,
 };
-pub use self::resolve::{HostResolver, StaticResolver, SystemResolver};
 pub use self::search::{EnvLookup, SEARCH_PROVIDERS, WebSearchTool, normalize_cache_key};
-pub use self::ssrf::{
+pub use talon_egress::{
     HostLiteral, IpBlock, SSRF_BLOCKED_CODE, SsrfBlocked, SsrfPolicy, classify_ip,
     is_blocked_hostname, normalize_hostname, parse_host_literal,
 };
+pub use talon_egress::{HostResolver, StaticResolver, SystemResolver};

@@ -1,5 +1,6 @@
 //! The SSRF guard: which URLs, host names and addresses `web_fetch` may
-//! reach (facts §15).
+//! reach (facts §15), and what the egress proxy of a local sandbox lets
+//! through.
 //!
 //! Three checks, each failing closed:
 //! 1. [`SsrfPolicy::check_url`], before any request: only `http`/`https`,
@@ -23,8 +24,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use ipnet::IpNet;
 use url::{Host, Url};
 
-use crate::web::config::SsrfAllowlistConfig;
-use crate::web::error::WebError;
+use crate::allowlist::{AllowlistError, SsrfAllowlistConfig};
 
 /// The stable code of a refused URL, in the error message and in the
 /// error's [`SsrfBlocked::code`].
@@ -350,7 +350,7 @@ impl SsrfPolicy {
 
     /// Compile `tools.web.fetch.ssrfAllowlist`. An entry that is not a
     /// host name, a `*.suffix` pattern or a CIDR is an error naming it.
-    pub fn from_config(allow: &SsrfAllowlistConfig) -> Result<Self, WebError> {
+    pub fn from_config(allow: &SsrfAllowlistConfig) -> Result<Self, AllowlistError> {
         let mut hosts = Vec::new();
         for raw in &allow.hosts {
             let h = normalize_hostname(raw);
@@ -366,7 +366,7 @@ impl SsrfPolicy {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
             if !valid {
-                return Err(WebError::config(
+                return Err(AllowlistError::new(
                     "tools.web.fetch.ssrfAllowlist.hosts",
                     format!(
                         "`{raw}` is not a host name or `*.suffix` pattern; write e.g. `intranet.example.com` or `*.example.com`"
@@ -378,7 +378,7 @@ impl SsrfPolicy {
         let mut cidrs = Vec::new();
         for raw in &allow.cidrs {
             let net: IpNet = raw.trim().parse().map_err(|_| {
-                WebError::config(
+                AllowlistError::new(
                     "tools.web.fetch.ssrfAllowlist.cidrs",
                     format!("`{raw}` is not a CIDR; write e.g. `10.1.0.0/16` or `fd00::/8`"),
                 )

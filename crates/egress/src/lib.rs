@@ -1,0 +1,47 @@
+//! Talon's egress guard: which destinations an agent may reach, decided in
+//! one place for every way out.
+//!
+//! - [`SsrfPolicy`]: the SSRF rules (facts §15) with the operator's
+//!   [`SsrfAllowlistConfig`]. `web_fetch` (in `talon-tools`) checks every
+//!   URL and every redirect hop with it and connects only to the addresses
+//!   it vetted.
+//! - [`EgressProxy`]: the host side of a local sandbox's network. A
+//!   sandbox with `network` other than `none` on the local backend still
+//!   has no network interface but loopback; its programs reach the outside
+//!   through an HTTP proxy (`HTTP_PROXY`/`HTTPS_PROXY`) whose every
+//!   `CONNECT` and absolute-form request is vetted by the same
+//!   [`SsrfPolicy`] before the proxy opens a connection, to the vetted
+//!   address only (a second DNS answer cannot swap in a private one).
+//!   The proxy listens on a Unix socket that the sandbox sees bind-mounted;
+//!   a small forwarder inside the sandbox's network namespace
+//!   (`talon-sandbox-exec`) relays `127.0.0.1:3128` to it.
+//! - [`HostResolver`]: the injectable name resolution behind both.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use talon_egress::{EgressProxy, SsrfPolicy, SystemResolver};
+//!
+//! # async fn demo() -> std::io::Result<()> {
+//! let proxy = EgressProxy::start(
+//!     std::path::Path::new("/run/talon/egress.sock"),
+//!     Arc::new(SsrfPolicy::strict()),
+//!     Arc::new(SystemResolver),
+//! )?;
+//! // ... give the sandbox the socket; dropping `proxy` stops it.
+//! # drop(proxy); Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+pub use crate::allowlist::{AllowlistError, SsrfAllowlistConfig};
+pub use crate::proxy::{EgressProxy, ProxyLimits};
+pub use crate::resolver::{HostResolver, StaticResolver, SystemResolver};
+pub use crate::ssrf::{
+    HostLiteral, IpBlock, SSRF_BLOCKED_CODE, SsrfBlocked, SsrfPolicy, classify_ip,
+    is_blocked_hostname, normalize_hostname, parse_host_literal,
+};
+
+mod allowlist;
+mod proxy;
+mod request;
+mod resolver;
+mod ssrf;
