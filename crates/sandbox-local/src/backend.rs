@@ -12,12 +12,15 @@ use talon_sandbox_core::{
     SecurityEnv, WorkspaceAccess, ensure_sandbox_security, prepare_sandbox_workspace,
 };
 
-use crate::handle::LocalSandbox;
+use talon_egress::{EgressProxy, HostResolver, SsrfPolicy, SystemResolver};
+
+use crate::file_rules::{SANDBOX_EXEC_ENV, SANDBOX_EXEC_NAME};
+use crate::handle::{Egress, LocalSandbox};
 use crate::launcher::{Runner, SeccompFiles, TreeLimits};
 use crate::layout::SandboxLayout;
 use crate::rootfs::HostRoot;
-use crate::sandbox_exec::LandlockSetup;
-use crate::settings::unsupported_settings;
+use crate::sandbox_exec::{LandlockSetup, find_sandbox_exec};
+use crate::settings::{EGRESS_NETWORK, unsupported_settings, wants_egress};
 
 /// Where bubblewrap is looked for first (Debian's `bubblewrap` package).
 pub const DEFAULT_BWRAP: &str = "/usr/bin/bwrap";
@@ -42,7 +45,8 @@ pub fn find_bwrap(path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
 
 /// The local sandbox backend (id `local`): no daemon; every command runs in
 /// fresh bubblewrap namespaces with a read-only view of the host's system
-/// directories, the run's mount plan, no network and a seccomp filter.
+/// directories, the run's mount plan, no network (or, with `network:
+/// "bridge"`, HTTP(S) through an SSRF-guarded proxy) and a seccomp filter.
 ///
 /// Cheap to share (`Arc` it). Building it finds bubblewrap and compiles the
 /// seccomp filter; a missing `bwrap` is an error naming the fix, and nothing
@@ -55,6 +59,13 @@ pub struct LocalBackend {
     home_dirs: Arc<[PathBuf]>,
     /// Whether commands start through `talon-sandbox-exec` (Landlock).
     landlock: Arc<LandlockSetup>,
+    /// The helper, found whether or not Landlock is applied: a sandbox
+    /// with egress needs it to run the forwarder.
+    helper: Option<PathBuf>,
+    /// What the egress proxy of a `network: "bridge"` sandbox lets through.
+    egress_policy: Arc<SsrfPolicy>,
+    /// How the egress proxy resolves names.
+    resolver: Arc<dyn HostResolver>,
     /// Ready sandboxes by name, with the config hash they were built for.
     ready: Mutex<HashMap<String, (String, Arc<LocalSandbox>)>>,
 }
@@ -88,6 +99,9 @@ impl LocalBackend {
             root: Arc::new(HostRoot::detect()),
             home_dirs: crate::protections::process_home_dirs().into(),
             landlock: Arc::new(LandlockSetup::detect(None)),
+            helper: find_sandbox_exec(None),
+            egress_policy: Arc::new(SsrfPolicy::strict()),
+            resolver: Arc::new(SystemResolver),
             ready: Mutex::new(HashMap::new()),
         })
     }
@@ -113,7 +127,24 @@ impl LocalBackend {
             )));
         }
         self.landlock = Arc::new(LandlockSetup::detect(Some(&path)));
+        self.helper = Some(path);
         Ok(self)
+    }
+
+    /// The SSRF rules of the egress proxy every `network: "bridge"`
+    /// sandbox reaches the outside through (default
+    /// [`SsrfPolicy::strict`]; the runtime passes the same policy as
+    /// `web_fetch`'s, from `tools.web.fetch.ssrfAllowlist`).
+    pub fn with_egress_policy(mut self, policy: Arc<SsrfPolicy>) -> Self {
+        self.egress_policy = policy;
+        self
+    }
+
+    /// Resolve the egress proxy's destinations with `resolver` (default:
+    /// the system resolver).
+    pub fn with_resolver(mut self, resolver: Arc<dyn HostResolver>) -> Self {
+        self.resolver = resolver;
+        self
     }
 
     /// Whether (and how) Landlock is applied to every command.
@@ -184,13 +215,26 @@ impl LocalBackend {
         };
         self.prepare_mounts(request)?;
         crate::protections::check_user_namespaces()?;
+        let egress = if wants_egress(&request.config) {
+            Some(self.start_egress(request)?)
+        } else {
+            None
+        };
+        let landlock = self.landlock.helper().is_some();
+        let sandbox_exec = if landlock || egress.is_some() {
+            self.helper.clone()
+        } else {
+            None
+        };
         let layout = SandboxLayout {
             root: Arc::clone(&self.root),
             mounts: request.mount_plan.entries.clone(),
             tmpfs: docker.tmpfs.clone(),
             hostname: request.sandbox_name.clone(),
             read_only_root: docker.read_only_root,
-            sandbox_exec: self.landlock.helper().map(Path::to_path_buf),
+            sandbox_exec,
+            landlock,
+            egress_socket: egress.as_ref().map(|e| e.proxy.socket_path().to_path_buf()),
         };
         self.landlock.warn_once();
         let runner = Arc::new(Runner {
@@ -202,6 +246,7 @@ impl LocalBackend {
             name: request.sandbox_name.clone(),
             base_env: docker.env.clone(),
             limits,
+            egress: egress.is_some(),
         });
         probe(&runner).await?;
         let bridge = request
@@ -213,7 +258,7 @@ impl LocalBackend {
                     request.sandbox_name
                 ))
             })?;
-        let sandbox = Arc::new(LocalSandbox::new(runner, bridge));
+        let sandbox = Arc::new(LocalSandbox::new(runner, bridge, egress));
         self.ready
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -223,6 +268,41 @@ impl LocalBackend {
             );
         tracing::debug!(sandbox = %request.sandbox_name, "local sandbox ready");
         Ok(sandbox)
+    }
+
+    /// Start the guarded proxy of a `network: "bridge"` sandbox, its
+    /// socket in a private (0700) directory of its own.
+    fn start_egress(&self, request: &SandboxRequest) -> Result<Egress, SandboxError> {
+        let key = request.config.docker_origins.key("network");
+        if self.helper.is_none() {
+            return Err(SandboxError::EngineUnavailable(format!(
+                "{key}: \"{EGRESS_NETWORK}\" on the local sandbox backend needs the \
+                 {SANDBOX_EXEC_NAME} helper (it relays the sandbox's proxy port to the host's \
+                 guarded proxy), and it was not found: install it next to the talon binary or \
+                 set {SANDBOX_EXEC_ENV}, or set the network to \"none\""
+            )));
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("talon-egress-")
+            .tempdir()
+            .map_err(|e| {
+                SandboxError::Io(format!(
+                    "cannot create the egress proxy directory of local sandbox {}: {e}",
+                    request.sandbox_name
+                ))
+            })?;
+        let proxy = EgressProxy::start(
+            &dir.path().join("egress.sock"),
+            Arc::clone(&self.egress_policy),
+            Arc::clone(&self.resolver),
+        )
+        .map_err(|e| {
+            SandboxError::Io(format!(
+                "cannot start the egress proxy of local sandbox {}: {e}",
+                request.sandbox_name
+            ))
+        })?;
+        Ok(Egress { proxy, _dir: dir })
     }
 
     fn cached(&self, request: &SandboxRequest) -> Option<Arc<LocalSandbox>> {

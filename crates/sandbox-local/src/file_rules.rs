@@ -44,9 +44,9 @@ pub const DEVICES_RW: &[&str] = &[
 /// A helper command line or ruleset that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum FileRulesError {
-    /// The arguments are not `[--check] [--require] (--ro|--rw|--list PATH)... -- ARGV`.
+    /// The arguments are not `[--check] [--require] (--ro|--rw|--list PATH)... [--egress SOCKET] -- ARGV`.
     #[error(
-        "talon-sandbox-exec: {0}; usage: talon-sandbox-exec [--require] [--ro PATH]... [--rw PATH]... [--list PATH]... (--check | -- COMMAND [ARG]...)"
+        "talon-sandbox-exec: {0}; usage: talon-sandbox-exec [--require] [--ro PATH]... [--rw PATH]... [--list PATH]... [--egress SOCKET] (--check | -- COMMAND [ARG]...)"
     )]
     Usage(String),
     /// The kernel refused the ruleset (or a rule).
@@ -73,6 +73,9 @@ pub struct FileRules {
     pub require: bool,
     /// Apply the rules, print the status line and exit (no command).
     pub check: bool,
+    /// Start the egress forwarder to this proxy socket before the command
+    /// (see [`crate::start_forwarder`]).
+    pub egress: Option<PathBuf>,
     /// The command.
     pub argv: Vec<OsString>,
 }
@@ -92,6 +95,7 @@ impl FileRules {
                 Some("--ro") => rules.read_only.push(path("--ro")?),
                 Some("--rw") => rules.read_write.push(path("--rw")?),
                 Some("--list") => rules.list_only.push(path("--list")?),
+                Some("--egress") => rules.egress = Some(path("--egress")?),
                 Some("--require") => rules.require = true,
                 Some("--check") => rules.check = true,
                 Some("--") => {
@@ -108,6 +112,7 @@ impl FileRules {
             .iter()
             .chain(&rules.read_write)
             .chain(&rules.list_only)
+            .chain(&rules.egress)
         {
             if !p.is_absolute() {
                 return Err(FileRulesError::Usage(format!(
@@ -140,12 +145,25 @@ impl FileRules {
                 out.push(p.clone().into());
             }
         }
+        if let Some(socket) = &self.egress {
+            out.push("--egress".into());
+            out.push(socket.clone().into());
+        }
         if self.check {
             out.push("--check".into());
         } else {
             out.push("--".into());
         }
         out
+    }
+
+    /// Whether any Landlock rule was given (`--require` counts): without
+    /// one the helper only starts the forwarder and runs the command.
+    pub fn has_rules(&self) -> bool {
+        self.require
+            || !self.read_only.is_empty()
+            || !self.read_write.is_empty()
+            || !self.list_only.is_empty()
     }
 
     /// Restrict this process (and everything it will start) to the rules;

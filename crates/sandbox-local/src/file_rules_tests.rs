@@ -17,6 +17,7 @@ fn args_round_trip() {
         list_only: vec![PathBuf::from("/")],
         require: true,
         check: false,
+        egress: Some(PathBuf::from("/.talon/egress.sock")),
         argv: Vec::new(),
     };
     let mut args = rules.to_args();
@@ -26,6 +27,7 @@ fn args_round_trip() {
     assert_eq!(parsed.read_only, rules.read_only);
     assert_eq!(parsed.list_only, rules.list_only);
     assert!(parsed.require);
+    assert_eq!(parsed.egress, rules.egress);
     assert_eq!(parsed.argv, os(&["/bin/sh", "-c", "true"]));
 }
 
@@ -38,6 +40,8 @@ fn bad_command_lines_are_refused() {
         &["--rw", "/tmp", "--"],
         &["--check", "--", "true"],
         &["--bogus", "--", "true"],
+        &["--egress", "relative.sock", "--", "true"],
+        &["--egress"],
     ] {
         let err = FileRules::parse(os(bad)).unwrap_err();
         assert!(matches!(err, FileRulesError::Usage(_)), "{bad:?}: {err}");

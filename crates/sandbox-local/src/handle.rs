@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use talon_egress::EgressProxy;
 use talon_fs_bridge::{FsBridge, MountBridge};
 use talon_sandbox_core::{ProcessLauncher, SandboxError, SandboxHandle, ScriptOutput};
 
@@ -17,15 +18,33 @@ pub struct LocalSandbox {
     launcher: Arc<LocalLauncher>,
     bridge: Arc<MountBridge>,
     capabilities: Vec<String>,
+    /// The guarded proxy of a sandbox with egress; it stops (and its
+    /// socket goes) when the sandbox is dropped.
+    egress: Option<Egress>,
+}
+
+/// A sandbox's egress proxy and the private directory of its socket.
+#[derive(Debug)]
+pub(crate) struct Egress {
+    pub(crate) proxy: EgressProxy,
+    /// Removed after the proxy (fields drop in order).
+    pub(crate) _dir: tempfile::TempDir,
 }
 
 impl LocalSandbox {
-    pub(crate) fn new(runner: Arc<Runner>, bridge: MountBridge) -> Self {
+    pub(crate) fn new(runner: Arc<Runner>, bridge: MountBridge, egress: Option<Egress>) -> Self {
         LocalSandbox {
             launcher: Arc::new(LocalLauncher { runner }),
             bridge: Arc::new(bridge),
             capabilities: Vec::new(),
+            egress,
         }
+    }
+
+    /// The host side of the sandbox's egress proxy, when it has egress
+    /// (`network: "bridge"`).
+    pub fn egress_socket(&self) -> Option<&std::path::Path> {
+        self.egress.as_ref().map(|e| e.proxy.socket_path())
     }
 
     /// The file bridge, typed.

@@ -111,11 +111,15 @@ pub(crate) struct Runner {
     pub(crate) base_env: BTreeMap<String, String>,
     /// `docker.memory` / `pidsLimit` / `cpus`, when any is set.
     pub(crate) limits: Option<TreeLimits>,
+    /// Whether commands get the egress proxy variables
+    /// (`network: "bridge"`).
+    pub(crate) egress: bool,
 }
 
 impl Runner {
     /// The environment of one command: `PATH`, `HOME`, `docker.env`, then
-    /// the request's variables (its `PATH` prepended to the default).
+    /// the request's variables (its `PATH` prepended to the default), then
+    /// the egress proxy variables when the sandbox has egress.
     fn environment(
         &self,
         extra: &BTreeMap<String, String>,
@@ -137,6 +141,9 @@ impl Runner {
             } else {
                 env.insert(key.clone(), value.clone());
             }
+        }
+        if self.egress {
+            env.extend(crate::egress::proxy_env());
         }
         Ok(env)
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use talon_sandbox_core::MountEntry;
 
+use crate::egress::EGRESS_SOCKET_PATH;
 use crate::file_rules::{DEVICES_RW, FileRules, SANDBOX_EXEC_PATH};
 use crate::rootfs::{HostRoot, RootEntry, push};
 
@@ -41,8 +42,14 @@ pub(crate) struct SandboxLayout {
     /// Remount the sandbox's root read-only once everything is mounted.
     pub(crate) read_only_root: bool,
     /// The host's `talon-sandbox-exec`, bound read-only at
-    /// [`SANDBOX_EXEC_PATH`] when Landlock is applied.
+    /// [`SANDBOX_EXEC_PATH`] when Landlock is applied or the sandbox has
+    /// egress.
     pub(crate) sandbox_exec: Option<PathBuf>,
+    /// Whether the helper applies the Landlock rules.
+    pub(crate) landlock: bool,
+    /// The host's egress proxy socket, bound read-only at
+    /// [`EGRESS_SOCKET_PATH`] (`network: "bridge"`).
+    pub(crate) egress_socket: Option<PathBuf>,
 }
 
 impl SandboxLayout {
@@ -76,6 +83,11 @@ impl SandboxLayout {
             push(&mut out, ["--ro-bind"]);
             out.push(helper.clone().into());
             out.push(SANDBOX_EXEC_PATH.into());
+        }
+        if let Some(socket) = &self.egress_socket {
+            push(&mut out, ["--ro-bind"]);
+            out.push(socket.clone().into());
+            out.push(EGRESS_SOCKET_PATH.into());
         }
         if self.read_only_root {
             push(&mut out, ["--remount-ro", "/"]);
@@ -116,14 +128,23 @@ impl SandboxLayout {
         rules
     }
 
-    /// What goes before the command: the helper and its rules when
-    /// Landlock is applied, else nothing.
+    /// What goes before the command: the helper with its rules (when
+    /// Landlock is applied) and `--egress` (when the sandbox has egress),
+    /// else nothing.
     pub(crate) fn command_prefix(&self) -> Vec<OsString> {
         if self.sandbox_exec.is_none() {
             return Vec::new();
         }
+        let mut rules = if self.landlock {
+            self.file_rules()
+        } else {
+            FileRules::default()
+        };
+        if self.egress_socket.is_some() {
+            rules.egress = Some(PathBuf::from(EGRESS_SOCKET_PATH));
+        }
         let mut out = vec![OsString::from(SANDBOX_EXEC_PATH)];
-        out.extend(self.file_rules().to_args());
+        out.extend(rules.to_args());
         out
     }
 }

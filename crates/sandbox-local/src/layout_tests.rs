@@ -57,6 +57,8 @@ fn layout_binds_the_root_then_the_plan_then_makes_the_root_read_only() {
         hostname: "talon-sbx-x".to_owned(),
         read_only_root: true,
         sandbox_exec: Some(PathBuf::from("/opt/talon/talon-sandbox-exec")),
+        landlock: true,
+        egress_socket: None,
     };
     let args = strings(&layout.args());
     for flag in [
@@ -141,8 +143,53 @@ fn a_writable_root_is_not_remounted() {
         hostname: "h".to_owned(),
         read_only_root: false,
         sandbox_exec: None,
+        landlock: false,
+        egress_socket: None,
     };
     assert!(!strings(&layout.args()).iter().any(|a| a == "--remount-ro"));
     // Without the helper nothing precedes the command.
     assert!(layout.command_prefix().is_empty());
+}
+
+#[test]
+fn egress_binds_the_socket_and_starts_the_forwarder_without_landlock_rules() {
+    let layout = SandboxLayout {
+        root: Arc::new(HostRoot::default()),
+        mounts: Vec::new(),
+        tmpfs: Vec::new(),
+        hostname: "h".to_owned(),
+        read_only_root: true,
+        sandbox_exec: Some(PathBuf::from("/opt/talon/talon-sandbox-exec")),
+        landlock: false,
+        egress_socket: Some(PathBuf::from("/tmp/talon-egress-x/egress.sock")),
+    };
+    let args = strings(&layout.args());
+    let bind = args.windows(3).any(|w| {
+        w == [
+            "--ro-bind",
+            "/tmp/talon-egress-x/egress.sock",
+            EGRESS_SOCKET_PATH,
+        ]
+    });
+    assert!(bind, "{args:?}");
+    // The socket is bound before the root goes read-only.
+    let remount = args.iter().position(|a| a == "--remount-ro");
+    let socket = args.iter().position(|a| a == EGRESS_SOCKET_PATH);
+    assert!(socket < remount);
+    assert_eq!(
+        strings(&layout.command_prefix()),
+        [SANDBOX_EXEC_PATH, "--egress", EGRESS_SOCKET_PATH, "--"]
+    );
+    // With Landlock too, the rules come first and `--egress` rides along.
+    let both = SandboxLayout {
+        landlock: true,
+        ..layout
+    };
+    let prefix = strings(&both.command_prefix());
+    assert!(prefix.iter().any(|a| a == "--require"), "{prefix:?}");
+    assert!(prefix.ends_with(&[
+        "--egress".to_owned(),
+        EGRESS_SOCKET_PATH.to_owned(),
+        "--".to_owned()
+    ]));
 }

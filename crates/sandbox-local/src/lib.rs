@@ -25,7 +25,8 @@
 //!   mount plan at the same container paths as Docker (`/workspace` per
 //!   `workspaceAccess`, `/agent`, skills read-only, custom binds), then
 //!   the root remounted read-only: no home directory, no state dir;
-//! - new PID, IPC, UTS, network (loopback only) and cgroup namespaces,
+//! - new PID, IPC, UTS, network (loopback only; see Network below) and
+//!   cgroup namespaces,
 //!   `--new-session`, `--die-with-parent`, every capability dropped;
 //! - the seccomp filters of [`DENIED_SYSCALLS`] (and `clone3` → `ENOSYS`);
 //! - exactly the environment `PATH`, `HOME=/tmp`, `docker.env` and the
@@ -65,8 +66,15 @@
 //! # Ok(()) }
 //! ```
 //!
-//! What it does NOT do: networking (a `network` other than `none` is
-//! refused until the SSRF-guarded egress path exists), images, keeping
+//! Network: `none` (the default) is loopback only. `bridge` adds one way
+//! out: the host runs a `talon_egress::EgressProxy` for the sandbox (the
+//! SSRF rules of `web_fetch`, set with [`LocalBackend::with_egress_policy`]),
+//! its socket bound at [`EGRESS_SOCKET_PATH`]; the helper starts a
+//! forwarder on [`EGRESS_LISTEN`] inside the sandbox's network namespace
+//! ([`start_forwarder`]) and every command gets [`PROXY_VARS`]. A program
+//! that ignores them reaches nothing. Any other network is refused.
+//!
+//! What it does NOT do: container networks, images, keeping
 //! processes between commands (a command's background children end with
 //! it), or running anything when bubblewrap or the kernel cannot build the
 //! sandbox.
@@ -75,6 +83,10 @@
 #![deny(missing_docs)]
 
 pub use crate::backend::{DEFAULT_BWRAP, LocalBackend, find_bwrap, nothing_to_remove};
+pub use crate::egress::{
+    EGRESS_LISTEN, EGRESS_PROXY_URL, EGRESS_SOCKET_PATH, NO_PROXY, PROXY_VARS, forward,
+    start_forwarder,
+};
 pub use crate::file_rules::{
     DEVICES_RW, Enforcement, FileRules, FileRulesError, LandlockReport, SANDBOX_EXEC_ENV,
     SANDBOX_EXEC_NAME, SANDBOX_EXEC_PATH,
@@ -87,9 +99,10 @@ pub use crate::protections::{Protection, Protections};
 pub use crate::rootfs::{ETC_MASKED, HostRoot, RootEntry, SYSTEM_DIRS};
 pub use crate::sandbox_exec::{LandlockSetup, find_sandbox_exec};
 pub use crate::seccomp::DENIED_SYSCALLS;
-pub use crate::settings::{SettingProblem, unsupported_settings};
+pub use crate::settings::{EGRESS_NETWORK, SettingProblem, unsupported_settings, wants_egress};
 
 mod backend;
+mod egress;
 mod file_rules;
 mod handle;
 mod launcher;

@@ -154,6 +154,26 @@ impl Protections {
             ));
         }
         let limits = crate::limits::requested(&config.docker);
+        let egress = crate::settings::wants_egress(config);
+        if egress && crate::sandbox_exec::find_sandbox_exec(landlock.helper()).is_none() {
+            missing.push(format!(
+                "network \"bridge\" needs the {} helper to relay the proxy port, and it was \
+                 not found (install it next to the talon binary or set {})",
+                crate::file_rules::SANDBOX_EXEC_NAME,
+                crate::file_rules::SANDBOX_EXEC_ENV
+            ));
+        }
+        let network_detail = if egress {
+            format!(
+                "bridge: a fresh network namespace with only loopback; HTTP and HTTPS reach out \
+                 only through Talon's SSRF-guarded egress proxy ({} in HTTP_PROXY/HTTPS_PROXY; \
+                 web_fetch's rules and tools.web.fetch.ssrfAllowlist; names resolved and \
+                 vetted on the host); anything that ignores the proxy reaches nothing",
+                crate::egress::EGRESS_PROXY_URL
+            )
+        } else {
+            "none: a fresh network namespace with only loopback".to_owned()
+        };
         Protections {
             bwrap,
             namespaces: Protection {
@@ -178,7 +198,7 @@ impl Protections {
             cgroup_limits: crate::limits::protection(&limits),
             network: Protection {
                 applied: true,
-                detail: "none: a fresh network namespace with only loopback".to_owned(),
+                detail: network_detail,
             },
             refused_settings: unsupported_settings(config),
             missing,

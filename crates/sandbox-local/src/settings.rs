@@ -6,11 +6,26 @@
 //! |---|---|
 //! | `workdir`, `binds`, `env`, `tmpfs` (paths), `readOnlyRoot`, `capDrop` | honoured (all capabilities are always dropped) |
 //! | `memory`, `pidsLimit`, `cpus` | cgroup limits of each command's process tree |
-//! | `network` other than `none` | refused: the SSRF-guarded egress path is not built, so a local sandbox has no network |
+//! | `network` | `none` (the default): loopback only; `bridge`: loopback, plus HTTP(S) through the host's SSRF-guarded egress proxy ([`EGRESS_NETWORK`]); any other network refused |
 //! | `user`, `seccompProfile`, `apparmorProfile`, `ulimits`, `memorySwap`, `gpus`, `setupCommand`, tmpfs options | refused: not enforceable without a container |
-//! | `image`, `containerPrefix`, `dns`, `extraHosts` | ignored: no image (the host's system dirs, read-only) and no network |
+//! | `image`, `containerPrefix`, `dns`, `extraHosts` | ignored: no image (the host's system dirs, read-only); names are resolved by the host's proxy |
 
 use talon_sandbox_core::{DEFAULT_NETWORK, ResolvedSandboxConfig};
+
+/// The `network` value that gives a local sandbox egress: Docker's default
+/// network name, read as "the outside world" — here only through the
+/// host's SSRF-guarded proxy (`HTTP_PROXY`/`HTTPS_PROXY`), never a raw
+/// route.
+pub const EGRESS_NETWORK: &str = "bridge";
+
+/// Whether `config` asks for egress (`network: "bridge"`).
+pub fn wants_egress(config: &ResolvedSandboxConfig) -> bool {
+    config
+        .docker
+        .network
+        .trim()
+        .eq_ignore_ascii_case(EGRESS_NETWORK)
+}
 
 /// A setting the local backend refuses: the key to change and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -39,13 +54,14 @@ pub fn unsupported_settings(config: &ResolvedSandboxConfig) -> Vec<SettingProble
             message,
         });
     };
-    if !docker.network.trim().eq_ignore_ascii_case(DEFAULT_NETWORK) {
+    if !docker.network.trim().eq_ignore_ascii_case(DEFAULT_NETWORK) && !wants_egress(config) {
         refuse(
             "network",
             format!(
-                "network \"{}\" is not available on the local sandbox backend: it has no network \
-                 (the SSRF-guarded egress path is not built yet). Set it to \"none\" (or remove \
-                 it), or use backend \"docker\" for a networked sandbox",
+                "network \"{}\" is not available on the local sandbox backend: it has no \
+                 container networks. Use \"none\" (loopback only, the default) or \"bridge\" \
+                 (HTTP and HTTPS through the host's SSRF-guarded proxy), or backend \"docker\" \
+                 for that network",
                 docker.network
             ),
         );

@@ -33,14 +33,22 @@ fn the_defaults_pass() {
 }
 
 #[test]
-fn a_network_names_its_key_and_both_ways_out() {
-    let problems = unsupported_settings(&resolve(DockerConfig {
+fn bridge_is_guarded_egress_and_other_networks_name_their_key() {
+    let bridge = resolve(DockerConfig {
         network: Some("bridge".to_owned()),
+        ..Default::default()
+    });
+    assert!(unsupported_settings(&bridge).is_empty());
+    assert!(wants_egress(&bridge));
+    assert!(!wants_egress(&resolve(DockerConfig::default())));
+    let problems = unsupported_settings(&resolve(DockerConfig {
+        network: Some("my-compose-net".to_owned()),
         ..Default::default()
     }));
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].key, "agents.defaults.sandbox.docker.network");
     assert!(problems[0].message.contains("\"none\""));
+    assert!(problems[0].message.contains("\"bridge\""));
     assert!(problems[0].message.contains("backend \"docker\""));
 }
 

@@ -232,7 +232,7 @@ async fn a_network_names_its_key_and_nothing_is_created() {
     let request = tree.request(
         WorkspaceAccess::None,
         DockerConfig {
-            network: Some("bridge".to_owned()),
+            network: Some("my-compose-net".to_owned()),
             ..Default::default()
         },
     );

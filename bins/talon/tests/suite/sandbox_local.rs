@@ -39,7 +39,7 @@ fn explain_shows_the_local_protections_and_refused_settings() {
     std::fs::write(
         d.join("talon.json"),
         r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all", backend: "local",
-            workspaceAccess: "rw", docker: { pidsLimit: 64, network: "bridge" } } } } }"#,
+            workspaceAccess: "rw", docker: { pidsLimit: 64, network: "my-compose-net" } } } } }"#,
     )
     .unwrap();
     let run = talon(d, &["sandbox", "explain", "--json"]);
@@ -90,6 +90,29 @@ fn explain_shows_the_local_protections_and_refused_settings() {
         "{}",
         run.stdout
     );
+    // `bridge` is the guarded egress: not refused, explained, and the
+    // missing relay helper is named.
+    std::fs::write(
+        d.join("talon.json"),
+        r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all", backend: "local",
+            workspaceAccess: "rw", docker: { network: "bridge" } } } } }"#,
+    )
+    .unwrap();
+    let run = talon(d, &["sandbox", "explain", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let local = &run.json()["local"];
+    assert_eq!(local["refusedSettings"], serde_json::json!([]));
+    let network = local["network"]["detail"].as_str().unwrap();
+    assert!(network.contains("SSRF-guarded egress proxy"), "{network}");
+    assert!(
+        local["missing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("talon-sandbox-exec helper")),
+        "{local}"
+    );
+
     let run = talon(d, &["sandbox", "recreate"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(

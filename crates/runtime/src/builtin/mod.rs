@@ -82,7 +82,11 @@ impl Builtins {
         let web: WebToolsConfig = section(tools.and_then(|t| t.web.as_ref()), "tools.web")?;
         let backends = Arc::new(SandboxBackendRegistry::new());
         backends.register("docker", Arc::new(docker::LazyDockerBackend::default()));
-        backends.register("local", Arc::new(local::LazyLocalBackend::default()));
+        let fetch_allowlist = web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref());
+        backends.register(
+            "local",
+            Arc::new(local::LazyLocalBackend::new(fetch_allowlist)),
+        );
         backends.register("ssh", ssh::backend(talon_config::home_dir()));
         let targets = Arc::new(Targets::new(
             Arc::new(config.clone()),

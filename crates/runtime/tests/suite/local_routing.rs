@@ -75,12 +75,12 @@ async fn sandboxed_runs_act_in_a_local_bubblewrap_sandbox() {
 }
 
 #[tokio::test]
-async fn a_network_on_the_local_backend_fails_the_call_naming_the_key() {
+async fn a_container_network_on_the_local_backend_fails_the_call_naming_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("ws")).unwrap();
     let config = r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all",
-        backend: "local", workspaceAccess: "rw", docker: { network: "bridge" } } } } }"#;
+        backend: "local", workspaceAccess: "rw", docker: { network: "my-compose-net" } } } } }"#;
     let loaded = talon_config::load_str(config, "talon.json").unwrap();
     let rt = RuntimeBuilder::from_config(&loaded.config, d)
         .unwrap()
@@ -109,4 +109,39 @@ async fn a_network_on_the_local_backend_fails_the_call_naming_the_key() {
         !d.join("ws/ran.txt").exists(),
         "nothing may run on the host"
     );
+}
+
+#[tokio::test]
+async fn bridge_with_an_invalid_allowlist_fails_naming_the_allowlist_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("ws")).unwrap();
+    let config = r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all",
+        backend: "local", workspaceAccess: "rw", docker: { network: "bridge" } } } },
+        tools: { web: { fetch: { ssrfAllowlist: { cidrs: ["10.0.0.0/99"] } } } } }"#;
+    let loaded = talon_config::load_str(config, "talon.json").unwrap();
+    let rt = RuntimeBuilder::from_config(&loaded.config, d)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut ctx = RunContext::new("main");
+    ctx.sandboxed = true;
+    let table = rt.assemble(RunSpec::new(ctx));
+    let out = table
+        .invoke(ModelToolCall::new(
+            "c1",
+            "exec",
+            json!({ "command": "echo ran > ran.txt" }),
+        ))
+        .await;
+    let text = match &out {
+        InvokeOutcome::Completed { result, .. } => result.text(),
+        InvokeOutcome::Failed(e) => e.to_string(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        text.contains("tools.web.fetch.ssrfAllowlist.cidrs"),
+        "{text}"
+    );
+    assert!(!d.join("ws/ran.txt").exists(), "nothing may run");
 }

@@ -3,23 +3,49 @@
 //! itself ([`FileRules`]) and then becomes the command (`exec`), so the
 //! command and everything it starts stay within them.
 //!
-//! `talon-sandbox-exec [--require] [--ro P]... [--rw P]... [--list P]... -- CMD ARG...`
+//! `talon-sandbox-exec [--require] [--ro P]... [--rw P]... [--list P]... [--egress SOCKET] -- CMD ARG...`
 //! runs `CMD`; with `--check` instead of a command it prints the status
 //! line (`landlock=full abi=7`) and exits 0. Exit codes: 125 when the
-//! rules cannot be applied (the command is not run), 127 when the command
-//! is not found, 126 when it cannot be executed.
+//! rules cannot be applied or the egress forwarder cannot start (the
+//! command is not run), 127 when the command is not found, 126 when it
+//! cannot be executed.
+//!
+//! With `--egress SOCKET` it first starts the egress forwarder
+//! (`talon-sandbox-exec --forward SOCKET`, the listening socket on its
+//! standard input; see `talon_sandbox_local::start_forwarder`), before the
+//! rules apply to it: it relays `127.0.0.1:3128` in the sandbox to the
+//! host's guarded proxy and nothing else.
 
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::process::ExitCode;
 
 use talon_sandbox_local::FileRules;
 
 fn main() -> ExitCode {
-    let rules = match FileRules::parse(std::env::args_os().skip(1)) {
+    let mut args = std::env::args_os().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == "--forward") {
+        return forward(args.nth(1));
+    }
+    let rules = match FileRules::parse(args) {
         Ok(rules) => rules,
         Err(e) => return fail(&anyhow::Error::new(e), 125),
     };
+    if let Some(socket) = &rules.egress {
+        let started = std::env::current_exe()
+            .and_then(|me| talon_sandbox_local::start_forwarder(&me, socket));
+        if let Err(e) = started {
+            return fail(
+                &anyhow::Error::new(e)
+                    .context("talon-sandbox-exec: cannot start the egress forwarder"),
+                125,
+            );
+        }
+    }
+    if !rules.has_rules() && !rules.check {
+        return run(&rules);
+    }
     let report = match rules.restrict_self() {
         Ok(report) => report,
         Err(e) => return fail(&anyhow::Error::new(e), 125),
@@ -31,6 +57,30 @@ fn main() -> ExitCode {
             Err(_) => ExitCode::from(125),
         };
     }
+    run(&rules)
+}
+
+/// `--forward SOCKET`: relay the listener on standard input to `SOCKET`
+/// until the sandbox ends.
+fn forward(socket: Option<std::ffi::OsString>) -> ExitCode {
+    let Some(socket) = socket else {
+        return ExitCode::from(125);
+    };
+    let listener = match std::io::stdin().as_fd().try_clone_to_owned() {
+        Ok(fd) => std::net::TcpListener::from(fd),
+        Err(e) => return fail(&anyhow::Error::new(e), 125),
+    };
+    match talon_sandbox_local::forward(listener, socket.into()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(
+            &anyhow::Error::new(e).context("talon-sandbox-exec --forward"),
+            125,
+        ),
+    }
+}
+
+/// Become the command.
+fn run(rules: &FileRules) -> ExitCode {
     let Some((program, args)) = rules.argv.split_first() else {
         return ExitCode::from(125);
     };
