@@ -98,6 +98,7 @@ fn bench() -> Result<(), String> {
         ("talon-tools", "files"),
         ("talon-tools", "exec"),
         ("talon-tools", "web"),
+        ("talon-egress", "egress"),
         ("talon-sandbox-docker", "docker"),
         ("talon-sandbox-core", "sandbox_core"),
         ("talon-tasks", "ledger"),

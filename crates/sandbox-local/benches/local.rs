@@ -7,7 +7,11 @@
 //!   directly (no seccomp filter, no wrapper), the floor to compare with;
 //! - `local_exec_true_pids_limit`: the backend with `docker.pidsLimit`, so
 //!   each command also gets (and removes) a cgroup leaf;
-//! - `local_ensure_warm`: `ensure` of a sandbox already built.
+//! - `local_ensure_warm`: `ensure` of a sandbox already built;
+//! - `local_exec_true_landlock`: through the `talon-sandbox-exec` helper
+//!   (Landlock rules applied, then exec);
+//! - `local_exec_true_bridge`: the same with `network: "bridge"`, so the
+//!   helper also binds 127.0.0.1:3128 and starts the egress forwarder.
 //!
 //! Docker's `docker_exec_true_backend` (the `docker` bench of
 //! `talon-sandbox-docker`, same `cargo xtask bench` run) is the figure to
@@ -114,6 +118,27 @@ fn benches(c: &mut Criterion) {
 
     c.bench_function("local_ensure_warm", |b| {
         b.iter(|| rt.block_on(backend.ensure_local(&plain)).unwrap());
+    });
+
+    // With the helper: Landlock, then Landlock plus the egress forwarder.
+    let helped = LocalBackend::new()
+        .unwrap()
+        .with_sandbox_exec(env!("CARGO_BIN_EXE_talon-sandbox-exec"))
+        .unwrap();
+    let landlocked = rt.block_on(helped.ensure_local(&plain)).unwrap();
+    c.bench_function("local_exec_true_landlock", |b| {
+        b.iter(|| rt.block_on(exec_true(&landlocked)));
+    });
+    let bridge = request(
+        state.path(),
+        DockerConfig {
+            network: Some("bridge".to_owned()),
+            ..Default::default()
+        },
+    );
+    let bridged = rt.block_on(helped.ensure_local(&bridge)).unwrap();
+    c.bench_function("local_exec_true_bridge", |b| {
+        b.iter(|| rt.block_on(exec_true(&bridged)));
     });
 }
 
