@@ -125,6 +125,11 @@ impl SandboxLayout {
             .read_write
             .extend(DEVICES_RW.iter().map(PathBuf::from));
         rules.list_only.push(PathBuf::from("/"));
+        if self.egress_socket.is_some() {
+            // The helper starts the forwarder from its own file after the
+            // rules apply.
+            rules.read_only.push(PathBuf::from(SANDBOX_EXEC_PATH));
+        }
         rules
     }
 

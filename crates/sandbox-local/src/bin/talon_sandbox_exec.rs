@@ -12,9 +12,10 @@
 //!
 //! With `--egress SOCKET` it first starts the egress forwarder
 //! (`talon-sandbox-exec --forward SOCKET`, the listening socket on its
-//! standard input; see `talon_sandbox_local::start_forwarder`), before the
-//! rules apply to it: it relays `127.0.0.1:3128` in the sandbox to the
-//! host's guarded proxy and nothing else.
+//! standard input; see `talon_sandbox_local::start_forwarder`), after the
+//! rules apply, so it is held to them like the command: it relays
+//! `127.0.0.1:3128` in the sandbox to the host's guarded proxy and nothing
+//! else.
 
 use std::io::Write;
 use std::os::fd::AsFd;
@@ -32,6 +33,15 @@ fn main() -> ExitCode {
         Ok(rules) => rules,
         Err(e) => return fail(&anyhow::Error::new(e), 125),
     };
+    let report = if rules.has_rules() || rules.check {
+        match rules.restrict_self() {
+            Ok(report) => Some(report),
+            Err(e) => return fail(&anyhow::Error::new(e), 125),
+        }
+    } else {
+        None
+    };
+    // After the rules, so the forwarder is held to them too.
     if let Some(socket) = &rules.egress {
         let started = std::env::current_exe()
             .and_then(|me| talon_sandbox_local::start_forwarder(&me, socket));
@@ -43,21 +53,14 @@ fn main() -> ExitCode {
             );
         }
     }
-    if !rules.has_rules() && !rules.check {
+    let Some(report) = report.filter(|_| rules.check) else {
         return run(&rules);
-    }
-    let report = match rules.restrict_self() {
-        Ok(report) => report,
-        Err(e) => return fail(&anyhow::Error::new(e), 125),
     };
-    if rules.check {
-        let mut out = std::io::stdout().lock();
-        return match writeln!(out, "{report}") {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(_) => ExitCode::from(125),
-        };
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{report}") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::from(125),
     }
-    run(&rules)
 }
 
 /// `--forward SOCKET`: relay the listener on standard input to `SOCKET`
