@@ -30,6 +30,11 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    // This binary is also the local sandbox's helper (Landlock, egress
+    // forwarder) when started as `EXE --talon-sandbox-exec ...`.
+    if let Some(code) = talon_sandbox_local::dispatch_multicall() {
+        return code;
+    }
     let args = Args::parse();
     if let Some(code) = reexec_with_state_dir(&args) {
         return code;

@@ -34,6 +34,11 @@ pub(crate) enum Status {
 }
 
 fn main() -> ExitCode {
+    // This binary is also the local sandbox's helper (Landlock, egress
+    // forwarder) when started as `EXE --talon-sandbox-exec ...`.
+    if let Some(code) = talon_sandbox_local::dispatch_multicall() {
+        return code;
+    }
     let cli = cli::Cli::parse();
     let mut out = String::new();
     match commands::run(&cli, &mut out) {

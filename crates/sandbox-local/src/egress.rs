@@ -46,15 +46,15 @@ pub(crate) fn proxy_env() -> impl Iterator<Item = (String, String)> {
         )
 }
 
-/// Bind [`EGRESS_LISTEN`] and start the forwarder: `helper --forward
-/// SOCKET` with the listening socket as its standard input, so it is ready
+/// Bind [`EGRESS_LISTEN`] and start the forwarder: `helper
+/// --talon-sandbox-exec --forward SOCKET` with the listening socket as its standard input, so it is ready
 /// before the command starts. The forwarder ends with the sandbox's PID
 /// namespace when the command exits.
 pub fn start_forwarder(helper: &Path, socket: &Path) -> io::Result<()> {
     let listener = TcpListener::bind(EGRESS_LISTEN)?;
     let fd: std::os::fd::OwnedFd = listener.into();
     std::process::Command::new(helper)
-        .arg("--forward")
+        .args([crate::helper::MULTICALL_ARG, "--forward"])
         .arg(socket)
         .stdin(std::process::Stdio::from(fd))
         .stdout(std::process::Stdio::null())

@@ -148,7 +148,10 @@ impl SandboxLayout {
         if self.egress_socket.is_some() {
             rules.egress = Some(PathBuf::from(EGRESS_SOCKET_PATH));
         }
-        let mut out = vec![OsString::from(SANDBOX_EXEC_PATH)];
+        let mut out = vec![
+            OsString::from(SANDBOX_EXEC_PATH),
+            OsString::from(crate::helper::MULTICALL_ARG),
+        ];
         out.extend(rules.to_args());
         out
     }

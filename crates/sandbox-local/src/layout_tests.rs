@@ -178,7 +178,13 @@ fn egress_binds_the_socket_and_starts_the_forwarder_without_landlock_rules() {
     assert!(socket < remount);
     assert_eq!(
         strings(&layout.command_prefix()),
-        [SANDBOX_EXEC_PATH, "--egress", EGRESS_SOCKET_PATH, "--"]
+        [
+            SANDBOX_EXEC_PATH,
+            "--talon-sandbox-exec",
+            "--egress",
+            EGRESS_SOCKET_PATH,
+            "--"
+        ]
     );
     // With Landlock too, the rules come first and `--egress` rides along.
     let both = SandboxLayout {

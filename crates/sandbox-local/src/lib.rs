@@ -92,6 +92,7 @@ pub use crate::file_rules::{
     SANDBOX_EXEC_NAME, SANDBOX_EXEC_PATH,
 };
 pub use crate::handle::LocalSandbox;
+pub use crate::helper::{MULTICALL_ARG, dispatch_multicall, helper_main};
 pub use crate::launcher::{DEFAULT_PATH, LocalLauncher, SANDBOX_HOME};
 pub use crate::layout::ISOLATION_FLAGS;
 pub use crate::limits::{RequestedLimits, requested as requested_limits};
@@ -105,6 +106,7 @@ mod backend;
 mod egress;
 mod file_rules;
 mod handle;
+mod helper;
 mod launcher;
 mod layout;
 mod limits;

@@ -9,17 +9,25 @@ use crate::file_rules::{
 };
 
 /// Find the helper: `explicit`, else `$TALON_SANDBOX_EXEC`, else
-/// `talon-sandbox-exec` next to the running executable. `None` when the
-/// chosen candidate is not a file.
+/// `talon-sandbox-exec` next to the running executable, else the running
+/// executable itself when it dispatches the helper
+/// ([`crate::dispatch_multicall`]: `talon`, `talon-gateway`). `None` when
+/// the chosen candidate is not a file (an explicit or configured path
+/// that is missing is never replaced by a fallback).
 pub fn find_sandbox_exec(explicit: Option<&Path>) -> Option<PathBuf> {
     let candidate = match explicit {
         Some(p) => p.to_path_buf(),
         None => match std::env::var_os(SANDBOX_EXEC_ENV).filter(|v| !v.is_empty()) {
             Some(p) => PathBuf::from(p),
-            None => std::env::current_exe()
-                .ok()?
-                .parent()?
-                .join(SANDBOX_EXEC_NAME),
+            None => {
+                let me = std::env::current_exe().ok()?;
+                let sibling = me.parent()?.join(SANDBOX_EXEC_NAME);
+                if !sibling.is_file() && crate::helper::is_multicall() {
+                    me
+                } else {
+                    sibling
+                }
+            }
         },
     };
     candidate.is_file().then_some(candidate)
@@ -56,7 +64,7 @@ impl LandlockSetup {
             };
         };
         let out = match std::process::Command::new(&helper)
-            .arg("--check")
+            .args([crate::helper::MULTICALL_ARG, "--check"])
             .env_clear()
             .stdin(std::process::Stdio::null())
             .output()

@@ -150,3 +150,102 @@ fn ls_without_a_docker_engine_is_a_note_only_when_no_agent_uses_docker() {
     let run = talon(d, &["sandbox", "ls"]);
     assert_ne!(run.code, 0, "{run:?}");
 }
+
+/// A copy of `talon` alone in a directory: no `talon-sandbox-exec` beside
+/// it, so the local backend must use `talon` itself as its helper.
+fn lone_talon(d: &Path) -> std::path::PathBuf {
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("talon");
+    std::fs::copy(env!("CARGO_BIN_EXE_talon"), &exe).unwrap();
+    exe
+}
+
+#[test]
+fn talon_is_its_own_sandbox_helper_and_bridge_reaches_out_only_through_the_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("ws")).unwrap();
+    let exe = lone_talon(d);
+    // A host HTTP server on loopback, reachable only because the
+    // allowlist names `localhost` (as for web_fetch).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut conn in listener.incoming().flatten() {
+            let mut buf = [0u8; 2048];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nhost-page",
+            );
+        }
+    });
+    let config = |allow: &str| {
+        format!(
+            r#"{{ agents: {{ defaults: {{ workspace: "./ws", sandbox: {{ mode: "all",
+            backend: "local", workspaceAccess: "rw", docker: {{ network: "bridge" }} }} }} }},
+            tools: {{ web: {{ fetch: {{ ssrfAllowlist: {{ hosts: [{allow}] }} }} }} }} }}"#
+        )
+    };
+    let run = |args: &[&str]| {
+        let out = Command::new(&exe)
+            .arg("--config")
+            .arg(d.join("talon.json"))
+            .args(args)
+            .env_remove("TALON_CONFIG")
+            .env_remove("TALON_SANDBOX_EXEC")
+            .env("HOME", d)
+            .env("TALON_STATE_DIR", d.join("state"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    std::fs::write(d.join("talon.json"), config("\"localhost\"")).unwrap();
+    let explained = run(&["sandbox", "explain", "--json"]);
+    assert_eq!(explained.code, 0, "{explained:?}");
+    let landlock = &explained.json()["local"]["landlock"];
+    assert_eq!(landlock["applied"], true, "{landlock}");
+    assert!(
+        landlock["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&exe.display().to_string()),
+        "{landlock}"
+    );
+
+    // An absolute-form request straight to the proxy (NO_PROXY would
+    // send urllib's `localhost` around it, into the sandbox's own
+    // loopback).
+    let fetch = format!(
+        "python3 -c 'import http.client as h; c = h.HTTPConnection(\"127.0.0.1\", 3128, timeout=10); \
+         c.request(\"GET\", \"http://localhost:{port}/\"); r = c.getresponse(); \
+         print(r.status, r.headers.get(\"X-Talon-Egress\"), r.read().decode())'"
+    );
+    let params = serde_json::json!({ "command": fetch }).to_string();
+    let call = [
+        "--session",
+        "agent:main:cli",
+        "tools",
+        "call",
+        "exec",
+        "--params",
+        params.as_str(),
+        "--json",
+        "--approve",
+        "allow-once",
+    ];
+    let allowed = run(&call);
+    assert_eq!(allowed.code, 0, "{allowed:?}");
+    assert!(allowed.stdout.contains("200 None host-page"), "{allowed:?}");
+
+    // Without the allowlist entry the same request is refused by the guard.
+    std::fs::write(d.join("talon.json"), config("")).unwrap();
+    let refused = run(&call);
+    assert!(refused.stdout.contains("403 ssrf_blocked"), "{refused:?}");
+}
