@@ -1,9 +1,10 @@
 //! [`LocalLauncher`]: every command is one `bwrap` run.
 //!
-//! The host process is `/bin/sh -c 'exec 3<"$1" 4<"$2"; shift 2; exec "$@"'`
-//! which opens the two sealed seccomp filters on descriptors 3 and 4 and
-//! becomes `bwrap` (so no `unsafe` `pre_exec` is needed to hand bubblewrap
-//! a descriptor). It runs in a process group of its own; `bwrap` puts the
+//! The host process is `bwrap` itself, started with the two sealed seccomp
+//! filters on descriptors 3 and 4 (each launch opens them afresh, so every
+//! `bwrap` reads its filters from the start; `command-fds` maps them
+//! between fork and exec, so Talon's own code stays free of `unsafe`). It
+//! runs in a process group of its own; `bwrap` puts the
 //! command in new PID, IPC, UTS, network and cgroup namespaces with
 //! `--die-with-parent`, so killing that group ends bubblewrap, and with it
 //! the PID namespace's init and every process the command started,
@@ -14,6 +15,9 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+
+use command_fds::{CommandFdExt, FdMapping};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,12 +35,10 @@ use crate::seccomp::SeccompPrograms;
 pub const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /// `HOME` inside the sandbox: the writable tmpfs.
 pub const SANDBOX_HOME: &str = "/tmp";
-/// Opens the two filters on descriptors 3 and 4 (`layout::SECCOMP_FDS`)
-/// and becomes `bwrap`.
-const WRAPPER: &str = "exec 3<\"$1\" 4<\"$2\"; shift 2; exec \"$@\"";
 
-/// The compiled seccomp filters in sealed memory files, opened by each
-/// launch through `/proc/<our pid>/fd/<n>`.
+/// The compiled seccomp filters in sealed memory files, opened afresh by
+/// each launch through `/proc/self/fd/<n>` (a new open file description,
+/// so concurrent launches never share a read offset).
 #[derive(Debug)]
 pub(crate) struct SeccompFiles {
     deny: OwnedFd,
@@ -71,12 +73,27 @@ impl SeccompFiles {
         })
     }
 
-    fn paths(&self) -> [String; 2] {
-        let pid = std::process::id();
-        [
-            format!("/proc/{pid}/fd/{}", self.deny.as_raw_fd()),
-            format!("/proc/{pid}/fd/{}", self.clone3.as_raw_fd()),
-        ]
+    /// The two filters, newly opened, mapped to descriptors 3 and 4
+    /// (`layout::SECCOMP_FDS`) of the child.
+    fn mappings(&self) -> Result<Vec<FdMapping>, SandboxError> {
+        let reopen = |fd: &OwnedFd, child_fd: i32| {
+            let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
+            rustix::fs::open(
+                path.as_str(),
+                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .map(|parent_fd| FdMapping {
+                parent_fd,
+                child_fd,
+            })
+            .map_err(|e| {
+                SandboxError::Io(format!(
+                    "cannot open the local sandbox's seccomp filter for a launch: {e}"
+                ))
+            })
+        };
+        Ok(vec![reopen(&self.deny, 3)?, reopen(&self.clone3, 4)?])
     }
 }
 
@@ -170,17 +187,9 @@ impl Runner {
             ));
         }
         let env = self.environment(env)?;
-        let [deny, clone3] = self.seccomp.paths();
+        let fds = self.seccomp.mappings()?;
         let leaf = self.limits.as_ref().map(TreeLimits::leaf).transpose()?;
-        let mut args: Vec<OsString> = vec![
-            "-c".into(),
-            WRAPPER.into(),
-            "talon-local".into(),
-            deny.into(),
-            clone3.into(),
-            self.bwrap.clone().into(),
-        ];
-        args.extend(self.layout_args.iter().cloned());
+        let mut args: Vec<OsString> = self.layout_args.clone();
         if leaf.is_some() {
             // The leaf's label is for the host side only.
             args.extend(["--unsetenv".into(), talon_proc_tree::LABEL_VAR.into()]);
@@ -189,15 +198,22 @@ impl Runner {
         args.extend(self.command_prefix.iter().cloned());
         args.extend(argv.iter().map(OsString::from));
         let mut cmd = match &leaf {
-            // Joins the leaf's cgroups, then execs the wrapper; env cleared
-            // and a process group of its own, as below.
-            Some(leaf) => tokio::process::Command::from(leaf.command("/bin/sh", &args, &env)),
+            // Joins the leaf's cgroups, then execs bwrap (descriptors 3
+            // and 4 survive that exec); env cleared and a process group of
+            // its own, as below.
+            Some(leaf) => leaf.command(&self.bwrap, &args, &env),
             None => {
-                let mut cmd = tokio::process::Command::new("/bin/sh");
+                let mut cmd = std::process::Command::new(&self.bwrap);
                 cmd.args(&args).env_clear().envs(&env).process_group(0);
                 cmd
             }
         };
+        cmd.fd_mappings(fds).map_err(|e| {
+            SandboxError::Exec(format!(
+                "cannot hand the seccomp filters to bubblewrap: {e}"
+            ))
+        })?;
+        let mut cmd = tokio::process::Command::from(cmd);
         cmd.current_dir("/");
         // SIGKILL to the wrapper's / bwrap's process group ends bubblewrap,
         // and `--die-with-parent` the sandbox's PID namespace with it; the

@@ -11,7 +11,7 @@ use crate::egress::EGRESS_SOCKET_PATH;
 use crate::file_rules::{DEVICES_RW, FileRules, SANDBOX_EXEC_PATH};
 use crate::rootfs::{HostRoot, RootEntry, push};
 
-/// The file descriptors the launch wrapper opens the two seccomp filters
+/// The file descriptors the launcher maps the two seccomp filters
 /// on (see [`crate::seccomp`]).
 pub(crate) const SECCOMP_FDS: [&str; 2] = ["3", "4"];
 

@@ -348,3 +348,32 @@ async fn a_pty_command_sees_a_terminal() {
     assert_eq!(text.trim(), "tty");
     assert_eq!(proc.control.wait().await.unwrap(), ExitStatus::Code(0));
 }
+
+#[tokio::test]
+async fn concurrent_commands_each_get_the_whole_seccomp_filter() {
+    // Each launch opens the filters afresh: launches in parallel must not
+    // share a read offset (a bwrap that read an empty filter would run the
+    // command unfiltered, or fail).
+    let tree = Tree::new();
+    let sandbox = tree
+        .backend()
+        .ensure(&tree.request(WorkspaceAccess::Rw, DockerConfig::default()))
+        .await
+        .unwrap();
+    let runs = (0..8).map(|_| {
+        let sandbox = std::sync::Arc::clone(&sandbox);
+        async move {
+            sh(
+                &*sandbox,
+                "grep '^Seccomp:' /proc/self/status; grep -c '^Seccomp_filters:' /proc/self/status; \
+                 unshare -U true 2>/dev/null && echo escaped || echo refused",
+            )
+            .await
+        }
+    });
+    for (out, err, status) in futures::future::join_all(runs).await {
+        assert!(status.success(), "{out} {err}");
+        assert!(out.starts_with("Seccomp:\t2\n"), "{out}");
+        assert!(out.ends_with("refused\n"), "{out}");
+    }
+}
