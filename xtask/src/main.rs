@@ -5,6 +5,8 @@
 //!   crates.io when missing), `cargo doc` with warnings as errors, then
 //!   every test. `.ci/run` calls exactly this.
 //! - `cargo xtask bench`: the criterion benchmarks, then a summary table.
+//! - `cargo xtask fuzz [SECONDS]`: every cargo-fuzz target in `fuzz/` for
+//!   SECONDS each (default 60; `cargo xtask test` runs them 10 s each).
 //! - `cargo xtask docker-up`: start the Docker engine and build the test image.
 //! - `cargo xtask py-env`: create `target/talon-pyenv` (Python MCP SDK,
 //!   `mcp-server-time`, `websockets`) and print its interpreter.
@@ -18,10 +20,11 @@ use std::process::{Command, ExitCode};
 
 mod bubblewrap;
 mod docker_engine;
+mod fuzz;
 mod python_env;
 mod sshd;
 
-fn cargo(args: &[&str]) -> Result<(), String> {
+pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
     let status = Command::new("cargo")
         .args(args)
         .status()
@@ -66,6 +69,8 @@ fn test() -> Result<(), String> {
             "`cargo doc --no-deps --workspace` failed ({status})"
         ));
     }
+    // Every parser of untrusted input, briefly (`cargo xtask fuzz` for longer).
+    fuzz::run(fuzz::TEST_SECONDS)?;
     docker_engine::up()?;
     let python = python_env::up()?;
     sshd::install()?;
@@ -190,8 +195,14 @@ fn main() -> ExitCode {
         "py-env" => python_env::up().map(|python| println!("{}", python.display())),
         "sshd-install" => sshd::install(),
         "bwrap-install" => bubblewrap::install(),
+        "fuzz" => match std::env::args().nth(2).map(|s| s.parse::<u64>()) {
+            None => fuzz::run(60),
+            Some(Ok(seconds)) if seconds > 0 => fuzz::run(seconds),
+            Some(_) => Err("usage: cargo xtask fuzz [SECONDS > 0]".to_owned()),
+        },
         _ => Err(
-            "usage: cargo xtask test|bench|docker-up|py-env|sshd-install|bwrap-install".to_owned(),
+            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install"
+                .to_owned(),
         ),
     };
     match result {

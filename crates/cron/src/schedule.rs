@@ -353,9 +353,9 @@ pub fn parse_absolute_time_ms(input: &str) -> std::result::Result<i64, String> {
             "`{s}` is not an ISO-8601 time; use e.g. 2026-06-15T09:00:00Z or 2026-06-15T11:00:00+02:00"
         )
     };
-    let (date_part, rest) = if s.len() >= 10 {
-        s.split_at(10)
-    } else {
+    // `split_at_checked`: the tenth byte may fall inside a multi-byte
+    // character of hostile input (found by the `cron_schedule` fuzz target).
+    let Some((date_part, rest)) = s.split_at_checked(10) else {
         return Err(bad());
     };
     let date = NaiveDate::parse_from_str(date_part, "%Y-%m-%d").map_err(|_| bad())?;

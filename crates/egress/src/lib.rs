@@ -34,6 +34,7 @@
 
 pub use crate::allowlist::{AllowlistError, SsrfAllowlistConfig};
 pub use crate::proxy::{EgressProxy, ProxyLimits};
+pub use crate::request::{BadRequest, ProxyRequest};
 pub use crate::resolver::{HostResolver, StaticResolver, SystemResolver};
 pub use crate::ssrf::{
     HostLiteral, IpBlock, SSRF_BLOCKED_CODE, SsrfBlocked, SsrfPolicy, classify_ip,

@@ -9,7 +9,7 @@ const MAX_HEADERS: usize = 100;
 
 /// What a client asked the proxy for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ProxyRequest {
+pub enum ProxyRequest {
     /// `CONNECT host:port HTTP/1.x`: a tunnel (HTTPS, or any TCP).
     Connect {
         /// The destination, as an `https://host:port/` URL for the guard.
@@ -28,8 +28,14 @@ pub(crate) enum ProxyRequest {
 }
 
 impl ProxyRequest {
+    /// Parse a request head (everything before the blank line, without
+    /// it), strictly; see the module docs of [`crate::EgressProxy`].
+    pub fn parse(head: &[u8]) -> Result<ProxyRequest, BadRequest> {
+        parse_head(head)
+    }
+
     /// The URL the guard checks.
-    pub(crate) fn url(&self) -> &Url {
+    pub fn url(&self) -> &Url {
         match self {
             ProxyRequest::Connect { url } | ProxyRequest::Forward { url, .. } => url,
         }
@@ -39,7 +45,7 @@ impl ProxyRequest {
 /// Why a request head was refused (answered `400`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad proxy request: {0}")]
-pub(crate) struct BadRequest(pub(crate) &'static str);
+pub struct BadRequest(pub(crate) &'static str);
 
 /// Parse a request head (everything before the blank line, without it).
 pub(crate) fn parse_head(head: &[u8]) -> Result<ProxyRequest, BadRequest> {

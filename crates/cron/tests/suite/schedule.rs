@@ -263,3 +263,16 @@ fn top_of_hour_jobs_get_a_stable_per_job_stagger() {
     let after_a = s.next_after(a, "job-a").unwrap().unwrap();
     assert_eq!(after_a - a, 3_600_000);
 }
+
+/// Found by the `cron_schedule` fuzz target: the tenth byte inside a
+/// multi-byte character panicked (`split_at`) instead of being refused.
+#[test]
+fn a_multibyte_character_at_the_date_boundary_is_refused_not_a_panic() {
+    for input in [
+        "*/*/1r5eu\u{8d}\u{9a}5*",
+        "2026-06-1\u{e9}T09:00Z",
+        "日本語日本語日本語",
+    ] {
+        assert!(parse_absolute_time_ms(input).is_err(), "{input:?}");
+    }
+}

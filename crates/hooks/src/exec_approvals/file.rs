@@ -201,8 +201,13 @@ impl ExecApprovalsStore {
                 });
             }
         };
+        self.parse(&text)
+    }
+
+    /// Parse and check `text` as this store's file (errors name its path).
+    pub fn parse(&self, text: &str) -> Result<ExecApprovalsFile, ExecApprovalsError> {
         let file: ExecApprovalsFile =
-            serde_json::from_str(&text).map_err(|e| ExecApprovalsError::Parse {
+            serde_json::from_str(text).map_err(|e| ExecApprovalsError::Parse {
                 path: self.path.clone(),
                 line: e.line(),
                 column: e.column(),

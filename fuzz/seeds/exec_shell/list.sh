@@ -1,0 +1,1 @@
+ls -la | grep foo && echo "done; $HOME" || rm -rf ~

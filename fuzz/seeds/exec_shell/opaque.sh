@@ -1,0 +1,1 @@
+git commit -m 'x' ; $(id) `whoami` > /tmp/x 2>&1
