@@ -134,7 +134,7 @@ async fn an_abort_while_waiting_cancels() {
     let mut events = broker.subscribe();
     tokio::spawn(async move {
         let _ = events.recv().await;
-        abort.abort("user pressed stop");
+        abort.cancel("user pressed stop");
     });
     assert!(matches!(
         gate.check(event("exec", json!({})), &ctx).await,
