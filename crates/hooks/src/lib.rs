@@ -105,7 +105,6 @@ pub use crate::trusted::{PluginDeclaration, TrustedDecision, TrustedPolicies, Tr
 mod after;
 pub mod approval;
 mod before;
-pub mod canonical;
 mod command;
 mod config;
 mod diagnostics;

@@ -501,7 +501,7 @@ fn declares_param(spec: &ToolSpec, key: &str) -> bool {
 /// is in failure logs: length and a hash prefix.
 fn observer_error_text(tool: &str, message: &str) -> String {
     if tool == "exec" {
-        let hash = talon_hooks::canonical::sha256_hex(message);
+        let hash = talon_canonical_json::sha256_hex(message);
         format!(
             "exec failed (message omitted: may contain command credentials; {} chars, sha256 {})",
             message.chars().count(),

@@ -317,7 +317,7 @@ async fn stale_binding_is_ignored_and_the_request_keeps_waiting() {
     let asked = next_requested(&mut events).await;
     let wrong_hash = ApprovalBinding {
         call_id: asked.call_id.clone(),
-        params_hash: crate::canonical::hash_json(&json!({"command": "rm -rf /"})),
+        params_hash: talon_canonical_json::hash_json(&json!({"command": "rm -rf /"})),
     };
     let wrong_call = ApprovalBinding {
         call_id: "c2".into(),

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use talon_canonical_json::hash_json;
 use talon_hooks::approval::{
     ApprovalBinding, ApprovalBroker, ApprovalDecision, ApprovalEvent, MemoryApprovalBroker,
     ResolveOutcome, SqliteApprovalBroker,
 };
-use talon_hooks::canonical::hash_json;
 use talon_hooks::{
     ApprovalSpec, BeforeToolCallResult, DeniedReason, Gate, GateVerdict, Hooks, Registration,
 };
