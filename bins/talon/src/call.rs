@@ -12,7 +12,7 @@ use talon_hooks::approval::{
     ResolveOutcome, SqliteApprovalBroker, display_text,
 };
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
-use talon_tool_catalog::{AbortSignal, ContentBlock, normalize_tool_name};
+use talon_tool_catalog::{CancellationToken, ContentBlock, normalize_tool_name};
 use tokio::sync::broadcast;
 
 use crate::Status;
@@ -39,7 +39,11 @@ struct CliBroker {
 
 #[async_trait::async_trait]
 impl ApprovalBroker for CliBroker {
-    async fn request(&self, request: ApprovalRequest, abort: &AbortSignal) -> ApprovalResolution {
+    async fn request(
+        &self,
+        request: ApprovalRequest,
+        abort: &CancellationToken,
+    ) -> ApprovalResolution {
         let remembered = self.inner.is_remembered(&request);
         if !remembered {
             match self.answer {

@@ -504,7 +504,7 @@ impl Gateway {
             tracing::warn!("drain deadline passed; cancelling the calls still running");
             for s in self.inner.sessions.list() {
                 if let Some(t) = s.current_table() {
-                    t.table.abort_signal().abort("the gateway is shutting down");
+                    t.table.canceller().cancel("the gateway is shutting down");
                 }
             }
             let settle = async {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use talon_hooks::approval::{ApprovalBroker as _, ApprovalDecision};
-use talon_tool_catalog::{AbortSignal, Tool as _, ToolCall, ToolContext};
+use talon_tool_catalog::{CancellationToken, Tool as _, ToolCall, ToolContext};
 
 use crate::gateway::Gateway;
 use crate::outbound::Outbound;
@@ -140,7 +140,7 @@ impl Gateway {
                 match self.inner.sessions.remove(&p.session_key) {
                     Some(s) => {
                         if let Some(t) = s.current_table() {
-                            t.table.abort_signal().abort("the session was closed");
+                            t.table.canceller().cancel("the session was closed");
                         }
                         Ok(json!({"closed": true, "sessionKey": p.session_key}))
                     }
@@ -403,7 +403,7 @@ impl Gateway {
             params,
         };
         let ctx = ToolContext::new("gateway", "gateway");
-        match tool.execute(&call, &ctx, &AbortSignal::default()).await {
+        match tool.execute(&call, &ctx, &CancellationToken::new()).await {
             Ok(r) => Ok(if r.details.is_null() {
                 json!({"text": r.text()})
             } else {
@@ -450,7 +450,7 @@ impl Gateway {
             params: map,
         };
         let ctx = ToolContext::new(&main.info.agent_id, &main.info.session_key);
-        match tool.execute(&call, &ctx, &AbortSignal::default()).await {
+        match tool.execute(&call, &ctx, &CancellationToken::new()).await {
             Ok(r) => Ok(if r.details.is_null() {
                 json!({"text": r.text()})
             } else {

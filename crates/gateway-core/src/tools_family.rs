@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use talon_config::TalonConfig;
 use talon_runtime::{RunSpec, ToolFamily};
 use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
+    CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
 };
 
 use crate::gateway::{Gateway, Link};
@@ -92,7 +92,7 @@ impl Tool for GatewaySessionTool {
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         match self.spec.name.as_str() {
             "agents_list" => {

@@ -292,7 +292,7 @@ impl CommandHook {
             timeout: self.timeout,
             max_output: MAX_HOOK_OUTPUT,
         };
-        let out = run_bounded(&cmd, &ctx.abort)
+        let out = run_bounded(&cmd, ctx.abort.token())
             .await
             .map_err(|e| e.to_string())?;
         match out.code {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use talon_tool_catalog::AbortSignal;
+use talon_tool_catalog::Canceller;
 
 use crate::approval::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
 
@@ -44,13 +44,14 @@ pub struct HookContext {
     pub run_id: Option<String>,
     /// Who started the run; `None` means nobody was proven.
     pub requester: Option<Requester>,
-    /// Fires when the call is cancelled; handlers pass it to cancellable
-    /// I/O.
-    pub abort: AbortSignal,
+    /// Cancels the run and records why. Handlers pass its
+    /// [`token`](Canceller::token) to cancellable I/O; the loop detector's
+    /// circuit breaker cancels it.
+    pub abort: Canceller,
 }
 
 impl HookContext {
-    /// A context for an agent and session, with a fresh abort signal.
+    /// A context for an agent and session, with a fresh canceller.
     pub fn new(agent_id: impl Into<String>, session_key: impl Into<String>) -> Self {
         HookContext {
             agent_id: agent_id.into(),
@@ -59,8 +60,8 @@ impl HookContext {
         }
     }
 
-    /// The context as JSON (for command hooks and logs); the abort signal
-    /// is left out.
+    /// The context as JSON (for command hooks and logs); the canceller is
+    /// left out.
     pub fn to_json(&self) -> Value {
         let mut map = Map::new();
         map.insert("agentId".into(), Value::String(self.agent_id.clone()));

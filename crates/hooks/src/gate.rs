@@ -393,7 +393,7 @@ impl Gate {
                     LoopOutcome::LoopVeto,
                 );
                 if stop_run {
-                    ctx.abort.abort(format!("tool-loop: {}", kind.as_str()));
+                    ctx.abort.cancel(format!("tool-loop: {}", kind.as_str()));
                 }
                 Some(
                     BlockedCall::new(DeniedReason::ToolLoop, message)
@@ -469,7 +469,7 @@ impl Gate {
             &ctx.session_key,
             self.approval_timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT),
         );
-        let resolution = broker.request(request, &ctx.abort).await;
+        let resolution = broker.request(request, ctx.abort.token()).await;
         notify_resolution(&approval, resolution.decision);
         let decision = resolution.decision;
         let denied = match decision {

@@ -8,7 +8,8 @@
 //!    bucket of ten) and the call proceeds; a critical verdict vetoes it
 //!    with `deniedReason: "tool-loop"`. Unlike OpenClaw (#127701), the
 //!    vetoed call is recorded too, so a run that keeps retrying trips the
-//!    global circuit breaker, which also fires the run's abort signal.
+//!    global circuit breaker, which also cancels the run (its
+//!    `Canceller`, with reason `tool-loop: …`).
 //! 2. **Trusted tool policies** ([`TrustedPolicies`]): host-level, built-ins
 //!    first, then plugins in registration order; a plugin must declare each
 //!    policy id it registers.
@@ -104,7 +105,6 @@ pub use crate::trusted::{PluginDeclaration, TrustedDecision, TrustedPolicies, Tr
 mod after;
 pub mod approval;
 mod before;
-pub mod canonical;
 mod command;
 mod config;
 mod diagnostics;

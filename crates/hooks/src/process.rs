@@ -1,6 +1,6 @@
 //! The one way this crate starts a program: a cleared environment (only
 //! what the caller allows), its own process group, stdin written then
-//! closed, stdout and stderr capped, a timeout and an abort signal that kill
+//! closed, stdout and stderr capped, a timeout and an abort token that kill
 //! the whole group, and a guard that kills the whole group when the run is
 //! dropped half-way (a caller's timeout, runtime shutdown).
 //!
@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use talon_tool_catalog::AbortSignal;
+use talon_tool_catalog::CancellationToken;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, sleep_until};
@@ -87,7 +87,7 @@ pub enum RunError {
     /// It ran past the timeout (its process group was killed).
     #[error("timed out after {0}ms")]
     TimedOut(u128),
-    /// The abort signal fired (its process group was killed).
+    /// The abort token fired (its process group was killed).
     #[error("aborted")]
     Aborted,
     /// Reading its output or waiting for it failed.
@@ -101,7 +101,7 @@ pub enum RunError {
 /// process group.
 pub async fn run_bounded(
     cmd: &BoundedCommand,
-    abort: &AbortSignal,
+    abort: &CancellationToken,
 ) -> Result<BoundedOutput, RunError> {
     let deadline = Instant::now() + cmd.timeout;
     let mut command = Command::new(&cmd.program);
@@ -169,7 +169,7 @@ enum Ended {
     },
     /// The deadline passed before the leader exited.
     TimedOut,
-    /// The abort signal fired.
+    /// The abort token fired.
     Aborted,
     /// Waiting or reading failed.
     Io(String),
@@ -188,7 +188,7 @@ async fn drive(
     out: &mut Capture,
     err: &mut Capture,
     deadline: Instant,
-    abort: &AbortSignal,
+    abort: &CancellationToken,
     group: &GroupGuard,
 ) -> Ended {
     let Pipes {
@@ -247,7 +247,7 @@ async fn drive(
                     };
                 }
             },
-            () = abort.aborted() => return Ended::Aborted,
+            () = abort.cancelled() => return Ended::Aborted,
         }
     }
 }

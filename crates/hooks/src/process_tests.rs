@@ -56,7 +56,7 @@ fn read_pid(path: &Path) -> i32 {
 async fn a_normal_run_captures_output_and_status() {
     let mut cmd = sh("cat; echo err >&2; exit 7", Duration::from_secs(10));
     cmd.stdin = b"hello".to_vec();
-    let out = run_bounded(&cmd, &AbortSignal::new()).await.unwrap();
+    let out = run_bounded(&cmd, &CancellationToken::new()).await.unwrap();
     assert_eq!(
         out,
         BoundedOutput {
@@ -73,7 +73,7 @@ async fn a_normal_run_captures_output_and_status() {
 async fn output_is_capped() {
     let out = run_bounded(
         &sh("head -c 5000 /dev/zero", Duration::from_secs(10)),
-        &AbortSignal::new(),
+        &CancellationToken::new(),
     )
     .await
     .unwrap();
@@ -91,9 +91,12 @@ async fn a_background_child_holding_stdout_costs_only_the_grace_period() {
         pid_file.display()
     );
     let started = Instant::now();
-    let out = run_bounded(&sh(&body, Duration::from_secs(10)), &AbortSignal::new())
-        .await
-        .unwrap();
+    let out = run_bounded(
+        &sh(&body, Duration::from_secs(10)),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     let took = started.elapsed();
     assert!(took < Duration::from_secs(2), "took {took:?}");
     assert!(took >= OUTPUT_GRACE, "took {took:?}");
@@ -112,7 +115,7 @@ async fn the_grace_period_never_runs_past_the_deadline() {
     let started = Instant::now();
     let out = run_bounded(
         &sh("echo hi; sleep 20 & exit 0", Duration::from_millis(100)),
-        &AbortSignal::new(),
+        &CancellationToken::new(),
     )
     .await
     .unwrap();
@@ -127,9 +130,12 @@ async fn a_timeout_kills_the_group() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("bg.pid");
     let body = format!("sleep 300 &\necho $! > '{}'\nwait", pid_file.display());
-    let err = run_bounded(&sh(&body, Duration::from_millis(300)), &AbortSignal::new())
-        .await
-        .unwrap_err();
+    let err = run_bounded(
+        &sh(&body, Duration::from_millis(300)),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err, RunError::TimedOut(300));
     let pid = read_pid(&pid_file);
     assert!(dies(pid), "{pid} survived the timeout");
@@ -140,7 +146,7 @@ async fn abort_kills_the_group() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("bg.pid");
     let body = format!("sleep 300 &\necho $! > '{}'\nwait", pid_file.display());
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     let trigger = abort.clone();
     let pid_path = pid_file.clone();
     tokio::spawn(async move {
@@ -154,7 +160,7 @@ async fn abort_kills_the_group() {
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        trigger.abort("test");
+        trigger.cancel();
     });
     let err = run_bounded(&sh(&body, Duration::from_secs(30)), &abort)
         .await
@@ -170,7 +176,7 @@ async fn dropping_the_run_kills_the_whole_group() {
     let pid_file = dir.path().join("bg.pid");
     let body = format!("sleep 300 &\necho $! > '{}'\nwait", pid_file.display());
     let cmd = sh(&body, Duration::from_secs(60));
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     // A caller's own (shorter) timeout drops the future half-way.
     let dropped = tokio::time::timeout(Duration::from_millis(500), run_bounded(&cmd, &abort)).await;
     assert!(dropped.is_err(), "{dropped:?}");
@@ -183,7 +189,7 @@ async fn a_missing_program_is_a_spawn_error() {
     let mut cmd = sh("", Duration::from_secs(1));
     cmd.program = "/nonexistent/program".into();
     assert!(matches!(
-        run_bounded(&cmd, &AbortSignal::new()).await,
+        run_bounded(&cmd, &CancellationToken::new()).await,
         Err(RunError::Spawn { .. })
     ));
 }

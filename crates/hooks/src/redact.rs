@@ -13,7 +13,7 @@
 use serde_json::{Map, Value, json};
 use talon_tool_catalog::normalize_tool_name;
 
-use crate::canonical::sha256_hex;
+use talon_canonical_json::sha256_hex;
 
 /// The maximum number of characters (code points) of a parameter preview,
 /// before the trailing `…`.

@@ -10,7 +10,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as McpTool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::{Map, Value};
-use talon_tool_catalog::{AbortSignal, ToolError};
+use talon_tool_catalog::{CancelExt, CancellationToken, ToolError};
 
 use crate::config::{McpServerConfig, Transport};
 use crate::handler::ClientEvents;
@@ -258,13 +258,13 @@ impl Server {
         })
     }
 
-    /// One call: a per-call timeout, the abort signal, and an error for
+    /// One call: a per-call timeout, the abort token, and an error for
     /// this call only when the server hangs or dies.
     pub(crate) async fn call(
         &self,
         tool: &str,
         args: Map<String, Value>,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<CallToolResult, ToolError> {
         abort.check()?;
         let peer = self.ensure().await.map_err(|e| {
@@ -277,8 +277,8 @@ impl Server {
         let timeout = self.config.timeout();
         let outcome = tokio::select! {
             r = tokio::time::timeout(timeout, peer.call_tool(params)) => r,
-            () = abort.aborted() => {
-                return Err(ToolError::Aborted { reason: abort.reason().unwrap_or_else(|| "aborted".to_owned()) });
+            () = abort.cancelled() => {
+                return Err(abort.abort_error());
             }
         };
         match outcome {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
+    CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
 };
 
 use crate::convert::convert_result;
@@ -36,7 +36,7 @@ impl Tool for McpToolHandle {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         let result = self
             .server

@@ -23,7 +23,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder, ToolSet};
 use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolFamily as Family, ToolResult,
+    CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolFamily as Family, ToolResult,
     ToolSpec, text_result,
 };
 use talon_tool_policy::config::ToolsConfig;
@@ -45,7 +45,7 @@ impl Tool for Fake {
         &self,
         _call: &ToolCall,
         _ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         Ok(text_result("ok: 12 lines"))
     }
@@ -226,7 +226,7 @@ fn bench(c: &mut Criterion) {
         params,
     };
     let tool_ctx = ToolContext::new(&ctx.agent_id, &ctx.session_key);
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     c.bench_function("baseline_direct_tool_execute", |b| {
         b.iter_custom(|iters| {
             time_async(&rt, iters, || async {

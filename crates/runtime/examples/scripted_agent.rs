@@ -28,7 +28,7 @@ use talon_hooks::{
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder, ToolSet};
 use talon_tool_catalog::params::{StringOpts, read_string};
 use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
+    CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
     text_result,
 };
 use talon_tool_policy::config::ToolsConfig;
@@ -64,7 +64,7 @@ impl Tool for ReadTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         let path = read_string(&call.params, "path", StringOpts::required())?.unwrap_or_default();
         let files = self
@@ -89,7 +89,7 @@ impl Tool for WriteTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         let path = read_string(&call.params, "path", StringOpts::required())?.unwrap_or_default();
         let content = read_string(&call.params, "content", StringOpts::default().allow_empty())?

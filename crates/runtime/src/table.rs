@@ -13,7 +13,7 @@ use talon_hooks::{
 };
 use talon_schema_dialects::decode_arguments;
 use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
+    Canceller, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
     normalize_tool_name,
 };
 use talon_tool_policy::PolicyOutcome;
@@ -199,9 +199,11 @@ impl ToolTable {
         &self.run
     }
 
-    /// The run's abort signal (fires when the loop detector's circuit
-    /// breaker stops the run, or when the embedder aborts it).
-    pub fn abort_signal(&self) -> &AbortSignal {
+    /// The run's canceller: the loop detector's circuit breaker cancels
+    /// it, and so does the embedder (`canceller().cancel("why")`). Every
+    /// call after that fails as aborted with that reason, and each call in
+    /// flight sees its token (a child of the run's) fire.
+    pub fn canceller(&self) -> &Canceller {
         &self.ctx.abort
     }
 
@@ -215,9 +217,8 @@ impl ToolTable {
     /// and the tool.
     pub async fn invoke(&self, call: ModelToolCall) -> InvokeOutcome {
         let name = normalize_tool_name(&call.name);
-        if self.ctx.abort.is_aborted() {
-            let reason = self.ctx.abort.reason().unwrap_or_else(|| "aborted".into());
-            return InvokeOutcome::Failed(ToolError::Aborted { reason });
+        if self.ctx.abort.is_cancelled() {
+            return InvokeOutcome::Failed(self.ctx.abort.abort_error());
         }
         let Some(tool) = self.tools.iter().find(|t| t.spec.name == name) else {
             return self.unknown_tool(&call, &name).await;
@@ -290,9 +291,11 @@ impl ToolTable {
         let params = &tool_call.params;
         let tool_ctx = ToolContext::new(&self.run.context.agent_id, &self.run.context.session_key)
             .sandboxed(self.run.context.sandboxed);
-        let outcome = instance
-            .execute(&tool_call, &tool_ctx, &self.ctx.abort)
-            .await;
+        // The call's own token: it fires with the run's and detaches from
+        // it when dropped here, so the run keeps nothing per finished call.
+        let call_abort = self.ctx.abort.child_token();
+        let outcome = instance.execute(&tool_call, &tool_ctx, &call_abort).await;
+        drop(call_abort);
         let elapsed = started.elapsed();
         match outcome {
             Ok(result) => {
@@ -318,6 +321,13 @@ impl ToolTable {
                 }
             }
             Err(e) => {
+                // A tool that saw its token fire cannot know why; the run's
+                // canceller recorded it.
+                let e = if matches!(e, ToolError::Aborted { .. }) && self.ctx.abort.is_cancelled() {
+                    self.ctx.abort.abort_error()
+                } else {
+                    e
+                };
                 let raw = original.as_ref().unwrap_or(params);
                 let effective = rewritten.then_some(params);
                 self.finish_failed(&name, &call.id, raw, effective, e, elapsed)
@@ -491,7 +501,7 @@ fn declares_param(spec: &ToolSpec, key: &str) -> bool {
 /// is in failure logs: length and a hash prefix.
 fn observer_error_text(tool: &str, message: &str) -> String {
     if tool == "exec" {
-        let hash = talon_hooks::canonical::sha256_hex(message);
+        let hash = talon_canonical_json::sha256_hex(message);
         format!(
             "exec failed (message omitted: may contain command credentials; {} chars, sha256 {})",
             message.chars().count(),

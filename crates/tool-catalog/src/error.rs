@@ -25,7 +25,7 @@ pub enum ToolError {
         /// Why.
         message: String,
     },
-    /// The call was aborted by its abort signal.
+    /// The call was aborted: its cancellation token fired.
     #[error("aborted: {reason}")]
     Aborted {
         /// Why it was aborted.
@@ -60,6 +60,14 @@ impl ToolError {
     pub fn execution(message: impl Into<String>) -> Self {
         ToolError::Execution {
             message: message.into(),
+        }
+    }
+
+    /// The call was aborted, with why (a user abort, a timeout, shutdown,
+    /// the loop detector's circuit breaker).
+    pub fn aborted(reason: impl Into<String>) -> Self {
+        ToolError::Aborted {
+            reason: reason.into(),
         }
     }
 

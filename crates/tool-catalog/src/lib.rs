@@ -3,9 +3,12 @@
 //! - [`ToolSpec`]: a tool's name, label, description, JSON-Schema
 //!   parameters, owner-only flag, execution mode and [`ToolFamily`].
 //! - [`Tool`]: the async trait a tool implements; it receives a
-//!   [`ToolCall`], a [`ToolContext`] and an [`AbortSignal`], and returns a
+//!   [`ToolCall`], a [`ToolContext`] and a [`CancellationToken`] (re-exported
+//!   from `tokio-util`, so embedders need no extra dependency), and returns a
 //!   [`ToolResult`] (content for the model, `details` for the host) or a
 //!   [`ToolError`] (an input error naming the parameter, or a failure).
+//! - Cancellation ([`CancelExt`] for `abort.check()?` in tools,
+//!   [`Canceller`] for the side that cancels a run and records why).
 //! - Lenient parameter readers in [`params`], and result builders
 //!   [`json_result`], [`text_result`], [`image_result`].
 //! - The core catalog ([`CORE_TOOLS`]): every core tool id with its
@@ -28,6 +31,7 @@
 //! (`talon-schema-dialects`) and implements no tool (`talon-tools`).
 #![deny(missing_docs)]
 
+pub use crate::cancel::{ABORTED_REASON, CancelExt, Canceller};
 pub use crate::catalog::{
     BUNDLE_MCP_PLUGIN_ID, CORE_TOOLS, CoreTool, OPENCLAW_GROUP_ID, PLUGINS_GROUP_ID, Profile,
     Section, UnknownProfile, core_group_ids, core_group_members, core_tool, is_core_tool,
@@ -36,8 +40,10 @@ pub use crate::catalog::{
 pub use crate::error::ToolError;
 pub use crate::result::{ContentBlock, ToolResult, image_result, json_result, text_result};
 pub use crate::spec::{ExecutionMode, ToolFamily, ToolSpec, core_tool_specs};
-pub use crate::tool::{AbortSignal, Aborted, Tool, ToolCall, ToolContext};
+pub use crate::tool::{Tool, ToolCall, ToolContext};
+pub use tokio_util::sync::CancellationToken;
 
+mod cancel;
 mod catalog;
 mod core_schemas;
 mod error;

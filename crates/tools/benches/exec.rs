@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext};
 use talon_tools::{ExecConfig, ExecTool, HostLauncher, ProcessRegistry, RegistryOptions};
 
 fn exec_call() -> ToolCall {
@@ -49,7 +49,7 @@ fn bench_exec(c: &mut Criterion) {
     .unwrap();
     let call = exec_call();
     let ctx = ToolContext::new("main", "agent:main:main");
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
 
     let mut group = c.benchmark_group("exec");
     group.sample_size(30);

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use talon_fs_bridge::{FsBridge, MountBridge};
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext};
 use talon_tools::{ReadLimits, ReadTool, WriteTool};
 
 /// About `size` bytes of 64-byte text lines.
@@ -50,7 +50,7 @@ fn files(c: &mut Criterion) {
     let read = ReadTool::new(bridge.clone(), ReadLimits::default());
     let write = WriteTool::new(bridge);
     let ctx = ToolContext::new("bench", "agent:bench:main");
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -25,7 +25,7 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext};
 
 use talon_tools::{SsrfAllowlistConfig, StaticResolver, WebFetchConfig, WebFetchTool};
 
@@ -65,7 +65,7 @@ fn bench_fetch(c: &mut Criterion) {
         params,
     };
     let ctx = ToolContext::new("main", "agent:main:main");
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
 
     // Sanity: the tool really fetched and converted the page.
     let out = rt.block_on(tool.execute(&call, &ctx, &abort)).unwrap();

@@ -20,7 +20,7 @@
 //! decides where they act; embedders can also construct them directly.
 //!
 //! ```
-//! use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+//! use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext};
 //! use talon_tools::{SessionSnapshot, SessionStatusTool};
 //!
 //! let snapshot = SessionSnapshot {
@@ -33,7 +33,7 @@
 //! let call = ToolCall { id: "c1".into(), name: "session_status".into(), params: Default::default() };
 //! let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
 //! let result = rt
-//!     .block_on(tool.execute(&call, &ToolContext::new("main", "agent:main:main"), &AbortSignal::new()))
+//!     .block_on(tool.execute(&call, &ToolContext::new("main", "agent:main:main"), &CancellationToken::new()))
 //!     .unwrap();
 //! assert_eq!(result.details["sessionKey"], "agent:main:main");
 //! ```

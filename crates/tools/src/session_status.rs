@@ -4,7 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 use talon_tool_catalog::params::{StringOpts, read_string};
 use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
+    CancelExt, CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
+    json_result,
 };
 
 /// The facts `session_status` reports, captured when the run's tool table
@@ -65,7 +66,7 @@ impl Tool for SessionStatusTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         if let Some(key) = read_string(&call.params, "sessionKey", StringOpts::default())?

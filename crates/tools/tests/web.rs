@@ -16,17 +16,17 @@ mod search;
 mod ssrf_e2e;
 
 use serde_json::{Map, Value};
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult};
+use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult};
 
 /// Call a tool with JSON params.
 pub(crate) async fn call(tool: &dyn Tool, params: Value) -> Result<ToolResult, ToolError> {
-    call_with(tool, params, &AbortSignal::new()).await
+    call_with(tool, params, &CancellationToken::new()).await
 }
 
 pub(crate) async fn call_with(
     tool: &dyn Tool,
     params: Value,
-    abort: &AbortSignal,
+    abort: &CancellationToken,
 ) -> Result<ToolResult, ToolError> {
     let params: Map<String, Value> = match params {
         Value::Object(m) => m,

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use talon_tool_catalog::AbortSignal;
+use talon_tool_catalog::CancellationToken;
 use tokio::sync::broadcast;
 
 use crate::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest};
@@ -132,7 +132,11 @@ pub trait ApprovalBroker: Send + Sync {
     /// of severity, title and description). A `critical` request is always
     /// asked: a grant never answers it, and `allow-always` on it allows the
     /// one call without remembering anything.
-    async fn request(&self, request: ApprovalRequest, abort: &AbortSignal) -> ApprovalResolution;
+    async fn request(
+        &self,
+        request: ApprovalRequest,
+        abort: &CancellationToken,
+    ) -> ApprovalResolution;
 
     /// Hand in a human's decision for the pending request `approval_id`.
     /// With a `binding`, the decision only applies if the request has the

@@ -6,7 +6,7 @@
 //! the frozen parameters) and hand it to an [`ApprovalBroker`]. The broker
 //! answers at once from a remembered `allow-always` grant, or lists the
 //! request as pending, announces it ([`ApprovalEvent::Requested`]) and
-//! waits for [`ApprovalBroker::resolve`], the timeout or the abort signal.
+//! waits for [`ApprovalBroker::resolve`], the timeout or the abort token.
 //! Unanswered requests deny. Every request ends exactly once; late,
 //! duplicate, stale and not-allowed decisions are ignored and reported as a
 //! [`ResolveOutcome`].

@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 
 use crate::approval::display::is_unsafe_char;
 use crate::approval::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
-use crate::canonical::{hash_json, sha256_hex};
 use crate::event::ApprovalSpec;
+use talon_canonical_json::{hash_json, sha256_hex};
 
 /// The plugin id used when a spec does not name its plugin.
 pub(crate) const UNKNOWN_PLUGIN: &str = "unknown";

@@ -232,7 +232,7 @@ fn request_with(spec: &ApprovalSpec, p: Value) -> ApprovalRequest {
 fn fingerprint_is_32_hex_of_the_canonical_question() {
     let request = request_with(&spec(), json!({"command": "ls"}));
     let fingerprint = request.fingerprint();
-    let expected = crate::canonical::sha256_hex(
+    let expected = talon_canonical_json::sha256_hex(
         r#"{"description":"Allow this exec tool call?","severity":"info","title":"Run command"}"#,
     );
     assert_eq!(fingerprint, expected[..32]);

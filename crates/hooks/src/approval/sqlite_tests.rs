@@ -440,7 +440,7 @@ async fn the_broker_records_a_request_as_pending_until_it_is_decided() {
         let broker = std::sync::Arc::clone(&broker);
         tokio::spawn(async move {
             broker
-                .request(req, &talon_tool_catalog::AbortSignal::new())
+                .request(req, &talon_tool_catalog::CancellationToken::new())
                 .await
         })
     };

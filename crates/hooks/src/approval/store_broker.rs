@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use talon_tool_catalog::AbortSignal;
+use talon_tool_catalog::CancellationToken;
 use tokio::sync::{broadcast, oneshot};
 
 use crate::Result;
@@ -176,8 +176,12 @@ impl Broker<SqliteGrantStore> {
 
 #[async_trait]
 impl<S: GrantStore> ApprovalBroker for Broker<S> {
-    async fn request(&self, request: ApprovalRequest, abort: &AbortSignal) -> ApprovalResolution {
-        if abort.is_aborted() {
+    async fn request(
+        &self,
+        request: ApprovalRequest,
+        abort: &CancellationToken,
+    ) -> ApprovalResolution {
+        if abort.is_cancelled() {
             self.record(&request, ApprovalDecision::Cancelled);
             return ApprovalResolution::decided(ApprovalDecision::Cancelled);
         }
@@ -258,18 +262,18 @@ struct Waiter<'a, S: GrantStore> {
 enum Wake {
     /// A human's decision arrived (or the channel closed: `None`).
     Answer(Option<ApprovalDecision>),
-    /// The timeout or the abort signal fired first.
+    /// The timeout or the abort token fired first.
     Fallback(ApprovalDecision),
 }
 
 impl<S: GrantStore> Waiter<'_, S> {
     /// Wait for a decision, the timeout or the abort, whichever is first.
-    async fn wait(mut self, abort: &AbortSignal) -> ApprovalDecision {
+    async fn wait(mut self, abort: &CancellationToken) -> ApprovalDecision {
         let timeout = tokio::time::sleep(self.request.timeout());
         let wake = tokio::select! {
             biased;
             answer = &mut self.answer => Wake::Answer(answer.ok()),
-            () = abort.aborted() => Wake::Fallback(ApprovalDecision::Cancelled),
+            () = abort.cancelled() => Wake::Fallback(ApprovalDecision::Cancelled),
             () = timeout => Wake::Fallback(ApprovalDecision::Timeout),
         };
         match wake {

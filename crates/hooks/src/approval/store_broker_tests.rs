@@ -38,7 +38,7 @@ fn request(call: &str) -> ApprovalRequest {
 fn start<S: GrantStore + 'static>(
     broker: &Arc<Broker<S>>,
     request: ApprovalRequest,
-    abort: AbortSignal,
+    abort: CancellationToken,
 ) -> tokio::task::JoinHandle<ApprovalResolution> {
     let broker = Arc::clone(broker);
     tokio::spawn(async move { broker.request(request, &abort).await })
@@ -67,7 +67,7 @@ async fn ask_and_answer<S: GrantStore + 'static>(
     decision: ApprovalDecision,
 ) -> ApprovalResolution {
     let mut events = broker.subscribe();
-    let task = start(broker, request, AbortSignal::new());
+    let task = start(broker, request, CancellationToken::new());
     let asked = next_requested(&mut events).await;
     assert_eq!(
         broker.resolve(&asked.id, decision, Some(&asked.binding())),
@@ -83,7 +83,7 @@ async fn ask_unanswered<S: GrantStore>(
     mut request: ApprovalRequest,
 ) -> ApprovalResolution {
     request.timeout_ms = 1_000;
-    broker.request(request, &AbortSignal::new()).await
+    broker.request(request, &CancellationToken::new()).await
 }
 
 const REMEMBERED: ApprovalResolution = ApprovalResolution {
@@ -103,7 +103,7 @@ async fn timeout_denies_and_is_announced() {
     let mut req = request("c1");
     req.timeout_ms = 5_000;
     let started = tokio::time::Instant::now();
-    let resolution = broker.request(req.clone(), &AbortSignal::new()).await;
+    let resolution = broker.request(req.clone(), &CancellationToken::new()).await;
     assert_eq!(resolution, TIMED_OUT);
     assert!(!resolution.allows());
     assert_eq!(started.elapsed(), Duration::from_secs(5));
@@ -122,11 +122,11 @@ async fn timeout_denies_and_is_announced() {
 async fn abort_cancels_the_wait() {
     let broker = Arc::new(MemoryApprovalBroker::in_memory());
     let mut events = broker.subscribe();
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     let task = start(&broker, request("c1"), abort.clone());
     let asked = next_requested(&mut events).await;
     assert_eq!(broker.pending(), vec![asked.clone()]);
-    abort.abort("run cancelled");
+    abort.cancel();
     assert_eq!(
         task.await.unwrap(),
         ApprovalResolution::decided(ApprovalDecision::Cancelled)
@@ -147,8 +147,8 @@ async fn abort_cancels_the_wait() {
 async fn an_already_aborted_call_is_cancelled_without_asking() {
     let broker = MemoryApprovalBroker::in_memory();
     let mut events = broker.subscribe();
-    let abort = AbortSignal::new();
-    abort.abort("gone");
+    let abort = CancellationToken::new();
+    abort.cancel();
     let resolution = broker.request(request("c1"), &abort).await;
     assert_eq!(
         resolution,
@@ -191,7 +191,9 @@ async fn allow_always_survives_a_restart() {
     }
     let broker = SqliteApprovalBroker::open(&dir.path().join("approvals.sqlite")).unwrap();
     let mut events = broker.subscribe();
-    let again = broker.request(request("c2"), &AbortSignal::new()).await;
+    let again = broker
+        .request(request("c2"), &CancellationToken::new())
+        .await;
     assert_eq!(again, REMEMBERED);
     assert!(matches!(events.try_recv(), Err(TryRecvError::Empty)));
     assert_eq!(broker.pending(), vec![]);
@@ -267,7 +269,7 @@ async fn a_session_grant_without_a_session_key_is_not_remembered() {
 async fn duplicate_resolve_is_already_resolved() {
     let broker = Arc::new(MemoryApprovalBroker::in_memory());
     let mut events = broker.subscribe();
-    let task = start(&broker, request("c1"), AbortSignal::new());
+    let task = start(&broker, request("c1"), CancellationToken::new());
     let asked = next_requested(&mut events).await;
     assert_eq!(
         broker.resolve(&asked.id, ApprovalDecision::Deny, None),
@@ -311,11 +313,11 @@ async fn late_resolve_after_timeout_is_unknown() {
 async fn stale_binding_is_ignored_and_the_request_keeps_waiting() {
     let broker = Arc::new(MemoryApprovalBroker::in_memory());
     let mut events = broker.subscribe();
-    let task = start(&broker, request("c1"), AbortSignal::new());
+    let task = start(&broker, request("c1"), CancellationToken::new());
     let asked = next_requested(&mut events).await;
     let wrong_hash = ApprovalBinding {
         call_id: asked.call_id.clone(),
-        params_hash: crate::canonical::hash_json(&json!({"command": "rm -rf /"})),
+        params_hash: talon_canonical_json::hash_json(&json!({"command": "rm -rf /"})),
     };
     let wrong_call = ApprovalBinding {
         call_id: "c2".into(),
@@ -346,7 +348,7 @@ async fn decisions_outside_allowed_decisions_are_refused() {
     let mut events = broker.subscribe();
     let mut req = request("c1");
     req.allowed_decisions = vec![ApprovalDecision::AllowOnce, ApprovalDecision::Deny];
-    let task = start(&broker, req, AbortSignal::new());
+    let task = start(&broker, req, CancellationToken::new());
     let asked = next_requested(&mut events).await;
     for decision in [
         ApprovalDecision::AllowAlways,
@@ -377,9 +379,9 @@ async fn events_are_broadcast_in_order() {
     let mut events = broker.subscribe();
     let mut late_subscriber = broker.subscribe();
     let (first, second) = (request("c1"), request("c2"));
-    let task_1 = start(&broker, first.clone(), AbortSignal::new());
+    let task_1 = start(&broker, first.clone(), CancellationToken::new());
     assert_eq!(next_requested(&mut events).await, first);
-    let task_2 = start(&broker, second.clone(), AbortSignal::new());
+    let task_2 = start(&broker, second.clone(), CancellationToken::new());
     assert_eq!(next_requested(&mut events).await, second);
     assert_eq!(broker.pending(), vec![first.clone(), second.clone()]);
     broker.resolve(&second.id, ApprovalDecision::AllowOnce, None);
@@ -403,8 +405,8 @@ async fn events_are_broadcast_in_order() {
 async fn concurrent_requests_resolve_independently() {
     let broker = Arc::new(MemoryApprovalBroker::in_memory());
     let mut events = broker.subscribe();
-    let task_1 = start(&broker, request("c1"), AbortSignal::new());
-    let task_2 = start(&broker, request("c2"), AbortSignal::new());
+    let task_1 = start(&broker, request("c1"), CancellationToken::new());
+    let task_2 = start(&broker, request("c2"), CancellationToken::new());
     let a = next_requested(&mut events).await;
     let b = next_requested(&mut events).await;
     assert_ne!(a.id, b.id);
@@ -437,7 +439,7 @@ async fn concurrent_requests_resolve_independently() {
 async fn a_dropped_wait_ends_as_cancelled() {
     let broker = Arc::new(MemoryApprovalBroker::in_memory());
     let mut events = broker.subscribe();
-    let task = start(&broker, request("c1"), AbortSignal::new());
+    let task = start(&broker, request("c1"), CancellationToken::new());
     let asked = next_requested(&mut events).await;
     task.abort();
     assert!(task.await.unwrap_err().is_cancelled());
@@ -458,7 +460,7 @@ async fn a_reused_id_is_not_asked_again() {
     let req = request("c1");
     ask_and_answer(&broker, req.clone(), ApprovalDecision::AllowOnce).await;
     assert_eq!(
-        broker.request(req, &AbortSignal::new()).await,
+        broker.request(req, &CancellationToken::new()).await,
         ApprovalResolution::decided(ApprovalDecision::Cancelled)
     );
 }
@@ -529,7 +531,8 @@ async fn a_broker_is_usable_as_a_trait_object() {
     let broker: Arc<dyn ApprovalBroker> = Arc::new(MemoryApprovalBroker::default());
     let mut events = broker.subscribe();
     let b = Arc::clone(&broker);
-    let task = tokio::spawn(async move { b.request(request("c1"), &AbortSignal::new()).await });
+    let task =
+        tokio::spawn(async move { b.request(request("c1"), &CancellationToken::new()).await });
     let asked = next_requested(&mut events).await;
     assert_eq!(
         broker.resolve(&asked.id, ApprovalDecision::AllowAlways, None),
@@ -540,7 +543,9 @@ async fn a_broker_is_usable_as_a_trait_object() {
         ApprovalResolution::decided(ApprovalDecision::AllowAlways)
     );
     assert_eq!(
-        broker.request(request("c2"), &AbortSignal::new()).await,
+        broker
+            .request(request("c2"), &CancellationToken::new())
+            .await,
         REMEMBERED
     );
 }
@@ -684,7 +689,7 @@ async fn the_requested_event_shows_the_params() {
         "s",
         LONG,
     );
-    let task = start(&broker, req, AbortSignal::new());
+    let task = start(&broker, req, CancellationToken::new());
     let asked = next_requested(&mut events).await;
     assert_eq!(
         asked.params_preview,
@@ -705,13 +710,19 @@ async fn an_endless_hook_timeout_ends_after_a_day() {
     let req = ApprovalRequest::new(&spec, "c1", "exec", &Map::new(), "a", "s", LONG);
     assert_eq!(req.timeout(), crate::approval::MAX_APPROVAL_TIMEOUT);
     let started = tokio::time::Instant::now();
-    assert_eq!(broker.request(req, &AbortSignal::new()).await, TIMED_OUT);
+    assert_eq!(
+        broker.request(req, &CancellationToken::new()).await,
+        TIMED_OUT
+    );
     assert_eq!(started.elapsed(), Duration::from_secs(24 * 60 * 60));
 
     // A hand-built request is clamped too.
     let mut req = request("c2");
     req.timeout_ms = u64::MAX;
     let started = tokio::time::Instant::now();
-    assert_eq!(broker.request(req, &AbortSignal::new()).await, TIMED_OUT);
+    assert_eq!(
+        broker.request(req, &CancellationToken::new()).await,
+        TIMED_OUT
+    );
     assert_eq!(started.elapsed(), Duration::from_secs(24 * 60 * 60));
 }

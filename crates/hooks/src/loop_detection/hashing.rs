@@ -3,11 +3,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::canonical::hash_json;
+use talon_canonical_json::hash_object;
 
 /// The identity of a call: `<toolName>:<sha256 of the canonical params>`.
 pub(crate) fn args_hash(tool_name: &str, params: &Map<String, Value>) -> String {
-    format!("{tool_name}:{}", hash_json(&Value::Object(params.clone())))
+    format!("{tool_name}:{}", hash_object(params))
 }
 
 /// The run id with surrounding whitespace removed; blank counts as none.

@@ -2,8 +2,8 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
-use crate::canonical::sha256_hex;
 use crate::loop_detection::test_support::params;
+use talon_canonical_json::sha256_hex;
 
 #[test]
 fn args_hash_is_tool_name_and_digest_of_canonical_params() {

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 use talon_tool_catalog::ToolResult;
 
 use super::hashing::{extract_unknown_tool_name, is_known_poll_call};
-use crate::canonical::hash_json;
+use talon_canonical_json::hash_json;
 
 /// How a recorded call ended, as reported to
 /// [`LoopDetector::record_outcome`](super::LoopDetector::record_outcome).

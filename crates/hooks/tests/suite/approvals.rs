@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use talon_canonical_json::hash_json;
 use talon_hooks::approval::{
     ApprovalBinding, ApprovalBroker, ApprovalDecision, ApprovalEvent, MemoryApprovalBroker,
     ResolveOutcome, SqliteApprovalBroker,
 };
-use talon_hooks::canonical::hash_json;
 use talon_hooks::{
     ApprovalSpec, BeforeToolCallResult, DeniedReason, Gate, GateVerdict, Hooks, Registration,
 };
@@ -134,7 +134,7 @@ async fn an_abort_while_waiting_cancels() {
     let mut events = broker.subscribe();
     tokio::spawn(async move {
         let _ = events.recv().await;
-        abort.abort("user pressed stop");
+        abort.cancel("user pressed stop");
     });
     assert!(matches!(
         gate.check(event("exec", json!({})), &ctx).await,

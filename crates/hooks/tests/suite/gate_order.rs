@@ -330,7 +330,7 @@ async fn loop_detection_runs_first_and_a_run_that_keeps_retrying_is_stopped() {
             GateVerdict::Blocked(b) => {
                 assert_eq!(b.denied_reason, DeniedReason::ToolLoop);
                 first_block.get_or_insert(i);
-                if ctx.abort.is_aborted() {
+                if ctx.abort.is_cancelled() {
                     stopped_at = Some(i);
                     assert_eq!(b.source.as_deref(), Some("global_circuit_breaker"), "{b:?}");
                     break;

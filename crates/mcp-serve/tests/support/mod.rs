@@ -16,7 +16,7 @@ use talon_runtime::{
     ToolTable,
 };
 use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolFamily, ToolResult, ToolSpec,
+    CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolFamily, ToolResult, ToolSpec,
     image_result, text_result,
 };
 use talon_tool_policy::{PolicyConfig, RunContext};
@@ -64,7 +64,7 @@ impl Tool for Echo {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         self.probe.calls.fetch_add(1, Ordering::SeqCst);
         self.probe.call_ids.lock().unwrap().push(call.id.clone());
@@ -90,7 +90,7 @@ impl Tool for Picture {
         &self,
         _call: &ToolCall,
         _ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         let mut r = image_result(
             "pixel.png",
@@ -121,7 +121,7 @@ impl Tool for Fails {
         &self,
         _call: &ToolCall,
         _ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         Err(ToolError::execution("the disk is on fire"))
     }
@@ -153,7 +153,7 @@ impl Tool for Slow {
         &self,
         _call: &ToolCall,
         _ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         let _flag = DropFlag(Arc::clone(&self.probe));
         self.probe.slow_started.notify_one();

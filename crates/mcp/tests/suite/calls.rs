@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use talon_mcp::{McpManager, ServerState};
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult};
+use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult};
 
 use crate::support::{fixture_server, manager};
 
@@ -23,8 +23,12 @@ pub(crate) async fn call(
         name: name.into(),
         params,
     };
-    tool.execute(&call, &ToolContext::new("main", "s"), &AbortSignal::new())
-        .await
+    tool.execute(
+        &call,
+        &ToolContext::new("main", "s"),
+        &CancellationToken::new(),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -115,11 +119,11 @@ async fn an_abort_ends_the_call_and_the_server_stays_usable() {
     let m = manager(json!({"fix": fixture_server(&[], json!({}))}));
     m.ensure_agent("main").await;
     let tool = m.tool("main", "fix__slow").unwrap();
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     let a2 = abort.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        a2.abort("user cancelled");
+        a2.cancel();
     });
     let call = ToolCall {
         id: "c".into(),

@@ -141,7 +141,7 @@ async fn agents_get_global_then_own_servers() {
     m.ensure_agent("main").await;
     let ops = m.tool("ops", "shared__label").unwrap();
     let main = m.tool("main", "shared__label").unwrap();
-    let abort = talon_tool_catalog::AbortSignal::new();
+    let abort = talon_tool_catalog::CancellationToken::new();
     let ctx = talon_tool_catalog::ToolContext::new("ops", "s");
     let call = talon_tool_catalog::ToolCall {
         id: "1".into(),

@@ -336,10 +336,63 @@ async fn diagnostics_report_each_stage_without_params() {
 async fn an_aborted_run_refuses_further_calls() {
     let runtime = runtime_with(&[], Echo::core("read"), |_| {});
     let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
-    table.abort_signal().abort("user stopped the run");
+    table.canceller().cancel("user stopped the run");
     let out = table.invoke(call("read", json!({}))).await;
     assert!(
         matches!(out, InvokeOutcome::Failed(ToolError::Aborted { ref reason }) if reason == "user stopped the run")
+    );
+}
+
+/// Waits for its call's token, then reports the abort as any tool does
+/// (without knowing why).
+struct WaitsForAbort {
+    spec: talon_tool_catalog::ToolSpec,
+    entered: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait::async_trait]
+impl talon_tool_catalog::Tool for WaitsForAbort {
+    fn spec(&self) -> &talon_tool_catalog::ToolSpec {
+        &self.spec
+    }
+
+    async fn execute(
+        &self,
+        _call: &talon_tool_catalog::ToolCall,
+        _ctx: &talon_tool_catalog::ToolContext,
+        abort: &talon_tool_catalog::CancellationToken,
+    ) -> Result<talon_tool_catalog::ToolResult, ToolError> {
+        use talon_tool_catalog::CancelExt as _;
+        self.entered.notify_one();
+        abort.cancelled().await;
+        Err(abort.abort_error())
+    }
+}
+
+#[tokio::test]
+async fn a_call_in_flight_fails_with_the_reason_the_run_was_cancelled_for() {
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let tool = WaitsForAbort {
+        spec: talon_tool_catalog::ToolSpec::core("read").unwrap(),
+        entered: Arc::clone(&entered),
+    };
+    let runtime = RuntimeBuilder::new(PolicyConfig::default())
+        .family(Arc::new(ToolSet::new("t").with(Arc::new(tool))))
+        .build()
+        .unwrap();
+    let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
+    let cancel = async {
+        entered.notified().await;
+        table.canceller().cancel("the gateway is shutting down");
+    };
+    let (out, ()) = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        tokio::join!(table.invoke(call("read", json!({}))), cancel)
+    })
+    .await
+    .expect("the call ends once the run is cancelled");
+    assert!(
+        matches!(out, InvokeOutcome::Failed(ToolError::Aborted { ref reason }) if reason == "the gateway is shutting down"),
+        "{out:?}"
     );
 }
 

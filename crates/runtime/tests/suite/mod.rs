@@ -5,6 +5,7 @@ mod exec_approvals;
 mod from_config;
 mod invoke;
 mod local_routing;
+mod memory_flat;
 mod narrowing;
 mod sandbox_decision;
 mod sandbox_prune;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use talon_runtime::{RunSpec, ToolFamily};
 use talon_tool_catalog::{
-    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolFamily as Family, ToolResult,
+    CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolFamily as Family, ToolResult,
     ToolSpec, json_result,
 };
 
@@ -50,7 +50,7 @@ impl Tool for Echo {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        _abort: &AbortSignal,
+        _abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if call.params.get("fail").is_some() {

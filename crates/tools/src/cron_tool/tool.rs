@@ -11,8 +11,8 @@ use talon_tool_catalog::params::{
     Bounds, StringOpts, read_bool, read_non_negative_integer, read_string,
 };
 use talon_tool_catalog::{
-    AbortSignal, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily, ToolResult, ToolSpec,
-    json_result,
+    CancelExt, CancellationToken, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily,
+    ToolResult, ToolSpec, json_result,
 };
 
 use super::context::{ChatHistory, MAX_CONTEXT_MESSAGES, build_reminder_context};
@@ -359,7 +359,7 @@ impl Tool for CronTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         let action =

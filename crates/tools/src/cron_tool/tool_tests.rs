@@ -8,7 +8,7 @@ use talon_cron::{
     AgentRunner, CronOptions, CronService, IsolatedRun, ManualClock, RunFailure, RunReport,
     SystemEventRequest,
 };
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext, ToolError};
+use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext, ToolError};
 
 use super::*;
 
@@ -75,7 +75,7 @@ async fn call(tool: &CronTool, params: Value) -> Result<Value, ToolError> {
         .execute(
             &call,
             &ToolContext::new("main", "agent:main:main"),
-            &AbortSignal::new(),
+            &CancellationToken::new(),
         )
         .await?;
     Ok(r.details)

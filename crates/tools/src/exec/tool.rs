@@ -10,8 +10,8 @@ use talon_hooks::exec_env::{
 };
 use talon_sandbox_core::{ExitStatus, LaunchRequest, ProcessLauncher, SandboxError};
 use talon_tool_catalog::{
-    AbortSignal, ContentBlock, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily,
-    ToolResult, ToolSpec,
+    CancelExt, CancellationToken, Canceller, ContentBlock, Section, Tool, ToolCall, ToolContext,
+    ToolError, ToolFamily, ToolResult, ToolSpec,
 };
 
 use crate::exec::config::{ExecConfig, ExecConfigError};
@@ -85,7 +85,7 @@ pub fn exec_spec() -> ToolSpec {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+/// use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext};
 /// use talon_tools::{ExecConfig, ExecTool, HostLauncher, ProcessRegistry, ProcessTool, RegistryOptions};
 ///
 /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -103,7 +103,7 @@ pub fn exec_spec() -> ToolSpec {
 ///         params: params.as_object().unwrap().clone(),
 ///     };
 ///     let ctx = ToolContext::new("main", "agent:main:main");
-///     let result = exec.execute(&call, &ctx, &AbortSignal::new()).await.unwrap();
+///     let result = exec.execute(&call, &ctx, &CancellationToken::new()).await.unwrap();
 ///     assert_eq!(result.text(), "hi\n");
 ///     assert_eq!(result.details["exitCode"], 0);
 ///     registry.shutdown().await;
@@ -179,13 +179,13 @@ impl ExecTool {
     }
 
     /// Runs the `resolve_exec_env` handlers, if any.
-    async fn plugin_env(&self, ctx: &ToolContext, abort: &AbortSignal) -> ResolvedExecEnv {
+    async fn plugin_env(&self, ctx: &ToolContext, abort: &CancellationToken) -> ResolvedExecEnv {
         let Some(hooks) = self.hooks.as_ref().filter(|h| !h.is_empty()) else {
             return ResolvedExecEnv::default();
         };
         let event = ExecEnvEvent::new(ctx.session_key.clone(), self.host);
         let mut hook_ctx = HookContext::new(ctx.agent_id.clone(), ctx.session_key.clone());
-        hook_ctx.abort = abort.clone();
+        hook_ctx.abort = Canceller::from(abort.clone());
         hooks.resolve(&event, &hook_ctx).await
     }
 }
@@ -262,7 +262,7 @@ impl Tool for ExecTool {
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         if ctx.sandboxed && self.host == ExecHost::Gateway {
@@ -353,7 +353,7 @@ impl Tool for ExecTool {
         let outcome = tokio::select! {
             () = session.wait_finished() => Outcome::Finished,
             () = sleep_or_forever(yield_window) => Outcome::Yielded,
-            () = abort.aborted() => Outcome::Aborted,
+            () = abort.cancelled() => Outcome::Aborted,
         };
         guard.armed = false;
         match outcome {
@@ -369,9 +369,7 @@ impl Tool for ExecTool {
                 session.request_kill(KillReason::Abort);
                 let _ = tokio::time::timeout(ABORT_WAIT, session.wait_finished()).await;
                 self.registry.forget(&session.info.id);
-                Err(ToolError::Aborted {
-                    reason: abort.reason().unwrap_or_else(|| "aborted".to_owned()),
-                })
+                Err(abort.abort_error())
             }
         }
     }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use talon_fs_bridge::{Access, FsBridge, FsError, WriteOptions};
 use talon_tool_catalog::{
-    AbortSignal, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
+    CancelExt, CancellationToken, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult,
+    ToolSpec,
 };
 use tracing::warn;
 
@@ -281,7 +282,7 @@ impl Tool for ApplyPatchTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         let input = require_text(&call.params, "input")?;

@@ -6,7 +6,8 @@ use serde_json::{Map, Value, json};
 use talon_fs_bridge::{FsBridge, FsError, FsErrorCode};
 use talon_tool_catalog::params::{json_type, lookup};
 use talon_tool_catalog::{
-    AbortSignal, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
+    CancelExt, CancellationToken, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult,
+    ToolSpec,
 };
 
 use super::common::{fs_error, optional_text, require_path};
@@ -150,7 +151,7 @@ impl Tool for EditTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         let path = require_path(&call.params)?;

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use talon_fs_bridge::FsBridge;
 use talon_tool_catalog::params::{Bounds, read_positive_integer};
 use talon_tool_catalog::{
-    AbortSignal, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
-    image_result,
+    CancelExt, CancellationToken, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult,
+    ToolSpec, image_result,
 };
 
 use super::common::{fs_error, require_path};
@@ -23,7 +23,7 @@ use super::spec_for;
 /// ```
 /// use std::sync::Arc;
 /// use talon_fs_bridge::{FsBridge, MountBridge};
-/// use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext};
+/// use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext};
 /// use talon_tools::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
 ///
 /// let dir = tempfile::tempdir().unwrap();
@@ -42,13 +42,13 @@ use super::spec_for;
 /// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
 /// rt.block_on(async {
 ///     let w = call("write", serde_json::json!({"path": "notes/a.txt", "content": "one\ntwo\n"}));
-///     write.execute(&w, &ctx, &AbortSignal::new()).await.unwrap();
+///     write.execute(&w, &ctx, &CancellationToken::new()).await.unwrap();
 ///     let r = call("read", serde_json::json!({"path": "notes/a.txt", "offset": 2}));
-///     let result = read.execute(&r, &ctx, &AbortSignal::new()).await.unwrap();
+///     let result = read.execute(&r, &ctx, &CancellationToken::new()).await.unwrap();
 ///     assert_eq!(result.text(), "two");
 ///     // Paths that leave the workspace are refused with the bridge's code.
 ///     let bad = call("read", serde_json::json!({"path": "../etc/passwd"}));
-///     let err = read.execute(&bad, &ctx, &AbortSignal::new()).await.unwrap_err();
+///     let err = read.execute(&bad, &ctx, &CancellationToken::new()).await.unwrap_err();
 ///     assert!(err.to_string().starts_with("outside-mounts: "));
 /// });
 /// ```
@@ -102,7 +102,7 @@ impl Tool for ReadTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         let path = require_path(&call.params)?;

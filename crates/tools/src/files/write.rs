@@ -5,7 +5,8 @@ use std::sync::Arc;
 use serde_json::json;
 use talon_fs_bridge::{FsBridge, WriteOptions};
 use talon_tool_catalog::{
-    AbortSignal, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec,
+    CancelExt, CancellationToken, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult,
+    ToolSpec,
 };
 
 use super::common::{fs_error, require_path, require_text};
@@ -49,7 +50,7 @@ impl Tool for WriteTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         let path = require_path(&call.params)?;

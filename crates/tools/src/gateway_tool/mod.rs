@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use talon_tool_catalog::params::{StringOpts, lookup, read_string};
 use talon_tool_catalog::{
-    AbortSignal, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily, ToolResult, ToolSpec,
-    json_result,
+    CancelExt, CancellationToken, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily,
+    ToolResult, ToolSpec, json_result,
 };
 
 pub use self::redact::{REDACTED, is_secret_key, redact_secrets};
@@ -138,7 +138,7 @@ impl Tool for GatewayTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         for param in ["gatewayUrl", "gatewayToken"] {

@@ -26,7 +26,7 @@ const READ_CHUNK: usize = 16 * 1024;
 pub(crate) enum KillReason {
     /// Its timeout fired.
     Timeout,
-    /// The exec call's abort signal fired.
+    /// The exec call's abort token fired.
     Abort,
     /// The exec call's future was dropped while it waited.
     Cancelled,

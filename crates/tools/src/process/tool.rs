@@ -8,8 +8,8 @@ use talon_tool_catalog::params::{
     Bounds, StringOpts, read_bool, read_non_negative_integer, read_positive_integer, read_string,
 };
 use talon_tool_catalog::{
-    AbortSignal, ContentBlock, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily,
-    ToolResult, ToolSpec,
+    CancelExt, CancellationToken, ContentBlock, Section, Tool, ToolCall, ToolContext, ToolError,
+    ToolFamily, ToolResult, ToolSpec,
 };
 
 use crate::exec::output::render_visible;
@@ -371,7 +371,7 @@ impl Tool for ProcessTool {
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         let params = &call.params;
@@ -384,7 +384,7 @@ impl Tool for ProcessTool {
             "poll" => {
                 tokio::select! {
                     r = self.poll(params, owner) => r,
-                    () = abort.aborted() => abort.check().map(|()| result(String::new(), Value::Null)),
+                    () = abort.cancelled() => abort.check().map(|()| result(String::new(), Value::Null)),
                 }
             }
             "log" => self.log(params, owner),

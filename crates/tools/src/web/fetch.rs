@@ -8,8 +8,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use serde_json::{Value, json};
 use talon_tool_catalog::params::{NumberOpts, StringOpts, read_number, read_string};
 use talon_tool_catalog::{
-    AbortSignal, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily, ToolResult, ToolSpec,
-    json_result,
+    CancelExt, CancellationToken, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily,
+    ToolResult, ToolSpec, json_result,
 };
 use url::Url;
 
@@ -379,7 +379,7 @@ impl Tool for WebFetchTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         let started = Instant::now();
@@ -391,10 +391,8 @@ impl Tool for WebFetchTool {
             None => {
                 let fetch = tokio::time::timeout(self.timeout, self.fetch_page(&url, mode));
                 let page = tokio::select! {
-                    () = abort.aborted() => {
-                        return Err(ToolError::Aborted {
-                            reason: abort.reason().unwrap_or_else(|| "aborted".to_owned()),
-                        });
+                    () = abort.cancelled() => {
+                        return Err(abort.abort_error());
                     }
                     outcome = fetch => outcome.map_err(|_| {
                         ToolError::execution(format!(

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use talon_tool_catalog::params::{NumberOpts, StringOpts, read_number, read_string};
 use talon_tool_catalog::{
-    AbortSignal, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily, ToolResult, ToolSpec,
-    json_result,
+    CancelExt, CancellationToken, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily,
+    ToolResult, ToolSpec, json_result,
 };
 
 use crate::web::cache::TtlCache;
@@ -333,7 +333,7 @@ impl Tool for WebSearchTool {
         &self,
         call: &ToolCall,
         _ctx: &ToolContext,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
         let started = Instant::now();
@@ -363,10 +363,8 @@ impl Tool for WebSearchTool {
         }
         let search = tokio::time::timeout(self.timeout, provider.search(&self.http, &req));
         let found = tokio::select! {
-            () = abort.aborted() => {
-                return Err(ToolError::Aborted {
-                    reason: abort.reason().unwrap_or_else(|| "aborted".to_owned()),
-                });
+            () = abort.cancelled() => {
+                return Err(abort.abort_error());
             }
             outcome = search => outcome.map_err(|_| {
                 ToolError::execution(format!(

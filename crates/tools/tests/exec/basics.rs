@@ -193,7 +193,7 @@ async fn a_sandboxed_session_is_refused_on_the_host() {
                 json!({"command": format!("touch {}", marker.display())}),
             ),
             &ctx,
-            &talon_tool_catalog::AbortSignal::new(),
+            &talon_tool_catalog::CancellationToken::new(),
         )
         .await
         .unwrap_err();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult};
+use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult};
 use talon_tools::{
     ExecConfig, ExecTool, HostLauncher, ProcessRegistry, ProcessTool, RegistryOptions,
 };
@@ -62,14 +62,14 @@ impl Harness {
     }
 
     pub(crate) async fn exec(&self, params: Value) -> Result<ToolResult, ToolError> {
-        self.exec_as(KEY, params, &AbortSignal::new()).await
+        self.exec_as(KEY, params, &CancellationToken::new()).await
     }
 
     pub(crate) async fn exec_as(
         &self,
         key: &str,
         params: Value,
-        abort: &AbortSignal,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         self.exec
             .execute(&call("exec", params), &ToolContext::new("main", key), abort)
@@ -89,7 +89,7 @@ impl Harness {
             .execute(
                 &call("process", params),
                 &ToolContext::new("main", key),
-                &AbortSignal::new(),
+                &CancellationToken::new(),
             )
             .await
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use talon_proc_tree::{Containment, Supervisor, SupervisorOptions};
-use talon_tool_catalog::{AbortSignal, ToolError};
+use talon_tool_catalog::{CancellationToken, ToolError};
 use talon_tools::ExecConfig;
 
 use crate::common::{Harness, KEY, bounded, small_options, wait_gone};
@@ -72,11 +72,11 @@ async fn an_abort_ends_setsid_and_double_forked_descendants() {
     bounded(async {
         let h = Harness::new();
         let pidfile = h.dir.path().join("pids");
-        let abort = AbortSignal::new();
+        let abort = CancellationToken::new();
         let trigger = abort.clone();
         let aborter = async {
             let pids = tree_pids(&pidfile).await;
-            trigger.abort("stop");
+            trigger.cancel();
             pids
         };
         let (result, pids) = tokio::join!(

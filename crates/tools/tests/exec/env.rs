@@ -7,7 +7,7 @@ use serde_json::json;
 use talon_hooks::HookContext;
 use talon_hooks::exec_env::{ExecEnvEvent, ExecEnvHooks, ExecHost, ResolveExecEnvHandler};
 use talon_sandbox_core::{LaunchRequest, LaunchedProcess, ProcessLauncher, SandboxError};
-use talon_tool_catalog::{AbortSignal, Tool};
+use talon_tool_catalog::{CancellationToken, Tool};
 use talon_tools::{ExecConfig, ExecTool, HostLauncher, ProcessRegistry};
 
 use crate::common::{Harness, KEY, bounded, call, small_options};
@@ -116,7 +116,7 @@ async fn hook_env_is_merged_over_the_call_env_and_filtered() {
             "env": {"SHARED": "call", "CALL_ONLY": "mine"}
         });
         let r = exec
-            .execute(&call("exec", params), &talon_tool_catalog::ToolContext::new("main", KEY), &AbortSignal::new())
+            .execute(&call("exec", params), &talon_tool_catalog::ToolContext::new("main", KEY), &CancellationToken::new())
             .await
             .unwrap();
         let text = r.text();
@@ -187,7 +187,7 @@ async fn a_sandbox_launcher_gets_host_sandbox_and_path_as_a_prepend() {
                     json!({"command": "echo $PATH", "env": {"PATH": "/opt/bin"}}),
                 ),
                 &talon_tool_catalog::ToolContext::new("main", KEY),
-                &AbortSignal::new(),
+                &CancellationToken::new(),
             )
             .await
             .unwrap();

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use talon_tool_catalog::{AbortSignal, ToolError};
+use talon_tool_catalog::{CancellationToken, ToolError};
 use talon_tools::{ExecConfig, RegistryOptions};
 
 use crate::common::{
@@ -86,7 +86,7 @@ async fn abort_kills_the_group_and_returns_aborted() {
     bounded(async {
         let h = Harness::new();
         let pidfile = h.dir.path().join("pids");
-        let abort = AbortSignal::new();
+        let abort = CancellationToken::new();
         let trigger = abort.clone();
         let command = format!(
             "echo $$ > {f}; sleep 30 & echo $! >> {f}; wait",
@@ -98,12 +98,14 @@ async fn abort_kills_the_group_and_returns_aborted() {
             {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            trigger.abort("user pressed stop");
+            trigger.cancel();
         };
         let (result, ()) =
             tokio::join!(h.exec_as(KEY, json!({"command": command}), &abort), aborter);
         match result {
-            Err(ToolError::Aborted { reason }) => assert_eq!(reason, "user pressed stop"),
+            Err(ToolError::Aborted { reason }) => {
+                assert_eq!(reason, talon_tool_catalog::ABORTED_REASON)
+            }
             other => panic!("expected an abort, got {other:?}"),
         }
         for pid in std::fs::read_to_string(&pidfile).unwrap().lines() {
@@ -160,7 +162,7 @@ async fn without_background_the_yield_window_is_ignored() {
                     json!({"command": "sleep 0.3; echo done", "yieldMs": 10, "background": true}),
                 ),
                 &talon_tool_catalog::ToolContext::new("main", KEY),
-                &AbortSignal::new(),
+                &CancellationToken::new(),
             )
             .await
             .unwrap();

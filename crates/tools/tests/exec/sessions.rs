@@ -156,7 +156,7 @@ async fn pty_sessions_take_input() {
 async fn sessions_are_scoped_to_their_session_key() {
     bounded(async {
         let h = Harness::new();
-        let abort = talon_tool_catalog::AbortSignal::new();
+        let abort = talon_tool_catalog::CancellationToken::new();
         let r = h
             .exec_as(
                 "agent:main:alice",
@@ -319,7 +319,7 @@ async fn running_commands_per_session_key_are_capped() {
             .exec_as(
                 "agent:main:other",
                 json!({"command": "echo ok"}),
-                &talon_tool_catalog::AbortSignal::new(),
+                &talon_tool_catalog::CancellationToken::new(),
             )
             .await
             .unwrap();

@@ -12,7 +12,7 @@ use talon_fs_bridge::{
     Access, DirEntry, EditFn, FileContents, FileStat, FsBridge, FsError, FsErrorCode, MountBridge,
     ResolvedPath, WriteOptions, WriteReport,
 };
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult};
+use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult};
 use talon_tools::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
 
 pub const SECRET: &[u8] = b"TOP-SECRET\n";
@@ -115,7 +115,7 @@ pub async fn call(tool: &dyn Tool, args: Value) -> Result<ToolResult, ToolError>
     tool.execute(
         &call,
         &ToolContext::new("main", "agent:main:main"),
-        &AbortSignal::new(),
+        &CancellationToken::new(),
     )
     .await
 }

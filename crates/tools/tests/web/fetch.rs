@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use talon_tool_catalog::{AbortSignal, ToolError};
+use talon_tool_catalog::{CancellationToken, ToolError};
 use talon_tools::{SsrfAllowlistConfig, WebFetchConfig, WebFetchTool};
 
 use crate::server::{Reply, TestServer};
@@ -293,22 +293,17 @@ async fn timeout_ends_a_slow_fetch() {
 async fn abort_ends_a_slow_fetch() {
     let server = site().await;
     let tool = WebFetchTool::new(&loopback_config()).unwrap();
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     let trigger = abort.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        trigger.abort("user stopped");
+        trigger.cancel();
     });
     let started = Instant::now();
     let err = call_with(&tool, json!({ "url": server.url("/slow") }), &abort)
         .await
         .unwrap_err();
-    assert_eq!(
-        err,
-        ToolError::Aborted {
-            reason: "user stopped".into()
-        }
-    );
+    assert_eq!(err, ToolError::aborted(talon_tool_catalog::ABORTED_REASON));
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 
