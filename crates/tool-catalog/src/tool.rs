@@ -59,7 +59,7 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
 
     /// Run one call. Implementations check `abort` at their await points and
-    /// return [`ToolError::Aborted`] once it fires.
+    /// return [`ToolError::aborted`] once it fires.
     async fn execute(
         &self,
         call: &ToolCall,
@@ -116,13 +116,13 @@ impl AbortSignal {
         self.inner.reason.lock().ok().and_then(|r| r.clone())
     }
 
-    /// `Err(ToolError::Aborted)` once the signal fired, for `?` at check
+    /// an aborted `ToolError` once the signal fired, for `?` at check
     /// points.
     pub fn check(&self) -> Result<(), ToolError> {
         if self.is_aborted() {
-            Err(ToolError::Aborted {
-                reason: self.reason().unwrap_or_else(|| "aborted".to_owned()),
-            })
+            Err(ToolError::aborted(
+                self.reason().unwrap_or_else(|| "aborted".to_owned()),
+            ))
         } else {
             Ok(())
         }
