@@ -432,6 +432,7 @@ pub fn cap_output(outcome: InvokeOutcome, max: usize) -> (InvokeOutcome, bool) {
             result: ToolResult {
                 content,
                 details: result.details,
+                status: result.status,
             },
             params_rewritten,
             approval,

@@ -93,6 +93,7 @@ impl InvokeOutcome {
             InvokeOutcome::Completed { result, .. } => ToolResult {
                 content: result.content.clone(),
                 details: Value::Null,
+                status: result.status,
             },
             InvokeOutcome::Blocked(b) => {
                 let mut r = json_result(b.to_model_json(tool));

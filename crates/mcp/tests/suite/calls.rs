@@ -54,6 +54,8 @@ async fn a_hung_call_times_out_alone_and_the_next_call_works() {
         "{:?}",
         started.elapsed()
     );
+    assert!(err.is_timeout(), "a hung server is a timeout by kind: {err:?}");
+    assert_eq!(err.code().as_str(), "mcp.timeout");
     let msg = err.to_string();
     assert!(
         msg.contains("did not answer within 300 ms") && msg.contains("mcp.servers.fix.timeoutMs"),
@@ -131,7 +133,7 @@ async fn an_abort_ends_the_call_and_the_server_stays_usable() {
         .execute(&call, &ToolContext::new("main", "s"), &abort)
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolError::Aborted { .. }), "{err:?}");
+    assert!(err.is_aborted(), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(3));
     assert_eq!(
         crate::suite::calls::call(&m, "fix__echo", json!({"text": "ok"}))

@@ -72,6 +72,7 @@ impl Tool for WriteTool {
                 "bytes": report.bytes,
                 "created": report.created,
             }),
+            status: talon_tool_catalog::ResultStatus::Ok,
         })
     }
 }

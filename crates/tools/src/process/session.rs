@@ -119,6 +119,21 @@ impl Snapshot {
             Some(_) => "failed",
         }
     }
+
+    /// The typed form of [`status`](Self::status) for a result: running
+    /// and completed are ok, killed at the time limit is timed out, any
+    /// other end is failed.
+    pub(crate) fn result_status(&self) -> talon_tool_catalog::ResultStatus {
+        use talon_tool_catalog::ResultStatus;
+        match &self.finish {
+            None => ResultStatus::Ok,
+            Some(f) if f.killed == Some(KillReason::Timeout) => ResultStatus::TimedOut,
+            Some(f) if f.killed.is_none() && f.status == Some(ExitStatus::Code(0)) => {
+                ResultStatus::Ok
+            }
+            Some(_) => ResultStatus::Failed,
+        }
+    }
 }
 
 /// One launched command.

@@ -99,6 +99,7 @@ fn result(text: String, details: Value) -> ToolResult {
     ToolResult {
         content: vec![ContentBlock::Text { text }],
         details,
+        status: talon_tool_catalog::ResultStatus::Ok,
     }
 }
 

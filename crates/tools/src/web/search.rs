@@ -8,8 +8,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use talon_tool_catalog::params::{NumberOpts, StringOpts, read_number, read_string};
 use talon_tool_catalog::{
-    AbortSignal, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily, ToolResult, ToolSpec,
-    json_result,
+    AbortSignal, Section, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode, ToolFamily,
+    ToolResult, ToolSpec, json_result,
 };
 
 use crate::web::cache::TtlCache;
@@ -200,11 +200,14 @@ impl WebSearchTool {
         });
         let Some(key) = self.key_of(id) else {
             let (config_keys, env_vars) = key_sources(id);
-            return Err(ToolError::execution(format!(
-                "web_search ({id}) needs an API key: set {} in the config, or the {} environment variable",
-                config_keys.join(" or "),
-                env_vars.join(" or ")
-            )));
+            return Err(ToolError::new(
+                ToolErrorCode::WebMissingApiKey,
+                format!(
+                    "web_search ({id}) needs an API key: set {} in the config, or the {} environment variable",
+                    config_keys.join(" or "),
+                    env_vars.join(" or ")
+                ),
+            ));
         };
         let block = provider_block(&self.config, id)
             .cloned()
@@ -364,17 +367,15 @@ impl Tool for WebSearchTool {
         let search = tokio::time::timeout(self.timeout, provider.search(&self.http, &req));
         let found = tokio::select! {
             () = abort.aborted() => {
-                return Err(ToolError::Aborted {
-                    reason: abort.reason().unwrap_or_else(|| "aborted".to_owned()),
-                });
+                return Err(ToolError::aborted(abort.reason().unwrap_or_else(|| "aborted".to_owned())));
             }
             outcome = search => outcome.map_err(|_| {
-                ToolError::execution(format!(
+                ToolError::new(ToolErrorCode::WebTimeout, format!(
                     "web_search ({}) timed out after {} ms",
                     provider.id(),
                     self.timeout.as_millis()
                 ))
-            })?.map_err(ToolError::execution)?,
+            })?.map_err(|m| ToolError::new(ToolErrorCode::WebProviderFailed, m))?,
         };
         let mut payload = json!({ "query": req.query });
         if let (Value::Object(out), Value::Object(found)) = (&mut payload, found) {

@@ -103,7 +103,7 @@ async fn abort_kills_the_group_and_returns_aborted() {
         let (result, ()) =
             tokio::join!(h.exec_as(KEY, json!({"command": command}), &abort), aborter);
         match result {
-            Err(ToolError::Aborted { reason }) => assert_eq!(reason, "user pressed stop"),
+            Err(e) if e.is_aborted() => assert_eq!(e.message(), "user pressed stop"),
             other => panic!("expected an abort, got {other:?}"),
         }
         for pid in std::fs::read_to_string(&pidfile).unwrap().lines() {

@@ -303,12 +303,7 @@ async fn abort_ends_a_slow_fetch() {
     let err = call_with(&tool, json!({ "url": server.url("/slow") }), &abort)
         .await
         .unwrap_err();
-    assert_eq!(
-        err,
-        ToolError::Aborted {
-            reason: "user stopped".into()
-        }
-    );
+    assert_eq!(err, ToolError::aborted("user stopped"));
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 

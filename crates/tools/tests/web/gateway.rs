@@ -300,10 +300,7 @@ async fn writes_restarts_and_gateway_overrides_are_refused() {
     let t = tool();
     for action in ["config.apply", "config.patch", "restart", "update.run"] {
         let err = call(&t, json!({ "action": action })).await.unwrap_err();
-        assert!(
-            matches!(err, ToolError::Unauthorized { .. }),
-            "{action}: {err:?}"
-        );
+        assert!(err.is_unauthorized(), "{action}: {err:?}");
         assert!(err.to_string().contains("read-only"), "{err}");
     }
     let err = call(&t, json!({ "action": "config.delete" }))
