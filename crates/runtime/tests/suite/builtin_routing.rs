@@ -66,7 +66,11 @@ async fn host_runs_act_in_the_agent_workspace() {
             json!({ "path": "../secret.txt" }),
         ))
         .await;
-    assert_eq!(error(&out).code(), ToolErrorCode::FsOutsideMounts, "{out:?}");
+    assert_eq!(
+        error(&out).code(),
+        ToolErrorCode::FsOutsideMounts,
+        "{out:?}"
+    );
     let out = table
         .invoke(ModelToolCall::new(
             "c3",
@@ -153,7 +157,11 @@ async fn sandboxed_runs_act_in_their_docker_container() {
             json!({ "path": "/etc/hostname" }),
         ))
         .await;
-    assert_eq!(error(&out).code(), ToolErrorCode::FsOutsideMounts, "{out:?}");
+    assert_eq!(
+        error(&out).code(),
+        ToolErrorCode::FsOutsideMounts,
+        "{out:?}"
+    );
 
     // The backend lists the container by its labels and removes it.
     let docker = rt.sandbox_backends().unwrap().get("docker").unwrap();

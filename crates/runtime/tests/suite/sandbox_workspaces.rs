@@ -5,8 +5,8 @@
 
 use serde_json::json;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
-use talon_tool_catalog::ToolErrorCode;
 use talon_sandbox_core::{SandboxScope, materialized_skills_root};
+use talon_tool_catalog::ToolErrorCode;
 use talon_tool_policy::RunContext;
 
 fn text(out: &InvokeOutcome) -> String {
