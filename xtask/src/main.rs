@@ -20,6 +20,7 @@ mod bubblewrap;
 mod docker_engine;
 mod python_env;
 mod sshd;
+mod tidy;
 
 fn cargo(args: &[&str]) -> Result<(), String> {
     let status = Command::new("cargo")

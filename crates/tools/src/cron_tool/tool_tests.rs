@@ -39,7 +39,7 @@ impl ChatHistory for History {
         &self,
         _session_key: &str,
         limit: usize,
-    ) -> Result<Vec<HistoryMessage>, String> {
+    ) -> Result<Vec<HistoryMessage>, ToolError> {
         let start = self.0.len().saturating_sub(limit);
         Ok(self.0[start..].to_vec())
     }

@@ -359,10 +359,15 @@ impl Session {
 
     /// Writes to stdin; `eof` closes it afterwards (under a PTY it sends
     /// the terminal's end-of-file character instead).
-    pub(crate) async fn write_stdin(&self, data: &[u8], eof: bool) -> Result<usize, String> {
+    pub(crate) async fn write_stdin(
+        &self,
+        data: &[u8],
+        eof: bool,
+    ) -> Result<usize, talon_tool_catalog::ToolError> {
+        use talon_tool_catalog::ToolError;
         let mut guard = self.stdin.lock().await;
         let Some(stdin) = guard.as_mut() else {
-            return Err("its stdin is closed".to_owned());
+            return Err(ToolError::execution("its stdin is closed"));
         };
         let mut bytes = data.to_vec();
         if eof && self.info.pty {
@@ -375,12 +380,16 @@ impl Session {
         .await;
         match written {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(format!("writing to its stdin failed: {e}")),
+            Ok(Err(e)) => {
+                return Err(ToolError::execution(format!(
+                    "writing to its stdin failed: {e}"
+                )));
+            }
             Err(_) => {
-                return Err(format!(
+                return Err(ToolError::timed_out(format!(
                     "its stdin did not accept the data within {}s (the command is not reading)",
                     WRITE_TIMEOUT.as_secs()
-                ));
+                )));
             }
         }
         if eof && !self.info.pty {

@@ -259,15 +259,13 @@ impl WebSearchTool {
                     "freshness cannot be combined with date_after/date_before; use one or the other",
                 ));
             }
-            (Some(f), None, None) => {
-                Some(Freshness::parse(&f).map_err(|m| ToolError::input("freshness", m))?)
-            }
+            (Some(f), None, None) => Some(Freshness::parse(&f)?),
             (None, None, None) => None,
             (None, after, before) => {
                 let start = after.unwrap_or_else(|| "1970-01-01".to_owned());
                 let end = before.unwrap_or_else(today);
                 let param = "date_after";
-                Some(Freshness::range(&start, &end).map_err(|m| ToolError::input(param, m))?)
+                Some(Freshness::range(&start, &end).map_err(|e| e.with_param(param))?)
             }
         };
         Ok(SearchRequest {
@@ -342,7 +340,7 @@ impl Tool for WebSearchTool {
         let started = Instant::now();
         let req = self.read_request(call)?;
         let provider = self.resolve_provider()?;
-        provider.check(&req).map_err(ToolError::invalid_arguments)?;
+        provider.check(&req)?;
         let mut extras = BTreeMap::new();
         extras.insert("provider", provider.id().to_owned());
         if let Some(m) = provider.model() {
@@ -375,7 +373,7 @@ impl Tool for WebSearchTool {
                     provider.id(),
                     self.timeout.as_millis()
                 ))
-            })?.map_err(|m| ToolError::new(ToolErrorCode::WebProviderFailed, m))?,
+            })??,
         };
         let mut payload = json!({ "query": req.query });
         if let (Value::Object(out), Value::Object(found)) = (&mut payload, found) {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use talon_proc_tree::{Containment, Supervisor, SupervisorOptions};
-use talon_tool_catalog::{AbortSignal, ToolError};
+use talon_tool_catalog::AbortSignal;
 use talon_tools::ExecConfig;
 
 use crate::common::{Harness, KEY, bounded, small_options, wait_gone};

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use talon_tool_catalog::{AbortSignal, ToolError};
+use talon_tool_catalog::AbortSignal;
 use talon_tools::{ExecConfig, RegistryOptions};
 
 use crate::common::{

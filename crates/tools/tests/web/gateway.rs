@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use talon_tool_catalog::{Tool, ToolError};
+use talon_tool_catalog::Tool;
 use talon_tools::{GatewayTool, REDACTED, WebToolsConfig, is_secret_key};
 
 use crate::call;
