@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use talon_mcp::{McpManager, ServerState};
-use talon_tool_catalog::{AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolResult};
+use talon_tool_catalog::{
+    AbortSignal, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode, ToolResult,
+};
 
 use crate::support::{fixture_server, manager};
 
@@ -37,7 +39,10 @@ async fn results_and_tool_errors() {
     assert_eq!(r.text(), "42");
     assert_eq!(r.details["mcp"]["tool"], "add");
     let err = call(&m, "fix__fail", json!({})).await.unwrap_err();
-    assert_eq!(err, ToolError::execution("this tool always fails"));
+    assert_eq!(
+        err,
+        ToolError::new(ToolErrorCode::McpToolError, "this tool always fails")
+    );
     m.shutdown().await;
 }
 
