@@ -8,7 +8,7 @@
 //!   kind or a code.
 //!
 //! Test files (`*_tests.rs`, `tests.rs`, `test_support*`, the throwaway
-//! sshd) are exempt. Anything else left is listed in [`ALLOWED`] with the
+//! sshd) are exempt. Anything else left is listed in `ALLOWED` with the
 //! reason.
 
 #![cfg(test)]
@@ -16,14 +16,112 @@
 use std::path::{Path, PathBuf};
 
 /// Known exceptions: (path relative to the workspace root, the offending
-/// text, why it stays).
-const ALLOWED: &[(&str, &str, &str)] = &[(
-    "crates/sandbox-ssh/src/connection.rs",
-    "text.contains(",
-    "reads the stderr of the ssh client (a foreign process) to add a hint; ssh reports every \
-     connection failure as exit 255, so its text is the only signal, and the hint never changes \
-     the error's kind",
-)];
+/// text, why it stays). Each entry must still match something (the test
+/// fails on a stale one), so the list only shrinks.
+///
+/// The `Result<_, String>` entries are the first pass of issue 17 left
+/// undone: string errors that never reach a tool error (config and
+/// frontmatter parsers whose message is the whole product, hook and
+/// runner plumbing). Convert one to a `thiserror` enum and delete its line.
+const ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "crates/cron/src/schedule.rs",
+        RESULT_STRING,
+        "schedule parser; its message is wrapped into CronError at the crate edge",
+    ),
+    (
+        "crates/gateway-core/src/runner.rs",
+        RESULT_STRING,
+        "runner.complete bookkeeping; turned into an RpcError by the caller",
+    ),
+    (
+        "crates/gateway-core/src/settings.rs",
+        RESULT_STRING,
+        "gateway section parser; replaced by the typed-config package of issue 17",
+    ),
+    (
+        "crates/hooks/src/after.rs",
+        RESULT_STRING,
+        "hook plumbing; to become HookError",
+    ),
+    (
+        "crates/hooks/src/before.rs",
+        RESULT_STRING,
+        "hook plumbing; to become HookError",
+    ),
+    (
+        "crates/hooks/src/command.rs",
+        RESULT_STRING,
+        "command hook runner; to become HookError",
+    ),
+    (
+        "crates/hooks/src/exec_approvals/allowlist.rs",
+        RESULT_STRING,
+        "allowlist pattern parser; message is the product",
+    ),
+    (
+        "crates/hooks/src/exec_env/hook.rs",
+        RESULT_STRING,
+        "exec-env hook; moves to the exec-env leaf crate (issue 17 boundaries)",
+    ),
+    (
+        "crates/hooks/src/exec_env/policy.rs",
+        RESULT_STRING,
+        "exec-env policy; moves to the exec-env leaf crate (issue 17 boundaries)",
+    ),
+    (
+        "crates/hooks/src/guard.rs",
+        RESULT_STRING,
+        "hook guard; to become HookError",
+    ),
+    (
+        "crates/hooks/src/trusted.rs",
+        RESULT_STRING,
+        "trusted-policy loader; to become HookError",
+    ),
+    (
+        "crates/mcp/src/config.rs",
+        RESULT_STRING,
+        "`${VAR}` expansion; wrapped into McpError::Config with the key",
+    ),
+    (
+        "crates/mcp/src/launch.rs",
+        RESULT_STRING,
+        "server launch; the text becomes the server's lastError and an mcp.server_unavailable ToolError",
+    ),
+    (
+        "crates/mcp/src/server.rs",
+        RESULT_STRING,
+        "server connect/list; the text becomes the server's lastError and an mcp.server_unavailable ToolError",
+    ),
+    (
+        "crates/proc-tree/src/cgroup.rs",
+        RESULT_STRING,
+        "cgroup mount parsing; wrapped into the crate's typed error at its edge",
+    ),
+    (
+        "crates/sandbox-core/src/local_spawn.rs",
+        RESULT_STRING,
+        "spawn helper; replaced by the one process-spawn helper of issue 17",
+    ),
+    (
+        "crates/sandbox-core/src/ssh_config.rs",
+        RESULT_STRING,
+        "ssh config value parser; wrapped into SandboxError::Config with the key",
+    ),
+    (
+        "crates/skills/src/frontmatter/block.rs",
+        RESULT_STRING,
+        "frontmatter parser; wrapped into a diagnostic with the file and line",
+    ),
+    (
+        "crates/skills/src/frontmatter/value.rs",
+        RESULT_STRING,
+        "frontmatter parser; wrapped into a diagnostic with the file and line",
+    ),
+];
+
+const RESULT_STRING: &str = "Result<_, String>";
 
 /// The text patterns that classify an error by its message.
 const TEXT_CLASSIFIERS: &[&str] = &[
@@ -32,8 +130,7 @@ const TEXT_CLASSIFIERS: &[&str] = &[
     "message.contains(",
     "err.contains(",
     "error.contains(",
-    "e.contains(",
-    "text.contains(",
+    "stderr.contains(",
 ];
 
 fn workspace_root() -> PathBuf {
@@ -44,7 +141,10 @@ fn workspace_root() -> PathBuf {
 }
 
 fn is_test_file(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
     name.ends_with("_tests.rs")
         || name == "tests.rs"
         || name.starts_with("test_support")
@@ -114,7 +214,7 @@ fn violations(text: &str) -> Vec<(usize, String)> {
         while let Some(at) = rest.find("Result<") {
             let after = &rest[at + "Result<".len()..];
             if result_with_string_error(after) {
-                out.push((n + 1, "Result<_, String>".to_owned()));
+                out.push((n + 1, RESULT_STRING.to_owned()));
             }
             rest = after;
         }
@@ -155,18 +255,38 @@ fn the_checker_finds_what_it_should() {
 fn library_code_keeps_typed_errors() {
     let root = workspace_root();
     let files = library_sources();
-    assert!(files.len() > 50, "found only {} source files under {}", files.len(), root.display());
+    assert!(
+        files.len() > 50,
+        "found only {} source files under {}",
+        files.len(),
+        root.display()
+    );
     let mut found = Vec::new();
+    let mut used = vec![false; ALLOWED.len()];
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let rel = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         for (line, what) in violations(&text) {
-            let allowed = ALLOWED.iter().any(|(p, pat, _)| *p == rel && what == *pat);
-            if !allowed {
-                found.push(format!("{rel}:{line}: {what}"));
+            match ALLOWED
+                .iter()
+                .position(|(p, pat, _)| *p == rel && what == *pat)
+            {
+                Some(i) => used[i] = true,
+                None => found.push(format!("{rel}:{line}: {what}")),
             }
+        }
+    }
+    for (i, (path, what, _)) in ALLOWED.iter().enumerate() {
+        if !used[i] {
+            found.push(format!(
+                "{path}: allowed `{what}` no longer occurs; delete its ALLOWED line"
+            ));
         }
     }
     assert!(
