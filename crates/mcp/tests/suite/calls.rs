@@ -59,7 +59,10 @@ async fn a_hung_call_times_out_alone_and_the_next_call_works() {
         "{:?}",
         started.elapsed()
     );
-    assert!(err.is_timeout(), "a hung server is a timeout by kind: {err:?}");
+    assert!(
+        err.is_timeout(),
+        "a hung server is a timeout by kind: {err:?}"
+    );
     assert_eq!(err.code().as_str(), "mcp.timeout");
     let msg = err.to_string();
     assert!(

@@ -166,7 +166,10 @@ async fn a_read_only_mount_refuses_writes_but_reads() {
     )
     .await;
     assert_eq!(e.code(), ToolErrorCode::FsReadOnly, "{e}");
-    assert!(e.message().starts_with("`Delete File: /skills/skill.md`: "), "{e}");
+    assert!(
+        e.message().starts_with("`Delete File: /skills/skill.md`: "),
+        "{e}"
+    );
     // The first section was not written either.
     assert!(!rw.join("ok.txt").exists());
     assert!(ro.join("skill.md").exists());
