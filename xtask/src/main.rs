@@ -23,6 +23,7 @@ mod docker_engine;
 mod fuzz;
 mod python_env;
 mod sshd;
+mod tidy;
 
 pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
     let status = Command::new("cargo")

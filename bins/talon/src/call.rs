@@ -349,7 +349,7 @@ fn render(tool: &str, outcome: &InvokeOutcome, json: bool, out: &mut String) -> 
             }
         }
         InvokeOutcome::Failed(e) => {
-            let _ = writeln!(out, "{tool}: error: {e}");
+            let _ = writeln!(out, "{tool}: error [{}]: {e}", e.code());
         }
     }
     Ok(status)

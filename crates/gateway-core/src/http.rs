@@ -17,7 +17,6 @@ use talon_hooks::approval::ApprovalBroker as _;
 use talon_runtime::InvokeOutcome;
 
 use crate::gateway::Gateway;
-use crate::metrics::CallOutcomeKind;
 use crate::scope::Scope;
 
 /// The gateway's routes.
@@ -252,9 +251,12 @@ async fn tools_invoke(
         }
         Err(e) => return json_error(StatusCode::INTERNAL_SERVER_ERROR, "internal", &e.message),
     };
-    match (&report.outcome, report.kind) {
-        (InvokeOutcome::Completed { result, .. }, _) => (
-            StatusCode::OK,
+    let wire = report.outcome.wire();
+    let status =
+        StatusCode::from_u16(wire.http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    match &report.outcome {
+        InvokeOutcome::Completed { result, .. } => (
+            status,
             axum::Json(json!({
                 "ok": true,
                 "result": result,
@@ -263,35 +265,23 @@ async fn tools_invoke(
             })),
         )
             .into_response(),
-        (InvokeOutcome::Blocked(b), _) => {
-            // A tool the policy removed is "not available" (404), as in
-            // OpenClaw; any other block (hook, approval, loop) is 403.
-            let policy = b.denied_reason == talon_hooks::DeniedReason::ToolPolicy;
-            let status = if policy {
-                StatusCode::NOT_FOUND
-            } else {
-                StatusCode::FORBIDDEN
-            };
+        // The status and `error.type` come from the one outcome mapping
+        // (`InvokeOutcome::wire`): a tool the policy removed is "not
+        // available" (404), as in OpenClaw; any other block is 403.
+        InvokeOutcome::Blocked(b) => {
+            let mut v = report.to_json();
+            v["ok"] = json!(false);
+            v["error"] = json!({"type": wire.http_error_type, "message": b.reason});
+            (status, axum::Json(v)).into_response()
+        }
+        InvokeOutcome::Failed(e) => {
             let mut v = report.to_json();
             v["ok"] = json!(false);
             v["error"] = json!({
-                "type": if policy { "not_found" } else { "blocked" },
-                "message": b.reason,
+                "type": wire.http_error_type,
+                "code": e.code(),
+                "message": e.to_string(),
             });
-            (status, axum::Json(v)).into_response()
-        }
-        (InvokeOutcome::Failed(e), kind) => {
-            let (status, kind_name) = match (e, kind) {
-                (talon_tool_catalog::ToolError::Input { .. }, _) => {
-                    (StatusCode::BAD_REQUEST, "tool_error")
-                }
-                (_, CallOutcomeKind::Cancelled) => (StatusCode::SERVICE_UNAVAILABLE, "cancelled"),
-                (_, CallOutcomeKind::Timeout) => (StatusCode::GATEWAY_TIMEOUT, "timeout"),
-                _ => (StatusCode::INTERNAL_SERVER_ERROR, "tool_error"),
-            };
-            let mut v = report.to_json();
-            v["ok"] = json!(false);
-            v["error"] = json!({"type": kind_name, "message": e.to_string()});
             (status, axum::Json(v)).into_response()
         }
     }

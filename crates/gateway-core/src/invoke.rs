@@ -10,31 +10,20 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 use talon_journal::{CallEnd, CallStart, Outcome};
 use talon_runtime::{InvokeOutcome, ModelToolCall};
-use talon_tool_catalog::{ContentBlock, ToolError, ToolResult, normalize_tool_name};
+use talon_tool_catalog::{
+    ContentBlock, ToolResult, is_read_only, normalize_tool_name, runs_commands,
+};
 
 use crate::gateway::Gateway;
 use crate::metrics::CallOutcomeKind;
 use crate::rpc::{RpcError, UNAVAILABLE};
 use crate::sessions::Session;
 
-/// Tools that change nothing: they get only a terminal journal record (no
-/// write-ahead `started`), which keeps cheap calls cheap.
-const READ_ONLY_TOOLS: &[&str] = &[
-    "session_status",
-    "read",
-    "sessions_list",
-    "sessions_history",
-    "agents_list",
-    "gateway",
-    "web_fetch",
-    "web_search",
-    "memory_get",
-    "memory_search",
-];
-
-/// Whether `tool` needs a durable `started` record before it runs.
+/// Whether `tool` needs a durable `started` record before it runs: every
+/// tool but the ones the catalog marks read-only (those get only a
+/// terminal journal record, which keeps cheap calls cheap).
 pub fn needs_write_ahead(tool: &str) -> bool {
-    !READ_ONLY_TOOLS.contains(&tool)
+    !is_read_only(tool)
 }
 
 /// One finished call, as every surface reports it.
@@ -61,19 +50,14 @@ impl CallReport {
         m.insert("callId".into(), json!(self.call_id));
         m.insert("toolCallId".into(), json!(self.tool_call_id));
         m.insert("tool".into(), json!(self.tool));
+        let wire = self.outcome.wire();
+        m.insert("status".into(), json!(wire.status));
         match &self.outcome {
             InvokeOutcome::Completed {
                 result,
                 params_rewritten,
                 approval,
             } => {
-                let status = match self.kind {
-                    CallOutcomeKind::Timeout => "timeout",
-                    CallOutcomeKind::Error => "error",
-                    CallOutcomeKind::Cancelled => "cancelled",
-                    CallOutcomeKind::Ok | CallOutcomeKind::Blocked => "ok",
-                };
-                m.insert("status".into(), json!(status));
                 m.insert("content".into(), json!(result.content));
                 if !result.details.is_null() {
                     m.insert("details".into(), result.details.clone());
@@ -86,7 +70,6 @@ impl CallReport {
                 }
             }
             InvokeOutcome::Blocked(b) => {
-                m.insert("status".into(), json!("blocked"));
                 m.insert("deniedReason".into(), json!(b.denied_reason.as_str()));
                 m.insert("reason".into(), json!(b.reason));
                 if let Some(s) = &b.source {
@@ -100,34 +83,18 @@ impl CallReport {
                 }
             }
             InvokeOutcome::Failed(e) => {
-                m.insert(
-                    "status".into(),
-                    json!(if self.kind == CallOutcomeKind::Cancelled {
-                        "cancelled"
-                    } else if self.kind == CallOutcomeKind::Timeout {
-                        "timeout"
-                    } else {
-                        "error"
-                    }),
-                );
                 m.insert("error".into(), json!(e.to_string()));
-                m.insert("errorClass".into(), json!(error_class(e)));
+                m.insert("errorClass".into(), json!(e.kind()));
+                m.insert("errorCode".into(), json!(e.code()));
+                if let Some(p) = e.param() {
+                    m.insert("param".into(), json!(p));
+                }
             }
         }
         if self.truncated {
             m.insert("truncated".into(), json!(true));
         }
         Value::Object(m)
-    }
-}
-
-fn error_class(e: &ToolError) -> &'static str {
-    match e {
-        ToolError::Input { .. } => "input",
-        ToolError::Unauthorized { .. } => "unauthorized",
-        ToolError::Aborted { .. } => "aborted",
-        ToolError::Execution { .. } => "execution",
-        _ => "other",
     }
 }
 
@@ -190,9 +157,11 @@ impl Gateway {
         metrics.in_flight.fetch_add(1, Ordering::SeqCst);
         let clock = Instant::now();
         let guard = InFlight(self);
-        // Bounded concurrency per sandbox engine for sandboxed execs (the
-        // table's own decision and backend: the ones the call will use).
-        let _permit = if table.sandbox().sandboxed && name == "exec" && table.contains(&name) {
+        // Bounded concurrency per sandbox engine for sandboxed command runs
+        // (a catalog fact of the tool; the table's own decision and
+        // backend: the ones the call will use).
+        let _permit = if table.sandbox().sandboxed && runs_commands(&name) && table.contains(&name)
+        {
             let backend = table.sandbox().config.backend.clone();
             self.sandbox_exec_permits(&backend)
                 .acquire_owned()
@@ -211,7 +180,7 @@ impl Gateway {
         if truncated {
             metrics.truncated_outputs.fetch_add(1, Ordering::Relaxed);
         }
-        let kind = classify(&outcome);
+        let kind = outcome.status();
         let (journal_outcome, summary) = journal_summary(&outcome, kind, &tool_call_id, truncated);
         let end = CallEnd {
             outcome: journal_outcome,
@@ -289,37 +258,6 @@ impl Drop for InFlight<'_> {
     }
 }
 
-fn classify(outcome: &InvokeOutcome) -> CallOutcomeKind {
-    match outcome {
-        // A tool that ran but was stopped by its own time limit (exec's
-        // `timedOut`) did not finish: that is a timeout, not ok.
-        InvokeOutcome::Completed { result, .. }
-            if result.details.get("timedOut") == Some(&Value::Bool(true)) =>
-        {
-            CallOutcomeKind::Timeout
-        }
-        // A tool that ran and reports its own failure (exec's `status:
-        // failed`: non-zero exit, killed, container gone) is an error in
-        // the journal and the metrics; its result still goes back.
-        InvokeOutcome::Completed { result, .. }
-            if result.details.get("status").and_then(Value::as_str) == Some("failed") =>
-        {
-            CallOutcomeKind::Error
-        }
-        InvokeOutcome::Completed { .. } => CallOutcomeKind::Ok,
-        InvokeOutcome::Blocked(_) => CallOutcomeKind::Blocked,
-        InvokeOutcome::Failed(ToolError::Aborted { .. }) => CallOutcomeKind::Cancelled,
-        InvokeOutcome::Failed(e) => {
-            let msg = e.to_string();
-            if msg.contains("timed out") || msg.contains("timeout") {
-                CallOutcomeKind::Timeout
-            } else {
-                CallOutcomeKind::Error
-            }
-        }
-    }
-}
-
 fn journal_summary(
     outcome: &InvokeOutcome,
     kind: CallOutcomeKind,
@@ -355,7 +293,7 @@ fn journal_summary(
         ),
         // Error text can quote the command (and credentials in it), so the
         // journal keeps only its class.
-        InvokeOutcome::Failed(e) => format!(" {} error", error_class(e)),
+        InvokeOutcome::Failed(e) => format!(" {} error ({})", e.kind(), e.code()),
     };
     let note = if truncated { " [output truncated]" } else { "" };
     (
@@ -432,6 +370,7 @@ pub fn cap_output(outcome: InvokeOutcome, max: usize) -> (InvokeOutcome, bool) {
             result: ToolResult {
                 content,
                 details: result.details,
+                status: result.status,
             },
             params_rewritten,
             approval,

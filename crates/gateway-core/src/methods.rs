@@ -456,8 +456,8 @@ impl Gateway {
             } else {
                 r.details
             }),
-            Err(talon_tool_catalog::ToolError::Input { message, param }) => {
-                Err(RpcError::params(message).with_data(json!({"param": param})))
+            Err(e) if e.is_input() => {
+                Err(RpcError::params(e.message()).with_data(json!({"param": e.param()})))
             }
             Err(e) => Err(RpcError::internal(e.to_string())),
         }

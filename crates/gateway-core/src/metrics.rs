@@ -7,49 +7,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-/// How a call ended, as recorded in metrics and the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CallOutcomeKind {
-    /// The tool ran and returned.
-    Ok,
-    /// The call failed.
-    Error,
-    /// Policy, a hook, loop detection or an approval stopped it.
-    Blocked,
-    /// It ran out of time.
-    Timeout,
-    /// It was cancelled (abort, shutdown).
-    Cancelled,
-}
+/// How a call ended, as recorded in metrics and the journal: the
+/// runtime's [`CallStatus`](talon_runtime::CallStatus), computed once per
+/// call from the typed outcome.
+pub use talon_runtime::CallStatus as CallOutcomeKind;
 
-impl CallOutcomeKind {
-    const ALL: [CallOutcomeKind; 5] = [
-        CallOutcomeKind::Ok,
-        CallOutcomeKind::Error,
-        CallOutcomeKind::Blocked,
-        CallOutcomeKind::Timeout,
-        CallOutcomeKind::Cancelled,
-    ];
-
-    /// The label value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallOutcomeKind::Ok => "ok",
-            CallOutcomeKind::Error => "error",
-            CallOutcomeKind::Blocked => "blocked",
-            CallOutcomeKind::Timeout => "timeout",
-            CallOutcomeKind::Cancelled => "cancelled",
-        }
-    }
-
-    fn index(self) -> usize {
-        match self {
-            CallOutcomeKind::Ok => 0,
-            CallOutcomeKind::Error => 1,
-            CallOutcomeKind::Blocked => 2,
-            CallOutcomeKind::Timeout => 3,
-            CallOutcomeKind::Cancelled => 4,
-        }
+/// The slot of a status in the per-tool counters.
+fn index(kind: CallOutcomeKind) -> usize {
+    match kind {
+        CallOutcomeKind::Ok => 0,
+        CallOutcomeKind::Error => 1,
+        CallOutcomeKind::Blocked => 2,
+        CallOutcomeKind::Timeout => 3,
+        CallOutcomeKind::Cancelled => 4,
     }
 }
 
@@ -113,7 +83,7 @@ impl Metrics {
     /// Record one finished call.
     pub fn record_call(&self, tool: &str, outcome: CallOutcomeKind, elapsed: Duration) {
         let c = self.tool(tool);
-        c.outcomes[outcome.index()].fetch_add(1, Ordering::Relaxed);
+        c.outcomes[index(outcome)].fetch_add(1, Ordering::Relaxed);
         let us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         if let Some(i) = BUCKETS_US.iter().position(|b| us <= *b) {
             c.buckets[i].fetch_add(1, Ordering::Relaxed);
@@ -147,7 +117,7 @@ impl Metrics {
             .ok()
             .and_then(|m| {
                 m.get(tool)
-                    .map(|c| c.outcomes[outcome.index()].load(Ordering::Relaxed))
+                    .map(|c| c.outcomes[index(outcome)].load(Ordering::Relaxed))
             })
             .unwrap_or(0)
     }
@@ -175,7 +145,7 @@ impl Metrics {
         };
         for (tool, c) in &tools {
             for o in CallOutcomeKind::ALL {
-                let n = c.outcomes[o.index()].load(Ordering::Relaxed);
+                let n = c.outcomes[index(o)].load(Ordering::Relaxed);
                 if n > 0 {
                     let _ = writeln!(
                         out,

@@ -148,11 +148,9 @@ impl Tool for GatewaySessionTool {
                             == Some(ctx.session_key.as_str())
                     });
                     if !child {
-                        return Err(ToolError::Unauthorized {
-                            message: format!(
-                                "session `{target}` is not visible from this session (only this session and the sessions it spawned are)"
-                            ),
-                        });
+                        return Err(ToolError::unauthorized(format!(
+                            "session `{target}` is not visible from this session (only this session and the sessions it spawned are)"
+                        )));
                     }
                 }
                 let records = gw

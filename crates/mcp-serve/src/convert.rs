@@ -31,21 +31,23 @@ pub(crate) fn mcp_tool(def: &ToolDefinition) -> Tool {
 }
 
 /// A call's outcome as an MCP result: the tool's content on success; the
-/// structured `blocked` JSON (layer, hook, config key) or the error text,
-/// flagged `isError`, otherwise. `details` never leave the host.
+/// structured `blocked` JSON (layer, hook, config key) or the error text
+/// otherwise. `isError` comes from the one outcome mapping
+/// ([`InvokeOutcome::wire`]). `details` never leave the host.
 pub(crate) fn call_result(tool: &str, outcome: &InvokeOutcome) -> CallToolResult {
-    match outcome {
-        InvokeOutcome::Completed { result, .. } => {
-            CallToolResult::success(result.content.iter().map(mcp_content).collect())
-        }
+    let content = match outcome {
+        InvokeOutcome::Completed { result, .. } => result.content.iter().map(mcp_content).collect(),
         InvokeOutcome::Blocked(blocked) => {
             let json = blocked.to_model_json(tool);
             let text = serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string());
-            CallToolResult::error(vec![McpContent::text(text)])
+            vec![McpContent::text(text)]
         }
-        InvokeOutcome::Failed(err) => {
-            CallToolResult::error(vec![McpContent::text(err.to_string())])
-        }
+        InvokeOutcome::Failed(err) => vec![McpContent::text(err.to_string())],
+    };
+    if outcome.wire().mcp_is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
     }
 }
 

@@ -48,6 +48,7 @@ fn completed_results_keep_text_and_images_and_drop_details() {
                 },
             ],
             details: json!({"private": 1}),
+            status: talon_tool_catalog::ResultStatus::Ok,
         },
         params_rewritten: false,
         approval: None,

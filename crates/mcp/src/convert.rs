@@ -3,10 +3,10 @@
 
 use rmcp::model::{CallToolResult, ContentBlock as McpBlock, ResourceContents};
 use serde_json::{Value, json};
-use talon_tool_catalog::{ContentBlock, ToolError, ToolResult};
+use talon_tool_catalog::{ContentBlock, ResultStatus, ToolError, ToolErrorCode, ToolResult};
 
-/// Convert a result. A tool-level error (`isError`) becomes
-/// [`ToolError::Execution`] carrying the (capped) text.
+/// Convert a result. A tool-level error (`isError`) becomes a tool error
+/// with code `mcp.tool_error` carrying the (capped) text.
 pub(crate) fn convert_result(
     result: CallToolResult,
     server: &str,
@@ -68,14 +68,16 @@ pub(crate) fn convert_result(
     let tool_result = ToolResult {
         content: blocks,
         details,
+        status: ResultStatus::Ok,
     };
     if result.is_error == Some(true) {
         let text = tool_result.text();
-        return Err(ToolError::execution(if text.is_empty() {
+        let message = if text.is_empty() {
             format!("mcp tool `{tool}` on server `{server}` reported an error")
         } else {
             text
-        }));
+        };
+        return Err(ToolError::new(ToolErrorCode::McpToolError, message));
     }
     Ok(tool_result)
 }

@@ -39,5 +39,9 @@ fn long_text_is_cut_at_a_char_boundary_with_a_note() {
 fn tool_errors_become_execution_errors() {
     let r = CallToolResult::error(vec![McpBlock::text("boom")]);
     let err = convert_result(r, "fix", "fail", 1024).unwrap_err();
-    assert_eq!(err, ToolError::execution("boom"));
+    assert_eq!(
+        err,
+        ToolError::new(talon_tool_catalog::ToolErrorCode::McpToolError, "boom")
+    );
+    assert_eq!(err.kind(), talon_tool_catalog::ToolErrorKind::Execution);
 }

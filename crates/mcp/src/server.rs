@@ -10,7 +10,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as McpTool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::{Map, Value};
-use talon_tool_catalog::{CancelExt, CancellationToken, ToolError};
+use talon_tool_catalog::{CancelExt, CancellationToken, ToolError, ToolErrorCode};
 
 use crate::config::{McpServerConfig, Transport};
 use crate::handler::ClientEvents;
@@ -268,7 +268,7 @@ impl Server {
     ) -> Result<CallToolResult, ToolError> {
         abort.check()?;
         let peer = self.ensure().await.map_err(|e| {
-            ToolError::execution(format!(
+            ToolError::new(ToolErrorCode::McpServerUnavailable, format!(
                 "mcp server `{}` is unavailable: {e}. Check `mcp.servers.{}` and the server's own logs",
                 self.name, self.name
             ))
@@ -287,42 +287,54 @@ impl Server {
                 self.timeouts.store(0, Ordering::SeqCst);
                 Ok(result)
             }
-            Ok(Err(ServiceError::McpError(e))) => Err(ToolError::execution(format!(
-                "mcp server `{}` rejected the call of `{tool}`: {} (code {})",
-                self.name, e.message, e.code.0
-            ))),
+            Ok(Err(ServiceError::McpError(e))) => Err(ToolError::new(
+                ToolErrorCode::McpCallRejected,
+                format!(
+                    "mcp server `{}` rejected the call of `{tool}`: {} (code {})",
+                    self.name, e.message, e.code.0
+                ),
+            )),
             Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
                 self.shared.update(|s| {
                     s.state = ServerState::Restarting;
                     s.last_error = Some(format!("connection lost during a call: {e}"));
                 });
-                Err(ToolError::execution(format!(
-                    "mcp server `{}` went away during the call of `{tool}` ({e}); it will be restarted on the next call",
-                    self.name
-                )))
+                Err(ToolError::new(
+                    ToolErrorCode::McpConnectionLost,
+                    format!(
+                        "mcp server `{}` went away during the call of `{tool}` ({e}); it will be restarted on the next call",
+                        self.name
+                    ),
+                ))
             }
-            Ok(Err(e)) => Err(ToolError::execution(format!(
-                "mcp server `{}`: the call of `{tool}` failed: {e}",
-                self.name
-            ))),
+            Ok(Err(e)) => Err(ToolError::new(
+                ToolErrorCode::McpCallFailed,
+                format!(
+                    "mcp server `{}`: the call of `{tool}` failed: {e}",
+                    self.name
+                ),
+            )),
             Err(_) => {
                 let hung = self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= HUNG_AFTER_TIMEOUTS;
                 if hung {
                     self.drop_hung_session().await;
                 }
-                Err(ToolError::execution(format!(
-                    "mcp server `{}`: `{tool}` did not answer within {} ms (mcp.servers.{}.timeoutMs); the call was cancelled{}",
-                    self.name,
-                    timeout.as_millis(),
-                    self.name,
-                    if hung {
-                        format!(
-                            "; after {HUNG_AFTER_TIMEOUTS} timeouts in a row the server is restarted on the next call"
-                        )
-                    } else {
-                        String::new()
-                    }
-                )))
+                Err(ToolError::new(
+                    ToolErrorCode::McpTimeout,
+                    format!(
+                        "mcp server `{}`: `{tool}` did not answer within {} ms (mcp.servers.{}.timeoutMs); the call was cancelled{}",
+                        self.name,
+                        timeout.as_millis(),
+                        self.name,
+                        if hung {
+                            format!(
+                                "; after {HUNG_AFTER_TIMEOUTS} timeouts in a row the server is restarted on the next call"
+                            )
+                        } else {
+                            String::new()
+                        }
+                    ),
+                ))
             }
         }
     }

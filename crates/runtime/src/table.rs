@@ -13,8 +13,8 @@ use talon_hooks::{
 };
 use talon_schema_dialects::decode_arguments;
 use talon_tool_catalog::{
-    Canceller, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
-    normalize_tool_name,
+    Canceller, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode, ToolResult, ToolSpec,
+    json_result, normalize_tool_name, runs_commands,
 };
 use talon_tool_policy::PolicyOutcome;
 
@@ -87,12 +87,14 @@ pub enum InvokeOutcome {
 
 impl InvokeOutcome {
     /// What goes back to the model: the result; a structured `blocked`
-    /// result; or `{status: "error", tool, error}` as OpenClaw sends.
+    /// result; or `{status: "error", tool, error}` as OpenClaw sends, with
+    /// the error's stable `code` (`fs.escape`, `web.timeout`, ...) added.
     pub fn to_model_result(&self, tool: &str) -> ToolResult {
         match self {
             InvokeOutcome::Completed { result, .. } => ToolResult {
                 content: result.content.clone(),
                 details: Value::Null,
+                status: result.status,
             },
             InvokeOutcome::Blocked(b) => {
                 let mut r = json_result(b.to_model_json(tool));
@@ -104,6 +106,7 @@ impl InvokeOutcome {
                     "status": "error",
                     "tool": tool,
                     "error": e.to_string(),
+                    "code": e.code(),
                 }));
                 r.details = Value::Null;
                 r
@@ -238,7 +241,7 @@ impl ToolTable {
                     self.gate.emit_blocked(&name, &call.id, &self.ctx, &blocked);
                     return InvokeOutcome::Blocked(blocked);
                 }
-                let err = ToolError::invalid_arguments(format!("{name}: {e}"));
+                let err = ToolError::new(ToolErrorCode::InputMalformed, format!("{name}: {e}"));
                 return self.finish_failed(&name, &call.id, &Map::new(), None, err, Duration::ZERO);
             }
         };
@@ -323,7 +326,7 @@ impl ToolTable {
             Err(e) => {
                 // A tool that saw its token fire cannot know why; the run's
                 // canceller recorded it.
-                let e = if matches!(e, ToolError::Aborted { .. }) && self.ctx.abort.is_cancelled() {
+                let e = if e.is_aborted() && self.ctx.abort.is_cancelled() {
                     self.ctx.abort.abort_error()
                 } else {
                     e
@@ -393,7 +396,7 @@ impl ToolTable {
             DiagnosticKind::Error,
             name,
             call_id,
-            Some(error_class(&err)),
+            Some(err.kind().as_str()),
             Some(elapsed),
         );
         if tracing::enabled!(target: "talon::tools", tracing::Level::WARN) {
@@ -464,7 +467,7 @@ impl ToolTable {
         };
         self.gate
             .record_outcome(&self.ctx, &call.id, name, LoopOutcome::Error(&message));
-        InvokeOutcome::Failed(ToolError::invalid_arguments(message))
+        InvokeOutcome::Failed(ToolError::new(ToolErrorCode::ToolUnknown, message))
     }
 
     fn emit(
@@ -496,28 +499,19 @@ fn declares_param(spec: &ToolSpec, key: &str) -> bool {
         .is_some_and(|p| p.contains_key(key))
 }
 
-/// What observers see of an error. An `exec` error may echo the command
-/// line (and the credentials in it), so it is summarised like the command
-/// is in failure logs: length and a hash prefix.
+/// What observers see of an error. The error of a tool that runs commands
+/// (a catalog fact) may echo the command line and the credentials in it,
+/// so it is summarised like the command is in failure logs: length and a
+/// hash prefix.
 fn observer_error_text(tool: &str, message: &str) -> String {
-    if tool == "exec" {
+    if runs_commands(tool) {
         let hash = talon_canonical_json::sha256_hex(message);
         format!(
-            "exec failed (message omitted: may contain command credentials; {} chars, sha256 {})",
+            "{tool} failed (message omitted: may contain command credentials; {} chars, sha256 {})",
             message.chars().count(),
             hash.get(..16).unwrap_or(&hash)
         )
     } else {
         message.to_owned()
-    }
-}
-
-fn error_class(err: &ToolError) -> &'static str {
-    match err {
-        ToolError::Input { .. } => "input",
-        ToolError::Unauthorized { .. } => "unauthorized",
-        ToolError::Aborted { .. } => "aborted",
-        ToolError::Execution { .. } => "execution",
-        _ => "other",
     }
 }

@@ -30,3 +30,63 @@ pub enum SandboxError {
     #[error("sandbox I/O error: {0}")]
     Io(String),
 }
+
+/// The class of a [`SandboxError`]: what a caller matches on (and what
+/// the tool error code is derived from), never the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SandboxErrorKind {
+    /// The engine cannot be reached.
+    EngineUnavailable,
+    /// The image does not exist.
+    ImageMissing,
+    /// The configuration (or a value a call gave) is invalid.
+    Config,
+    /// No backend under the configured id.
+    BackendMissing,
+    /// Launching or controlling a process failed.
+    Exec,
+    /// The sandbox is gone or stopped.
+    Gone,
+    /// An operation ran past its deadline.
+    Timeout,
+    /// Any other I/O failure.
+    Io,
+}
+
+impl SandboxErrorKind {
+    /// The kind as a stable snake-case string (`engine_unavailable`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxErrorKind::EngineUnavailable => "engine_unavailable",
+            SandboxErrorKind::ImageMissing => "image_missing",
+            SandboxErrorKind::Config => "config",
+            SandboxErrorKind::BackendMissing => "backend_missing",
+            SandboxErrorKind::Exec => "exec",
+            SandboxErrorKind::Gone => "gone",
+            SandboxErrorKind::Timeout => "timeout",
+            SandboxErrorKind::Io => "io",
+        }
+    }
+}
+
+impl SandboxError {
+    /// The class of this error.
+    pub fn kind(&self) -> SandboxErrorKind {
+        match self {
+            SandboxError::EngineUnavailable(_) => SandboxErrorKind::EngineUnavailable,
+            SandboxError::ImageMissing(_) => SandboxErrorKind::ImageMissing,
+            SandboxError::Config(_) => SandboxErrorKind::Config,
+            SandboxError::BackendMissing(_) => SandboxErrorKind::BackendMissing,
+            SandboxError::Exec(_) => SandboxErrorKind::Exec,
+            SandboxError::Gone(_) => SandboxErrorKind::Gone,
+            SandboxError::Timeout(_) => SandboxErrorKind::Timeout,
+            SandboxError::Io(_) => SandboxErrorKind::Io,
+        }
+    }
+
+    /// Whether an operation ran past its deadline.
+    pub fn is_timeout(&self) -> bool {
+        self.kind() == SandboxErrorKind::Timeout
+    }
+}

@@ -209,6 +209,26 @@ pub struct CoreTool {
     pub profiles: &'static [Profile],
     /// Whether `group:openclaw` includes this tool.
     pub in_openclaw_group: bool,
+    /// Whether the tool only reads: it changes nothing (no file, process,
+    /// message or config change), so a call needs no write-ahead journal
+    /// record.
+    pub read_only: bool,
+    /// Whether the tool runs shell commands: its calls take a sandbox
+    /// engine's exec slot, and its error text may quote the command line
+    /// (and credentials in it), so observers get a digest instead.
+    pub runs_commands: bool,
+}
+
+impl CoreTool {
+    const fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    const fn runs_commands(mut self) -> Self {
+        self.runs_commands = true;
+        self
+    }
 }
 
 const C: &[Profile] = &[Profile::Coding];
@@ -228,32 +248,34 @@ const fn row(
         section,
         profiles,
         in_openclaw_group,
+        read_only: false,
+        runs_commands: false,
     }
 }
 
 /// The core catalog in its canonical order (OpenClaw v2026.7.2).
 pub const CORE_TOOLS: &[CoreTool] = &[
-    row("read", Section::Fs, C, false),
+    row("read", Section::Fs, C, false).read_only(),
     row("write", Section::Fs, C, false),
     row("edit", Section::Fs, C, false),
     row("apply_patch", Section::Fs, C, false),
-    row("exec", Section::Runtime, C, false),
+    row("exec", Section::Runtime, C, false).runs_commands(),
     row("process", Section::Runtime, C, false),
     row("code_execution", Section::Runtime, C, true),
-    row("web_search", Section::Web, C, true),
-    row("web_fetch", Section::Web, C, true),
+    row("web_search", Section::Web, C, true).read_only(),
+    row("web_fetch", Section::Web, C, true).read_only(),
     row("x_search", Section::Web, C, true),
-    row("memory_search", Section::Memory, C, true),
-    row("memory_get", Section::Memory, C, true),
+    row("memory_search", Section::Memory, C, true).read_only(),
+    row("memory_get", Section::Memory, C, true).read_only(),
     row("sessions", Section::Sessions, CM, true),
-    row("sessions_list", Section::Sessions, CM, true),
-    row("sessions_history", Section::Sessions, CM, true),
+    row("sessions_list", Section::Sessions, CM, true).read_only(),
+    row("sessions_history", Section::Sessions, CM, true).read_only(),
     row("sessions_search", Section::Sessions, CM, true),
     row("sessions_send", Section::Sessions, CM, true),
     row("sessions_spawn", Section::Sessions, C, true),
     row("sessions_yield", Section::Sessions, C, true),
     row("subagents", Section::Sessions, C, true),
-    row("session_status", Section::Sessions, MCM, true),
+    row("session_status", Section::Sessions, MCM, true).read_only(),
     row("spawn_task", Section::Sessions, C, true),
     row("dismiss_task", Section::Sessions, C, true),
     row("browser", Section::Ui, NONE, true),
@@ -261,10 +283,10 @@ pub const CORE_TOOLS: &[CoreTool] = &[
     row("message", Section::Messaging, M, true),
     row("heartbeat_respond", Section::Automation, NONE, true),
     row("cron", Section::Automation, C, true),
-    row("gateway", Section::Automation, NONE, true),
+    row("gateway", Section::Automation, NONE, true).read_only(),
     row("nodes", Section::Nodes, NONE, true),
     row("computer", Section::Nodes, NONE, true),
-    row("agents_list", Section::Agents, NONE, true),
+    row("agents_list", Section::Agents, NONE, true).read_only(),
     row("get_goal", Section::Agents, C, true),
     row("create_goal", Section::Agents, C, true),
     row("update_goal", Section::Agents, C, true),
@@ -280,6 +302,19 @@ pub const CORE_TOOLS: &[CoreTool] = &[
 /// Look up a core tool by (already normalised) id.
 pub fn core_tool(id: &str) -> Option<&'static CoreTool> {
     CORE_TOOLS.iter().find(|t| t.id == id)
+}
+
+/// Whether calls of `id` (already normalised) change nothing: true only
+/// for a core tool flagged read-only; any other tool (MCP, plugin,
+/// unknown) is assumed to have side effects.
+pub fn is_read_only(id: &str) -> bool {
+    core_tool(id).is_some_and(|t| t.read_only)
+}
+
+/// Whether `id` (already normalised) is a core tool that runs shell
+/// commands (see [`CoreTool::runs_commands`]).
+pub fn runs_commands(id: &str) -> bool {
+    core_tool(id).is_some_and(|t| t.runs_commands)
 }
 
 /// Whether `id` (already normalised) is a core tool id.

@@ -113,3 +113,48 @@ fn execution_mode_is_written_as_openclaw_spells_it() {
         assert_eq!(mode, ExecutionMode::Serial);
     }
 }
+
+#[test]
+fn tool_facts_live_in_the_catalog_row() {
+    use crate::{is_read_only, runs_commands};
+    let read_only: Vec<&str> = CORE_TOOLS
+        .iter()
+        .filter(|t| t.read_only)
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(
+        read_only,
+        vec![
+            "read",
+            "web_search",
+            "web_fetch",
+            "memory_search",
+            "memory_get",
+            "sessions_list",
+            "sessions_history",
+            "session_status",
+            "gateway",
+            "agents_list",
+        ]
+    );
+    // Anything that changes state, and anything not in the catalog, is not
+    // read-only.
+    for id in [
+        "write",
+        "edit",
+        "apply_patch",
+        "exec",
+        "process",
+        "cron",
+        "mcp__x__y",
+        "nope",
+    ] {
+        assert!(!is_read_only(id), "{id}");
+    }
+    assert!(runs_commands("exec"));
+    assert!(!runs_commands("process") && !runs_commands("read") && !runs_commands("bash"));
+    assert!(
+        CORE_TOOLS.iter().all(|t| !(t.read_only && t.runs_commands)),
+        "a command runner is never read-only"
+    );
+}

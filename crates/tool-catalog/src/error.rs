@@ -1,99 +1,446 @@
-//! `ToolError`: the two ways a tool call fails.
+//! `ToolError`: why a tool call failed, as a kind, a stable code, a
+//! message, the parameter at fault and details.
+//!
+//! The [`ToolErrorCode`] is what callers match on (and what the wire
+//! carries); the [`ToolErrorKind`] follows from the code and decides how
+//! every surface reports the failure. Nothing above this type looks at the
+//! message text.
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// The class of a tool failure: what the caller can do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// The model's arguments were wrong; fixing the call can help.
+    Input,
+    /// The caller is not allowed to do this.
+    Unauthorized,
+    /// The call was aborted (the run was stopped or cancelled).
+    Aborted,
+    /// The call ran past a deadline.
+    TimedOut,
+    /// Something the tool needs (an engine, a server, a backend) cannot be
+    /// reached or is shutting down; the same call may work later.
+    Unavailable,
+    /// The tool ran and failed.
+    Execution,
+}
+
+impl ToolErrorKind {
+    /// Every kind.
+    pub const ALL: [ToolErrorKind; 6] = [
+        ToolErrorKind::Input,
+        ToolErrorKind::Unauthorized,
+        ToolErrorKind::Aborted,
+        ToolErrorKind::TimedOut,
+        ToolErrorKind::Unavailable,
+        ToolErrorKind::Execution,
+    ];
+
+    /// The kind as written on the wire (`errorClass`) and in diagnostics:
+    /// `input`, `unauthorized`, `aborted`, `timed_out`, `unavailable`,
+    /// `execution`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolErrorKind::Input => "input",
+            ToolErrorKind::Unauthorized => "unauthorized",
+            ToolErrorKind::Aborted => "aborted",
+            ToolErrorKind::TimedOut => "timed_out",
+            ToolErrorKind::Unavailable => "unavailable",
+            ToolErrorKind::Execution => "execution",
+        }
+    }
+
+    /// The HTTP-like status OpenClaw attaches: 400 input, 403
+    /// unauthorized, 499 aborted, 504 timed out, 503 unavailable, 500
+    /// execution.
+    pub fn status(self) -> u16 {
+        match self {
+            ToolErrorKind::Input => 400,
+            ToolErrorKind::Unauthorized => 403,
+            ToolErrorKind::Aborted => 499,
+            ToolErrorKind::TimedOut => 504,
+            ToolErrorKind::Unavailable => 503,
+            ToolErrorKind::Execution => 500,
+        }
+    }
+}
+
+impl fmt::Display for ToolErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ToolErrorKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Declares the code list once: variant, wire string, kind, doc.
+macro_rules! tool_error_codes {
+    ($( $(#[$doc:meta])* $variant:ident = $wire:literal => $kind:ident, )*) => {
+        /// The stable machine code of a [`ToolError`]: what tests, hosts
+        /// and clients match on. Written `<area>.<what>` in snake case;
+        /// each code has one [`ToolErrorKind`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ToolErrorCode {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl ToolErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [ToolErrorCode] = &[ $( ToolErrorCode::$variant, )* ];
+
+            /// The code as written on the wire (`fs.not_found`, ...).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ToolErrorCode::$variant => $wire, )*
+                }
+            }
+
+            /// The kind every error with this code has.
+            pub fn kind(self) -> ToolErrorKind {
+                match self {
+                    $( ToolErrorCode::$variant => ToolErrorKind::$kind, )*
+                }
+            }
+        }
+    };
+}
+
+tool_error_codes! {
+    /// The arguments are wrong (the default input code).
+    InputInvalid = "input.invalid" => Input,
+    /// The arguments could not be decoded (not an object, broken JSON).
+    InputMalformed = "input.malformed" => Input,
+    /// No tool of that name is in the run.
+    ToolUnknown = "tool.unknown" => Input,
+    /// The caller may not do this (the default unauthorized code).
+    Unauthorized = "auth.unauthorized" => Unauthorized,
+    /// The call was aborted by its abort signal.
+    Aborted = "call.aborted" => Aborted,
+    /// The call ran past its deadline (the default timeout code).
+    TimedOut = "call.timed_out" => TimedOut,
+    /// Something the call needs is unavailable (the default code).
+    Unavailable = "call.unavailable" => Unavailable,
+    /// The tool ran and failed (the default execution code).
+    Failed = "tool.failed" => Execution,
+
+    /// The path is not under any mount or the workspace root.
+    FsOutsideMounts = "fs.outside_mounts" => Input,
+    /// Resolving the path would leave the mount root.
+    FsEscape = "fs.escape" => Input,
+    /// A change in a read-only mount.
+    FsReadOnly = "fs.read_only" => Input,
+    /// Nothing exists at the path.
+    FsNotFound = "fs.not_found" => Input,
+    /// The path is not a regular file.
+    FsNotAFile = "fs.not_a_file" => Input,
+    /// A path component is not a directory.
+    FsNotADirectory = "fs.not_a_directory" => Input,
+    /// The target exists and the operation does not overwrite.
+    FsAlreadyExists = "fs.already_exists" => Input,
+    /// The path is malformed.
+    FsInvalidPath = "fs.invalid_path" => Input,
+    /// The content exceeds a size limit.
+    FsTooLarge = "fs.too_large" => Input,
+    /// An edit callback refused the content.
+    FsRejected = "fs.rejected" => Input,
+    /// The backend behind the file bridge cannot be reached.
+    FsUnavailable = "fs.unavailable" => Unavailable,
+    /// Any other file I/O failure.
+    FsIo = "fs.io" => Execution,
+
+    /// The sandbox engine (Docker daemon, remote host) cannot be reached.
+    SandboxEngineUnavailable = "sandbox.engine_unavailable" => Unavailable,
+    /// The sandbox image does not exist.
+    SandboxImageMissing = "sandbox.image_missing" => Unavailable,
+    /// The sandbox configuration (or a value the call gave it) is invalid.
+    SandboxConfig = "sandbox.config" => Input,
+    /// No sandbox backend is registered under the configured id.
+    SandboxBackendMissing = "sandbox.backend_missing" => Unavailable,
+    /// Launching or controlling a process in the sandbox failed.
+    SandboxExec = "sandbox.exec" => Execution,
+    /// The sandbox is gone or stopped.
+    SandboxGone = "sandbox.gone" => Unavailable,
+    /// A sandbox operation ran past its deadline.
+    SandboxTimeout = "sandbox.timeout" => TimedOut,
+    /// Any other sandbox I/O failure.
+    SandboxIo = "sandbox.io" => Execution,
+
+    /// A sandboxed session reached an exec tool that runs on the host.
+    ExecHostRefused = "exec.host_refused" => Unauthorized,
+    /// An environment override was refused by the exec-env policy.
+    ExecEnvRejected = "exec.env_rejected" => Input,
+    /// The exec registry is shut down (the gateway is stopping).
+    ExecRegistryClosed = "exec.registry_closed" => Unavailable,
+    /// The session already runs as many commands as it may.
+    ExecSessionLimit = "exec.session_limit" => Unavailable,
+
+    /// The SSRF guard refused the URL or an address it resolved to.
+    WebSsrfBlocked = "web.ssrf_blocked" => Unauthorized,
+    /// The request could not be sent or the connection failed.
+    WebRequestFailed = "web.request_failed" => Execution,
+    /// The request ran past its deadline.
+    WebTimeout = "web.timeout" => TimedOut,
+    /// The server answered with a 4xx or 5xx status.
+    WebHttpStatus = "web.http_status" => Execution,
+    /// Too many redirects, or a redirect to an invalid location.
+    WebRedirect = "web.redirect" => Execution,
+    /// The content type cannot be read.
+    WebUnsupportedContent = "web.unsupported_content" => Execution,
+    /// The search provider has no API key configured.
+    WebMissingApiKey = "web.missing_api_key" => Unavailable,
+    /// The search provider failed or answered something unreadable.
+    WebProviderFailed = "web.provider_failed" => Execution,
+
+    /// The MCP server cannot be started or reached.
+    McpServerUnavailable = "mcp.server_unavailable" => Unavailable,
+    /// The connection to the MCP server was lost during the call.
+    McpConnectionLost = "mcp.connection_lost" => Unavailable,
+    /// The MCP server rejected the call with a protocol error.
+    McpCallRejected = "mcp.call_rejected" => Execution,
+    /// The MCP call failed for another reason.
+    McpCallFailed = "mcp.call_failed" => Execution,
+    /// The MCP server did not answer within its timeout.
+    McpTimeout = "mcp.timeout" => TimedOut,
+    /// The MCP tool ran and reported `isError`.
+    McpToolError = "mcp.tool_error" => Execution,
+}
+
+impl ToolErrorCode {
+    /// The default code of a kind (what the kind's plain constructor uses).
+    pub fn default_for(kind: ToolErrorKind) -> ToolErrorCode {
+        match kind {
+            ToolErrorKind::Input => ToolErrorCode::InputInvalid,
+            ToolErrorKind::Unauthorized => ToolErrorCode::Unauthorized,
+            ToolErrorKind::Aborted => ToolErrorCode::Aborted,
+            ToolErrorKind::TimedOut => ToolErrorCode::TimedOut,
+            ToolErrorKind::Unavailable => ToolErrorCode::Unavailable,
+            ToolErrorKind::Execution => ToolErrorCode::Failed,
+        }
+    }
+}
+
+impl fmt::Display for ToolErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ToolErrorCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 /// Why a tool call failed.
 ///
-/// An input error names the parameter so the model can fix its call; an
-/// execution failure is anything that went wrong after the input was
-/// accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-#[non_exhaustive]
-pub enum ToolError {
-    /// The model's arguments were wrong.
-    #[error("{message}")]
-    Input {
-        /// The parameter at fault, when one is.
-        param: Option<String>,
-        /// What was wrong and what was expected.
-        message: String,
-    },
-    /// The caller is not allowed to do this.
-    #[error("{message}")]
-    Unauthorized {
-        /// Why.
-        message: String,
-    },
-    /// The call was aborted: its cancellation token fired.
-    #[error("aborted: {reason}")]
-    Aborted {
-        /// Why it was aborted.
-        reason: String,
-    },
-    /// The tool ran and failed.
-    #[error("{message}")]
-    Execution {
-        /// What went wrong.
-        message: String,
-    },
+/// An input error names the parameter so the model can fix its call; the
+/// [`code`](ToolError::code) says exactly what went wrong and decides the
+/// [`kind`](ToolError::kind); `details` carry structured facts for the
+/// host (a path, an exit code) that the message only describes.
+///
+/// ```
+/// use talon_tool_catalog::{ToolError, ToolErrorCode, ToolErrorKind};
+///
+/// let e = ToolError::input("path", "path required");
+/// assert_eq!(e.kind(), ToolErrorKind::Input);
+/// assert_eq!(e.param(), Some("path"));
+///
+/// let e = ToolError::execution("the daemon is gone")
+///     .with_code(ToolErrorCode::SandboxEngineUnavailable);
+/// assert_eq!(e.kind(), ToolErrorKind::Unavailable);
+/// assert_eq!(e.code().as_str(), "sandbox.engine_unavailable");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    code: ToolErrorCode,
+    message: String,
+    param: Option<String>,
+    details: Option<Box<Map<String, Value>>>,
 }
 
 impl ToolError {
+    /// An error with this code (its kind follows from the code).
+    pub fn new(code: ToolErrorCode, message: impl Into<String>) -> Self {
+        ToolError {
+            code,
+            message: message.into(),
+            param: None,
+            details: None,
+        }
+    }
+
     /// An input error about one parameter.
     pub fn input(param: impl Into<String>, message: impl Into<String>) -> Self {
-        ToolError::Input {
-            param: Some(param.into()),
-            message: message.into(),
-        }
+        ToolError::new(ToolErrorCode::InputInvalid, message).with_param(param)
     }
 
     /// An input error not tied to one parameter.
     pub fn invalid_arguments(message: impl Into<String>) -> Self {
-        ToolError::Input {
-            param: None,
-            message: message.into(),
-        }
+        ToolError::new(ToolErrorCode::InputInvalid, message)
     }
 
     /// An execution failure.
     pub fn execution(message: impl Into<String>) -> Self {
-        ToolError::Execution {
-            message: message.into(),
-        }
-    }
-
-    /// The call was aborted, with why (a user abort, a timeout, shutdown,
-    /// the loop detector's circuit breaker).
-    pub fn aborted(reason: impl Into<String>) -> Self {
-        ToolError::Aborted {
-            reason: reason.into(),
-        }
+        ToolError::new(ToolErrorCode::Failed, message)
     }
 
     /// An authorization failure.
     pub fn unauthorized(message: impl Into<String>) -> Self {
-        ToolError::Unauthorized {
-            message: message.into(),
-        }
+        ToolError::new(ToolErrorCode::Unauthorized, message)
     }
 
-    /// The HTTP-like status OpenClaw attaches: 400 input, 403 unauthorized,
-    /// 499 aborted, 500 execution.
-    pub fn status(&self) -> u16 {
-        match self {
-            ToolError::Input { .. } => 400,
-            ToolError::Unauthorized { .. } => 403,
-            ToolError::Aborted { .. } => 499,
-            ToolError::Execution { .. } => 500,
-        }
+    /// The call was aborted; `reason` is what the abort gave (shown as
+    /// `aborted: <reason>`).
+    pub fn aborted(reason: impl Into<String>) -> Self {
+        ToolError::new(ToolErrorCode::Aborted, reason)
+    }
+
+    /// The call ran past a deadline.
+    pub fn timed_out(message: impl Into<String>) -> Self {
+        ToolError::new(ToolErrorCode::TimedOut, message)
+    }
+
+    /// Something the call needs is unavailable.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        ToolError::new(ToolErrorCode::Unavailable, message)
+    }
+
+    /// Builder: set the code (and with it the kind).
+    #[must_use]
+    pub fn with_code(mut self, code: ToolErrorCode) -> Self {
+        self.code = code;
+        self
+    }
+
+    /// Builder: name the parameter at fault.
+    #[must_use]
+    pub fn with_param(mut self, param: impl Into<String>) -> Self {
+        self.param = Some(param.into());
+        self
+    }
+
+    /// Builder: set the structured details.
+    #[must_use]
+    pub fn with_details(mut self, details: Map<String, Value>) -> Self {
+        self.details = (!details.is_empty()).then(|| Box::new(details));
+        self
+    }
+
+    /// Builder: add one detail.
+    #[must_use]
+    pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.details
+            .get_or_insert_with(Box::default)
+            .insert(key.into(), value.into());
+        self
+    }
+
+    /// Builder: put `prefix: ` before the message (for a wrapper that
+    /// says which part of a larger call failed), keeping code, parameter
+    /// and details.
+    #[must_use]
+    pub fn context(mut self, prefix: impl fmt::Display) -> Self {
+        self.message = format!("{prefix}: {}", self.message);
+        self
+    }
+
+    /// The class of the failure (decided by the code).
+    pub fn kind(&self) -> ToolErrorKind {
+        self.code.kind()
+    }
+
+    /// The stable machine code.
+    pub fn code(&self) -> ToolErrorCode {
+        self.code
+    }
+
+    /// The message (for an abort: the reason).
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     /// The parameter at fault, if any.
     pub fn param(&self) -> Option<&str> {
-        match self {
-            ToolError::Input { param, .. } => param.as_deref(),
-            _ => None,
+        self.param.as_deref()
+    }
+
+    /// The structured details, if any.
+    pub fn details(&self) -> Option<&Map<String, Value>> {
+        self.details.as_deref()
+    }
+
+    /// The HTTP-like status OpenClaw attaches (see [`ToolErrorKind::status`]).
+    pub fn status(&self) -> u16 {
+        self.kind().status()
+    }
+
+    /// Whether the model's input was at fault.
+    pub fn is_input(&self) -> bool {
+        self.kind() == ToolErrorKind::Input
+    }
+
+    /// Whether the call was aborted.
+    pub fn is_aborted(&self) -> bool {
+        self.kind() == ToolErrorKind::Aborted
+    }
+
+    /// Whether the call ran past a deadline.
+    pub fn is_timeout(&self) -> bool {
+        self.kind() == ToolErrorKind::TimedOut
+    }
+
+    /// Whether the caller was not allowed.
+    pub fn is_unauthorized(&self) -> bool {
+        self.kind() == ToolErrorKind::Unauthorized
+    }
+
+    /// Whether something the call needs was unavailable.
+    pub fn is_unavailable(&self) -> bool {
+        self.kind() == ToolErrorKind::Unavailable
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind() == ToolErrorKind::Aborted {
+            write!(f, "aborted: {}", self.message)
+        } else {
+            f.write_str(&self.message)
         }
     }
 }
+
+impl std::error::Error for ToolError {}
+
+/// `{kind, code, message, param?, details?}`.
+impl Serialize for ToolError {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let len = 3 + usize::from(self.param.is_some()) + usize::from(self.details.is_some());
+        let mut st = s.serialize_struct("ToolError", len)?;
+        st.serialize_field("kind", &self.kind())?;
+        st.serialize_field("code", &self.code)?;
+        st.serialize_field("message", &self.message)?;
+        if let Some(p) = &self.param {
+            st.serialize_field("param", p)?;
+        }
+        if let Some(d) = &self.details {
+            st.serialize_field("details", d)?;
+        }
+        st.end()
+    }
+}
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod tests;

@@ -35,10 +35,12 @@ pub use crate::cancel::{ABORTED_REASON, CancelExt, Canceller};
 pub use crate::catalog::{
     BUNDLE_MCP_PLUGIN_ID, CORE_TOOLS, CoreTool, OPENCLAW_GROUP_ID, PLUGINS_GROUP_ID, Profile,
     Section, UnknownProfile, core_group_ids, core_group_members, core_tool, is_core_tool,
-    normalize_tool_name,
+    is_read_only, normalize_tool_name, runs_commands,
 };
-pub use crate::error::ToolError;
-pub use crate::result::{ContentBlock, ToolResult, image_result, json_result, text_result};
+pub use crate::error::{ToolError, ToolErrorCode, ToolErrorKind};
+pub use crate::result::{
+    ContentBlock, ResultStatus, ToolResult, image_result, json_result, text_result,
+};
 pub use crate::spec::{ExecutionMode, ToolFamily, ToolSpec, core_tool_specs};
 pub use crate::tool::{Tool, ToolCall, ToolContext};
 pub use tokio_util::sync::CancellationToken;

@@ -2,7 +2,7 @@
 //!
 //! Models send `"42"` for `42`, pad strings with spaces and write
 //! `max_chars` for `maxChars`. These readers accept those slips and reject
-//! everything else with a [`ToolError::Input`] that names the parameter.
+//! everything else with an input [`ToolError`] that names the parameter.
 //!
 //! Semantics follow OpenClaw's `src/agents/tools/common.ts`:
 //! - a key is looked up as written, then in its snake_case form;

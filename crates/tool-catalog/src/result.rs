@@ -22,8 +22,25 @@ pub enum ContentBlock {
     },
 }
 
-/// What a tool returns: content for the model, and structured details for
-/// the host that never reach the model.
+/// How a tool that returned a result says its work went: the call did
+/// not fail (there is a result for the model), but the work it ran may
+/// have (a command that exited non-zero, one killed at its time limit).
+///
+/// The runtime derives the call's status from this, never from `details`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ResultStatus {
+    /// The work succeeded (or is still running in the background).
+    #[default]
+    Ok,
+    /// The work ran and failed (non-zero exit, killed, container gone).
+    Failed,
+    /// The work was stopped by its own time limit.
+    TimedOut,
+}
+
+/// What a tool returns: content for the model, structured details for the
+/// host that never reach the model, and the typed [`ResultStatus`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolResult {
     /// Content blocks shown to the model.
@@ -32,6 +49,10 @@ pub struct ToolResult {
     /// model.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub details: Value,
+    /// How the work went. Not serialised: the wire carries the call's
+    /// status, which the runtime derives from this.
+    #[serde(skip)]
+    pub status: ResultStatus,
 }
 
 impl ToolResult {
@@ -54,6 +75,13 @@ impl ToolResult {
         self.details = details;
         self
     }
+
+    /// Builder: set the status.
+    #[must_use]
+    pub fn with_status(mut self, status: ResultStatus) -> Self {
+        self.status = status;
+        self
+    }
 }
 
 /// A result whose content is `payload` pretty-printed as JSON (two-space
@@ -63,6 +91,7 @@ pub fn json_result(payload: Value) -> ToolResult {
     ToolResult {
         content: vec![ContentBlock::Text { text }],
         details: payload,
+        status: ResultStatus::Ok,
     }
 }
 
@@ -71,6 +100,7 @@ pub fn text_result(text: impl Into<String>) -> ToolResult {
     ToolResult {
         content: vec![ContentBlock::Text { text: text.into() }],
         details: Value::Null,
+        status: ResultStatus::Ok,
     }
 }
 
@@ -96,5 +126,6 @@ pub fn image_result(
             mime_type: mime_type.into(),
         }],
         details,
+        status: ResultStatus::Ok,
     }
 }

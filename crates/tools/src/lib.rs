@@ -46,6 +46,7 @@ pub use crate::cron_tool::{
     CONTEXT_MARKER, ChatHistory, CronTool, CronToolScope, HistoryMessage, MAX_CONTEXT_LINE_CHARS,
     MAX_CONTEXT_MESSAGES, MAX_CONTEXT_TOTAL_CHARS, build_reminder_context,
 };
+pub use crate::errors::{fs_code, fs_error, sandbox_code, sandbox_error};
 pub use crate::exec::{
     AgentExecConfig, DEFAULT_BACKGROUND_MS, DEFAULT_CLEANUP_MS, DEFAULT_MAX_OUTPUT_BYTES,
     DEFAULT_MAX_TIMEOUT_SEC, DEFAULT_TIMEOUT_SEC, ExecConfig, ExecConfigError, ExecTool,
@@ -73,6 +74,7 @@ pub use crate::web::{
 };
 
 mod cron_tool;
+mod errors;
 mod exec;
 mod files;
 mod fs_config;

@@ -42,5 +42,6 @@ pub(crate) fn result(text: &str, details: Value) -> ToolResult {
             text: text.to_owned(),
         }],
         details,
+        status: talon_tool_catalog::ResultStatus::Ok,
     }
 }

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use talon_mcp::{McpManager, ServerState};
-use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult};
+use talon_tool_catalog::{
+    CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode, ToolResult,
+};
 
 use crate::support::{fixture_server, manager};
 
@@ -41,7 +43,10 @@ async fn results_and_tool_errors() {
     assert_eq!(r.text(), "42");
     assert_eq!(r.details["mcp"]["tool"], "add");
     let err = call(&m, "fix__fail", json!({})).await.unwrap_err();
-    assert_eq!(err, ToolError::execution("this tool always fails"));
+    assert_eq!(
+        err,
+        ToolError::new(ToolErrorCode::McpToolError, "this tool always fails")
+    );
     m.shutdown().await;
 }
 
@@ -58,6 +63,11 @@ async fn a_hung_call_times_out_alone_and_the_next_call_works() {
         "{:?}",
         started.elapsed()
     );
+    assert!(
+        err.is_timeout(),
+        "a hung server is a timeout by kind: {err:?}"
+    );
+    assert_eq!(err.code().as_str(), "mcp.timeout");
     let msg = err.to_string();
     assert!(
         msg.contains("did not answer within 300 ms") && msg.contains("mcp.servers.fix.timeoutMs"),
@@ -135,7 +145,7 @@ async fn an_abort_ends_the_call_and_the_server_stays_usable() {
         .execute(&call, &ToolContext::new("main", "s"), &abort)
         .await
         .unwrap_err();
-    assert!(matches!(err, ToolError::Aborted { .. }), "{err:?}");
+    assert!(err.is_aborted(), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(3));
     assert_eq!(
         crate::suite::calls::call(&m, "fix__echo", json!({"text": "ok"}))

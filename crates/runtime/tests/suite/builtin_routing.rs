@@ -5,6 +5,7 @@
 
 use serde_json::json;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, Runtime, RuntimeBuilder};
+use talon_tool_catalog::{ToolError, ToolErrorCode};
 use talon_tool_policy::RunContext;
 
 fn runtime(text: &str, dir: &std::path::Path) -> Runtime {
@@ -22,9 +23,9 @@ fn text(out: &InvokeOutcome) -> String {
     }
 }
 
-fn error(out: &InvokeOutcome) -> String {
+fn error(out: &InvokeOutcome) -> &ToolError {
     match out {
-        InvokeOutcome::Failed(e) => e.to_string(),
+        InvokeOutcome::Failed(e) => e,
         other => panic!("expected a failure, got {other:?}"),
     }
 }
@@ -65,7 +66,11 @@ async fn host_runs_act_in_the_agent_workspace() {
             json!({ "path": "../secret.txt" }),
         ))
         .await;
-    assert!(error(&out).contains("outside-mounts"), "{out:?}");
+    assert_eq!(
+        error(&out).code(),
+        ToolErrorCode::FsOutsideMounts,
+        "{out:?}"
+    );
     let out = table
         .invoke(ModelToolCall::new(
             "c3",
@@ -93,7 +98,7 @@ async fn a_sandboxed_run_without_its_backend_fails_instead_of_using_the_host() {
             json!({ "command": "touch host-was-used" }),
         ))
         .await;
-    let message = error(&out);
+    let message = error(&out).to_string();
     assert!(message.contains("openshell"), "{message}");
     assert!(!dir.path().join("ws/host-was-used").exists());
 }
@@ -152,7 +157,11 @@ async fn sandboxed_runs_act_in_their_docker_container() {
             json!({ "path": "/etc/hostname" }),
         ))
         .await;
-    assert!(error(&out).contains("outside-mounts"), "{out:?}");
+    assert_eq!(
+        error(&out).code(),
+        ToolErrorCode::FsOutsideMounts,
+        "{out:?}"
+    );
 
     // The backend lists the container by its labels and removes it.
     let docker = rt.sandbox_backends().unwrap().get("docker").unwrap();

@@ -14,7 +14,7 @@ use talon_hooks::{
     DiagnosticEvent, Diagnostics, HookContext, Registration, ToolMatcher,
 };
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, Runtime, RuntimeBuilder, ToolSet};
-use talon_tool_catalog::ToolError;
+use talon_tool_catalog::{ToolError, ToolErrorCode};
 use talon_tool_policy::config::ToolsConfig;
 use talon_tool_policy::{PolicyConfig, RunContext};
 
@@ -78,11 +78,12 @@ async fn bad_arguments_are_an_input_error() {
     let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
     let out = table.invoke(call("read", json!([1, 2]))).await;
     assert!(
-        matches!(&out, InvokeOutcome::Failed(ToolError::Input { .. })),
+        matches!(&out, InvokeOutcome::Failed(e) if e.code() == ToolErrorCode::InputMalformed),
         "{out:?}"
     );
     let model = out.to_model_result("read").text();
     assert!(model.contains("\"status\": \"error\""), "{model}");
+    assert!(model.contains("\"code\": \"input.malformed\""), "{model}");
 }
 
 #[tokio::test]
@@ -339,8 +340,10 @@ async fn an_aborted_run_refuses_further_calls() {
     table.canceller().cancel("user stopped the run");
     let out = table.invoke(call("read", json!({}))).await;
     assert!(
-        matches!(out, InvokeOutcome::Failed(ToolError::Aborted { ref reason }) if reason == "user stopped the run")
+        matches!(&out, InvokeOutcome::Failed(e) if e.is_aborted() && e.message() == "user stopped the run"),
+        "{out:?}"
     );
+    assert_eq!(out.status(), talon_runtime::CallStatus::Cancelled);
 }
 
 /// Waits for its call's token, then reports the abort as any tool does
@@ -391,7 +394,7 @@ async fn a_call_in_flight_fails_with_the_reason_the_run_was_cancelled_for() {
     .await
     .expect("the call ends once the run is cancelled");
     assert!(
-        matches!(out, InvokeOutcome::Failed(ToolError::Aborted { ref reason }) if reason == "the gateway is shutting down"),
+        matches!(&out, InvokeOutcome::Failed(e) if e.is_aborted() && e.message() == "the gateway is shutting down"),
         "{out:?}"
     );
 }
@@ -419,7 +422,7 @@ async fn malformed_arguments_are_seen_by_loop_detection() {
             ))
             .await;
         match out {
-            InvokeOutcome::Failed(ToolError::Input { .. }) => {}
+            InvokeOutcome::Failed(e) if e.is_input() => {}
             InvokeOutcome::Blocked(b) => {
                 assert_eq!(b.denied_reason, DeniedReason::ToolLoop);
                 blocked_at = Some(i);

@@ -6,6 +6,7 @@
 use serde_json::json;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
 use talon_sandbox_core::{SandboxScope, materialized_skills_root};
+use talon_tool_catalog::ToolErrorCode;
 use talon_tool_policy::RunContext;
 
 fn text(out: &InvokeOutcome) -> String {
@@ -110,7 +111,7 @@ async fn a_none_run_sees_its_bootstrap_files_and_skills_and_writes_only_scratch(
         ))
         .await;
     match &out {
-        InvokeOutcome::Failed(e) => assert!(e.to_string().contains("read-only"), "{e}"),
+        InvokeOutcome::Failed(e) => assert_eq!(e.code(), ToolErrorCode::FsReadOnly, "{e}"),
         other => panic!("writing a mirrored skill must fail, got {other:?}"),
     }
     let out = table

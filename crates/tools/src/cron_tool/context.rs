@@ -24,7 +24,11 @@ pub struct HistoryMessage {
 #[async_trait::async_trait]
 pub trait ChatHistory: Send + Sync + Debug {
     /// Up to `limit` most recent messages of `session_key`, oldest first.
-    async fn recent(&self, session_key: &str, limit: usize) -> Result<Vec<HistoryMessage>, String>;
+    async fn recent(
+        &self,
+        session_key: &str,
+        limit: usize,
+    ) -> Result<Vec<HistoryMessage>, talon_tool_catalog::ToolError>;
 }
 
 fn truncate(text: &str, max: usize) -> String {

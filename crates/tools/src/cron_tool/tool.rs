@@ -192,7 +192,7 @@ impl CronTool {
         let messages = history
             .recent(&self.scope.session_key, count)
             .await
-            .map_err(|e| ToolError::execution(format!("cannot read recent chat history: {e}")))?;
+            .map_err(|e| e.context("cannot read recent chat history"))?;
         let block = build_reminder_context(&messages, count);
         if block.is_empty() {
             return Ok(());

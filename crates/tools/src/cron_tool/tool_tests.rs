@@ -39,7 +39,7 @@ impl ChatHistory for History {
         &self,
         _session_key: &str,
         limit: usize,
-    ) -> Result<Vec<HistoryMessage>, String> {
+    ) -> Result<Vec<HistoryMessage>, ToolError> {
         let start = self.0.len().saturating_sub(limit);
         Ok(self.0[start..].to_vec())
     }
@@ -211,13 +211,7 @@ async fn a_cron_triggered_run_only_reads_and_removes_its_own_job() {
         json!({ "action": "wake", "text": "hi" }),
     ] {
         let err = call(&scoped, params.clone()).await.unwrap_err();
-        assert!(
-            matches!(
-                err,
-                ToolError::Unauthorized { .. } | ToolError::Input { .. }
-            ),
-            "{params}: {err:?}"
-        );
+        assert!(err.is_unauthorized() || err.is_input(), "{params}: {err:?}");
     }
     assert!(
         svc.get(&other).unwrap().is_some(),

@@ -8,10 +8,12 @@ use talon_hooks::HookContext;
 use talon_hooks::exec_env::{
     ExecEnvEvent, ExecEnvHooks, ExecHost, ResolvedExecEnv, merge_exec_env, sanitize_env_overrides,
 };
-use talon_sandbox_core::{ExitStatus, LaunchRequest, ProcessLauncher, SandboxError};
+use talon_sandbox_core::{
+    ExitStatus, LaunchRequest, ProcessLauncher, SandboxError, SandboxErrorKind,
+};
 use talon_tool_catalog::{
     CancelExt, CancellationToken, Canceller, ContentBlock, Section, Tool, ToolCall, ToolContext,
-    ToolError, ToolFamily, ToolResult, ToolSpec,
+    ToolError, ToolErrorCode, ToolFamily, ToolResult, ToolSpec,
 };
 
 use crate::exec::config::{ExecConfig, ExecConfigError};
@@ -217,6 +219,7 @@ fn env_rejection(sanitized: &talon_hooks::exec_env::SanitizedEnv) -> ToolError {
             parts.join("; ")
         ),
     )
+    .with_code(ToolErrorCode::ExecEnvRejected)
 }
 
 /// A short display name: the command's first two words.
@@ -268,7 +271,8 @@ impl Tool for ExecTool {
         if ctx.sandboxed && self.host == ExecHost::Gateway {
             // Fail closed: a sandboxed session must never run on the host
             // because the runtime wired the wrong launcher.
-            return Err(ToolError::unauthorized(
+            return Err(ToolError::new(
+                ToolErrorCode::ExecHostRefused,
                 "this session is sandboxed but this exec tool runs commands on the gateway host; \
                  refusing (the runtime must give sandboxed sessions an exec tool over the sandbox launcher)",
             ));
@@ -279,17 +283,21 @@ impl Tool for ExecTool {
             return Err(env_rejection(&sanitized));
         }
         if self.registry.is_closed() {
-            return Err(ToolError::execution(
+            return Err(ToolError::new(
+                ToolErrorCode::ExecRegistryClosed,
                 "the exec registry is shut down (the gateway is stopping); nothing was run",
             ));
         }
         let limit = self.registry.options().max_running_per_key;
         let running = self.registry.running_for(&ctx.session_key);
         if running >= limit {
-            return Err(ToolError::execution(format!(
-                "{running} commands are already running in this session (the limit is {limit}); \
-                 wait for some to finish or stop them with the process tool (list, kill), then call again"
-            )));
+            return Err(ToolError::new(
+                ToolErrorCode::ExecSessionLimit,
+                format!(
+                    "{running} commands are already running in this session (the limit is {limit}); \
+                     wait for some to finish or stop them with the process tool (list, kill), then call again"
+                ),
+            ));
         }
         let plugin = self.plugin_env(ctx, abort).await;
         abort.check()?;
@@ -332,7 +340,8 @@ impl Tool for ExecTool {
             launched.stderr,
         ));
         if !self.registry.insert(Arc::clone(&session)) {
-            return Err(ToolError::execution(
+            return Err(ToolError::new(
+                ToolErrorCode::ExecRegistryClosed,
                 "the exec registry is shut down; the command was killed",
             ));
         }
@@ -388,13 +397,19 @@ async fn sleep_or_forever(window: Option<Duration>) {
     }
 }
 
+/// A launcher refusal as a tool error keeping the sandbox code. A
+/// configuration refusal is the model's `workdir` when it gave one (and
+/// keeps the launcher's own message); anything else says which launcher.
 fn launch_error(e: SandboxError, params: &ExecParams, launcher: &str) -> ToolError {
-    match e {
-        SandboxError::Config(message) => ToolError::Input {
-            param: params.workdir.as_ref().map(|_| "workdir".to_owned()),
-            message,
-        },
-        other => ToolError::execution(format!("cannot start the command on {launcher}: {other}")),
+    let config = e.kind() == SandboxErrorKind::Config;
+    let err = crate::sandbox_error(e);
+    if config {
+        match params.workdir {
+            Some(_) => err.with_param("workdir"),
+            None => err,
+        }
+    } else {
+        err.context(format_args!("cannot start the command on {launcher}"))
     }
 }
 
@@ -528,6 +543,7 @@ fn finished_result(session: &Session, extra: &Extra<'_>) -> ToolResult {
     ToolResult {
         content: vec![ContentBlock::Text { text }],
         details: Value::Object(details),
+        status: snap.result_status(),
     }
 }
 
@@ -557,5 +573,6 @@ fn running_result(session: &Session, extra: &Extra<'_>, waited: Option<Duration>
     ToolResult {
         content: vec![ContentBlock::Text { text }],
         details: Value::Object(details),
+        status: talon_tool_catalog::ResultStatus::Ok,
     }
 }

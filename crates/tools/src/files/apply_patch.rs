@@ -264,12 +264,7 @@ impl ApplyPatchTool {
 }
 
 fn patch_fs_error(section: &str, e: FsError) -> ToolError {
-    let inner = fs_error("input", e);
-    match inner {
-        ToolError::Input { message, .. } => input_error(format!("{section}: {message}")),
-        ToolError::Execution { message } => ToolError::execution(format!("{section}: {message}")),
-        other => other,
-    }
+    fs_error("input", e).context(section)
 }
 
 #[async_trait::async_trait]
@@ -297,7 +292,7 @@ impl Tool for ApplyPatchTool {
                 let section = describe(change);
                 let written = undo.len();
                 let failed = self.roll_back(undo).await;
-                let cause = format!("{}: {}", e.code.as_str(), e.message);
+                let cause = &e.message;
                 let mut message = format!(
                     "apply_patch failed at section {} of {} ({section}): {cause}.",
                     index + 1,
@@ -318,15 +313,26 @@ impl Tool for ApplyPatchTool {
                         " Undoing the changes already written failed for: {}; those files may hold the patched content. Check them before retrying.",
                         list.join("; ")
                     ));
-                    let details =
-                        Value::Array(failed.iter().map(|(_, e)| fs_error_details(e)).collect());
-                    warn!(failures = %details, "apply_patch: incomplete rollback");
                 }
-                return Err(match e.code {
-                    talon_fs_bridge::FsErrorCode::Io
-                    | talon_fs_bridge::FsErrorCode::Unavailable => ToolError::execution(message),
-                    _ => input_error(message),
-                });
+                // The failing section's code is the error's code; the
+                // rollback failures go into details with theirs.
+                let rollback: Vec<Value> =
+                    failed.iter().map(|(_, e)| fs_error_details(e)).collect();
+                if !rollback.is_empty() {
+                    let failures = Value::Array(rollback.clone());
+                    warn!(failures = %failures, "apply_patch: incomplete rollback");
+                }
+                let mut err = fs_error("input", e);
+                let mut details = err.details().cloned().unwrap_or_default();
+                details.insert("section".into(), json!(index + 1));
+                if !rollback.is_empty() {
+                    details.insert("rollbackFailed".into(), Value::Array(rollback));
+                }
+                err = ToolError::new(err.code(), message).with_details(details);
+                if err.is_input() {
+                    err = err.with_param("input");
+                }
+                return Err(err);
             }
         }
         let mut lines = vec!["Success. Updated the following files:".to_owned()];
@@ -374,6 +380,7 @@ impl Tool for ApplyPatchTool {
                 text: lines.join("\n"),
             }],
             details: json!({ "files": files }),
+            status: talon_tool_catalog::ResultStatus::Ok,
         })
     }
 }

@@ -2,7 +2,9 @@
 //! and turning a bridge refusal into a tool error that keeps its code.
 
 use serde_json::{Map, Value};
-use talon_fs_bridge::{FsError, FsErrorCode};
+use talon_fs_bridge::FsError;
+
+pub(crate) use crate::errors::fs_error;
 use talon_tool_catalog::ToolError;
 use talon_tool_catalog::params::{json_type, lookup};
 
@@ -61,19 +63,6 @@ pub(crate) fn optional_text(
             key,
             format!("{key} must be a string, got {}", json_type(other)),
         )),
-    }
-}
-
-/// A bridge error as a tool error. The message starts with the stable code
-/// (`escape: ...`, `read-only: ...`) so the model, the logs and the host all
-/// see it. Refusals caused by the path the model gave are input errors
-/// naming `param`; an unreachable backend or an I/O failure is an execution
-/// failure.
-pub(crate) fn fs_error(param: &str, err: FsError) -> ToolError {
-    let message = format!("{}: {}", err.code.as_str(), err.message);
-    match err.code {
-        FsErrorCode::Unavailable | FsErrorCode::Io => ToolError::execution(message),
-        _ => ToolError::input(param, message),
     }
 }
 

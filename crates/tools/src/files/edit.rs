@@ -218,6 +218,7 @@ impl Tool for EditTool {
                 "firstChangedLine": summary.as_ref().and_then(|s| s.first_changed_line),
                 "diff": summary.map(|s| s.diff),
             }),
+            status: talon_tool_catalog::ResultStatus::Ok,
         })
     }
 }

@@ -7,12 +7,12 @@
 //! paths outside the mounts, symlinks that leave a mount root and writes
 //! to read-only mounts.
 //!
-//! Bridge refusals become tool errors whose message starts with the
-//! bridge's stable code (`escape: ...`, `outside-mounts: ...`,
-//! `read-only: ...`, `not-found: ...`); refusals caused by the model's
-//! input are [`ToolError::Input`](talon_tool_catalog::ToolError::Input)
-//! naming the parameter, I/O failures and an unreachable backend are
-//! execution failures.
+//! Bridge refusals become tool errors whose
+//! [code](talon_tool_catalog::ToolErrorCode) is the bridge's code
+//! (`fs.escape`, `fs.outside_mounts`, `fs.read_only`, `fs.not_found`, ...)
+//! and whose details carry the path; refusals caused by the model's input
+//! are input errors naming the parameter, an unreachable backend is
+//! unavailable and an I/O failure is an execution failure.
 //!
 //! Decisions taken here:
 //! - `read` returns text as stored, without line numbers, so that text

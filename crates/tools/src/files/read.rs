@@ -23,7 +23,7 @@ use super::spec_for;
 /// ```
 /// use std::sync::Arc;
 /// use talon_fs_bridge::{FsBridge, MountBridge};
-/// use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext};
+/// use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext, ToolErrorCode};
 /// use talon_tools::{ApplyPatchTool, EditTool, ReadLimits, ReadTool, WriteTool};
 ///
 /// let dir = tempfile::tempdir().unwrap();
@@ -49,7 +49,8 @@ use super::spec_for;
 ///     // Paths that leave the workspace are refused with the bridge's code.
 ///     let bad = call("read", serde_json::json!({"path": "../etc/passwd"}));
 ///     let err = read.execute(&bad, &ctx, &CancellationToken::new()).await.unwrap_err();
-///     assert!(err.to_string().starts_with("outside-mounts: "));
+///     assert_eq!(err.code(), ToolErrorCode::FsOutsideMounts);
+///     assert_eq!(err.param(), Some("path"));
 /// });
 /// ```
 #[derive(Debug, Clone)]
@@ -234,6 +235,7 @@ impl Tool for ReadTool {
         Ok(ToolResult {
             content: vec![ContentBlock::Text { text: rendered }],
             details,
+            status: talon_tool_catalog::ResultStatus::Ok,
         })
     }
 }

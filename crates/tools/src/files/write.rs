@@ -73,6 +73,7 @@ impl Tool for WriteTool {
                 "bytes": report.bytes,
                 "created": report.created,
             }),
+            status: talon_tool_catalog::ResultStatus::Ok,
         })
     }
 }

@@ -93,7 +93,7 @@ impl GatewayTool {
         let Some(path) = path else {
             return Ok(json!({ "ok": true, "config": config }));
         };
-        let segments = schema_lookup::split_path(path).map_err(|m| ToolError::input("path", m))?;
+        let segments = schema_lookup::split_path(path)?;
         let mut node = &config;
         for (i, seg) in segments.iter().enumerate() {
             let next = match node {
@@ -163,8 +163,7 @@ impl Tool for GatewayTool {
                         "path required for config.schema.lookup, e.g. tools.web.fetch",
                     ));
                 };
-                let (schema, keys) = schema_lookup::lookup_schema(&self.schema, &path)
-                    .map_err(|m| ToolError::input("path", m))?;
+                let (schema, keys) = schema_lookup::lookup_schema(&self.schema, &path)?;
                 let mut payload = json!({ "ok": true, "path": path, "schema": schema });
                 if !keys.is_empty()
                     && let Value::Object(map) = &mut payload

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
+use talon_tool_catalog::ToolError;
 
 /// Nested `$ref`s inlined at most this deep in a returned schema.
 const INLINE_DEPTH: usize = 6;
@@ -10,15 +11,18 @@ const INLINE_DEPTH: usize = 6;
 const MAX_REF_HOPS: usize = 32;
 
 /// Split `agents.list[0].tools` into `agents`, `list`, `0`, `tools`.
-pub(crate) fn split_path(path: &str) -> Result<Vec<String>, String> {
+pub(crate) fn split_path(path: &str) -> Result<Vec<String>, ToolError> {
     let mut out = Vec::new();
     for part in path.split('.') {
         let mut rest = part;
         let head_end = rest.find('[').unwrap_or(rest.len());
         let head = &rest[..head_end];
         if head.is_empty() && head_end == rest.len() {
-            return Err(format!(
-                "path {path:?} has an empty segment; write dotted keys like agents.defaults"
+            return Err(ToolError::input(
+                "path",
+                format!(
+                    "path {path:?} has an empty segment; write dotted keys like agents.defaults"
+                ),
             ));
         }
         if !head.is_empty() {
@@ -27,32 +31,38 @@ pub(crate) fn split_path(path: &str) -> Result<Vec<String>, String> {
         rest = &rest[head_end..];
         while let Some(inner) = rest.strip_prefix('[') {
             let Some(close) = inner.find(']') else {
-                return Err(format!("path {path:?} has an unclosed `[`"));
+                return Err(ToolError::input(
+                    "path",
+                    format!("path {path:?} has an unclosed `[`"),
+                ));
             };
             out.push(inner[..close].trim_matches(['"', '\'']).to_owned());
             rest = &inner[close + 1..];
         }
         if !rest.is_empty() {
-            return Err(format!("path {path:?}: unexpected {rest:?} after `]`"));
+            return Err(ToolError::input(
+                "path",
+                format!("path {path:?}: unexpected {rest:?} after `]`"),
+            ));
         }
     }
     Ok(out)
 }
 
 /// Follow `$ref` (local `#/...` pointers only).
-fn deref<'a>(root: &'a Value, mut node: &'a Value) -> Result<&'a Value, String> {
+fn deref<'a>(root: &'a Value, mut node: &'a Value) -> Result<&'a Value, ToolError> {
     for _ in 0..MAX_REF_HOPS {
         let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
             return Ok(node);
         };
-        let pointer = reference
-            .strip_prefix('#')
-            .ok_or_else(|| format!("schema reference {reference:?} is not local"))?;
-        node = root
-            .pointer(pointer)
-            .ok_or_else(|| format!("schema reference {reference:?} points nowhere"))?;
+        let pointer = reference.strip_prefix('#').ok_or_else(|| {
+            ToolError::execution(format!("schema reference {reference:?} is not local"))
+        })?;
+        node = root.pointer(pointer).ok_or_else(|| {
+            ToolError::execution(format!("schema reference {reference:?} points nowhere"))
+        })?;
     }
-    Err("schema references loop".to_owned())
+    Err(ToolError::execution("schema references loop"))
 }
 
 fn property_names(node: &Value) -> Vec<String> {
@@ -188,7 +198,7 @@ fn inline(root: &Value, node: &Value, depth: usize, seen: &mut HashSet<String>) 
 /// The schema of `path` in `root`, with references inlined, and the
 /// property names one level down. The error names the first segment that
 /// does not exist and the keys that do.
-pub(crate) fn lookup_schema(root: &Value, path: &str) -> Result<(Value, Vec<String>), String> {
+pub(crate) fn lookup_schema(root: &Value, path: &str) -> Result<(Value, Vec<String>), ToolError> {
     let segments = split_path(path)?;
     let mut node = root;
     let mut walked: Vec<&str> = Vec::new();
@@ -208,8 +218,11 @@ pub(crate) fn lookup_schema(root: &Value, path: &str) -> Result<(Value, Vec<Stri
                 } else {
                     format!("known keys: {}", keys.join(", "))
                 };
-                return Err(format!(
-                    "config path `{path}` not found: `{seg}` is not a key of {at} ({hint})"
+                return Err(ToolError::input(
+                    "path",
+                    format!(
+                        "config path `{path}` not found: `{seg}` is not a key of {at} ({hint})"
+                    ),
                 ));
             }
         }

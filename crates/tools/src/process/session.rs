@@ -119,6 +119,21 @@ impl Snapshot {
             Some(_) => "failed",
         }
     }
+
+    /// The typed form of [`status`](Self::status) for a result: running
+    /// and completed are ok, killed at the time limit is timed out, any
+    /// other end is failed.
+    pub(crate) fn result_status(&self) -> talon_tool_catalog::ResultStatus {
+        use talon_tool_catalog::ResultStatus;
+        match &self.finish {
+            None => ResultStatus::Ok,
+            Some(f) if f.killed == Some(KillReason::Timeout) => ResultStatus::TimedOut,
+            Some(f) if f.killed.is_none() && f.status == Some(ExitStatus::Code(0)) => {
+                ResultStatus::Ok
+            }
+            Some(_) => ResultStatus::Failed,
+        }
+    }
 }
 
 /// One launched command.
@@ -344,10 +359,15 @@ impl Session {
 
     /// Writes to stdin; `eof` closes it afterwards (under a PTY it sends
     /// the terminal's end-of-file character instead).
-    pub(crate) async fn write_stdin(&self, data: &[u8], eof: bool) -> Result<usize, String> {
+    pub(crate) async fn write_stdin(
+        &self,
+        data: &[u8],
+        eof: bool,
+    ) -> Result<usize, talon_tool_catalog::ToolError> {
+        use talon_tool_catalog::ToolError;
         let mut guard = self.stdin.lock().await;
         let Some(stdin) = guard.as_mut() else {
-            return Err("its stdin is closed".to_owned());
+            return Err(ToolError::execution("its stdin is closed"));
         };
         let mut bytes = data.to_vec();
         if eof && self.info.pty {
@@ -360,12 +380,16 @@ impl Session {
         .await;
         match written {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(format!("writing to its stdin failed: {e}")),
+            Ok(Err(e)) => {
+                return Err(ToolError::execution(format!(
+                    "writing to its stdin failed: {e}"
+                )));
+            }
             Err(_) => {
-                return Err(format!(
+                return Err(ToolError::timed_out(format!(
                     "its stdin did not accept the data within {}s (the command is not reading)",
                     WRITE_TIMEOUT.as_secs()
-                ));
+                )));
             }
         }
         if eof && !self.info.pty {

@@ -99,6 +99,7 @@ fn result(text: String, details: Value) -> ToolResult {
     ToolResult {
         content: vec![ContentBlock::Text { text }],
         details,
+        status: talon_tool_catalog::ResultStatus::Ok,
     }
 }
 
@@ -284,7 +285,7 @@ impl ProcessTool {
         let written = session
             .write_stdin(data.as_bytes(), eof)
             .await
-            .map_err(|e| ToolError::execution(format!("session {}: {e}", session.info.id)))?;
+            .map_err(|e| e.context(format_args!("session {}", session.info.id)))?;
         let text = format!(
             "Wrote {written} bytes to session {}{}.",
             session.info.id,

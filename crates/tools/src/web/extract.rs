@@ -15,10 +15,19 @@ pub(crate) enum BodyKind {
     Text,
 }
 
+/// A media type `web_fetch` does not read (the type, or what sniffing
+/// found).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct UnsupportedMedia(pub(crate) String);
+
 impl BodyKind {
     /// From the `Content-Type` (its media type), sniffing when absent.
     /// `Err` carries the refused media type.
-    pub(crate) fn detect(content_type: Option<&str>, body: &[u8]) -> Result<Self, String> {
+    pub(crate) fn detect(
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Result<Self, UnsupportedMedia> {
         let media = content_type
             .map(|ct| {
                 ct.split(';')
@@ -41,11 +50,13 @@ impl BodyKind {
             {
                 Ok(BodyKind::Text)
             }
-            Some(m) => Err(m.to_owned()),
+            Some(m) => Err(UnsupportedMedia(m.to_owned())),
             None => {
                 let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_lowercase();
                 if std::str::from_utf8(body).is_err() && body.contains(&0) {
-                    Err("application/octet-stream (sniffed)".to_owned())
+                    Err(UnsupportedMedia(
+                        "application/octet-stream (sniffed)".to_owned(),
+                    ))
                 } else if head.contains("<html") || head.contains("<!doctype html") {
                     Ok(BodyKind::Html)
                 } else {

@@ -35,7 +35,7 @@ fn content_types_map_to_body_kinds() {
     }
     assert_eq!(
         BodyKind::detect(Some("application/pdf"), b"%PDF"),
-        Err("application/pdf".to_owned())
+        Err(UnsupportedMedia("application/pdf".to_owned()))
     );
     assert_eq!(
         BodyKind::detect(None, b"<!DOCTYPE html><html>"),

@@ -8,8 +8,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use serde_json::{Value, json};
 use talon_tool_catalog::params::{NumberOpts, StringOpts, read_number, read_string};
 use talon_tool_catalog::{
-    CancelExt, CancellationToken, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily,
-    ToolResult, ToolSpec, json_result,
+    CancelExt, CancellationToken, Section, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode,
+    ToolFamily, ToolResult, ToolSpec, json_result,
 };
 use url::Url;
 
@@ -236,15 +236,19 @@ impl WebFetchTool {
             match location {
                 Some(loc) if response.status().is_redirection() => {
                     if hops >= self.max_redirects {
-                        return Err(ToolError::execution(format!(
-                            "Too many redirects (limit: {}) fetching {url}",
-                            self.max_redirects
-                        )));
+                        return Err(ToolError::new(
+                            ToolErrorCode::WebRedirect,
+                            format!(
+                                "Too many redirects (limit: {}) fetching {url}",
+                                self.max_redirects
+                            ),
+                        ));
                     }
                     let next = current.join(&loc).map_err(|e| {
-                        ToolError::execution(format!(
-                            "{current} redirected to an invalid location {loc:?}: {e}"
-                        ))
+                        ToolError::new(
+                            ToolErrorCode::WebRedirect,
+                            format!("{current} redirected to an invalid location {loc:?}: {e}"),
+                        )
                     })?;
                     // Hosts only: a URL's query may carry a token.
                     tracing::debug!(
@@ -273,14 +277,16 @@ impl WebFetchTool {
                 _ => text,
             };
             let (snippet, _) = truncate_chars(readable.trim(), ERROR_BODY_CHARS);
-            return Err(ToolError::execution(format!(
-                "web_fetch failed ({status}) for {current}: {snippet}"
-            )));
+            return Err(ToolError::new(
+                ToolErrorCode::WebHttpStatus,
+                format!("web_fetch failed ({status}) for {current}: {snippet}"),
+            )
+            .with_detail("status", status.as_u16()));
         }
         let (body, bytes_truncated) =
             read_capped(response, self.max_response_bytes, &current).await?;
         let kind = BodyKind::detect(content_type.as_deref(), &body).map_err(|media| {
-            ToolError::execution(format!(
+            ToolError::new(ToolErrorCode::WebUnsupportedContent, format!(
                 "web_fetch cannot read `{media}` content from {current}; it reads HTML, JSON and text only"
             ))
         })?;
@@ -315,7 +321,7 @@ fn to_usize(n: u64) -> usize {
 
 fn ssrf_error(blocked: SsrfBlocked) -> ToolError {
     tracing::warn!(code = blocked.code(), reason = %blocked.reason, "web_fetch: refused by the SSRF guard");
-    ToolError::execution(blocked.to_string())
+    ToolError::new(ToolErrorCode::WebSsrfBlocked, blocked.to_string())
 }
 
 /// The SSRF refusal inside a client error, if that is what it is.
@@ -348,7 +354,12 @@ fn request_error(err: &reqwest::Error, url: &Url) -> ToolError {
     } else {
         format!("{err}: {}", chain.join(": "))
     };
-    ToolError::execution(format!("web_fetch could not fetch {url}: {detail}"))
+    let code = if err.is_timeout() {
+        ToolErrorCode::WebTimeout
+    } else {
+        ToolErrorCode::WebRequestFailed
+    };
+    ToolError::new(code, format!("web_fetch could not fetch {url}: {detail}"))
 }
 
 /// Read at most `cap` bytes of the body; `true` when there was more.
@@ -395,7 +406,7 @@ impl Tool for WebFetchTool {
                         return Err(abort.abort_error());
                     }
                     outcome = fetch => outcome.map_err(|_| {
-                        ToolError::execution(format!(
+                        ToolError::new(ToolErrorCode::WebTimeout, format!(
                             "web_fetch timed out after {} ms fetching {url}",
                             self.timeout.as_millis()
                         ))

@@ -1,6 +1,8 @@
 //! `web_search`'s `freshness` filter: `pd`, `pw`, `pm`, `py` (past day,
 //! week, month, year) or a date range `YYYY-MM-DDtoYYYY-MM-DD`.
 
+use talon_tool_catalog::ToolError;
+
 /// A validated freshness filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
@@ -18,7 +20,7 @@ pub enum Freshness {
 impl Freshness {
     /// Parse a model's value. `day`/`week`/`month`/`year` are accepted as
     /// the shortcuts. The error says what is accepted.
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    pub fn parse(raw: &str) -> Result<Self, ToolError> {
         let v = raw.trim().to_ascii_lowercase();
         let shortcut = match v.as_str() {
             "pd" | "day" => Some("pd"),
@@ -31,27 +33,34 @@ impl Freshness {
             return Ok(Freshness::Shortcut(s));
         }
         let Some((start, end)) = v.split_once("to") else {
-            return Err(format!(
-                "freshness must be pd, pw, pm, py or a range YYYY-MM-DDtoYYYY-MM-DD, got {raw:?}"
+            return Err(ToolError::input(
+                "freshness",
+                format!(
+                    "freshness must be pd, pw, pm, py or a range YYYY-MM-DDtoYYYY-MM-DD, got {raw:?}"
+                ),
             ));
         };
         Self::range(start, end)
     }
 
     /// A range from two dates (`date_after`, `date_before`).
-    pub fn range(start: &str, end: &str) -> Result<Self, String> {
+    pub fn range(start: &str, end: &str) -> Result<Self, ToolError> {
         let start = start.trim();
         let end = end.trim();
         for d in [start, end] {
             if !is_valid_date(d) {
-                return Err(format!(
-                    "freshness date {d:?} is not a real date in the form YYYY-MM-DD"
+                return Err(ToolError::input(
+                    "freshness",
+                    format!("freshness date {d:?} is not a real date in the form YYYY-MM-DD"),
                 ));
             }
         }
         if start > end {
-            return Err(format!(
-                "freshness range starts after it ends ({start} > {end}); put the earlier date first"
+            return Err(ToolError::input(
+                "freshness",
+                format!(
+                    "freshness range starts after it ends ({start} > {end}); put the earlier date first"
+                ),
             ));
         }
         Ok(Freshness::Range {

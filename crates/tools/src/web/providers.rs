@@ -5,6 +5,7 @@
 use std::fmt;
 
 use serde_json::{Map, Value, json};
+use talon_tool_catalog::{ToolError, ToolErrorCode};
 
 use crate::web::freshness::Freshness;
 
@@ -36,41 +37,67 @@ pub trait SearchProvider: Send + Sync + fmt::Debug {
 
     /// Refuse options this provider cannot honour (the message names the
     /// option and the provider).
-    fn check(&self, req: &SearchRequest) -> Result<(), String> {
+    fn check(&self, req: &SearchRequest) -> Result<(), ToolError> {
         default_check(self.id(), req)
     }
 
     /// Run the search; the payload is what the model sees.
-    async fn search(&self, http: &reqwest::Client, req: &SearchRequest) -> Result<Value, String>;
+    async fn search(&self, http: &reqwest::Client, req: &SearchRequest)
+    -> Result<Value, ToolError>;
 }
 
 /// The HTTP part every provider shares: send, read a bounded body, turn a
 /// non-2xx status into a message with the API's own words (never the key).
-async fn send_json(provider: &str, request: reqwest::RequestBuilder) -> Result<Value, String> {
+async fn send_json(provider: &str, request: reqwest::RequestBuilder) -> Result<Value, ToolError> {
     let response = request
         .send()
         .await
-        .map_err(|e| format!("{provider} search request failed: {}", error_chain(&e)))?;
+        .map_err(|e| request_failed(provider, "request", &e))?;
     let status = response.status();
     let mut response = response;
     let mut body = Vec::new();
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|e| format!("{provider} search response failed: {}", error_chain(&e)))?
+        .map_err(|e| request_failed(provider, "response", &e))?
     {
         body.extend_from_slice(&chunk);
         if body.len() > 4_000_000 {
-            return Err(format!("{provider} search response exceeds 4 MB"));
+            return Err(provider_failed(format!(
+                "{provider} search response exceeds 4 MB"
+            )));
         }
     }
     if !status.is_success() {
         let text = String::from_utf8_lossy(&body);
         let snippet: String = text.trim().chars().take(4_000).collect();
-        return Err(format!("{provider} search API error ({status}): {snippet}"));
+        return Err(ToolError::new(
+            ToolErrorCode::WebHttpStatus,
+            format!("{provider} search API error ({status}): {snippet}"),
+        )
+        .with_detail("status", status.as_u16()));
     }
     serde_json::from_slice(&body)
-        .map_err(|e| format!("{provider} search API returned invalid JSON: {e}"))
+        .map_err(|e| provider_failed(format!("{provider} search API returned invalid JSON: {e}")))
+}
+
+/// A provider answer that cannot be used.
+fn provider_failed(message: impl Into<String>) -> ToolError {
+    ToolError::new(ToolErrorCode::WebProviderFailed, message)
+}
+
+/// A request that could not be sent or read (`web.timeout` when the
+/// client's deadline passed).
+fn request_failed(provider: &str, what: &str, e: &reqwest::Error) -> ToolError {
+    let code = if e.is_timeout() {
+        ToolErrorCode::WebTimeout
+    } else {
+        ToolErrorCode::WebRequestFailed
+    };
+    ToolError::new(
+        code,
+        format!("{provider} search {what} failed: {}", error_chain(e)),
+    )
 }
 
 fn error_chain(err: &reqwest::Error) -> String {
@@ -148,13 +175,22 @@ impl SearchProvider for BraveProvider {
         "brave"
     }
 
-    fn check(&self, _req: &SearchRequest) -> Result<(), String> {
+    fn check(&self, _req: &SearchRequest) -> Result<(), ToolError> {
         Ok(())
     }
 
-    async fn search(&self, http: &reqwest::Client, req: &SearchRequest) -> Result<Value, String> {
-        let mut url = url::Url::parse(&join_url(&self.base_url, "res/v1/web/search"))
-            .map_err(|e| format!("Brave base URL {:?} is not a URL: {e}", self.base_url))?;
+    async fn search(
+        &self,
+        http: &reqwest::Client,
+        req: &SearchRequest,
+    ) -> Result<Value, ToolError> {
+        let mut url =
+            url::Url::parse(&join_url(&self.base_url, "res/v1/web/search")).map_err(|e| {
+                provider_failed(format!(
+                    "Brave base URL {:?} is not a URL: {e}",
+                    self.base_url
+                ))
+            })?;
         {
             let mut q = url.query_pairs_mut();
             q.append_pair("q", &req.query);
@@ -276,7 +312,7 @@ impl ChatSearchProvider {
         &self,
         http: &reqwest::Client,
         req: &SearchRequest,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let mut body = json!({
             "model": self.model,
             "messages": [{ "role": "user", "content": req.query }],
@@ -328,7 +364,7 @@ impl ChatSearchProvider {
         &self,
         http: &reqwest::Client,
         req: &SearchRequest,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let mut messages = vec![json!({ "role": "user", "content": req.query })];
         let tools = json!([{ "type": "builtin_function", "function": { "name": "$web_search" } }]);
         // Kimi answers with a `$web_search` tool call first; echoing its
@@ -372,7 +408,9 @@ impl ChatSearchProvider {
                 "citations": Vec::<String>::new(),
             }));
         }
-        Err("Kimi kept asking for tool calls after 3 rounds; no answer".to_owned())
+        Err(provider_failed(
+            "Kimi kept asking for tool calls after 3 rounds; no answer",
+        ))
     }
 }
 
@@ -386,24 +424,29 @@ impl SearchProvider for ChatSearchProvider {
         Some(&self.model)
     }
 
-    fn check(&self, req: &SearchRequest) -> Result<(), String> {
+    fn check(&self, req: &SearchRequest) -> Result<(), ToolError> {
         if self.id == "perplexity" {
             return match &req.freshness {
-                Some(Freshness::Range { .. }) => Err(
-                    "the perplexity web_search provider accepts freshness pd, pw, pm or py only, not a date range"
-                        .to_owned(),
-                ),
-                _ if req.country.is_some() || req.language.is_some() => Err(
-                    "country and language are not supported by the perplexity web_search provider; omit them"
-                        .to_owned(),
-                ),
+                Some(Freshness::Range { .. }) => Err(ToolError::input(
+                    "freshness",
+                    "the perplexity web_search provider accepts freshness pd, pw, pm or py only, not a date range",
+                )),
+                _ if req.country.is_some() || req.language.is_some() => {
+                    Err(ToolError::invalid_arguments(
+                        "country and language are not supported by the perplexity web_search provider; omit them",
+                    ))
+                }
                 _ => Ok(()),
             };
         }
         default_check(self.id, req)
     }
 
-    async fn search(&self, http: &reqwest::Client, req: &SearchRequest) -> Result<Value, String> {
+    async fn search(
+        &self,
+        http: &reqwest::Client,
+        req: &SearchRequest,
+    ) -> Result<Value, ToolError> {
         if self.id == "kimi" {
             self.kimi_search(http, req).await
         } else {
@@ -412,15 +455,16 @@ impl SearchProvider for ChatSearchProvider {
     }
 }
 
-fn default_check(id: &str, req: &SearchRequest) -> Result<(), String> {
+fn default_check(id: &str, req: &SearchRequest) -> Result<(), ToolError> {
     for (name, given) in [
         ("country", req.country.is_some()),
         ("language", req.language.is_some()),
         ("freshness", req.freshness.is_some()),
     ] {
         if given {
-            return Err(format!(
-                "{name} is not supported by the {id} web_search provider; omit it"
+            return Err(ToolError::input(
+                name,
+                format!("{name} is not supported by the {id} web_search provider; omit it"),
             ));
         }
     }
@@ -468,7 +512,11 @@ impl SearchProvider for GrokProvider {
         Some(&self.model)
     }
 
-    async fn search(&self, http: &reqwest::Client, req: &SearchRequest) -> Result<Value, String> {
+    async fn search(
+        &self,
+        http: &reqwest::Client,
+        req: &SearchRequest,
+    ) -> Result<Value, ToolError> {
         let body = json!({
             "model": self.model,
             "input": [{ "role": "user", "content": req.query }],
@@ -580,7 +628,11 @@ impl SearchProvider for GeminiProvider {
         Some(&self.model)
     }
 
-    async fn search(&self, http: &reqwest::Client, req: &SearchRequest) -> Result<Value, String> {
+    async fn search(
+        &self,
+        http: &reqwest::Client,
+        req: &SearchRequest,
+    ) -> Result<Value, ToolError> {
         let body = json!({
             "contents": [{ "parts": [{ "text": req.query }] }],
             "tools": [{ "google_search": {} }],

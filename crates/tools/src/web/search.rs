@@ -8,8 +8,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use talon_tool_catalog::params::{NumberOpts, StringOpts, read_number, read_string};
 use talon_tool_catalog::{
-    CancelExt, CancellationToken, Section, Tool, ToolCall, ToolContext, ToolError, ToolFamily,
-    ToolResult, ToolSpec, json_result,
+    CancelExt, CancellationToken, Section, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode,
+    ToolFamily, ToolResult, ToolSpec, json_result,
 };
 
 use crate::web::cache::TtlCache;
@@ -200,11 +200,14 @@ impl WebSearchTool {
         });
         let Some(key) = self.key_of(id) else {
             let (config_keys, env_vars) = key_sources(id);
-            return Err(ToolError::execution(format!(
-                "web_search ({id}) needs an API key: set {} in the config, or the {} environment variable",
-                config_keys.join(" or "),
-                env_vars.join(" or ")
-            )));
+            return Err(ToolError::new(
+                ToolErrorCode::WebMissingApiKey,
+                format!(
+                    "web_search ({id}) needs an API key: set {} in the config, or the {} environment variable",
+                    config_keys.join(" or "),
+                    env_vars.join(" or ")
+                ),
+            ));
         };
         let block = provider_block(&self.config, id)
             .cloned()
@@ -256,15 +259,13 @@ impl WebSearchTool {
                     "freshness cannot be combined with date_after/date_before; use one or the other",
                 ));
             }
-            (Some(f), None, None) => {
-                Some(Freshness::parse(&f).map_err(|m| ToolError::input("freshness", m))?)
-            }
+            (Some(f), None, None) => Some(Freshness::parse(&f)?),
             (None, None, None) => None,
             (None, after, before) => {
                 let start = after.unwrap_or_else(|| "1970-01-01".to_owned());
                 let end = before.unwrap_or_else(today);
                 let param = "date_after";
-                Some(Freshness::range(&start, &end).map_err(|m| ToolError::input(param, m))?)
+                Some(Freshness::range(&start, &end).map_err(|e| e.with_param(param))?)
             }
         };
         Ok(SearchRequest {
@@ -339,7 +340,7 @@ impl Tool for WebSearchTool {
         let started = Instant::now();
         let req = self.read_request(call)?;
         let provider = self.resolve_provider()?;
-        provider.check(&req).map_err(ToolError::invalid_arguments)?;
+        provider.check(&req)?;
         let mut extras = BTreeMap::new();
         extras.insert("provider", provider.id().to_owned());
         if let Some(m) = provider.model() {
@@ -367,12 +368,12 @@ impl Tool for WebSearchTool {
                 return Err(abort.abort_error());
             }
             outcome = search => outcome.map_err(|_| {
-                ToolError::execution(format!(
+                ToolError::new(ToolErrorCode::WebTimeout, format!(
                     "web_search ({}) timed out after {} ms",
                     provider.id(),
                     self.timeout.as_millis()
                 ))
-            })?.map_err(ToolError::execution)?,
+            })??,
         };
         let mut payload = json!({ "query": req.query });
         if let (Value::Object(out), Value::Object(found)) = (&mut payload, found) {

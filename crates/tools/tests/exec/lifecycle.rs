@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use talon_tool_catalog::{CancellationToken, ToolError};
+use talon_tool_catalog::CancellationToken;
 use talon_tools::{ExecConfig, RegistryOptions};
 
 use crate::common::{
@@ -103,8 +103,8 @@ async fn abort_kills_the_group_and_returns_aborted() {
         let (result, ()) =
             tokio::join!(h.exec_as(KEY, json!({"command": command}), &abort), aborter);
         match result {
-            Err(ToolError::Aborted { reason }) => {
-                assert_eq!(reason, talon_tool_catalog::ABORTED_REASON)
+            Err(e) if e.is_aborted() => {
+                assert_eq!(e.message(), talon_tool_catalog::ABORTED_REASON)
             }
             other => panic!("expected an abort, got {other:?}"),
         }

@@ -175,7 +175,8 @@ async fn a_failed_write_midway_is_rolled_back() {
     .await;
     let m = e.to_string();
     assert!(
-        m.contains("failed at section 3 of 3 (`Delete File: old.txt`): io: injected failure"),
+        m.contains("failed at section 3 of 3 (`Delete File: old.txt`): injected failure")
+            && e.code() == talon_tool_catalog::ToolErrorCode::FsIo,
         "{m}"
     );
     assert!(

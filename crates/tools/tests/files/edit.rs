@@ -1,6 +1,6 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use talon_tool_catalog::Tool;
+use talon_tool_catalog::{Tool, ToolErrorCode};
 
 use crate::support::{Ws, call, fail};
 
@@ -203,7 +203,7 @@ async fn missing_and_binary_files_are_refused() {
         json!({"path": "nope.txt", "oldText": "a", "newText": "b"}),
     )
     .await;
-    assert!(e.to_string().starts_with("not-found: "), "{e}");
+    assert_eq!(e.code(), ToolErrorCode::FsNotFound, "{e}");
     let e = fail(
         &ws.edit_tool(),
         json!({"path": "bin.dat", "oldText": "abc", "newText": "b"}),

@@ -39,10 +39,13 @@ fn hostile_paths(ws: &Ws) -> Vec<(String, String)> {
 fn assert_refused(e: &talon_tool_catalog::ToolError, what: &str) {
     let m = e.to_string();
     assert!(
-        ["escape: ", "outside-mounts: "]
-            .iter()
-            .any(|code| m.contains(code)),
-        "{what}: expected escape/outside-mounts, got {m}"
+        matches!(
+            e.code(),
+            talon_tool_catalog::ToolErrorCode::FsEscape
+                | talon_tool_catalog::ToolErrorCode::FsOutsideMounts
+        ),
+        "{what}: expected escape/outside-mounts, got {:?}: {m}",
+        e.code()
     );
     assert!(!m.contains("TOP-SECRET"), "{what}: leaked {m}");
 }

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use talon_tool_catalog::{ContentBlock, Tool};
+use talon_tool_catalog::{ContentBlock, Tool, ToolErrorCode};
 use talon_tools::{ReadLimits, ReadTool};
 
 use crate::support::{TINY_PNG, Ws, call, fail};
@@ -268,10 +268,10 @@ async fn missing_file_and_directory_keep_the_bridge_code() {
     let ws = Ws::new();
     std::fs::create_dir(ws.ws().join("dir")).unwrap();
     let e = fail(&ws.read_tool(), json!({"path": "nope.txt"})).await;
-    assert!(e.to_string().starts_with("not-found: "), "{e}");
+    assert_eq!(e.code(), ToolErrorCode::FsNotFound, "{e}");
     assert_eq!(e.param(), Some("path"));
     let e = fail(&ws.read_tool(), json!({"path": "dir"})).await;
-    assert!(e.to_string().starts_with("not-a-file: "), "{e}");
+    assert_eq!(e.code(), ToolErrorCode::FsNotAFile, "{e}");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use talon_tool_catalog::{Tool, ToolError};
+use talon_tool_catalog::Tool;
 use talon_tools::{GatewayTool, REDACTED, WebToolsConfig, is_secret_key};
 
 use crate::call;
@@ -300,10 +300,7 @@ async fn writes_restarts_and_gateway_overrides_are_refused() {
     let t = tool();
     for action in ["config.apply", "config.patch", "restart", "update.run"] {
         let err = call(&t, json!({ "action": action })).await.unwrap_err();
-        assert!(
-            matches!(err, ToolError::Unauthorized { .. }),
-            "{action}: {err:?}"
-        );
+        assert!(err.is_unauthorized(), "{action}: {err:?}");
         assert!(err.to_string().contains("read-only"), "{err}");
     }
     let err = call(&t, json!({ "action": "config.delete" }))
