@@ -83,7 +83,11 @@ fn mcp_sections_are_typed_globally_and_per_agent() {
     let sections = ok.config.agent_mcp_sections();
     assert_eq!(sections.len(), 1);
     assert_eq!(sections[0].0, "a");
-    assert_eq!(sections[0].1, "agents.list[0].mcp");
+    let (name, server) = &sections[0].1.servers.0[0];
+    assert_eq!(name, "t");
+    assert_eq!(server.url.as_deref(), Some("http://h/mcp"));
+    let global = ok.config.mcp.as_ref().unwrap();
+    assert_eq!(global.servers.0[0].1.args, vec!["-v".to_owned()]);
 }
 
 #[test]
