@@ -653,3 +653,7 @@ fn build_generation(
         loaded_at_ms: crate::clock::now_ms(),
     })
 }
+
+#[cfg(test)]
+#[path = "reload_tests.rs"]
+mod reload_tests;
