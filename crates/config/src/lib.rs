@@ -112,6 +112,11 @@ pub use crate::model::{
     AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,
     ResolvedSandbox, TalonConfig,
 };
+pub use crate::sections::cron::{CronConfig, CronRetryConfig};
+pub use crate::sections::exec::{AgentExecConfig, ExecConfig, ExecConfigError};
+pub use crate::sections::fs::FsToolsConfig;
+pub use crate::sections::mcp::{McpConfig, McpServerConfig, McpServers};
+pub use crate::sections::web::WebToolsConfig;
 pub use crate::session::{SessionScope, SessionSection};
 pub use crate::tools_section::{AgentToolsSection, ToolsSection};
 /// The sandbox section's types, defined by `talon-sandbox-core` (one
@@ -132,6 +137,7 @@ mod location;
 mod model;
 mod openclaw_keys;
 mod schema_check;
+pub mod sections;
 mod semantic;
 mod session;
 mod spans;

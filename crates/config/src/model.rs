@@ -5,17 +5,18 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use talon_cron::CronConfig;
-use talon_mcp::McpConfig;
 use talon_sandbox_core::{
     MainSession, ResolvedSandboxConfig, SandboxConfig, SandboxInputs, SandboxScope, WorkspaceAccess,
 };
 use talon_skills::SkillsConfig;
 use talon_tool_policy::SandboxMode;
 use talon_tool_policy::config::PolicyConfig;
-use talon_tools::{ExecConfig, FsToolsConfig};
 
 use crate::gateway::GatewayConfig;
+use crate::sections::cron::CronConfig;
+use crate::sections::exec::ExecConfig;
+use crate::sections::fs::FsToolsConfig;
+use crate::sections::mcp::McpConfig;
 use crate::session::SessionSection;
 use crate::tools_section::{AgentToolsSection, ToolsSection};
 

@@ -140,7 +140,7 @@ fn entry_body_round_trip() {
             mode: Some(SandboxMode::All),
             ..SandboxConfig::default()
         }),
-        mcp: Some(talon_mcp::McpConfig::default()),
+        mcp: Some(crate::McpConfig::default()),
     };
     assert_eq!(
         entry.body(),
@@ -153,7 +153,7 @@ fn entry_body_round_trip() {
                 mode: Some(SandboxMode::All),
                 ..SandboxConfig::default()
             }),
-            mcp: Some(talon_mcp::McpConfig::default()),
+            mcp: Some(crate::McpConfig::default()),
         }
     );
 }

@@ -14,10 +14,14 @@ use talon_hooks::HooksConfig;
 use talon_hooks::loop_detection::LoopDetectionConfig;
 use talon_tool_catalog::Profile;
 use talon_tool_policy::validate_entry;
-use talon_tools::{AgentExecConfig, ExecConfig, FsToolsConfig, WebToolsConfig};
 
 use crate::findings::Findings;
 use crate::gateway::GatewayConfig;
+use crate::sections::cron::CronConfig;
+use crate::sections::exec::{AgentExecConfig, ExecConfig};
+use crate::sections::fs::FsToolsConfig;
+use crate::sections::mcp::McpConfig;
+use crate::sections::web::WebToolsConfig;
 use crate::spans::{Pos, Seg, SpanNode, render_path};
 
 /// The longest agent id accepted.
@@ -44,7 +48,7 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
             w.out.issue(&full, pos(at), message);
         }
     }
-    w.typed::<talon_cron::CronConfig>(root, Some(spans), &path, "cron");
+    w.typed::<CronConfig>(root, Some(spans), &path, "cron");
     if let Some(gateway) = w.typed::<GatewayConfig>(root, Some(spans), &path, "gateway") {
         let gateway_span = spans.member("gateway");
         for (key, message) in gateway.validate() {
@@ -172,7 +176,7 @@ impl Walker<'_> {
     /// `mcp` under `parent` (the root or an agent): typed, then range
     /// checked.
     fn mcp(&mut self, parent: &Value, span: Option<&SpanNode>, path: &[Seg]) {
-        let Some(mcp) = self.typed::<talon_mcp::McpConfig>(parent, span, path, "mcp") else {
+        let Some(mcp) = self.typed::<McpConfig>(parent, span, path, "mcp") else {
             return;
         };
         let mcp_span = member(span, "mcp");

@@ -15,7 +15,10 @@ use talon_tool_policy::config::{
     AgentToolsConfig, GroupToolPolicyConfig, ProfiledPolicyConfig, SandboxToolsSection,
     SubagentsToolsSection, ToolPolicyConfig, ToolsConfig,
 };
-use talon_tools::{AgentExecConfig, ExecConfig, FsToolsConfig, WebToolsConfig};
+
+use crate::sections::exec::{AgentExecConfig, ExecConfig};
+use crate::sections::fs::FsToolsConfig;
+use crate::sections::web::WebToolsConfig;
 
 /// The `tools` section.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
