@@ -135,8 +135,12 @@ fn the_skills_section_is_validated_with_key_paths() {
     )
     .unwrap();
     assert_eq!(
-        loaded.config.skills_config().limits().max_skills_in_prompt,
-        10
+        loaded
+            .config
+            .skills_config()
+            .limits
+            .and_then(|l| l.max_skills_in_prompt),
+        Some(10)
     );
     let err = load_str("{ skills: { load: { extraDir: [] } } }", "t.json").unwrap_err();
     assert!(err.to_string().contains("skills.load"), "{err}");

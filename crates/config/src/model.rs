@@ -8,7 +8,6 @@ use serde_json::Value;
 use talon_sandbox_core::{
     MainSession, ResolvedSandboxConfig, SandboxConfig, SandboxInputs, SandboxScope, WorkspaceAccess,
 };
-use talon_skills::SkillsConfig;
 use talon_tool_policy::SandboxMode;
 use talon_tool_policy::config::PolicyConfig;
 
@@ -17,6 +16,7 @@ use crate::sections::cron::CronConfig;
 use crate::sections::exec::ExecConfig;
 use crate::sections::fs::FsToolsConfig;
 use crate::sections::mcp::McpConfig;
+use crate::sections::skills::SkillsConfig;
 use crate::session::SessionSection;
 use crate::tools_section::{AgentToolsSection, ToolsSection};
 

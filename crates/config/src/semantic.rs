@@ -21,6 +21,7 @@ use crate::sections::cron::CronConfig;
 use crate::sections::exec::{AgentExecConfig, ExecConfig};
 use crate::sections::fs::FsToolsConfig;
 use crate::sections::mcp::McpConfig;
+use crate::sections::skills::SkillsConfig;
 use crate::sections::web::WebToolsConfig;
 use crate::spans::{Pos, Seg, SpanNode, render_path};
 
@@ -37,8 +38,7 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
         w.global_tools(tools, spans.member("tools"), &mut path);
     }
     path.clear();
-    if let Some(skills) = w.typed::<talon_skills::SkillsConfig>(root, Some(spans), &path, "skills")
-    {
+    if let Some(skills) = w.typed::<SkillsConfig>(root, Some(spans), &path, "skills") {
         let skills_span = spans.member("skills");
         for (key, message) in skills.validate() {
             let inner = parse_key_path(&key);
