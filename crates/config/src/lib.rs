@@ -25,6 +25,13 @@
 //!   `agents.defaults.sandbox` under an agent's own `sandbox`;
 //!   [`TalonConfig::default_agent_id`] and [`TalonConfig::agent_ids`] list
 //!   the agents of `agents.list[]` and `agents.entries`.
+//! * Every section a consumer reads is typed on [`TalonConfig`]: the
+//!   consumers take `&McpConfig`, `&CronConfig`, [`GatewayConfig`],
+//!   [`ToolsSection`] (whose [`ToolsSection::policy`] is what
+//!   `talon-tool-policy` reads), … and never parse JSON themselves. The
+//!   sections whose readers are behaviour crates (MCP client, exec and web
+//!   tools, cron, skills) are plain data in [`sections`], re-exported by
+//!   those crates, so this crate does not depend on them.
 //! * [`config_schema`] is the JSON Schema of the whole file.
 //!
 //! # How a file is checked
