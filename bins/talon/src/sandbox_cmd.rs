@@ -317,7 +317,11 @@ pub(crate) fn sandbox_validate(ctx: &ContextArgs, json: bool, out: &mut String) 
     let default_agent = config.default_agent_id();
     let defaults_only = {
         let home = home_dir();
-        let tools = config.tools.clone().unwrap_or_default();
+        let tools = config
+            .tools
+            .as_ref()
+            .map(talon_config::ToolsSection::policy)
+            .unwrap_or_default();
         let defaults = config
             .agents
             .as_ref()

@@ -209,7 +209,7 @@ pub(crate) fn skills_prompt(
     out: &mut String,
 ) -> Result<Status> {
     let (set, config) = load(ctx, workspace)?;
-    let rendered = render_prompt(&set.skills, &config.limits());
+    let rendered = render_prompt(&set.skills, &talon_skills::config_limits(&config));
     if json {
         let mut doc = serde_json::to_value(&rendered)?;
         if let Value::Object(map) = &mut doc {

@@ -30,6 +30,17 @@ impl Findings {
         });
     }
 
+    /// Whether an issue was recorded at `path` or below it.
+    pub(crate) fn has_issue_within(&self, path: &[Seg]) -> bool {
+        let at = render_path(path);
+        self.issues.iter().any(|i| {
+            i.key_path == at
+                || i.key_path
+                    .strip_prefix(at.as_str())
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+        })
+    }
+
     /// Record a notice at `path`.
     pub(crate) fn notice(&mut self, path: &[Seg], pos: Pos, message: impl Into<String>) {
         if self.notices.len() >= MAX_ISSUES {

@@ -25,6 +25,13 @@
 //!   `agents.defaults.sandbox` under an agent's own `sandbox`;
 //!   [`TalonConfig::default_agent_id`] and [`TalonConfig::agent_ids`] list
 //!   the agents of `agents.list[]` and `agents.entries`.
+//! * Every section a consumer reads is typed on [`TalonConfig`]: the
+//!   consumers take `&McpConfig`, `&CronConfig`, [`GatewayConfig`],
+//!   [`ToolsSection`] (whose [`ToolsSection::policy`] is what
+//!   `talon-tool-policy` reads), … and never parse JSON themselves. The
+//!   sections whose readers are behaviour crates (MCP client, exec and web
+//!   tools, cron, skills) are plain data in [`sections`], re-exported by
+//!   those crates, so this crate does not depend on them.
 //! * [`config_schema`] is the JSON Schema of the whole file.
 //!
 //! # How a file is checked
@@ -80,15 +87,17 @@
 //!   from [`TalonConfig::policy_config`]) and does not check that allow
 //!   entries name existing tools (plugin and MCP tools are only known at
 //!   run time).
-//! * It does not validate the `sandbox`, `cron`, `plugins`
-//!   and `gateway` sections, `tools.exec` / `tools.web` /
-//!   `tools.loopDetection`, or the sandbox `browser` block yet: they are
-//!   accepted as JSON and reported with a notice saying so. (The sandbox
-//!   `docker`, `ssh` and `prune` blocks are typed, from
-//!   `talon-sandbox-core`; unknown keys in them are errors, and `ssh`
-//!   values out of range are errors at their key. Whether its
-//!   values are *safe* — binds, network, profiles — is checked by
-//!   `talon_sandbox_core::validate_sandbox_security`, not at load time.)
+//! * It does not validate the top-level `sandbox` and `plugins` sections
+//!   or the sandbox `browser` block, which no part of Talon reads yet: they
+//!   are accepted as JSON and reported with a notice saying so. Every
+//!   section Talon reads (`tools` with `fs` / `exec` / `web` /
+//!   `loopDetection` / `hooks`, `skills`, `mcp`, `cron`, `gateway`,
+//!   `session`, the agents' `tools`, `sandbox` and `mcp`) is typed on
+//!   [`TalonConfig`]: a wrong value in it is a load error at its key, never
+//!   a default, and consumers read the typed value instead of parsing JSON.
+//!   (Whether sandbox values are *safe* — binds, network, profiles — is
+//!   checked by `talon_sandbox_core::validate_sandbox_security`, not at
+//!   load time.)
 //! * It does not resolve paths (`~` in `workspace`), watch the file for
 //!   changes, write the file, or read the process environment except in
 //!   [`resolve_config_path`], [`state_dir`] and [`home_dir`].
@@ -96,6 +105,11 @@
 #![deny(missing_docs)]
 
 pub use crate::error::{ConfigError, Issue, Notice, Result};
+pub use crate::gateway::{
+    GatewayAuthConfig, GatewayBind, GatewayConfig, GatewayJournalConfig, GatewayLimitsConfig,
+    GatewayTokenConfig, GatewayTokenScope, GatewayToolsConfig, JournalDurability,
+    MIN_GATEWAY_TOKEN_CHARS,
+};
 pub use crate::load::{Loaded, MAX_CONFIG_BYTES, config_schema, load, load_str};
 pub use crate::location::{
     CONFIG_ENV, ConfigLocation, DEFAULT_CONFIG_FILE, DEFAULT_DIR_NAME, STATE_DIR_ENV, home_dir,
@@ -105,7 +119,14 @@ pub use crate::model::{
     AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,
     ResolvedSandbox, TalonConfig,
 };
+pub use crate::sections::cron::{CronConfig, CronRetryConfig};
+pub use crate::sections::exec::{AgentExecConfig, ExecConfig, ExecConfigError};
+pub use crate::sections::fs::FsToolsConfig;
+pub use crate::sections::mcp::{McpConfig, McpServerConfig, McpServers};
+pub use crate::sections::skills::SkillsConfig;
+pub use crate::sections::web::WebToolsConfig;
 pub use crate::session::{SessionScope, SessionSection};
+pub use crate::tools_section::{AgentToolsSection, ToolsSection};
 /// The sandbox section's types, defined by `talon-sandbox-core` (one
 /// definition).
 pub use talon_sandbox_core::{
@@ -117,13 +138,16 @@ pub use talon_tool_policy::SandboxMode;
 
 mod error;
 mod findings;
+mod gateway;
 mod json5_spanned;
 mod load;
 mod location;
 mod model;
 mod openclaw_keys;
 mod schema_check;
+pub mod sections;
 mod semantic;
 mod session;
 mod spans;
 mod suggest;
+mod tools_section;

@@ -181,7 +181,7 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
             .unwrap_or_default();
         out.notice(&segs, pos, NOT_VALIDATED);
     };
-    for section in ["sandbox", "plugins", "gateway"] {
+    for section in ["sandbox", "plugins"] {
         if present(root.get(section)) {
             note(&[section], out);
         }
@@ -312,78 +312,7 @@ pub fn config_schema() -> Value {
             add_ignored(def, ignored, note);
         }
     }
-    // Sections the policy crate keeps as free-form JSON but that the tools
-    // and hooks crates type: publish their real schemas.
-    let typed = [
-        ("fs", schemars::schema_for!(talon_tools::FsToolsConfig)),
-        ("exec", schemars::schema_for!(talon_tools::ExecConfig)),
-        ("web", schemars::schema_for!(talon_tools::WebToolsConfig)),
-        ("hooks", schemars::schema_for!(talon_hooks::HooksConfig)),
-        (
-            "loopDetection",
-            schemars::schema_for!(talon_hooks::loop_detection::LoopDetectionConfig),
-        ),
-    ];
-    for (key, sub) in typed {
-        embed(&mut schema, "ToolsConfig", key, sub.to_value());
-    }
-    embed(
-        &mut schema,
-        "AgentToolsConfig",
-        "exec",
-        schemars::schema_for!(talon_tools::AgentExecConfig).to_value(),
-    );
-    for def in ["AgentEntry", "AgentBody"] {
-        embed(
-            &mut schema,
-            def,
-            "mcp",
-            schemars::schema_for!(talon_mcp::McpConfig).to_value(),
-        );
-    }
-    for (key, sub) in [
-        (
-            "cron",
-            schemars::schema_for!(talon_cron::CronConfig).to_value(),
-        ),
-        (
-            "mcp",
-            schemars::schema_for!(talon_mcp::McpConfig).to_value(),
-        ),
-    ] {
-        let Value::Object(mut sub) = sub else {
-            continue;
-        };
-        sub.remove("$schema");
-        // Its `$ref`s point at `#/$defs/...`: move its definitions to the root.
-        if let Some(Value::Object(defs)) = sub.remove("$defs")
-            && let Some(Value::Object(root_defs)) = schema.get_mut("$defs")
-        {
-            root_defs.extend(defs);
-        }
-        if let Some(Value::Object(props)) = schema.get_mut("properties") {
-            props.insert(key.to_owned(), Value::Object(sub));
-        }
-    }
     schema
-}
-
-/// Put `sub` (a root schema) at `$defs/<def>.properties.<key>`, moving its
-/// own `$defs` into the root's.
-fn embed(schema: &mut Value, def: &str, key: &str, mut sub: Value) {
-    if let Some(Value::Object(sub_defs)) = sub.as_object_mut().and_then(|o| o.remove("$defs"))
-        && let Some(Value::Object(root_defs)) = schema.get_mut("$defs")
-    {
-        for (name, d) in sub_defs {
-            root_defs.entry(name).or_insert(d);
-        }
-    }
-    if let Some(o) = sub.as_object_mut() {
-        o.remove("$schema");
-    }
-    if let Some(Value::Object(props)) = schema.pointer_mut(&format!("/$defs/{def}/properties")) {
-        props.insert(key.to_owned(), sub);
-    }
 }
 
 fn add_ignored(schema: &mut Value, keys: &[&str], note: &str) {

@@ -83,7 +83,11 @@ fn mcp_sections_are_typed_globally_and_per_agent() {
     let sections = ok.config.agent_mcp_sections();
     assert_eq!(sections.len(), 1);
     assert_eq!(sections[0].0, "a");
-    assert_eq!(sections[0].1, "agents.list[0].mcp");
+    let (name, server) = &sections[0].1.servers.0[0];
+    assert_eq!(name, "t");
+    assert_eq!(server.url.as_deref(), Some("http://h/mcp"));
+    let global = ok.config.mcp.as_ref().unwrap();
+    assert_eq!(global.servers.0[0].1.args, vec!["-v".to_owned()]);
 }
 
 #[test]
@@ -131,8 +135,12 @@ fn the_skills_section_is_validated_with_key_paths() {
     )
     .unwrap();
     assert_eq!(
-        loaded.config.skills_config().limits().max_skills_in_prompt,
-        10
+        loaded
+            .config
+            .skills_config()
+            .limits
+            .and_then(|l| l.max_skills_in_prompt),
+        Some(10)
     );
     let err = load_str("{ skills: { load: { extraDir: [] } } }", "t.json").unwrap_err();
     assert!(err.to_string().contains("skills.load"), "{err}");
@@ -265,4 +273,150 @@ fn bad_session_values_are_load_errors_naming_the_key() {
     }
     let err = load_str("{ session: { mainkey: \"x\" } }", "t.json").unwrap_err();
     assert!(err.to_string().contains("did you mean `mainKey`?"), "{err}");
+}
+
+/// One wrong value in each section a consumer reads: every one is a load
+/// error whose line starts with `origin:line:column: key.path:`.
+#[test]
+fn a_wrong_value_in_any_section_is_a_load_error_at_its_key() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "{\n tools: { fs: { workspaceOnly: 'yes' } } }",
+            "t.json:2:32: tools.fs.workspaceOnly:",
+        ),
+        (
+            "{\n tools: { exec: { security: 'sometimes' } } }",
+            "t.json:2:29: tools.exec.security:",
+        ),
+        (
+            "{\n tools: { exec: { ask: 'never' } } }",
+            "t.json:2:24: tools.exec.ask:",
+        ),
+        (
+            "{\n tools: { web: { fetch: { enabled: 1 } } } }",
+            "t.json:2:36: tools.web.fetch.enabled:",
+        ),
+        (
+            "{\n tools: { loopDetection: { enabled: 'on' } } }",
+            "t.json:2:37: tools.loopDetection.enabled:",
+        ),
+        (
+            "{\n tools: { hooks: { beforeToolCall: [{ id: 'g', command: '/bin/guard' }] } } }",
+            "t.json:2:57: tools.hooks.beforeToolCall[0].command:",
+        ),
+        (
+            "{\n skills: { limits: { maxSkillsInPrompt: 'ten' } } }",
+            "t.json:2:41: skills.limits.maxSkillsInPrompt:",
+        ),
+        (
+            "{\n mcp: { servers: { gh: { command: 5 } } } }",
+            "t.json:2:35: mcp.servers.gh.command:",
+        ),
+        (
+            "{\n mcp: { servers: { gh: { transport: 'sse' } } } }",
+            "t.json:2:26: mcp.servers.gh.transport:",
+        ),
+        (
+            "{\n cron: { maxConcurrentRuns: 'two' } }",
+            "t.json:2:29: cron.maxConcurrentRuns:",
+        ),
+        ("{\n gateway: { port: 'x' } }", "t.json:2:19: gateway.port:"),
+        (
+            "{\n gateway: { bind: 'moon' } }",
+            "t.json:2:19: gateway.bind:",
+        ),
+        (
+            "{\n gateway: { journal: { durability: 'maybe' } } }",
+            "t.json:2:36: gateway.journal.durability:",
+        ),
+        (
+            "{\n gateway: { auth: { tokens: [{ token: '0123456789abcdef0', scope: 'root' }] } } }",
+            "t.json:2:67: gateway.auth.tokens[0].scope:",
+        ),
+        (
+            "{\n gateway: { auth: { token: 'short' } } }",
+            "t.json:2:28: gateway.auth.token:",
+        ),
+        (
+            "{\n gateway: { limits: { outboundFrames: 0 } } }",
+            "t.json:2:39: gateway.limits.outboundFrames:",
+        ),
+        (
+            "{\n session: { scope: 'per-planet' } }",
+            "t.json:2:20: session.scope:",
+        ),
+        (
+            "{\n agents: { list: [{ id: 'a', tools: { exec: { ask: 'maybe' } } }] } }",
+            "t.json:2:52: agents.list[0].tools.exec.ask:",
+        ),
+        (
+            "{\n agents: { list: [{ id: 'a', tools: { fs: { workspaceOnly: 1 } } }] } }",
+            "t.json:2:60: agents.list[0].tools.fs.workspaceOnly:",
+        ),
+        (
+            "{\n agents: { list: [{ id: 'a', mcp: { servers: { x: { command: [] } } } }] } }",
+            "t.json:2:62: agents.list[0].mcp.servers.x.command:",
+        ),
+        (
+            "{\n agents: { defaults: { sandbox: { mode: 'sometimes' } } } }",
+            "t.json:2:41: agents.defaults.sandbox.mode:",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (text, want) in cases {
+        let err = match load_str(text, "t.json") {
+            Ok(loaded) => format!("loaded: {:?}", loaded.config),
+            Err(err) => err.to_string(),
+        };
+        if !err.lines().any(|l| l.starts_with(want)) {
+            wrong.push(format!("{text}\n  wanted `{want}`, got: {err}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The regression this crate's typing exists for: a consumer used to parse
+/// its section itself and fall back to the defaults when that failed, so a
+/// typo turned MCP servers, skills limits or the cron policy off without a
+/// word. Now the load fails, and a loaded config hands out the typed value.
+#[test]
+fn no_section_falls_back_to_defaults_silently() {
+    let err = load_str(
+        "{ mcp: { servers: { gh: { command: ['gh-mcp'] } } } }",
+        "t.json",
+    )
+    .unwrap_err();
+    assert_eq!(err.issues().len(), 1, "{err}");
+    assert_eq!(err.issues()[0].key_path, "mcp.servers.gh.command");
+    for text in [
+        "{ skills: { limits: { maxSkillsInPrompt: -1 } } }",
+        "{ cron: { retry: { backoffMs: 'fast' } } }",
+        "{ tools: { exec: { security: 'ful' } } }",
+        "{ gateway: { tools: { deny: [''] } } }",
+    ] {
+        assert!(load_str(text, "t.json").is_err(), "{text} loaded");
+    }
+    let loaded = load_str(
+        "{ mcp: { servers: { gh: { command: 'gh-mcp', timeoutMs: 5000 } } },\n cron: { maxConcurrentRuns: 3 },\n gateway: { port: 19001, bind: 'lan', journal: { durability: 'process-crash' } },\n tools: { loopDetection: { enabled: true }, fs: { workspaceOnly: false } } }",
+        "t.json",
+    )
+    .unwrap();
+    let config = &loaded.config;
+    let servers = &config.mcp.as_ref().unwrap().servers.0;
+    assert_eq!(servers[0].0, "gh");
+    assert_eq!(servers[0].1.command.as_deref(), Some("gh-mcp"));
+    assert_eq!(config.cron_config().max_concurrent_runs, Some(3));
+    let gateway = config.gateway_config();
+    assert_eq!(gateway.port, Some(19001));
+    assert_eq!(gateway.bind, Some(crate::GatewayBind::Lan));
+    assert_eq!(
+        gateway.journal.and_then(|j| j.durability),
+        Some(crate::JournalDurability::ProcessCrash)
+    );
+    let tools = config.tools.as_ref().unwrap();
+    assert_eq!(
+        tools.loop_detection.as_ref().and_then(|l| l.enabled),
+        Some(true)
+    );
+    assert!(!config.fs_workspace_only("main"));
 }

@@ -9,9 +9,16 @@ use talon_sandbox_core::{
     MainSession, ResolvedSandboxConfig, SandboxConfig, SandboxInputs, SandboxScope, WorkspaceAccess,
 };
 use talon_tool_policy::SandboxMode;
-use talon_tool_policy::config::{AgentToolsConfig, PolicyConfig, ToolsConfig};
+use talon_tool_policy::config::PolicyConfig;
 
+use crate::gateway::GatewayConfig;
+use crate::sections::cron::CronConfig;
+use crate::sections::exec::ExecConfig;
+use crate::sections::fs::FsToolsConfig;
+use crate::sections::mcp::McpConfig;
+use crate::sections::skills::SkillsConfig;
 use crate::session::SessionSection;
+use crate::tools_section::{AgentToolsSection, ToolsSection};
 
 /// The agent id used when the file configures no agent.
 pub const DEFAULT_AGENT_ID: &str = "main";
@@ -19,9 +26,11 @@ pub const DEFAULT_AGENT_ID: &str = "main";
 /// The whole configuration file (`~/.talon/talon.json`).
 ///
 /// Key names are OpenClaw's, so a section of an `openclaw.json` pastes in
-/// unchanged. Sections that later versions of Talon will type (`sandbox`,
-/// `skills`, `mcp`, `cron`, `plugins`, `gateway`) are accepted as they are
-/// and reported by a notice saying they were not validated.
+/// unchanged. Every section Talon reads is typed here, once: consumers get
+/// `&McpConfig`, `&CronConfig`, … from it and never parse JSON again. The
+/// two sections no part of Talon reads yet (`sandbox`, `plugins`) are
+/// accepted as they are and reported by a notice saying they were not
+/// validated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(title = "Talon configuration")]
@@ -32,7 +41,7 @@ pub struct TalonConfig {
     /// Tool policy: profile, allow / alsoAllow / deny, per provider, per
     /// group, per sender, sandbox and sub-agent policies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<ToolsConfig>,
+    pub tools: Option<ToolsSection>,
     /// Agents: shared defaults and the agents themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<AgentsConfig>,
@@ -43,30 +52,28 @@ pub struct TalonConfig {
     /// session (what sandbox mode `non-main` leaves on the host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionSection>,
-    /// Skills: extra directories, watching, limits, per-skill entries
-    /// (validated against `talon_skills::SkillsConfig`).
+    /// Skills: extra directories, watching, limits, per-skill entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skills: Option<Value>,
-    /// MCP servers shared by every agent (`mcp.servers.<name>`; validated
-    /// against `talon_mcp::McpConfig`).
+    pub skills: Option<SkillsConfig>,
+    /// MCP servers shared by every agent (`mcp.servers.<name>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<Value>,
-    /// Cron: the scheduler switch, concurrency and retry policy (validated
-    /// against `talon_cron::CronConfig`).
+    pub mcp: Option<McpConfig>,
+    /// Cron: the scheduler switch, concurrency and retry policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cron: Option<Value>,
+    pub cron: Option<CronConfig>,
     /// Plugins (accepted; not validated by this version of Talon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<Value>,
-    /// The gateway daemon (accepted; not validated by this version of Talon).
+    /// The gateway daemon: listen address, tokens, limits, journal, HTTP
+    /// tool deny list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gateway: Option<Value>,
+    pub gateway: Option<GatewayConfig>,
 }
 
 /// The `agents` section. Agents may be written as a list (`list[]`, each
 /// with an `id`), as a map keyed by id (`entries`), or both; an id may
 /// appear only once across the two.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentsConfig {
     /// Settings every agent inherits.
@@ -97,7 +104,7 @@ pub struct AgentDefaults {
 ///
 /// (The fields are repeated rather than flattened because serde's
 /// `flatten` does not combine with `deny_unknown_fields`.)
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentEntry {
     /// The agent id: after lowercasing, `[a-z0-9][a-z0-9_-]*`, at most 64
@@ -114,13 +121,13 @@ pub struct AgentEntry {
     pub workspace: Option<String>,
     /// See [`AgentBody::tools`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<AgentToolsConfig>,
+    pub tools: Option<AgentToolsSection>,
     /// See [`AgentBody::sandbox`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
     /// See [`AgentBody::mcp`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<Value>,
+    pub mcp: Option<McpConfig>,
 }
 
 impl AgentEntry {
@@ -138,7 +145,7 @@ impl AgentEntry {
 }
 
 /// One agent's settings (the value of `agents.entries.<id>`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentBody {
     /// Whether this is the default agent (the first one marked wins).
@@ -150,17 +157,17 @@ pub struct AgentBody {
     /// The agent's workspace directory (overrides `agents.defaults.workspace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
-    /// The agent's tool policy.
+    /// The agent's tool policy and tool settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<AgentToolsConfig>,
+    pub tools: Option<AgentToolsSection>,
     /// The agent's sandbox settings (override `agents.defaults.sandbox`
     /// field by field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
     /// The agent's own MCP servers (`mcp.servers.<name>`, added after the
-    /// global ones; validated against `talon_mcp::McpConfig`).
+    /// global ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<Value>,
+    pub mcp: Option<McpConfig>,
 }
 
 /// An agent's sandbox settings after defaults are applied.
@@ -189,7 +196,7 @@ struct AgentRef<'a> {
     /// `agents.list[2]` / `agents.entries.<id>`.
     key: String,
     default: Option<bool>,
-    tools: Option<&'a AgentToolsConfig>,
+    tools: Option<&'a AgentToolsSection>,
     sandbox: Option<&'a SandboxConfig>,
     body: AgentBodyRef<'a>,
 }
@@ -230,17 +237,17 @@ impl TalonConfig {
         out
     }
 
-    /// Each agent's own `mcp` section with its config path (e.g.
-    /// `agents.list[0].mcp`), in [`TalonConfig::agent_ids`] order.
-    pub fn agent_mcp_sections(&self) -> Vec<(String, String, Value)> {
+    /// Each agent's own `mcp` section, by agent id, in
+    /// [`TalonConfig::agent_ids`] order (agents without one are left out).
+    pub fn agent_mcp_sections(&self) -> Vec<(String, &McpConfig)> {
         self.agent_refs()
             .into_iter()
             .filter_map(|a| {
                 let mcp = match a.body {
-                    AgentBodyRef::Listed(e) => e.mcp.clone(),
-                    AgentBodyRef::Keyed(b) => b.mcp.clone(),
+                    AgentBodyRef::Listed(e) => e.mcp.as_ref(),
+                    AgentBodyRef::Keyed(b) => b.mcp.as_ref(),
                 }?;
-                Some((a.id, format!("{}.mcp", a.key), mcp))
+                Some((a.id, mcp))
             })
             .collect()
     }
@@ -319,55 +326,46 @@ impl TalonConfig {
     /// The effective `tools.fs.workspaceOnly` of an agent (the agent's
     /// `tools.fs` over the global one; default `true`).
     pub fn fs_workspace_only(&self, agent_id: &str) -> bool {
-        let global: Option<talon_tools::FsToolsConfig> = self
-            .tools
-            .as_ref()
-            .and_then(|t| t.fs.as_ref())
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
-        let agent: Option<talon_tools::FsToolsConfig> = self
+        let global = self.tools.as_ref().and_then(|t| t.fs.as_ref());
+        let agent: Option<FsToolsConfig> = self
             .agent(agent_id)
             .and_then(|a| a.tools)
-            .and_then(|t| t.fs)
-            .and_then(|v| serde_json::from_value(v).ok());
-        talon_tools::FsToolsConfig::workspace_only(global.as_ref(), agent.as_ref())
+            .and_then(|t| t.fs);
+        FsToolsConfig::workspace_only(global, agent.as_ref())
     }
 
-    /// The `skills` section, typed (defaults when absent; a file that fails
-    /// to parse was already refused by the loader).
-    pub fn skills_config(&self) -> talon_skills::SkillsConfig {
-        self.skills
+    /// The `skills` section (the defaults when it is absent).
+    pub fn skills_config(&self) -> SkillsConfig {
+        self.skills.clone().unwrap_or_default()
+    }
+
+    /// The `cron` section (the defaults when it is absent).
+    pub fn cron_config(&self) -> CronConfig {
+        self.cron.clone().unwrap_or_default()
+    }
+
+    /// The `gateway` section (the defaults when it is absent).
+    pub fn gateway_config(&self) -> GatewayConfig {
+        self.gateway.clone().unwrap_or_default()
+    }
+
+    /// `tools.exec` (the defaults when it is absent).
+    pub fn exec_config(&self) -> ExecConfig {
+        self.tools
             .as_ref()
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .and_then(|t| t.exec.clone())
             .unwrap_or_default()
     }
 
     /// The exec policy of `agent_id`: `tools.exec.security` / `ask`, with
     /// the agent's `tools.exec` overriding key by key (both default to
-    /// `full` / `off`). A section that does not parse (the loader refuses
-    /// those) gives `deny`: fail closed.
+    /// `full` / `off`).
     pub fn exec_policy(&self, agent_id: &str) -> talon_hooks::exec_approvals::ExecPolicy {
-        use talon_hooks::exec_approvals::{ExecAsk, ExecPolicy, ExecSecurity};
-        let deny = ExecPolicy::new(ExecSecurity::Deny, ExecAsk::Off);
-        let global: talon_tools::ExecConfig = match self.tools.as_ref().and_then(|t| t.exec.clone())
-        {
-            None => talon_tools::ExecConfig::default(),
-            Some(v) => match serde_json::from_value(v) {
-                Ok(c) => c,
-                Err(_) => return deny,
-            },
-        };
-        let agent: Option<talon_tools::AgentExecConfig> = match self
+        let agent = self
             .agent(agent_id)
             .and_then(|a| a.tools)
-            .and_then(|t| t.exec)
-        {
-            None => None,
-            Some(v) => match serde_json::from_value(v) {
-                Ok(c) => Some(c),
-                Err(_) => return deny,
-            },
-        };
-        global.policy(agent.as_ref())
+            .and_then(|t| t.exec);
+        self.exec_config().policy(agent.as_ref())
     }
 
     /// What the policy pipeline reads: the `tools` section and, per agent id
@@ -376,12 +374,19 @@ impl TalonConfig {
     pub fn policy_config(&self) -> PolicyConfig {
         let mut agents = BTreeMap::new();
         for agent in self.agent_refs() {
-            agents
-                .entry(agent.id)
-                .or_insert_with(|| agent.tools.cloned().unwrap_or_default());
+            agents.entry(agent.id).or_insert_with(|| {
+                agent
+                    .tools
+                    .map(AgentToolsSection::policy)
+                    .unwrap_or_default()
+            });
         }
         PolicyConfig {
-            tools: self.tools.clone().unwrap_or_default(),
+            tools: self
+                .tools
+                .as_ref()
+                .map(ToolsSection::policy)
+                .unwrap_or_default(),
             agents,
         }
     }
@@ -450,7 +455,15 @@ impl TalonConfig {
             .as_ref()
             .and_then(|a| a.defaults.as_ref())
             .and_then(|d| d.sandbox.as_ref());
-        let tools = self.tools.clone().unwrap_or_default();
+        let tools = self
+            .tools
+            .as_ref()
+            .map(ToolsSection::policy)
+            .unwrap_or_default();
+        let agent_tools = agent
+            .as_ref()
+            .and_then(|a| a.tools)
+            .map(AgentToolsSection::policy);
         ResolvedSandboxConfig::resolve(&SandboxInputs {
             agent_id: &wanted,
             defaults,
@@ -459,7 +472,7 @@ impl TalonConfig {
             state_dir,
             home,
             tools: &tools,
-            agent_tools: agent.as_ref().and_then(|a| a.tools),
+            agent_tools: agent_tools.as_ref(),
         })
         .with_main_session(self.main_session())
     }

@@ -122,7 +122,10 @@ fn policy_config_collects_both_agent_forms() {
         vec!["main", "ops"]
     );
     assert_eq!(policy.agents["main"].allow, Some(vec!["read".to_owned()]));
-    assert_eq!(policy.agents["ops"], AgentToolsConfig::default());
+    assert_eq!(
+        policy.agents["ops"],
+        talon_tool_policy::config::AgentToolsConfig::default()
+    );
 }
 
 #[test]
@@ -137,7 +140,7 @@ fn entry_body_round_trip() {
             mode: Some(SandboxMode::All),
             ..SandboxConfig::default()
         }),
-        mcp: Some(serde_json::json!({"servers": {}})),
+        mcp: Some(crate::McpConfig::default()),
     };
     assert_eq!(
         entry.body(),
@@ -150,7 +153,7 @@ fn entry_body_round_trip() {
                 mode: Some(SandboxMode::All),
                 ..SandboxConfig::default()
             }),
-            mcp: Some(serde_json::json!({"servers": {}})),
+            mcp: Some(crate::McpConfig::default()),
         }
     );
 }

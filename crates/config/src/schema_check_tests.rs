@@ -25,11 +25,24 @@ fn valid_documents_have_no_issues() {
     assert_eq!(issues("{}"), Vec::<String>::new());
     assert_eq!(
         issues(
-            r#"{ "$schema": "x", tools: { profile: "coding", deny: null, byProvider: { "openai/gpt-5": { allow: ["read"] } }, exec: { anything: [1] } },
+            r#"{ "$schema": "x", tools: { profile: "coding", deny: null, byProvider: { "openai/gpt-5": { allow: ["read"] } }, exec: { timeoutSec: 5 } },
                  agents: { defaults: { sandbox: { mode: "non-main", docker: { image: "x" } } }, list: [{ id: "a", sandbox: null }], entries: {} },
-                 skills: 5, gateway: null }"#
+                 skills: { allowBundled: [] }, gateway: null }"#
         ),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn sections_the_tools_read_are_checked_structurally() {
+    // These used to be free-form JSON, checked (if at all) by whoever read
+    // them; now they are part of the schema.
+    assert_eq!(
+        issues(r#"{ tools: { exec: { anything: [1] } }, skills: 5 }"#),
+        vec![
+            "1:20: tools.exec.anything: unknown key `anything`; expected one of `backgroundMs`, `timeoutSec`, `maxTimeoutSec`, `cleanupMs`, `maxOutputBytes`, `security`, `ask`",
+            "1:47: skills: expected an object, found a number (`5`)",
+        ]
     );
 }
 

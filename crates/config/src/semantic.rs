@@ -14,9 +14,15 @@ use talon_hooks::HooksConfig;
 use talon_hooks::loop_detection::LoopDetectionConfig;
 use talon_tool_catalog::Profile;
 use talon_tool_policy::validate_entry;
-use talon_tools::{AgentExecConfig, ExecConfig, FsToolsConfig, WebToolsConfig};
 
 use crate::findings::Findings;
+use crate::gateway::GatewayConfig;
+use crate::sections::cron::CronConfig;
+use crate::sections::exec::{AgentExecConfig, ExecConfig};
+use crate::sections::fs::FsToolsConfig;
+use crate::sections::mcp::McpConfig;
+use crate::sections::skills::SkillsConfig;
+use crate::sections::web::WebToolsConfig;
 use crate::spans::{Pos, Seg, SpanNode, render_path};
 
 /// The longest agent id accepted.
@@ -32,8 +38,7 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
         w.global_tools(tools, spans.member("tools"), &mut path);
     }
     path.clear();
-    if let Some(skills) = w.typed::<talon_skills::SkillsConfig>(root, Some(spans), &path, "skills")
-    {
+    if let Some(skills) = w.typed::<SkillsConfig>(root, Some(spans), &path, "skills") {
         let skills_span = spans.member("skills");
         for (key, message) in skills.validate() {
             let inner = parse_key_path(&key);
@@ -43,7 +48,17 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
             w.out.issue(&full, pos(at), message);
         }
     }
-    w.typed::<talon_cron::CronConfig>(root, Some(spans), &path, "cron");
+    w.typed::<CronConfig>(root, Some(spans), &path, "cron");
+    if let Some(gateway) = w.typed::<GatewayConfig>(root, Some(spans), &path, "gateway") {
+        let gateway_span = spans.member("gateway");
+        for (key, message) in gateway.validate() {
+            let inner = parse_key_path(&key);
+            let at = gateway_span.and_then(|s| s.lookup(&inner)).or(gateway_span);
+            let mut full = vec![Seg::Key("gateway".to_owned())];
+            full.extend(inner);
+            w.out.issue(&full, pos(at), message);
+        }
+    }
     w.session(root, spans);
     w.mcp(root, Some(spans), &path);
     if let Some(agents) = root.get("agents") {
@@ -114,7 +129,8 @@ impl Walker<'_> {
     }
 
     /// Deserialize `parent.key` as `T`, reporting a failure at the inner
-    /// key path serde stopped at.
+    /// key path serde stopped at. A section the structural check already
+    /// reported a problem in is skipped (serde would only repeat it).
     fn typed<T: DeserializeOwned>(
         &mut self,
         parent: &Value,
@@ -124,6 +140,11 @@ impl Walker<'_> {
     ) -> Option<T> {
         let value = parent.get(key).filter(|v| !v.is_null())?;
         let value_span = member(span, key);
+        let mut section = path.to_vec();
+        section.push(Seg::Key(key.to_owned()));
+        if self.out.has_issue_within(&section) {
+            return None;
+        }
         match serde_path_to_error::deserialize::<_, T>(value) {
             Ok(t) => Some(t),
             Err(err) => {
@@ -155,7 +176,7 @@ impl Walker<'_> {
     /// `mcp` under `parent` (the root or an agent): typed, then range
     /// checked.
     fn mcp(&mut self, parent: &Value, span: Option<&SpanNode>, path: &[Seg]) {
-        let Some(mcp) = self.typed::<talon_mcp::McpConfig>(parent, span, path, "mcp") else {
+        let Some(mcp) = self.typed::<McpConfig>(parent, span, path, "mcp") else {
             return;
         };
         let mcp_span = member(span, "mcp");

@@ -1,32 +1,4 @@
-//! The typed `cron` config section (OpenClaw's keys that Talon honours;
-//! any other key is an error naming it).
+//! The `cron` config section, typed by `talon-config` (plain data, so the
+//! config crate does not depend on this one) and re-exported here.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// `cron.retry`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CronRetryConfig {
-    /// Retries of a one-shot job after transient errors (default 3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_attempts: Option<u32>,
-    /// The backoff schedule in ms (default 30 s, 1 min, 5 min, 15 min, 60 min).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backoff_ms: Option<Vec<u64>>,
-}
-
-/// The `cron` section.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CronConfig {
-    /// Whether the scheduler runs (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
-    /// Runs in flight at once (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_concurrent_runs: Option<u32>,
-    /// Retry policy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry: Option<CronRetryConfig>,
-}
+pub use talon_config::sections::cron::{CronConfig, CronRetryConfig};

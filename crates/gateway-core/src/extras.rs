@@ -60,7 +60,10 @@ impl Gateway {
             "skills.prompt" => {
                 let p: AgentRef = parse(method, params)?;
                 let (set, config) = self.load_skills(p.agent_id.as_deref());
-                let rendered = talon_skills::prompt::render_prompt(&set.skills, &config.limits());
+                let rendered = talon_skills::prompt::render_prompt(
+                    &set.skills,
+                    &talon_skills::config_limits(&config),
+                );
                 Ok(json!(rendered))
             }
             "sandbox.explain" => {

@@ -135,12 +135,7 @@ impl Gateway {
         })?;
         let location = talon_config::resolve_config_path(options.config_path.as_deref());
         let loaded = load_config(&location)?;
-        let section = GatewaySection::parse(loaded.config.gateway.as_ref()).map_err(|message| {
-            GatewayError::Config {
-                origin: loaded.origin.clone(),
-                message,
-            }
-        })?;
+        let section = GatewaySection::from_config(&loaded.config.gateway_config());
         let addr = section.listen_addr(options.bind);
         if !addr.ip().is_loopback() && section.tokens.is_empty() {
             return Err(GatewayError::Bind {
@@ -317,13 +312,7 @@ impl Gateway {
     /// under the table they started with).
     pub fn reload(&self) -> ReloadReport {
         let attempt = load_config(&self.inner.location).and_then(|loaded| {
-            let section =
-                GatewaySection::parse(loaded.config.gateway.as_ref()).map_err(|message| {
-                    GatewayError::Config {
-                        origin: loaded.origin.clone(),
-                        message,
-                    }
-                })?;
+            let section = GatewaySection::from_config(&loaded.config.gateway_config());
             let addr = section.listen_addr(self.inner.options.bind);
             let listening = self.listen_addr_at_start();
             if !listening.ip().is_loopback() && section.tokens.is_empty() {
@@ -595,14 +584,7 @@ fn load_config(location: &ConfigLocation) -> Result<talon_config::Loaded, Gatewa
 }
 
 fn cron_options(config: &TalonConfig) -> talon_cron::CronOptions {
-    match config
-        .cron
-        .as_ref()
-        .and_then(|v| serde_json::from_value::<talon_cron::CronConfig>(v.clone()).ok())
-    {
-        Some(c) => talon_cron::CronOptions::from_config(&c),
-        None => talon_cron::CronOptions::default(),
-    }
+    talon_cron::CronOptions::from_config(&config.cron_config())
 }
 
 /// A late-bound handle to the gateway for the tools it provides (they are
@@ -671,3 +653,7 @@ fn build_generation(
         loaded_at_ms: crate::clock::now_ms(),
     })
 }
+
+#[cfg(test)]
+#[path = "reload_tests.rs"]
+mod reload_tests;

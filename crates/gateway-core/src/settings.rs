@@ -1,10 +1,10 @@
 //! The `gateway` config section, the listen address and the limits.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::num::NonZeroUsize;
 use std::time::Duration;
 
-use serde::Deserialize;
-use serde_json::Value;
+use talon_config::{GatewayBind, GatewayConfig, GatewayTokenScope, JournalDurability};
 
 use crate::auth::TokenSet;
 use crate::scope::Scope;
@@ -59,32 +59,6 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Section {
-    #[serde(default)]
-    port: Option<u16>,
-    #[serde(default)]
-    bind: Option<String>,
-    #[serde(default)]
-    auth: Option<AuthSection>,
-    #[serde(default)]
-    limits: Option<LimitsSection>,
-    #[serde(default)]
-    journal: Option<JournalSection>,
-    #[serde(default)]
-    tools: Option<HttpToolsSection>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct HttpToolsSection {
-    #[serde(default)]
-    allow: Vec<String>,
-    #[serde(default)]
-    deny: Vec<String>,
-}
-
 /// Tools `POST /tools/invoke` refuses unless `gateway.tools.allow` names
 /// them: the ones that let an HTTP caller pivot into other sessions or
 /// change what runs later (OpenClaw GHSA-943q-mwmv-hhvh). The WebSocket
@@ -97,46 +71,6 @@ pub const DEFAULT_HTTP_TOOL_DENY: &[&str] = &[
     "cron",
     "gateway",
 ];
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct JournalSection {
-    #[serde(default)]
-    durability: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AuthSection {
-    #[serde(default)]
-    token: Option<String>,
-    #[serde(default)]
-    tokens: Vec<TokenEntry>,
-    #[serde(default)]
-    max_failures: Option<u32>,
-    #[serde(default)]
-    window_ms: Option<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TokenEntry {
-    token: String,
-    scope: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct LimitsSection {
-    outbound_frames: Option<usize>,
-    max_output_bytes: Option<usize>,
-    max_in_flight_per_connection: Option<usize>,
-    max_frame_bytes: Option<usize>,
-    drain_timeout_ms: Option<u64>,
-    runner_wait_ms: Option<u64>,
-    max_sessions: Option<usize>,
-    max_sandbox_execs: Option<usize>,
-}
 
 /// What the `gateway` section says, checked.
 #[derive(Debug, Clone)]
@@ -186,38 +120,17 @@ impl GatewaySection {
 }
 
 impl GatewaySection {
-    /// Read the section (OpenClaw keys this version does not use are
-    /// ignored; the keys it uses must have the right shape).
-    pub fn parse(value: Option<&Value>) -> Result<GatewaySection, String> {
-        let Some(value) = value else {
-            return Ok(GatewaySection::default());
-        };
-        let section: Section =
-            serde_json::from_value(value.clone()).map_err(|e| format!("gateway: {e}"))?;
-        let bind = match section.bind.as_deref().map(str::trim) {
-            None | Some("loopback" | "") => None,
-            Some("lan" | "all") => Some(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
-            Some(other) => Some(other.parse::<IpAddr>().map_err(|_| {
-                format!("gateway.bind: `{other}` is not `loopback`, `lan` or an IP address")
-            })?),
-        };
+    /// The runtime settings of a `gateway` section (typed and checked when
+    /// the file was loaded, by `talon-config`).
+    pub fn from_config(section: &GatewayConfig) -> GatewaySection {
         let mut tokens = TokenSet::new();
         let mut limits = Limits::default();
-        if let Some(auth) = section.auth {
+        if let Some(auth) = &section.auth {
             if let Some(t) = auth.token.as_deref() {
-                check_token(t, "gateway.auth.token")?;
                 tokens.add(t, Scope::Operator);
             }
-            for (i, e) in auth.tokens.iter().enumerate() {
-                let key = format!("gateway.auth.tokens[{i}]");
-                check_token(&e.token, &format!("{key}.token"))?;
-                let scope = Scope::parse(&e.scope).ok_or_else(|| {
-                    format!(
-                        "{key}.scope: `{}` is not operator, agent or read-only",
-                        e.scope
-                    )
-                })?;
-                tokens.add(&e.token, scope);
+            for e in &auth.tokens {
+                tokens.add(&e.token, token_scope(e.scope));
             }
             if let Some(n) = auth.max_failures {
                 limits.auth_max_failures = n.max(1);
@@ -226,34 +139,21 @@ impl GatewaySection {
                 limits.auth_window = Duration::from_millis(ms.max(1));
             }
         }
-        if let Some(l) = section.limits {
-            let positive = |v: Option<usize>, key: &str, cur: usize| -> Result<usize, String> {
-                match v {
-                    Some(0) => Err(format!("gateway.limits.{key}: must be at least 1")),
-                    Some(n) => Ok(n),
-                    None => Ok(cur),
+        if let Some(l) = &section.limits {
+            let set = |v: Option<NonZeroUsize>, cur: &mut usize| {
+                if let Some(n) = v {
+                    *cur = n.get();
                 }
             };
-            limits.outbound_frames =
-                positive(l.outbound_frames, "outboundFrames", limits.outbound_frames)?;
-            limits.max_output_bytes = positive(
-                l.max_output_bytes,
-                "maxOutputBytes",
-                limits.max_output_bytes,
-            )?;
-            limits.max_in_flight_per_connection = positive(
+            set(l.outbound_frames, &mut limits.outbound_frames);
+            set(l.max_output_bytes, &mut limits.max_output_bytes);
+            set(
                 l.max_in_flight_per_connection,
-                "maxInFlightPerConnection",
-                limits.max_in_flight_per_connection,
-            )?;
-            limits.max_frame_bytes =
-                positive(l.max_frame_bytes, "maxFrameBytes", limits.max_frame_bytes)?;
-            limits.max_sessions = positive(l.max_sessions, "maxSessions", limits.max_sessions)?;
-            limits.max_sandbox_execs = positive(
-                l.max_sandbox_execs,
-                "maxSandboxExecs",
-                limits.max_sandbox_execs,
-            )?;
+                &mut limits.max_in_flight_per_connection,
+            );
+            set(l.max_frame_bytes, &mut limits.max_frame_bytes);
+            set(l.max_sessions, &mut limits.max_sessions);
+            set(l.max_sandbox_execs, &mut limits.max_sandbox_execs);
             if let Some(ms) = l.drain_timeout_ms {
                 limits.drain_timeout = Duration::from_millis(ms);
             }
@@ -261,56 +161,37 @@ impl GatewaySection {
                 limits.runner_wait = Duration::from_millis(ms);
             }
         }
-        let journal_durability = match section
-            .journal
-            .and_then(|j| j.durability)
-            .as_deref()
-            .map(str::trim)
-        {
-            None | Some("full") => talon_journal::Durability::Full,
-            Some("process-crash") => talon_journal::Durability::ProcessCrash,
-            Some(other) => {
-                return Err(format!(
-                    "gateway.journal.durability: `{other}` is not `full` or `process-crash`"
-                ));
-            }
+        let journal_durability = match section.journal.as_ref().and_then(|j| j.durability) {
+            None | Some(JournalDurability::Full) => talon_journal::Durability::Full,
+            Some(JournalDurability::ProcessCrash) => talon_journal::Durability::ProcessCrash,
         };
         let mut http_tool_deny: Vec<String> = DEFAULT_HTTP_TOOL_DENY
             .iter()
             .map(|t| (*t).to_owned())
             .collect();
-        if let Some(t) = section.tools {
-            let check = |list: &[String], key: &str| -> Result<Vec<String>, String> {
+        if let Some(t) = &section.tools {
+            let normalise = |list: &[String]| -> Vec<String> {
                 list.iter()
-                    .enumerate()
-                    .map(|(i, name)| {
-                        let n = name.trim().to_ascii_lowercase();
-                        if n.is_empty() {
-                            Err(format!(
-                                "gateway.tools.{key}[{i}]: a tool name cannot be empty"
-                            ))
-                        } else {
-                            Ok(n)
-                        }
-                    })
+                    .map(|name| name.trim().to_ascii_lowercase())
+                    .filter(|n| !n.is_empty())
                     .collect()
             };
-            let allow = check(&t.allow, "allow")?;
+            let allow = normalise(&t.allow);
             http_tool_deny.retain(|d| !allow.contains(d));
-            for d in check(&t.deny, "deny")? {
+            for d in normalise(&t.deny) {
                 if !http_tool_deny.contains(&d) {
                     http_tool_deny.push(d);
                 }
             }
         }
-        Ok(GatewaySection {
+        GatewaySection {
             port: section.port,
-            bind,
+            bind: section.bind.and_then(GatewayBind::ip),
             tokens,
             limits,
             journal_durability,
             http_tool_deny,
-        })
+        }
     }
 
     /// The address to listen on: `cli` (`--bind`) wins; else
@@ -325,13 +206,13 @@ impl GatewaySection {
     }
 }
 
-fn check_token(token: &str, key: &str) -> Result<(), String> {
-    if token.trim().chars().count() < 16 {
-        return Err(format!(
-            "{key}: a gateway token must have at least 16 characters (generate one with `openssl rand -hex 32`)"
-        ));
+/// The gateway scope of a configured token scope.
+fn token_scope(scope: GatewayTokenScope) -> Scope {
+    match scope {
+        GatewayTokenScope::ReadOnly => Scope::ReadOnly,
+        GatewayTokenScope::Agent => Scope::Agent,
+        GatewayTokenScope::Operator => Scope::Operator,
     }
-    Ok(())
 }
 
 /// Parse a `--bind` value: `HOST:PORT`, a bare `PORT`, or a bare IP (port

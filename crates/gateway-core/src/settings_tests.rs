@@ -4,9 +4,21 @@ use serde_json::json;
 
 use super::*;
 
+/// The gateway settings of a config whose `gateway` section is `v`, loaded
+/// the way the daemon loads its file.
+fn section(v: serde_json::Value) -> Result<GatewaySection, talon_config::ConfigError> {
+    let text = json!({ "gateway": v }).to_string();
+    let loaded = talon_config::load_str(&text, "talon.json")?;
+    Ok(GatewaySection::from_config(&loaded.config.gateway_config()))
+}
+
+fn defaults() -> GatewaySection {
+    GatewaySection::from_config(&talon_config::GatewayConfig::default())
+}
+
 #[test]
 fn defaults_to_loopback_18789() {
-    let s = GatewaySection::parse(None).unwrap();
+    let s = defaults();
     assert_eq!(s.listen_addr(None), "127.0.0.1:18789".parse().unwrap());
     assert!(s.tokens.is_empty());
 }
@@ -18,7 +30,7 @@ fn reads_port_bind_tokens_and_limits_and_ignores_other_openclaw_keys() {
         "auth": {"token": "0123456789abcdef0", "tokens": [{"token": "reader-0123456789", "scope": "read-only"}]},
         "limits": {"outboundFrames": 8, "drainTimeoutMs": 50}
     });
-    let s = GatewaySection::parse(Some(&v)).unwrap();
+    let s = section(v).unwrap();
     assert_eq!(s.listen_addr(None), "0.0.0.0:19000".parse().unwrap());
     assert_eq!(
         s.tokens.scope_of("0123456789abcdef0"),
@@ -49,15 +61,15 @@ fn bad_values_name_the_key() {
             json!({"limits": {"outboundFrames": 0}}),
             "gateway.limits.outboundFrames",
         ),
-        (json!({"limits": {"bogus": 1}}), "bogus"),
-        (json!({"port": "x"}), "gateway"),
+        (json!({"limits": {"bogus": 1}}), "gateway.limits.bogus"),
+        (json!({"port": "x"}), "gateway.port"),
         (
             json!({"journal": {"durability": "maybe"}}),
             "gateway.journal.durability",
         ),
     ];
     for (v, key) in cases {
-        let err = GatewaySection::parse(Some(&v)).unwrap_err();
+        let err = section(v).unwrap_err().to_string();
         assert!(err.contains(key), "{err} should name {key}");
     }
 }
@@ -79,10 +91,10 @@ fn bind_flag_forms() {
 
 #[test]
 fn journal_durability() {
-    let s = GatewaySection::parse(None).unwrap();
+    let s = defaults();
     assert_eq!(s.journal_durability, talon_journal::Durability::Full);
     let v = json!({"journal": {"durability": "process-crash"}});
-    let s = GatewaySection::parse(Some(&v)).unwrap();
+    let s = section(v).unwrap();
     assert_eq!(
         s.journal_durability,
         talon_journal::Durability::ProcessCrash
@@ -91,20 +103,23 @@ fn journal_durability() {
 
 #[test]
 fn the_http_surface_denies_pivot_tools_by_default_and_config_adjusts_it() {
-    let d = GatewaySection::parse(None).unwrap();
+    let d = defaults();
     assert!(d.http_denies("cron"));
     assert!(d.http_denies("Sessions_Spawn"));
     assert!(!d.http_denies("session_status"));
-    let s = GatewaySection::parse(Some(&serde_json::json!({
+    let s = section(json!({
         "tools": {"allow": ["cron"], "deny": ["Exec"]}
-    })))
+    }))
     .unwrap();
     assert!(!s.http_denies("cron"));
     assert!(s.http_denies("exec"));
     assert!(s.http_denies("gateway"));
-    let err =
-        GatewaySection::parse(Some(&serde_json::json!({"tools": {"deny": [" "]}}))).unwrap_err();
+    let err = section(json!({"tools": {"deny": [" "]}}))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("gateway.tools.deny[0]"), "{err}");
-    let err = GatewaySection::parse(Some(&serde_json::json!({"tools": {"alow": []}}))).unwrap_err();
+    let err = section(json!({"tools": {"alow": []}}))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("alow"), "{err}");
 }

@@ -14,7 +14,7 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
-use talon_mcp::{McpConfig, McpManager};
+use talon_mcp::McpManager;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
 use talon_tool_policy::{PolicyConfig, RunContext};
 
@@ -43,7 +43,7 @@ fn manager(names: &[&str]) -> McpManager {
     for n in names {
         servers.insert((*n).to_owned(), json!({"command": bin.to_str().unwrap()}));
     }
-    let cfg = McpConfig::parse(&json!({ "servers": servers }), "mcp").unwrap();
+    let cfg = talon_mcp::parse_config(&json!({ "servers": servers }), "mcp").unwrap();
     McpManager::new(cfg, Vec::new())
 }
 

@@ -1,5 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::time::Duration;
+
 use serde_json::json;
 
 use super::*;
@@ -11,7 +13,7 @@ fn servers_keep_declaration_order_and_typed_fields() {
                  "supportsParallelToolCalls": true},
         "alpha": {"url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}, "enabled": false}
     }});
-    let cfg = McpConfig::parse(&v, "mcp").unwrap();
+    let cfg = parse_config(&v, "mcp").unwrap();
     let names: Vec<&str> = cfg.servers.0.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["zeta", "alpha"]);
     let (_, zeta) = &cfg.servers.0[0];
@@ -27,7 +29,7 @@ fn servers_keep_declaration_order_and_typed_fields() {
 #[test]
 fn unknown_keys_name_their_path() {
     let v = json!({"servers": {"gh": {"command": "x", "comand": "y"}}});
-    let err = McpConfig::parse(&v, "agents.list[0].mcp").unwrap_err();
+    let err = parse_config(&v, "agents.list[0].mcp").unwrap_err();
     let McpError::Config { key, message } = err else {
         panic!()
     };
@@ -73,7 +75,7 @@ fn ranges_and_shapes_are_checked() {
     ];
     for (server, want_key) in cases {
         let v = json!({"servers": {"s": server}});
-        match McpConfig::parse(&v, "mcp") {
+        match parse_config(&v, "mcp") {
             Err(McpError::Config { key, .. }) => assert_eq!(key, want_key, "{v}"),
             other => panic!("{v}: {other:?}"),
         }

@@ -19,7 +19,7 @@
 //! use talon_mcp::{McpConfig, McpManager};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let config = McpConfig::parse(
+//! let config = talon_mcp::parse_config(
 //!     &serde_json::json!({"servers": {"time": {"command": "python3", "args": ["-m", "mcp_server_time"]}}}),
 //!     "mcp",
 //! )?;
@@ -42,7 +42,7 @@
 
 pub use crate::config::{
     DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, MAX_MAX_OUTPUT_BYTES, MAX_TIMEOUT_MS,
-    MIN_MAX_OUTPUT_BYTES, McpConfig, McpServerConfig, McpServers, Transport,
+    MIN_MAX_OUTPUT_BYTES, McpConfig, McpServerConfig, McpServers, Transport, parse_config,
 };
 pub use crate::error::McpError;
 pub use crate::manager::{McpManager, StartReport};

@@ -8,7 +8,6 @@ use serde::Serialize;
 use talon_tool_catalog::Tool;
 
 use crate::config::{McpConfig, McpServerConfig};
-use crate::error::McpError;
 use crate::materialize::{Materialized, materialize};
 use crate::names::safe_server_names;
 use crate::server::Server;
@@ -76,26 +75,6 @@ impl McpManager {
             instances: Mutex::new(BTreeMap::new()),
             generation: Arc::new(AtomicU64::new(0)),
         }
-    }
-
-    /// From raw config values: the `mcp` section and each agent's `mcp`
-    /// (keyed by the config path used in errors, e.g.
-    /// `agents.list[0].mcp`).
-    pub fn from_values(
-        global: Option<&serde_json::Value>,
-        agents: Vec<(String, String, serde_json::Value)>,
-    ) -> Result<Self, McpError> {
-        let global = match global {
-            Some(v) if !v.is_null() => McpConfig::parse(v, "mcp")?,
-            _ => McpConfig::default(),
-        };
-        let mut parsed = Vec::new();
-        for (agent, key, value) in agents {
-            if !value.is_null() {
-                parsed.push((agent, McpConfig::parse(&value, &key)?));
-            }
-        }
-        Ok(McpManager::new(global, parsed))
     }
 
     /// A counter that moves whenever some server's tool list changes (a

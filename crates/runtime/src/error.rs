@@ -10,14 +10,6 @@ pub enum Error {
     /// A hook or trusted policy could not be registered.
     #[error("hooks: {0}")]
     Hooks(#[from] talon_hooks::Error),
-    /// The configuration is invalid for the runtime.
-    #[error("{key}: {message}")]
-    Config {
-        /// The config key.
-        key: String,
-        /// What is wrong and how to fix it.
-        message: String,
-    },
 }
 
 /// `Result` with this crate's [`Error`].

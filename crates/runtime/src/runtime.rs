@@ -10,13 +10,13 @@ use talon_config::TalonConfig;
 use talon_hooks::approval::ApprovalBroker;
 use talon_hooks::exec_approvals::{ExecApprovals, ExecApprovalsStore, ExecPolicy};
 use talon_hooks::loop_detection::{LoopDetectionConfig, LoopDetector};
-use talon_hooks::{Diagnostics, Gate, HookContext, Hooks, HooksConfig};
+use talon_hooks::{Diagnostics, Gate, HookContext, Hooks};
 use talon_schema_dialects::{Dialect, NormalizeOptions, dialect_for, normalize_schema};
 use talon_tool_catalog::normalize_tool_name;
 use talon_tool_policy::{PolicyConfig, PolicyEngine, ToolEntry, ToolUniverse, Trigger};
 
 use crate::builtin::Builtins;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::family::ToolFamily;
 use crate::narrowing::Narrowing;
 use crate::run::RunSpec;
@@ -152,41 +152,30 @@ impl RuntimeBuilder {
         let builtins = Builtins::from_config(config, config_dir, state_dir)?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
-        let mcp =
-            talon_mcp::McpManager::from_values(config.mcp.as_ref(), config.agent_mcp_sections())
-                .map_err(|e| match e {
-                    talon_mcp::McpError::Config { key, message } => Error::Config { key, message },
-                    other => Error::Config {
-                        key: "mcp".to_owned(),
-                        message: other.to_string(),
-                    },
-                })?;
-        builder.mcp = Arc::new(mcp);
+        let agent_mcp = config
+            .agent_mcp_sections()
+            .into_iter()
+            .map(|(id, mcp)| (id, mcp.clone()))
+            .collect();
+        builder.mcp = Arc::new(talon_mcp::McpManager::new(
+            config.mcp.clone().unwrap_or_default(),
+            agent_mcp,
+        ));
         let tools = config.tools.as_ref();
-        if let Some(v) = tools.and_then(|t| t.loop_detection.as_ref()) {
-            builder.loop_global = parse_section(v, "tools.loopDetection")?;
+        if let Some(global) = tools.and_then(|t| t.loop_detection.as_ref()) {
+            builder.loop_global = global.clone();
         }
         for agent_id in config.agent_ids() {
             let overlay = config
                 .agent(&agent_id)
                 .and_then(|a| a.tools)
                 .and_then(|t| t.loop_detection);
-            if let Some(v) = overlay {
-                let key = format!("agents.{agent_id}.tools.loopDetection");
-                builder
-                    .loop_agents
-                    .insert(agent_id, parse_section(&v, &key)?);
+            if let Some(overlay) = overlay {
+                builder.loop_agents.insert(agent_id, overlay);
             }
         }
-        if let Some(v) = tools.and_then(|t| t.hooks.as_ref()) {
-            let hooks: HooksConfig = parse_section(v, "tools.hooks")?;
-            if let Some((key, message)) = hooks.validate().into_iter().next() {
-                return Err(Error::Config {
-                    key: format!("tools.hooks.{key}"),
-                    message,
-                });
-            }
-            builder.hooks.add_command_hooks(&hooks, config_dir);
+        if let Some(hooks) = tools.and_then(|t| t.hooks.as_ref()) {
+            builder.hooks.add_command_hooks(hooks, config_dir);
         }
         Ok(builder)
     }
@@ -314,16 +303,6 @@ impl RuntimeBuilder {
             sandbox: self.sandbox,
         })
     }
-}
-
-pub(crate) fn parse_section<T: serde::de::DeserializeOwned>(
-    value: &serde_json::Value,
-    key: &str,
-) -> Result<T> {
-    serde_json::from_value(value.clone()).map_err(|e| Error::Config {
-        key: key.to_owned(),
-        message: e.to_string(),
-    })
 }
 
 /// The compiled policy, hooks, families and per-agent gates. Share it

@@ -1,186 +1,59 @@
-//! The `skills` config section (OpenClaw's keys) and how it narrows what
-//! was loaded.
+//! The `skills` config section, typed by `talon-config` (plain data, so the
+//! config crate does not depend on this one) and re-exported here, and how
+//! it narrows what was loaded.
 
-use std::collections::BTreeMap;
-
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+pub use talon_config::sections::skills::{
+    SkillEntryConfig, SkillsConfig, SkillsInstallConfig, SkillsLimitsConfig, SkillsLoadConfig,
+};
 
 use crate::loader::SkillLimits;
 use crate::types::SkillSource;
 
-/// `skills`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SkillsConfig {
-    /// Only these bundled skills are loaded (absent: all of them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allow_bundled: Option<Vec<String>>,
-    /// Where skills are loaded from and how they are watched.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<SkillsLoadConfig>,
-    /// How installers are run (accepted for OpenClaw compatibility; Talon
-    /// does not install skills).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub install: Option<SkillsInstallConfig>,
-    /// Per-skill settings, keyed by the skill's `skillKey` or name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entries: Option<BTreeMap<String, SkillEntryConfig>>,
-    /// Loading and prompt limits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limits: Option<SkillsLimitsConfig>,
-}
-
-/// `skills.load`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SkillsLoadConfig {
-    /// Extra skill roots (lowest precedence); relative paths resolve
-    /// against the config file's directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra_dirs: Option<Vec<String>>,
-    /// Watch the roots and refresh on change (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch: Option<bool>,
-    /// Debounce of the watcher in ms (default 250).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch_debounce_ms: Option<u64>,
-}
-
-/// `skills.install` (accepted, not used).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SkillsInstallConfig {
-    /// Prefer Homebrew.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prefer_brew: Option<bool>,
-    /// `npm`, `pnpm`, `yarn` or `bun`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_manager: Option<String>,
-}
-
-/// `skills.entries.<key>`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SkillEntryConfig {
-    /// `false` removes the skill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
-    /// Environment the skill expects; its keys count as set for the
-    /// skill's `requires.env`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<BTreeMap<String, String>>,
-    /// The skill's main credential (stands in for its `primaryEnv`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key: Option<String>,
-    /// Free-form settings for the skill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config: Option<Value>,
-}
-
-/// `skills.limits`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SkillsLimitsConfig {
-    /// Candidate directories per root (default 300).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_candidates_per_root: Option<usize>,
-    /// Skills loaded per source (default 200).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_skills_loaded_per_source: Option<usize>,
-    /// Skills in the prompt index (default 150).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_skills_in_prompt: Option<usize>,
-    /// Characters of the prompt index (default 18 000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_skills_prompt_chars: Option<usize>,
-    /// Bytes of one `SKILL.md` (default 256 000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_skill_file_bytes: Option<u64>,
-}
-
-impl SkillsConfig {
-    /// The limits, defaults filled in.
-    pub fn limits(&self) -> SkillLimits {
-        let d = SkillLimits::default();
-        let l = self.limits.clone().unwrap_or_default();
-        SkillLimits {
-            max_candidates_per_root: l
-                .max_candidates_per_root
-                .unwrap_or(d.max_candidates_per_root),
-            max_skills_loaded_per_source: l
-                .max_skills_loaded_per_source
-                .unwrap_or(d.max_skills_loaded_per_source),
-            max_skills_in_prompt: l.max_skills_in_prompt.unwrap_or(d.max_skills_in_prompt),
-            max_skills_prompt_chars: l
-                .max_skills_prompt_chars
-                .unwrap_or(d.max_skills_prompt_chars),
-            max_skill_file_bytes: l.max_skill_file_bytes.unwrap_or(d.max_skill_file_bytes),
-        }
+/// The limits of `config`, defaults filled in.
+pub fn config_limits(config: &SkillsConfig) -> SkillLimits {
+    let d = SkillLimits::default();
+    let l = config.limits.clone().unwrap_or_default();
+    SkillLimits {
+        max_candidates_per_root: l
+            .max_candidates_per_root
+            .unwrap_or(d.max_candidates_per_root),
+        max_skills_loaded_per_source: l
+            .max_skills_loaded_per_source
+            .unwrap_or(d.max_skills_loaded_per_source),
+        max_skills_in_prompt: l.max_skills_in_prompt.unwrap_or(d.max_skills_in_prompt),
+        max_skills_prompt_chars: l
+            .max_skills_prompt_chars
+            .unwrap_or(d.max_skills_prompt_chars),
+        max_skill_file_bytes: l.max_skill_file_bytes.unwrap_or(d.max_skill_file_bytes),
     }
+}
 
-    /// Why the config removes a loaded skill, if it does: a bundled skill
-    /// not in `allowBundled`, or `entries.<key>.enabled: false` (the key is
-    /// the skill's `skillKey`, else its name).
-    pub fn removes(
-        &self,
-        name: &str,
-        skill_key: Option<&str>,
-        source: SkillSource,
-    ) -> Option<String> {
-        if source == SkillSource::Bundled
-            && let Some(allowed) = &self.allow_bundled
-            && !allowed.iter().any(|a| a == name)
-        {
-            return Some(format!(
-                "bundled skill not in skills.allowBundled (add \"{name}\" to load it)"
-            ));
-        }
-        let key = skill_key.unwrap_or(name);
-        if self
-            .entries
-            .as_ref()
-            .and_then(|e| e.get(key))
-            .and_then(|e| e.enabled)
-            == Some(false)
-        {
-            return Some(format!("disabled by skills.entries.{key}.enabled"));
-        }
-        None
+/// Why `config` removes a loaded skill, if it does: a bundled skill not
+/// in `allowBundled`, or `entries.<key>.enabled: false` (the key is the
+/// skill's `skillKey`, else its name).
+pub fn config_removes(
+    config: &SkillsConfig,
+    name: &str,
+    skill_key: Option<&str>,
+    source: SkillSource,
+) -> Option<String> {
+    if source == SkillSource::Bundled
+        && let Some(allowed) = &config.allow_bundled
+        && !allowed.iter().any(|a| a == name)
+    {
+        return Some(format!(
+            "bundled skill not in skills.allowBundled (add \"{name}\" to load it)"
+        ));
     }
-
-    /// Every problem, as `(key path below skills, message)`.
-    pub fn validate(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        if let Some(l) = &self.limits {
-            for (key, v) in [
-                ("maxCandidatesPerRoot", l.max_candidates_per_root),
-                ("maxSkillsLoadedPerSource", l.max_skills_loaded_per_source),
-                ("maxSkillsInPrompt", l.max_skills_in_prompt),
-                ("maxSkillsPromptChars", l.max_skills_prompt_chars),
-            ] {
-                if v == Some(0) {
-                    out.push((format!("limits.{key}"), "must be at least 1".to_owned()));
-                }
-            }
-            if l.max_skill_file_bytes == Some(0) {
-                out.push((
-                    "limits.maxSkillFileBytes".into(),
-                    "must be at least 1".into(),
-                ));
-            }
-        }
-        if let Some(dirs) = self.load.as_ref().and_then(|l| l.extra_dirs.as_ref()) {
-            for (i, d) in dirs.iter().enumerate() {
-                if d.trim().is_empty() || d.contains('\0') {
-                    out.push((
-                        format!("load.extraDirs[{i}]"),
-                        "must be a directory path".into(),
-                    ));
-                }
-            }
-        }
-        out
+    let key = skill_key.unwrap_or(name);
+    if config
+        .entries
+        .as_ref()
+        .and_then(|e| e.get(key))
+        .and_then(|e| e.enabled)
+        == Some(false)
+    {
+        return Some(format!("disabled by skills.entries.{key}.enabled"));
     }
+    None
 }

@@ -2,7 +2,7 @@
 //! `entries.<key>.enabled`, and per-skill `env` / `apiKey` counting towards
 //! the skill's `requires.env`.
 
-use crate::config::SkillsConfig;
+use crate::config::{SkillsConfig, config_limits, config_removes};
 use crate::loader::{EligibilityContext, SkillRoots, SkillSet, load_skills};
 use crate::types::Rejected;
 
@@ -19,12 +19,12 @@ pub fn load_skills_with_config(
     config: &SkillsConfig,
     eligibility: &EligibilityContext,
 ) -> SkillSet {
-    let mut set = load_skills(roots, &config.limits(), eligibility);
+    let mut set = load_skills(roots, &config_limits(config), eligibility);
     let mut kept = Vec::with_capacity(set.skills.len());
     for mut skill in std::mem::take(&mut set.skills) {
         let manifest = skill.frontmatter.manifest.as_ref();
         let key = manifest.and_then(|m| m.skill_key.as_deref());
-        if let Some(message) = config.removes(&skill.name, key, skill.source) {
+        if let Some(message) = config_removes(config, &skill.name, key, skill.source) {
             set.rejected.push(Rejected {
                 source: skill.source,
                 location: skill.location.clone(),

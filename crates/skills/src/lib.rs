@@ -56,6 +56,7 @@
 
 pub use crate::config::{
     SkillEntryConfig, SkillsConfig, SkillsInstallConfig, SkillsLimitsConfig, SkillsLoadConfig,
+    config_limits, config_removes,
 };
 pub use crate::configured::load_skills_with_config;
 pub use crate::dispatch::{DispatchCall, DispatchError, resolve_skill_command};

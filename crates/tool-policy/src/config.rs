@@ -1,5 +1,8 @@
 //! The policy sections of the configuration file, with OpenClaw's key
-//! names. The `talon-config` crate composes these into the whole file.
+//! names. The `talon-config` crate composes these into the whole file:
+//! its `tools` section holds these policy fields plus the typed settings
+//! of the tools themselves (`fs`, `exec`, `web`, `loopDetection`,
+//! `hooks`), which the policy pipeline does not read.
 //!
 //! Every struct rejects unknown keys; lists are kept as written (entries are
 //! normalised when compiled, see [`crate::PolicyEngine`]).
@@ -8,7 +11,6 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// An allow / alsoAllow / deny triple.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -114,8 +116,8 @@ impl GroupToolPolicyConfig {
     }
 }
 
-/// The `tools` section.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// The policy part of the `tools` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolsConfig {
     /// The base profile: `minimal`, `coding`, `messaging` or `full`.
@@ -147,27 +149,9 @@ pub struct ToolsConfig {
     /// The sub-agent tool policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagents: Option<SubagentsToolsSection>,
-    /// `tools.fs` (typed and validated by `talon-config` against the tools
-    /// crate's `FsToolsConfig`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fs: Option<Value>,
-    /// `tools.exec` (accepted; interpreted by the exec tool).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exec: Option<Value>,
-    /// `tools.web` (accepted; interpreted by the web tools).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub web: Option<Value>,
-    /// `tools.loopDetection` (typed and validated by `talon-config`
-    /// against the hooks crate's `LoopDetectionConfig`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loop_detection: Option<Value>,
-    /// `tools.hooks`: command hooks (typed and validated by
-    /// `talon-config` against the hooks crate's `HooksConfig`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hooks: Option<Value>,
 }
 
-/// `agents.list[].tools`.
+/// The policy part of `agents.list[].tools`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentToolsConfig {
@@ -190,18 +174,6 @@ pub struct AgentToolsConfig {
     /// wholesale).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxToolsSection>,
-    /// The agent's loop-detection overlay (merged over
-    /// `tools.loopDetection`; validated by `talon-config`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loop_detection: Option<Value>,
-    /// The agent's `tools.fs` (overrides `tools.fs` key by key; validated
-    /// by `talon-config`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fs: Option<Value>,
-    /// The agent's `tools.exec`: `security` and `ask`, overriding
-    /// `tools.exec` key by key (validated by `talon-config`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exec: Option<Value>,
 }
 
 impl AgentToolsConfig {

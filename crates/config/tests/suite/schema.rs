@@ -44,7 +44,7 @@ fn config_schema_is_a_strict_object_schema() {
 #[test]
 fn the_mcp_section_schema_is_typed_and_its_refs_resolve() {
     let schema = talon_config::config_schema();
-    let mcp = &schema["properties"]["mcp"];
+    let mcp = deref(&schema, &schema["properties"]["mcp"]);
     assert_eq!(mcp["additionalProperties"], false, "{mcp}");
     let server_ref = mcp["properties"]["servers"]["additionalProperties"]["$ref"]
         .as_str()
@@ -89,7 +89,41 @@ fn the_mcp_section_schema_is_typed_and_its_refs_resolve() {
 fn agents_mcp_sections_are_typed_in_the_schema() {
     let schema = talon_config::config_schema();
     for def in ["AgentEntry", "AgentBody"] {
-        let mcp = &schema["$defs"][def]["properties"]["mcp"];
+        let mcp = deref(&schema, &schema["$defs"][def]["properties"]["mcp"]);
         assert!(mcp["properties"]["servers"].is_object(), "{def}: {mcp}");
+    }
+}
+
+/// The schema an `Option<T>` property stands for: its `$ref` (directly or
+/// in the non-null `anyOf` branch) resolved against the root.
+fn deref<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+    let reference = node["$ref"].as_str().or_else(|| {
+        node["anyOf"]
+            .as_array()
+            .and_then(|b| b.iter().find_map(|b| b["$ref"].as_str()))
+    });
+    match reference {
+        Some(r) => root
+            .pointer(r.trim_start_matches('#'))
+            .unwrap_or_else(|| panic!("{r} does not resolve")),
+        None => node,
+    }
+}
+
+#[test]
+fn every_section_talon_reads_is_typed_in_the_schema() {
+    // No section a consumer reads is free-form JSON any more: each has
+    // properties (and, except `gateway`, which accepts OpenClaw's other
+    // keys, refuses unknown ones).
+    let schema = talon_config::config_schema();
+    for key in ["skills", "mcp", "cron", "gateway", "session", "tools"] {
+        let section = deref(&schema, &schema["properties"][key]);
+        assert!(section["properties"].is_object(), "{key}: {section}");
+    }
+    let tools = deref(&schema, &schema["properties"]["tools"]);
+    for key in ["fs", "exec", "web", "loopDetection", "hooks"] {
+        let sub = deref(&schema, &tools["properties"][key]);
+        assert!(sub["properties"].is_object(), "tools.{key}: {sub}");
+        assert_eq!(sub["additionalProperties"], false, "tools.{key}");
     }
 }

@@ -121,13 +121,13 @@ async fn edge_names_are_made_safe_unique_and_reported() {
 
 #[tokio::test]
 async fn agents_get_global_then_own_servers() {
-    use talon_mcp::{McpConfig, McpManager};
-    let global = McpConfig::parse(
+    use talon_mcp::McpManager;
+    let global = talon_mcp::parse_config(
         &json!({"servers": {"shared": fixture_server(&["--label", "global"], json!({}))}}),
         "mcp",
     )
     .unwrap();
-    let own = McpConfig::parse(
+    let own = talon_mcp::parse_config(
         &json!({"servers": {
             "shared": fixture_server(&["--label", "ops"], json!({})),
             "extra": fixture_server(&[], json!({"enabled": false})),

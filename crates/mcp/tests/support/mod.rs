@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
-use talon_mcp::{McpConfig, McpManager};
+use talon_mcp::McpManager;
 
 /// The workspace root.
 pub(crate) fn workspace() -> PathBuf {
@@ -82,7 +82,7 @@ pub(crate) fn fixture_server(args: &[&str], extra: Value) -> Value {
 
 /// A manager with these global servers (a JSON object of name → entry).
 pub(crate) fn manager(servers: Value) -> McpManager {
-    let cfg = McpConfig::parse(&json!({ "servers": servers }), "mcp").unwrap();
+    let cfg = talon_mcp::parse_config(&json!({ "servers": servers }), "mcp").unwrap();
     McpManager::new(cfg, Vec::new())
 }
 

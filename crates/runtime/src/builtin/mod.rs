@@ -24,7 +24,7 @@ pub use families::{
     CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::family::ToolFamily;
 use families::{CodingFamily, GatewayFamily, ShellFamily, WebFamily};
 pub(crate) use targets::Targets;
@@ -56,16 +56,6 @@ impl std::fmt::Debug for Builtins {
     }
 }
 
-fn section<T: serde::de::DeserializeOwned + Default>(
-    value: Option<&serde_json::Value>,
-    key: &str,
-) -> Result<T> {
-    value.map_or_else(
-        || Ok(T::default()),
-        |v| crate::runtime::parse_section(v, key),
-    )
-}
-
 impl Builtins {
     /// The built-in families for `config`, with state under `state_dir`.
     pub(crate) fn from_config(
@@ -74,12 +64,8 @@ impl Builtins {
         state_dir: PathBuf,
     ) -> Result<Self> {
         let tools = config.tools.as_ref();
-        let exec: ExecConfig = section(tools.and_then(|t| t.exec.as_ref()), "tools.exec")?;
-        exec.validate().map_err(|e| Error::Config {
-            key: format!("tools.exec.{}", e.key),
-            message: e.to_string(),
-        })?;
-        let web: WebToolsConfig = section(tools.and_then(|t| t.web.as_ref()), "tools.web")?;
+        let exec: ExecConfig = config.exec_config();
+        let web: WebToolsConfig = tools.and_then(|t| t.web.clone()).unwrap_or_default();
         let backends = Arc::new(SandboxBackendRegistry::new());
         backends.register("docker", Arc::new(docker::LazyDockerBackend::default()));
         let fetch_allowlist = web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref());

@@ -211,7 +211,7 @@ impl<P> SkillsSnapshotter<P> {
     /// the ones given, and its narrowing applies), as the CLI does. Drops
     /// any cached snapshot.
     pub fn with_config(mut self, config: crate::config::SkillsConfig) -> Self {
-        self.limits = config.limits();
+        self.limits = crate::config::config_limits(&config);
         self.config = Some(config);
         self.cache.invalidate();
         self

@@ -115,9 +115,6 @@ prop_compose! {
             deny: agent.deny,
             by_provider: Some(agent_by_provider),
             sandbox: agent_sandbox.map(|t| SandboxToolsSection { tools: Some(t) }),
-            loop_detection: None,
-            fs: None,
-            exec: None,
         });
         PolicyConfig {
             tools: ToolsConfig {
@@ -130,7 +127,6 @@ prop_compose! {
                 tools_by_sender: Some(senders),
                 sandbox: Some(SandboxToolsSection { tools: Some(sandbox) }),
                 subagents: Some(SubagentsToolsSection { tools: Some(subagents) }),
-                ..ToolsConfig::default()
             },
             agents,
         }

@@ -1,0 +1,303 @@
+//! The `gateway` section: the daemon's listen address, tokens, limits,
+//! journal durability and the HTTP tool deny list, as plain data. The
+//! gateway (`talon-gateway-core`) turns it into its runtime settings; every
+//! value it reads is checked here, at load, so a bad value is a load error
+//! at its key (and a reload with one is refused).
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+use std::num::NonZeroUsize;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The shortest gateway token accepted.
+pub const MIN_GATEWAY_TOKEN_CHARS: usize = 16;
+
+/// `gateway`. OpenClaw keys this version does not use (`mode`, `remote`,
+/// `controlUi`, …) are accepted and ignored, here and in `auth`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayConfig {
+    /// The port (default 18789).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// `loopback` (default), `lan` / `all` (every interface) or an IP
+    /// address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bind: Option<GatewayBind>,
+    /// Tokens and the auth-failure lockout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<GatewayAuthConfig>,
+    /// Queue, buffer and time limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<GatewayLimitsConfig>,
+    /// The call journal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<GatewayJournalConfig>,
+    /// Adjusts the tools `POST /tools/invoke` refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<GatewayToolsConfig>,
+}
+
+/// `gateway.bind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatewayBind {
+    /// `loopback` (or empty): 127.0.0.1.
+    Loopback,
+    /// `lan` / `all`: every interface (0.0.0.0).
+    Lan,
+    /// An IP address.
+    Ip(IpAddr),
+}
+
+impl GatewayBind {
+    /// Parse a `gateway.bind` value.
+    pub fn parse(text: &str) -> Option<GatewayBind> {
+        match text.trim() {
+            "loopback" | "" => Some(GatewayBind::Loopback),
+            "lan" | "all" => Some(GatewayBind::Lan),
+            other => other.parse::<IpAddr>().ok().map(GatewayBind::Ip),
+        }
+    }
+
+    /// The address to listen on (`None` for loopback, the default).
+    pub fn ip(self) -> Option<IpAddr> {
+        match self {
+            GatewayBind::Loopback => None,
+            GatewayBind::Lan => Some(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+            GatewayBind::Ip(ip) => Some(ip),
+        }
+    }
+}
+
+impl fmt::Display for GatewayBind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GatewayBind::Loopback => f.write_str("loopback"),
+            GatewayBind::Lan => f.write_str("lan"),
+            GatewayBind::Ip(ip) => write!(f, "{ip}"),
+        }
+    }
+}
+
+impl Serialize for GatewayBind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for GatewayBind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        GatewayBind::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{text}` is not `loopback`, `lan` or an IP address"
+            ))
+        })
+    }
+}
+
+impl JsonSchema for GatewayBind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GatewayBind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`loopback` (default), `lan` / `all` (every interface) or an IP address.",
+            "type": "string",
+        })
+    }
+}
+
+/// `gateway.auth`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayAuthConfig {
+    /// The operator token (at least 16 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// More tokens, each with its scope.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tokens: Vec<GatewayTokenConfig>,
+    /// Auth failures per address before it is locked out (default 10; 0
+    /// counts as 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_failures: Option<u32>,
+    /// The auth-failure window in ms (default 60 000; 0 counts as 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ms: Option<u64>,
+}
+
+/// One `gateway.auth.tokens[]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayTokenConfig {
+    /// The token (at least 16 characters).
+    pub token: String,
+    /// What it may do.
+    pub scope: GatewayTokenScope,
+}
+
+/// The scope of a gateway token, least to most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GatewayTokenScope {
+    /// `read-only` (also `readonly`, `read_only`, `read`).
+    ReadOnly,
+    /// `agent`.
+    Agent,
+    /// `operator` (also `admin`).
+    Operator,
+}
+
+impl GatewayTokenScope {
+    /// Parse a scope name (trimmed, any case).
+    pub fn parse(text: &str) -> Option<GatewayTokenScope> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "read-only" | "readonly" | "read_only" | "read" => Some(GatewayTokenScope::ReadOnly),
+            "agent" => Some(GatewayTokenScope::Agent),
+            "operator" | "admin" => Some(GatewayTokenScope::Operator),
+            _ => None,
+        }
+    }
+
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GatewayTokenScope::ReadOnly => "read-only",
+            GatewayTokenScope::Agent => "agent",
+            GatewayTokenScope::Operator => "operator",
+        }
+    }
+}
+
+impl Serialize for GatewayTokenScope {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for GatewayTokenScope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        GatewayTokenScope::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("`{text}` is not operator, agent or read-only"))
+        })
+    }
+}
+
+impl JsonSchema for GatewayTokenScope {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GatewayTokenScope".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`operator`, `agent` or `read-only`.",
+            "type": "string",
+        })
+    }
+}
+
+/// `gateway.limits` (every count at least 1).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayLimitsConfig {
+    /// Frames queued for one WebSocket client before it is disconnected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outbound_frames: Option<NonZeroUsize>,
+    /// The largest tool result (text bytes) sent back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_bytes: Option<NonZeroUsize>,
+    /// Requests one connection may have executing at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight_per_connection: Option<NonZeroUsize>,
+    /// The largest incoming frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_frame_bytes: Option<NonZeroUsize>,
+    /// How long a graceful stop waits for in-flight calls (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain_timeout_ms: Option<u64>,
+    /// How long a cron run waits for a subscribed runner client (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_wait_ms: Option<u64>,
+    /// Open sessions at most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sessions: Option<NonZeroUsize>,
+    /// Concurrent sandboxed `exec` calls per sandbox engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sandbox_execs: Option<NonZeroUsize>,
+}
+
+/// `gateway.journal`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayJournalConfig {
+    /// `full` (default) or `process-crash`. Read at start only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<JournalDurability>,
+}
+
+/// `gateway.journal.durability`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum JournalDurability {
+    /// Every commit synced to the device.
+    #[default]
+    Full,
+    /// Synced at checkpoints: survives the process being killed, not a
+    /// power loss.
+    ProcessCrash,
+}
+
+/// `gateway.tools`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayToolsConfig {
+    /// Tools to take off the default HTTP deny list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Tools to add to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+}
+
+impl GatewayConfig {
+    /// Checks serde cannot express, as `(key path below gateway, message)`.
+    pub fn validate(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if let Some(auth) = &self.auth {
+            if let Some(t) = &auth.token {
+                check_token(t, "auth.token", &mut out);
+            }
+            for (i, e) in auth.tokens.iter().enumerate() {
+                check_token(&e.token, &format!("auth.tokens[{i}].token"), &mut out);
+            }
+        }
+        if let Some(tools) = &self.tools {
+            for (key, list) in [("allow", &tools.allow), ("deny", &tools.deny)] {
+                for (i, name) in list.iter().enumerate() {
+                    if name.trim().is_empty() {
+                        out.push((
+                            format!("tools.{key}[{i}]"),
+                            "a tool name cannot be empty".to_owned(),
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn check_token(token: &str, key: &str, out: &mut Vec<(String, String)>) {
+    if token.trim().chars().count() < MIN_GATEWAY_TOKEN_CHARS {
+        out.push((
+            key.to_owned(),
+            format!(
+                "a gateway token must have at least {MIN_GATEWAY_TOKEN_CHARS} characters (generate one with `openssl rand -hex 32`)"
+            ),
+        ));
+    }
+}

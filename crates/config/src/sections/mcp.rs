@@ -1,0 +1,267 @@
+//! The `mcp` config section (`mcp.servers.<name>`, and the same under
+//! `agents.list[].mcp`), with OpenClaw's key names.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The default per-call timeout.
+pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+/// The longest per-call timeout accepted (one hour).
+pub const MAX_TIMEOUT_MS: u64 = 3_600_000;
+/// The default cap on a call's result (text and data bytes together).
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 200_000;
+/// The smallest cap accepted.
+pub const MIN_MAX_OUTPUT_BYTES: usize = 1_024;
+/// The largest cap accepted.
+pub const MAX_MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
+
+/// `mcp` (global) or `agents.list[].mcp` (one agent).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpConfig {
+    /// The servers, in declaration order (the order decides which of two
+    /// colliding names keeps the plain form).
+    #[serde(default)]
+    pub servers: McpServers,
+}
+
+/// Servers in declaration order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct McpServers(pub Vec<(String, McpServerConfig)>);
+
+impl<'de> Deserialize<'de> for McpServers {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Ordered;
+        impl<'de> Visitor<'de> for Ordered {
+            type Value = McpServers;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object mapping server names to server settings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<McpServers, A::Error> {
+                let mut out: Vec<(String, McpServerConfig)> = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let value = map.next_value::<McpServerConfig>()?;
+                    if out.iter().any(|(k, _)| *k == key) {
+                        return Err(serde::de::Error::custom(format!(
+                            "server `{key}` is declared twice"
+                        )));
+                    }
+                    out.push((key, value));
+                }
+                Ok(McpServers(out))
+            }
+        }
+        d.deserialize_map(Ordered)
+    }
+}
+
+/// One server: stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP
+/// (`url`, `headers`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The program of a stdio server (looked up on `PATH` when bare).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Extra environment of a stdio server (filtered by the exec-env
+    /// policy; values may be `${VAR}` references).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The working directory of a stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The endpoint of a streamable-HTTP server (`http` or `https`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Extra HTTP headers (values may be `${VAR}` references).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// `false` turns the server off (default on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Per-call timeout in milliseconds (1 ..= 3 600 000; default 60 000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3_600_000))]
+    pub timeout_ms: Option<u64>,
+    /// Whether the server's tools may run in parallel with other calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_parallel_tool_calls: Option<bool>,
+    /// Cap on one call's result in bytes (1 024 ..= 16 MiB; default
+    /// 200 000); a longer result is cut with a note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1_024, max = 16_777_216))]
+    pub max_output_bytes: Option<usize>,
+}
+
+impl schemars::JsonSchema for McpServers {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "McpServers".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let server = generator.subschema_for::<McpServerConfig>();
+        schemars::json_schema!({
+            "description": "Servers by name, in declaration order.",
+            "type": "object",
+            "additionalProperties": server,
+        })
+    }
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio,
+    /// Streamable HTTP.
+    StreamableHttp,
+}
+
+impl McpServerConfig {
+    /// Whether the server is on.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled != Some(false)
+    }
+
+    /// The transport (`url` wins only when there is no `command`;
+    /// [`McpConfig::validate`] rejects both or neither).
+    pub fn transport(&self) -> Transport {
+        if self.command.is_none() && self.url.is_some() {
+            Transport::StreamableHttp
+        } else {
+            Transport::Stdio
+        }
+    }
+
+    /// The per-call timeout.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS))
+    }
+
+    /// The result cap in bytes.
+    pub fn max_output_bytes(&self) -> usize {
+        self.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES)
+    }
+
+    fn validate(&self, key: &str, out: &mut Vec<(String, String)>) {
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => out.push((
+                key.to_owned(),
+                "set either `command` (stdio) or `url` (streamable HTTP), not both".to_owned(),
+            )),
+            (None, None) => out.push((
+                key.to_owned(),
+                "set `command` for a stdio server or `url` for a streamable-HTTP server".to_owned(),
+            )),
+            (Some(c), None) if c.trim().is_empty() => {
+                out.push((format!("{key}.command"), "must not be empty".to_owned()))
+            }
+            (None, Some(u)) => {
+                let lower = u.trim().to_ascii_lowercase();
+                if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+                    out.push((
+                        format!("{key}.url"),
+                        format!("`{u}` is not an http:// or https:// URL"),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if self.command.is_some() && !self.headers.is_empty() {
+            out.push((
+                format!("{key}.headers"),
+                "headers only apply to `url` servers".to_owned(),
+            ));
+        }
+        if self.url.is_some()
+            && (!self.env.is_empty() || !self.args.is_empty() || self.cwd.is_some())
+        {
+            out.push((
+                key.to_owned(),
+                "`args`, `env` and `cwd` only apply to `command` servers".to_owned(),
+            ));
+        }
+        if let Some(t) = self.timeout_ms
+            && !(1..=MAX_TIMEOUT_MS).contains(&t)
+        {
+            out.push((
+                format!("{key}.timeoutMs"),
+                format!("{t} is out of range (1 ..= {MAX_TIMEOUT_MS})"),
+            ));
+        }
+        if let Some(m) = self.max_output_bytes
+            && !(MIN_MAX_OUTPUT_BYTES..=MAX_MAX_OUTPUT_BYTES).contains(&m)
+        {
+            out.push((
+                format!("{key}.maxOutputBytes"),
+                format!("{m} is out of range ({MIN_MAX_OUTPUT_BYTES} ..= {MAX_MAX_OUTPUT_BYTES})"),
+            ));
+        }
+        for (k, v) in self.env.iter().chain(&self.headers) {
+            if let Err(msg) = check_env_refs(v) {
+                out.push((format!("{key}.{k}"), msg));
+            }
+        }
+    }
+}
+
+impl McpConfig {
+    /// Range and shape checks serde cannot express, as `(key, message)`
+    /// pairs with keys relative to the section (`servers.<name>.timeoutMs`).
+    pub fn validate(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (name, server) in &self.servers.0 {
+            if name.trim().is_empty() {
+                out.push(("servers".to_owned(), "a server name is empty".to_owned()));
+            }
+            server.validate(&format!("servers.{name}"), &mut out);
+        }
+        out
+    }
+}
+
+/// Check the `${VAR}` references of a value are well formed.
+fn check_env_refs(value: &str) -> Result<(), String> {
+    expand_env_refs(value, |_| Some(String::new())).map(|_| ())
+}
+
+/// Expand `${VAR}` references with `lookup`; `$$` is not special. An
+/// unterminated or empty reference, or an unset variable, is an error
+/// (the message says which).
+pub fn expand_env_refs(
+    value: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err("an unterminated `${` reference".to_owned());
+        };
+        let name = &after[..end];
+        let valid = !name.is_empty()
+            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!("`${{{name}}}` is not a valid variable reference"));
+        }
+        match lookup(name) {
+            Some(v) => out.push_str(&v),
+            None => return Err(format!("environment variable `{name}` is not set")),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}

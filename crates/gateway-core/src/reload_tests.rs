@@ -1,0 +1,75 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use super::*;
+
+/// A reload whose file has an invalid section is refused with the loader's
+/// own error (origin, line, column, key), and the last good configuration
+/// — its policy, its tokens, its MCP servers — stays active.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_with_an_invalid_section_is_refused_and_the_old_config_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("talon.json");
+    let good = r#"{
+  "tools": { "deny": ["exec"] },
+  "mcp": { "servers": { "gh": { "command": "gh-mcp" } } },
+  "gateway": { "auth": { "tokens": [{ "token": "agent-token-aaaaaaaaaa", "scope": "agent" }] } }
+}"#;
+    std::fs::write(&config, good).unwrap();
+    let gw = Gateway::open(GatewayOptions {
+        config_path: Some(config.clone()),
+        state_dir: dir.path().join("state"),
+        bind: None,
+    })
+    .unwrap();
+    let before = gw.generation();
+    assert_eq!(gw.scope_of("agent-token-aaaaaaaaaa"), Some(Scope::Agent));
+
+    let bad_sections = [
+        // A wrong type deep in a section a consumer used to re-parse.
+        r#"{
+  "tools": {},
+  "mcp": { "servers": { "gh": { "command": ["gh-mcp"] } } }
+}"#,
+        // A bad enum value in the gateway's own section.
+        r#"{
+  "gateway": { "journal": { "durability": "maybe" } }
+}"#,
+        // A bad value the gateway itself would read on reload.
+        r#"{
+  "gateway": { "auth": { "tokens": [{ "token": "agent-token-bbbbbbbbbb", "scope": "root" }] } }
+}"#,
+    ];
+    for bad in bad_sections {
+        std::fs::write(&config, bad).unwrap();
+        let expected = talon_config::load(&config).unwrap_err().to_string();
+        assert!(
+            expected.starts_with(&format!("{}:", config.display())),
+            "{expected}"
+        );
+        let report = gw.reload();
+        assert!(!report.ok, "{bad} was accepted");
+        assert_eq!(report.generation, before.id);
+        let error = report.error.unwrap();
+        assert!(
+            error.contains(&expected),
+            "the reload error should be the load error\n  reload: {error}\n  load: {expected}"
+        );
+        let active = gw.generation();
+        assert_eq!(active.id, before.id);
+        assert_eq!(active.config, before.config);
+        assert_eq!(gw.scope_of("agent-token-aaaaaaaaaa"), Some(Scope::Agent));
+        assert_eq!(gw.scope_of("agent-token-bbbbbbbbbb"), None);
+    }
+    // A valid file is still taken after the refusals.
+    std::fs::write(
+        &config,
+        r#"{ "gateway": { "limits": { "outboundFrames": 7 } } }"#,
+    )
+    .unwrap();
+    let report = gw.reload();
+    assert!(report.ok, "{:?}", report.error);
+    assert_eq!(gw.limits().outbound_frames, 7);
+    gw.shutdown(Duration::from_secs(5)).await;
+}
