@@ -1,14 +1,13 @@
 //! End-to-end: approvals over the API, graceful stop, reload, the journal
 //! across a SIGKILL, the MCP server with the reference Python SDK, cron
 //! runs delivered to a subscribed runner.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use super::support;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Gw, Ws, http};
+use support::{Gw, GwExt as _, Ws, http};
 
 /// A command hook that asks for approval before every `exec`.
 const APPROVAL_HOOK: &str = r#"{

@@ -1,35 +1,18 @@
 //! F2/F3 on the real Docker engine (started with the test image by
 //! `cargo xtask docker-up`, which `cargo xtask test` runs): the sandbox
 //! container killed mid-call, and a call cancelled inside the container.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use super::support;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Gw, Ws};
-
-fn docker(args: &[&str]) -> (bool, String) {
-    let out = Command::new("docker")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("cannot run docker ({e}); start the engine with `cargo xtask docker-up`")
-        });
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
+use support::{Gw, GwExt as _, Ws};
+use talon_test_support::docker::{docker, require_engine};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn f2_f3_container_killed_or_call_cancelled_mid_exec() {
-    assert!(
-        docker(&["info"]).0,
-        "the Docker engine is not reachable: start it with `cargo xtask docker-up`"
-    );
+    require_engine();
     let agent = format!("gw-f2-{}", std::process::id());
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();

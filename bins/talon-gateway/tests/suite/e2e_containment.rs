@@ -4,14 +4,13 @@
 //! before it answers its first health check. Processes are checked by pid
 //! in `/proc`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use super::support;
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{Gw, Ws};
+use support::{Gw, GwExt as _, Ws};
 
 /// Whether `pid` is a live process (a zombie is dead: it only holds its
 /// pid until whoever adopted it reaps it).

@@ -2,14 +2,13 @@
 //! the gateway — its tools join the session's table, calls go through the
 //! gate, `mcp.status` reports it, and no server process outlives the
 //! daemon.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use super::support;
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::Gw;
+use support::{Gw, GwExt as _};
 
 /// Processes whose command line mentions `needle`.
 fn processes_mentioning(needle: &str) -> Vec<String> {

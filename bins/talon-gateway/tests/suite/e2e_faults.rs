@@ -1,15 +1,14 @@
 //! Fault scenarios from the security notes (§4), bounded in count and
 //! time, each checking the "nothing lost" invariants it touches.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use super::support;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use futures::SinkExt as _;
 use serde_json::{Value, json};
-use support::{Gw, Ws, http};
+use support::{Gw, GwExt as _, Ws, http};
 use tokio_tungstenite::tungstenite::Message;
 
 fn rss_kib(pid: i32) -> u64 {
