@@ -148,12 +148,18 @@ impl GatewayProcess {
             bail!("the gateway closed stdout before printing its address");
         }
         line.trim().parse().with_context(|| {
-            format!("the gateway printed {line:?}, not an address: {}", self.log_text())
+            format!(
+                "the gateway printed {line:?}, not an address: {}",
+                self.log_text()
+            )
         })
     }
 
     fn fail_if_exited(&mut self) -> Result<()> {
-        let child = self.child.as_mut().ok_or_else(|| anyhow!("no gateway process"))?;
+        let child = self
+            .child
+            .as_mut()
+            .ok_or_else(|| anyhow!("no gateway process"))?;
         if let Some(status) = child.try_wait().context("cannot wait for the gateway")? {
             bail!("gateway exited early ({status}): {}", self.log_text());
         }

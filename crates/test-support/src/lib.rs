@@ -11,6 +11,8 @@
 //!   port 0, its actual address read back from `--print-address`.
 //! - [`cli::Cli`]: one runner for the `talon` binary that never reads the
 //!   developer's own config.
+//! - [`snapshot::Redactions`]: volatile values and temp paths out of JSON
+//!   before an insta snapshot.
 //! - [`probe_tool::ProbeTool`]: one configurable tool (echo, fixed result,
 //!   failure, slow) that records what it saw in a [`probe_tool::Probe`].
 //!
@@ -35,4 +37,5 @@ pub mod docker;
 pub mod gateway;
 pub mod probe_tool;
 pub mod proc;
+pub mod snapshot;
 pub mod sshd;

@@ -54,21 +54,23 @@ impl Probe {
     }
 }
 
-/// A tool that answers as its [`Reply`] says and records each call.
+/// A tool that answers as its [`Reply`] says and, once given a probe
+/// ([`ProbeTool::with_probe`]), records each call in it. Without one it
+/// records nothing (a benchmark's fake tool costs only its answer).
 #[derive(Debug)]
 pub struct ProbeTool {
     spec: ToolSpec,
     reply: Reply,
-    probe: Arc<Probe>,
+    probe: Option<Arc<Probe>>,
 }
 
 impl ProbeTool {
-    /// A tool with `spec` answering `reply`, recording into a new probe.
+    /// A tool with `spec` answering `reply`, recording nothing.
     pub fn new(spec: ToolSpec, reply: Reply) -> ProbeTool {
         ProbeTool {
             spec,
             reply,
-            probe: Arc::default(),
+            probe: None,
         }
     }
 
@@ -100,13 +102,23 @@ impl ProbeTool {
 
     /// Record into `probe` (shared with other tools or the test).
     pub fn with_probe(mut self, probe: &Arc<Probe>) -> ProbeTool {
-        self.probe = Arc::clone(probe);
+        self.probe = Some(Arc::clone(probe));
         self
     }
 
-    /// The probe this tool records into.
-    pub fn probe(&self) -> &Arc<Probe> {
-        &self.probe
+    /// Record into a new probe of its own (see [`ProbeTool::probe`]).
+    pub fn recorded(self) -> ProbeTool {
+        self.with_probe(&Arc::default())
+    }
+
+    /// The spec, for a test that adjusts its schema.
+    pub fn spec_mut(&mut self) -> &mut ToolSpec {
+        &mut self.spec
+    }
+
+    /// The probe this tool records into, if any.
+    pub fn probe(&self) -> Option<&Arc<Probe>> {
+        self.probe.as_ref()
     }
 }
 
@@ -134,9 +146,11 @@ impl Tool for ProbeTool {
         _ctx: &ToolContext,
         _abort: &AbortSignal,
     ) -> Result<ToolResult, ToolError> {
-        self.probe.calls.fetch_add(1, Ordering::SeqCst);
-        if let Ok(mut ids) = self.probe.call_ids.lock() {
-            ids.push(call.id.clone());
+        if let Some(probe) = &self.probe {
+            probe.calls.fetch_add(1, Ordering::SeqCst);
+            if let Ok(mut ids) = probe.call_ids.lock() {
+                ids.push(call.id.clone());
+            }
         }
         match &self.reply {
             Reply::EchoParams => {
@@ -158,10 +172,14 @@ impl Tool for ProbeTool {
             Reply::Fixed(result) => Ok(result.clone()),
             Reply::Fail(message) => Err(ToolError::execution(message.clone())),
             Reply::Sleep(duration) => {
-                let _flag = DropFlag(Arc::clone(&self.probe));
-                self.probe.sleep_started.notify_one();
+                let _flag = self.probe.as_ref().map(|p| {
+                    p.sleep_started.notify_one();
+                    DropFlag(Arc::clone(p))
+                });
                 tokio::time::sleep(*duration).await;
-                self.probe.sleep_finished.store(true, Ordering::SeqCst);
+                if let Some(p) = &self.probe {
+                    p.sleep_finished.store(true, Ordering::SeqCst);
+                }
                 Ok(text_result("slept"))
             }
         }

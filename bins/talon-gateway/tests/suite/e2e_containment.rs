@@ -4,7 +4,6 @@
 //! before it answers its first health check. Processes are checked by pid
 //! in `/proc`.
 
-
 use super::support;
 
 use std::time::{Duration, Instant};

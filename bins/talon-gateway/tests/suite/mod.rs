@@ -5,3 +5,4 @@ mod e2e_faults;
 mod e2e_lifecycle;
 mod e2e_mcp;
 mod support;
+mod wire_shapes;

@@ -3,17 +3,13 @@
 //! recreate has nothing to remove.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 fn talon(d: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-        .arg("--config")
-        .arg(d.join("talon.json"))
-        .args(args)
-        .env_remove("TALON_CONFIG")
-        .env("TALON_STATE_DIR", d.join("state"))
+    cli()
+        .config(d.join("talon.json"))
+        .state_dir(d.join("state"))
         // No Landlock helper, whatever else the target dir holds (the
         // helper's own tests are in talon-sandbox-local).
         .env("TALON_SANDBOX_EXEC", d.join("no-such-helper"))
@@ -21,14 +17,8 @@ fn talon(d: &Path, args: &[&str]) -> Run {
             "DOCKER_HOST",
             format!("unix://{}/no-docker.sock", d.display()),
         )
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .args(args)
+        .run()
 }
 
 #[test]

@@ -1,0 +1,5 @@
+mod common;
+mod escape;
+mod landlock;
+mod limits;
+mod local;
