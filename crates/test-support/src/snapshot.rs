@@ -8,8 +8,9 @@ use std::path::Path;
 use serde_json::Value;
 
 /// Keys whose values change from run to run: replaced by `"[key]"`.
+/// (`id` and `version` are not among them: a layer or rule id is stable;
+/// add them with [`Redactions::key`] where they are not.)
 pub const VOLATILE_KEYS: &[&str] = &[
-    "id",
     "callId",
     "toolCallId",
     "sessionId",
@@ -40,7 +41,6 @@ pub const VOLATILE_KEYS: &[&str] = &[
     "now",
     "nowMs",
     "ts",
-    "version",
 ];
 
 /// What to replace: volatile keys and path prefixes.
@@ -83,29 +83,57 @@ impl Redactions {
         self
     }
 
-    /// `value` with every redaction applied.
+    /// `value` with every redaction applied. A volatile key's string value
+    /// (6 characters or more) is also replaced where it appears inside
+    /// other strings, such as a run id quoted in a tool's text output.
     pub fn apply(&self, value: &Value) -> Value {
+        let mut replacements = self.paths.clone();
+        self.collect(value, &mut replacements);
+        replacements.sort_by_key(|(text, _)| std::cmp::Reverse(text.len()));
         let mut out = value.clone();
-        self.redact(&mut out);
+        self.redact(&mut out, &replacements);
         out
     }
 
-    fn redact(&self, value: &mut Value) {
+    fn is_volatile(&self, key: &str) -> bool {
+        self.keys.iter().any(|k| k == key)
+    }
+
+    fn collect(&self, value: &Value, out: &mut Vec<(String, String)>) {
         match value {
             Value::Object(map) => {
-                for (key, v) in map.iter_mut() {
-                    if self.keys.iter().any(|k| k == key) && !v.is_null() {
-                        *v = Value::String(format!("[{key}]"));
-                    } else {
-                        self.redact(v);
+                for (key, v) in map {
+                    match v {
+                        Value::String(text) if self.is_volatile(key) && text.len() >= 6 => {
+                            if !out.iter().any(|(t, _)| t == text) {
+                                out.push((text.clone(), format!("[{key}]")));
+                            }
+                        }
+                        _ => self.collect(v, out),
                     }
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|v| self.redact(v)),
+            Value::Array(items) => items.iter().for_each(|v| self.collect(v, out)),
+            Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    fn redact(&self, value: &mut Value, replacements: &[(String, String)]) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    if self.is_volatile(key) && !v.is_null() {
+                        *v = Value::String(format!("[{key}]"));
+                    } else {
+                        self.redact(v, replacements);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact(v, replacements)),
             Value::String(text) => {
-                for (path, placeholder) in &self.paths {
-                    if text.contains(path.as_str()) {
-                        *text = text.replace(path.as_str(), placeholder);
+                for (from, to) in replacements {
+                    if text.contains(from.as_str()) {
+                        *text = text.replace(from.as_str(), to);
                     }
                 }
             }

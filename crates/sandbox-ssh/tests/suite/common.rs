@@ -97,7 +97,6 @@ impl Sshd {
     }
 }
 
-
 /// Processes whose command line contains `needle` (checked over a fresh
 /// ssh connection, as the issue asks).
 pub(crate) async fn remote_processes(sshd: &Sshd, needle: &str) -> Vec<String> {
