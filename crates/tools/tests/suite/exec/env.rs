@@ -259,7 +259,11 @@ async fn the_real_process_env_is_filtered() {
         let out = tokio::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "env::the_real_process_env_is_filtered",
+                // The test's own path in this binary, wherever it moves.
+                &format!(
+                    "{}::the_real_process_env_is_filtered",
+                    module_path!().split_once("::").map_or("", |(_, rest)| rest)
+                ),
                 "--nocapture",
                 "--test-threads=1",
             ])
