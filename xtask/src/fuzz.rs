@@ -14,15 +14,11 @@
 use std::path::Path;
 use std::process::Command;
 
+/// The pinned cargo-fuzz, installed when `cargo fuzz` is missing.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
 /// Seconds each target runs in `cargo xtask test`.
 pub const TEST_SECONDS: u64 = 10;
-
-fn has_cargo_fuzz() -> bool {
-    Command::new("cargo")
-        .args(["+nightly", "fuzz", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 fn fuzz_cmd(args: &[&str]) -> Result<std::process::Output, String> {
     Command::new("cargo")
@@ -40,10 +36,7 @@ fn fuzz_cmd(args: &[&str]) -> Result<std::process::Output, String> {
 
 /// Build every target, then run each for `seconds`.
 pub fn run(seconds: u64) -> Result<(), String> {
-    if !has_cargo_fuzz() {
-        println!("xtask: cargo-fuzz is missing; installing it from crates.io");
-        crate::cargo(&["install", "cargo-fuzz", "--locked"])?;
-    }
+    crate::checks::ensure_cargo_tool("fuzz", "cargo-fuzz", CARGO_FUZZ_VERSION)?;
     // `--dev`: unoptimised, so the (large) dependency graph builds fast;
     // libFuzzer's coverage instrumentation is the same.
     let flags = ["--dev", "--sanitizer", "none", "--debug-assertions"];

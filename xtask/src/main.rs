@@ -2,8 +2,13 @@
 //!
 //! - `cargo xtask test`: format check, clippy with `-D warnings`,
 //!   `cargo deny check bans licenses sources` (installing cargo-deny from
-//!   crates.io when missing), `cargo doc` with warnings as errors, then
-//!   every test. `.ci/run` calls exactly this.
+//!   crates.io when missing), unused dependencies (`cargo machete`), the
+//!   MSRV check (`cargo +<rust-version> check`), `cargo doc` with warnings
+//!   as errors, then every test with `cargo nextest run --workspace`
+//!   (`.config/nextest.toml`: slow timeouts, one test at a time per
+//!   engine) and the doctests with `cargo test --doc --workspace`.
+//!   `.ci/run` calls exactly this.
+//! - `cargo xtask msrv`, `cargo xtask unused-deps`: those two checks alone.
 //! - `cargo xtask bench`: the criterion benchmarks, then a summary table.
 //! - `cargo xtask fuzz [SECONDS]`: every cargo-fuzz target in `fuzz/` for
 //!   SECONDS each (default 60; `cargo xtask test` runs them 10 s each).
@@ -19,6 +24,7 @@
 use std::process::{Command, ExitCode};
 
 mod bubblewrap;
+mod checks;
 mod docker_engine;
 mod fuzz;
 mod python_env;
@@ -37,13 +43,6 @@ pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
     }
 }
 
-fn has_cargo_deny() -> bool {
-    Command::new("cargo")
-        .args(["deny", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn test() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&[
@@ -54,11 +53,10 @@ fn test() -> Result<(), String> {
         "-D",
         "warnings",
     ])?;
-    if !has_cargo_deny() {
-        println!("xtask: cargo-deny is missing; installing it from crates.io");
-        cargo(&["install", "cargo-deny", "--locked", "--version", "0.20.2"])?;
-    }
+    checks::ensure_cargo_tool("deny", "cargo-deny", "0.20.2")?;
     cargo(&["deny", "check", "bans", "licenses", "sources"])?;
+    checks::unused_dependencies()?;
+    checks::msrv()?;
     // Broken intra-doc links are errors: the crate docs are the API guide.
     let status = Command::new("cargo")
         .args(["doc", "--no-deps", "--workspace"])
@@ -76,17 +74,27 @@ fn test() -> Result<(), String> {
     let python = python_env::up()?;
     sshd::install()?;
     bubblewrap::install()?;
-    let status = Command::new("cargo")
-        .args(["test", "--workspace"])
-        .env("TALON_TEST_PYTHON", &python)
-        .status()
-        .map_err(|e| format!("cannot run cargo test: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`cargo test --workspace` failed ({status})"))
+    checks::ensure_cargo_tool("nextest", "cargo-nextest", NEXTEST_VERSION)?;
+    // nextest runs every test in its own process, by the groups and
+    // timeouts of `.config/nextest.toml`; it does not run doctests.
+    for args in [
+        &["nextest", "run", "--workspace", "--no-fail-fast"][..],
+        &["test", "--doc", "--workspace"][..],
+    ] {
+        let status = Command::new("cargo")
+            .args(args)
+            .env("TALON_TEST_PYTHON", &python)
+            .status()
+            .map_err(|e| format!("cannot run cargo {}: {e}", args.join(" ")))?;
+        if !status.success() {
+            return Err(format!("`cargo {}` failed ({status})", args.join(" ")));
+        }
     }
+    Ok(())
 }
+
+/// The pinned cargo-nextest, installed when `cargo nextest` is missing.
+const NEXTEST_VERSION: &str = "0.9.143";
 
 fn bench() -> Result<(), String> {
     // The Docker benches need the engine and the test image; the SSH
@@ -201,8 +209,10 @@ fn main() -> ExitCode {
             Some(Ok(seconds)) if seconds > 0 => fuzz::run(seconds),
             Some(_) => Err("usage: cargo xtask fuzz [SECONDS > 0]".to_owned()),
         },
+        "msrv" => checks::msrv(),
+        "unused-deps" => checks::unused_dependencies(),
         _ => Err(
-            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install"
+            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|msrv|unused-deps"
                 .to_owned(),
         ),
     };

@@ -46,27 +46,28 @@ fn start() -> Daemon {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("talon.json");
     std::fs::write(&cfg, r#"{"tools": {"deny": ["exec"]}}"#).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let state = dir.path().join("state");
     let t0 = Instant::now();
-    let child = Command::new(BIN)
+    // Port 0: the daemon prints the address the kernel picked.
+    let mut child = Command::new(BIN)
         .arg("--config")
         .arg(&cfg)
         .arg("--state-dir")
         .arg(&state)
-        .arg("--bind")
-        .arg(addr.to_string())
+        .args(["--bind", "127.0.0.1:0", "--print-address"])
         .env("HOME", dir.path())
         .env("TALON_LOG", "warn")
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr: SocketAddr = line.trim().parse().unwrap();
     loop {
         if let Ok(mut s) = std::net::TcpStream::connect(addr) {
             use std::io::{Read as _, Write as _};

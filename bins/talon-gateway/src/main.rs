@@ -27,6 +27,11 @@ struct Args {
     /// the config, else 127.0.0.1:18789).
     #[arg(long, value_name = "ADDR")]
     bind: Option<String>,
+    /// Once listening, print the actual address (HOST:PORT) as one line on
+    /// stdout, for supervisors and tests that pass `--bind 127.0.0.1:0`
+    /// and let the kernel pick the port. Nothing else is written to stdout.
+    #[arg(long)]
+    print_address: bool,
 }
 
 fn main() -> ExitCode {
@@ -148,6 +153,9 @@ async fn run(args: Args) -> Result<()> {
         state_dir = %gw.state_dir().display(),
         "talon-gateway listening (ws://{addr}/ws, http://{addr}/healthz, http://{addr}/mcp)"
     );
+    if args.print_address {
+        print_address(addr).context("cannot print the listen address (--print-address)")?;
+    }
     let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
     let mut hup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
@@ -186,6 +194,15 @@ async fn run(args: Args) -> Result<()> {
     .await?;
     tracing::info!("talon-gateway stopped");
     Ok(())
+}
+
+/// The `--print-address` line: written and flushed at once, so a reader
+/// waiting on the pipe sees it while the daemon keeps running.
+fn print_address(addr: std::net::SocketAddr) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{addr}")?;
+    out.flush()
 }
 
 /// What identifies a version of the config file: modification time and size.

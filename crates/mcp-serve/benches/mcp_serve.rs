@@ -3,7 +3,7 @@
 //! and the same pair for a policy-denied `exec`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/suite/support.rs"]
 mod support;
 
 use std::collections::HashMap;

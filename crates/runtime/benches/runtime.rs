@@ -22,33 +22,17 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder, ToolSet};
+use talon_test_support::probe_tool::{ProbeTool, Reply};
 use talon_tool_catalog::{
-    CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolFamily as Family, ToolResult,
-    ToolSpec, text_result,
+    CancellationToken, Tool, ToolCall, ToolContext, ToolFamily as Family, ToolSpec, text_result,
 };
 use talon_tool_policy::config::ToolsConfig;
 use talon_tool_policy::{PolicyConfig, RunContext};
 use tokio::runtime::Runtime;
 
-/// A tool that returns a short, fixed text result.
-struct Fake {
-    spec: ToolSpec,
-}
-
-#[async_trait::async_trait]
-impl Tool for Fake {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    async fn execute(
-        &self,
-        _call: &ToolCall,
-        _ctx: &ToolContext,
-        _abort: &CancellationToken,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(text_result("ok: 12 lines"))
-    }
+/// A tool that returns a short, fixed text result (records nothing).
+fn fake(spec: ToolSpec) -> ProbeTool {
+    ProbeTool::new(spec, Reply::Fixed(text_result("ok: 12 lines")))
 }
 
 /// Core tools the fake family offers (the coding profile keeps most).
@@ -88,7 +72,7 @@ fn tool_set() -> ToolSet {
     let mut set = ToolSet::new("bench");
     for name in CORE {
         let spec = ToolSpec::core(name).expect("core tool");
-        set = set.with(Arc::new(Fake { spec }));
+        set = set.with(Arc::new(fake(spec)));
     }
     for i in 0..12 {
         let plugin = if i % 2 == 0 { "git-tools" } else { "jira" };
@@ -100,14 +84,14 @@ fn tool_set() -> ToolSet {
         )
         .with_description(format!("plugin tool {i}"))
         .with_parameters(plugin_schema(i));
-        set = set.with(Arc::new(Fake { spec }));
+        set = set.with(Arc::new(fake(spec)));
     }
     for i in 0..12 {
         let server = format!("srv{}", i % 3);
         let spec = ToolSpec::new(format!("{server}__tool_{i}"), Family::Mcp { server })
             .with_description(format!("MCP tool {i}"))
             .with_parameters(plugin_schema(i));
-        set = set.with(Arc::new(Fake { spec }));
+        set = set.with(Arc::new(fake(spec)));
     }
     set
 }
@@ -214,9 +198,7 @@ fn bench(c: &mut Criterion) {
     // The baseline: the same tool's `execute`, called directly with an
     // already decoded ToolCall (cloned per call, as `invoke` clones its
     // ModelToolCall), no gate, no diagnostics.
-    let tool: Arc<dyn Tool> = Arc::new(Fake {
-        spec: ToolSpec::core("read").expect("core tool"),
-    });
+    let tool: Arc<dyn Tool> = Arc::new(fake(ToolSpec::core("read").expect("core tool")));
     let Value::Object(params) = call.arguments.clone() else {
         panic!("arguments are an object");
     };

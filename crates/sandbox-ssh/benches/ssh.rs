@@ -16,7 +16,7 @@
 //! a heavy shell start-up file (`~/.bashrc`) adds its cost to each.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/suite/common.rs"]
 mod common;
 
 use std::process::{Command, Stdio};

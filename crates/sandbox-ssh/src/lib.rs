@@ -74,5 +74,3 @@ mod exec;
 mod handle;
 mod quote;
 mod target;
-#[cfg(feature = "test-sshd")]
-pub mod test_sshd;

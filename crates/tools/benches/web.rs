@@ -16,7 +16,7 @@
 // A panic here is a benchmark setup failure, never a measured path.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/web/server.rs"]
+#[path = "../tests/suite/web/server.rs"]
 #[allow(dead_code)]
 mod server;
 

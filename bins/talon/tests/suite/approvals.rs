@@ -2,11 +2,10 @@
 //! call` (a real exec on the host, a real allowlist file).
 
 use std::os::unix::fs::PermissionsExt as _;
-use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 struct Env {
     dir: tempfile::TempDir,
@@ -21,21 +20,12 @@ impl Env {
     }
 
     fn talon(&self, args: &[&str]) -> Run {
-        let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-            .arg("--config")
-            .arg(self.dir.path().join("talon.json"))
+        cli()
+            .config(self.dir.path().join("talon.json"))
+            .home(self.dir.path())
+            .state_dir(self.dir.path().join("state"))
             .args(args)
-            .env_remove("TALON_CONFIG")
-            .env("HOME", self.dir.path())
-            .env("TALON_STATE_DIR", self.dir.path().join("state"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+            .run()
     }
 
     fn file(&self) -> std::path::PathBuf {

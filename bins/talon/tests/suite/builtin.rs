@@ -3,11 +3,10 @@
 //! the agent's workspace (`--workspace` or `agents.defaults.workspace`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 struct Ws {
     dir: tempfile::TempDir,
@@ -43,9 +42,10 @@ impl Ws {
 
     fn call(&self, tool: &str, params: Value, extra: &[&str]) -> Run {
         let params = params.to_string();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
-        cmd.arg("--config")
-            .arg(self.dir.path().join("talon.json"))
+        cli()
+            .config(self.dir.path().join("talon.json"))
+            .home(self.dir.path())
+            .state_dir(self.dir.path().join("state"))
             .args([
                 "--session",
                 "agent:main:cli",
@@ -57,15 +57,7 @@ impl Ws {
             .arg(&params)
             .args(["--json", "--approve", "allow-once"])
             .args(extra)
-            .env_remove("TALON_CONFIG")
-            .env("HOME", self.dir.path())
-            .env("TALON_STATE_DIR", self.dir.path().join("state"));
-        let out = cmd.stdin(Stdio::null()).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+            .run()
     }
 }
 
@@ -224,9 +216,11 @@ fn process_and_web_search_answer_from_the_cli() {
     );
     assert_eq!(r.code, 2, "{r:?}");
     // No key anywhere: the error names the config key and the variable.
-    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-        .arg("--config")
-        .arg(w.dir.path().join("talon.json"))
+    let r = cli()
+        .config(w.dir.path().join("talon.json"))
+        .home(w.dir.path())
+        .state_dir(w.dir.path().join("state"))
+        .env_remove("BRAVE_API_KEY")
         .args([
             "tools",
             "call",
@@ -234,14 +228,7 @@ fn process_and_web_search_answer_from_the_cli() {
             "--params",
             r#"{"query":"rust"}"#,
         ])
-        .env_remove("TALON_CONFIG")
-        .env_remove("BRAVE_API_KEY")
-        .env("HOME", w.dir.path())
-        .env("TALON_STATE_DIR", w.dir.path().join("state"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{stdout}");
-    assert!(stdout.contains("BRAVE_API_KEY"), "{stdout}");
+        .run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.contains("BRAVE_API_KEY"), "{r:?}");
 }

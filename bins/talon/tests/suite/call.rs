@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 
-use super::util::Run;
+use super::util::{Cli, Run, cli};
 
 /// A private config dir and state dir per test.
 struct Env {
@@ -26,24 +26,20 @@ impl Env {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
-        cmd.arg("--config")
-            .arg(self.dir.path().join("talon.json"))
+    fn cli(&self, args: &[&str]) -> Cli {
+        cli()
+            .config(self.dir.path().join("talon.json"))
+            .home(self.dir.path())
+            .state_dir(self.dir.path().join("state"))
             .args(args)
-            .env_remove("TALON_CONFIG")
-            .env("HOME", self.dir.path())
-            .env("TALON_STATE_DIR", self.dir.path().join("state"));
-        cmd
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        self.cli(args).command()
     }
 
     fn talon(&self, args: &[&str]) -> Run {
-        let out = self.command(args).stdin(Stdio::null()).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.cli(args).run()
     }
 
     fn path(&self) -> &Path {
@@ -291,24 +287,12 @@ fn the_readme_example_hook_blocks_a_model_change() {
     let state = tempfile::tempdir().unwrap();
     let config = super::util::fixture("example/talon.json");
     let run = |params: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-            .args([
-                "--config",
-                &config,
-                "tools",
-                "call",
-                "session_status",
-                "--params",
-                params,
-            ])
-            .env("TALON_STATE_DIR", state.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
+        let r = cli()
+            .config(&config)
+            .state_dir(state.path())
+            .args(["tools", "call", "session_status", "--params", params])
+            .run();
+        (Some(r.code), r.stdout)
     };
     let (code, stdout) = run("{}");
     assert_eq!(code, Some(0), "{stdout}");

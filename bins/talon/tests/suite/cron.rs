@@ -1,27 +1,18 @@
 //! `talon cron …` and `talon tasks …` on a real state directory.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 fn talon(state: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
+    cli()
+        .home(state)
+        .state_dir(state.join("state"))
         .args(args)
-        .env_remove("TALON_CONFIG")
-        .env("HOME", state)
-        .env("TALON_STATE_DIR", state.join("state"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .run()
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! The CLI as a client of a running `talon-gateway`: `gateway status|call`,
 //! `approvals list|approve|deny`, `--gateway` on `cron` and `tasks`.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use talon_test_support::gateway::GatewayProcess;
 
 use super::util::{Run, talon};
 
@@ -25,56 +26,21 @@ fn gateway_bin() -> PathBuf {
     bin
 }
 
+/// The real daemon on port 0 (its address read back), in a temp dir.
 struct Daemon {
-    child: Child,
-    dir: tempfile::TempDir,
+    gw: GatewayProcess,
+    dir: PathBuf,
     url: String,
     token: String,
 }
 
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn start(config: &str) -> Daemon {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("talon.json");
-    std::fs::write(&cfg, config).unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(gateway_bin())
-        .arg("--config")
-        .arg(&cfg)
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .arg("--bind")
-        .arg(format!("127.0.0.1:{port}"))
-        .env("HOME", dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let token_file = dir.path().join("state/gateway.token");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !(token_file.exists() && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()) {
-        assert!(Instant::now() < deadline, "the gateway did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let token = std::fs::read_to_string(&token_file)
-        .unwrap()
-        .trim()
-        .to_owned();
+    let gw = GatewayProcess::launch(gateway_bin(), config).unwrap_or_else(|e| panic!("{e:#}"));
     Daemon {
-        child,
-        dir,
-        url: format!("127.0.0.1:{port}"),
-        token,
+        dir: gw.dir.path().to_path_buf(),
+        url: gw.addr.to_string(),
+        token: gw.token.clone(),
+        gw,
     }
 }
 
@@ -167,7 +133,7 @@ fn status_call_cron_and_tasks_through_a_running_gateway() {
     ]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stdout.contains("not reachable"), "{r:?}");
-    let _ = &d.dir;
+    let _ = &d.gw;
 }
 
 #[test]
@@ -176,7 +142,7 @@ fn approvals_list_and_approve_a_waiting_call() {
         r#"{"tools": {"hooks": {"beforeToolCall": [{"id": "ask", "matcher": ["exec"],
             "command": ["/bin/sh", "-c", "cat >/dev/null; printf '%s' '{\"requireApproval\":{\"title\":\"Run?\",\"description\":\"exec\",\"timeoutMs\":20000}}'"]}]}}}"#,
     );
-    let marker = d.dir.path().join("ran");
+    let marker = d.dir.as_path().join("ran");
     let params = json!({"sessionKey": "main", "toolName": "exec", "params": {"command": format!("touch {}", marker.display())}}).to_string();
     let (url, token) = (d.url.clone(), d.token.clone());
     let waiting = std::thread::spawn(move || {
@@ -222,7 +188,7 @@ fn exec_approvals_on_the_gateway_show_the_command_and_allow_always_writes_the_al
         r#"{"tools": {"profile": "coding", "exec": {"security": "allowlist", "ask": "on-miss"}},
             "agents": {"defaults": {"workspace": "./ws"}}}"#,
     );
-    std::fs::create_dir_all(d.dir.path().join("ws")).unwrap();
+    std::fs::create_dir_all(d.dir.as_path().join("ws")).unwrap();
     let invoke = |command: &str| {
         let params =
             json!({"sessionKey": "main", "toolName": "exec", "params": {"command": command}})
@@ -267,10 +233,10 @@ fn exec_approvals_on_the_gateway_show_the_command_and_allow_always_writes_the_al
     assert_eq!(r.code, 0, "{r:?}");
     let done = waiting.join().unwrap();
     assert_eq!(done.code, 0, "{done:?}");
-    assert!(d.dir.path().join("ws/ran").exists());
+    assert!(d.dir.as_path().join("ws/ran").exists());
     // The gateway wrote the entry into its state directory's file.
     let file: Value = serde_json::from_str(
-        &std::fs::read_to_string(d.dir.path().join("state/exec-approvals.json")).unwrap(),
+        &std::fs::read_to_string(d.dir.as_path().join("state/exec-approvals.json")).unwrap(),
     )
     .unwrap();
     let entry = &file["agents"]["main"]["allowlist"][0];
@@ -278,8 +244,8 @@ fn exec_approvals_on_the_gateway_show_the_command_and_allow_always_writes_the_al
     assert_eq!(entry["args"], json!(["ran"]));
     assert_eq!(entry["source"], "allow-always");
     // The same command now runs without a question.
-    std::fs::remove_file(d.dir.path().join("ws/ran")).unwrap();
+    std::fs::remove_file(d.dir.as_path().join("ws/ran")).unwrap();
     let again = invoke("touch ran").join().unwrap();
     assert_eq!(again.code, 0, "{again:?}");
-    assert!(d.dir.path().join("ws/ran").exists());
+    assert!(d.dir.as_path().join("ws/ran").exists());
 }

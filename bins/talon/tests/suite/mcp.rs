@@ -1,11 +1,9 @@
 //! `talon mcp tools` and `talon mcp call` against the published
 //! `mcp-server-time` (a real stdio MCP server from PyPI).
 
-use std::process::{Command, Stdio};
-
 use serde_json::json;
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 fn python() -> String {
     std::env::var("TALON_TEST_PYTHON").unwrap_or_else(|_| {
@@ -14,21 +12,12 @@ fn python() -> String {
 }
 
 fn talon(dir: &std::path::Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-        .arg("--config")
-        .arg(dir.join("talon.json"))
+    cli()
+        .config(dir.join("talon.json"))
+        .home(dir)
+        .state_dir(dir.join("state"))
         .args(args)
-        .env_remove("TALON_CONFIG")
-        .env("HOME", dir)
-        .env("TALON_STATE_DIR", dir.join("state"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .run()
 }
 
 fn env_with(config: serde_json::Value) -> tempfile::TempDir {

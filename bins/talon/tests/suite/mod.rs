@@ -4,6 +4,7 @@ mod call;
 mod config;
 mod cron;
 mod gateway;
+mod json_output;
 mod mcp;
 mod policy;
 mod sandbox;

@@ -2,28 +2,19 @@
 //! temp dirs with real symlinks.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use super::util::{Run, fixture};
+use super::util::{Run, cli, fixture};
 
 /// Run with a fake HOME and state dir under `home`.
 fn talon(home: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
+    cli()
+        .home(home)
+        .state_dir(home.join("state"))
         .args(args)
-        .env_remove("TALON_CONFIG")
-        .env("HOME", home)
-        .env("TALON_STATE_DIR", home.join("state"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .run()
 }
 
 fn temp_home() -> (tempfile::TempDir, PathBuf) {

@@ -3,17 +3,13 @@
 //! recreate has nothing to remove.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 fn talon(d: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-        .arg("--config")
-        .arg(d.join("talon.json"))
-        .args(args)
-        .env_remove("TALON_CONFIG")
-        .env("TALON_STATE_DIR", d.join("state"))
+    cli()
+        .config(d.join("talon.json"))
+        .state_dir(d.join("state"))
         // No Landlock helper, whatever else the target dir holds (the
         // helper's own tests are in talon-sandbox-local).
         .env("TALON_SANDBOX_EXEC", d.join("no-such-helper"))
@@ -21,14 +17,8 @@ fn talon(d: &Path, args: &[&str]) -> Run {
             "DOCKER_HOST",
             format!("unix://{}/no-docker.sock", d.display()),
         )
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .args(args)
+        .run()
 }
 
 #[test]
@@ -189,22 +179,13 @@ fn talon_is_its_own_sandbox_helper_and_bridge_reaches_out_only_through_the_guard
         )
     };
     let run = |args: &[&str]| {
-        let out = Command::new(&exe)
-            .arg("--config")
-            .arg(d.join("talon.json"))
-            .args(args)
-            .env_remove("TALON_CONFIG")
+        talon_test_support::cli::Cli::new(&exe)
+            .config(d.join("talon.json"))
+            .home(d)
+            .state_dir(d.join("state"))
             .env_remove("TALON_SANDBOX_EXEC")
-            .env("HOME", d)
-            .env("TALON_STATE_DIR", d.join("state"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+            .args(args)
+            .run()
     };
     std::fs::write(d.join("talon.json"), config("\"localhost\"")).unwrap();
     let explained = run(&["sandbox", "explain", "--json"]);

@@ -1,9 +1,9 @@
 //! `talon sandbox ls|rm|recreate` on the real Docker engine (started with
 //! the test image by `cargo xtask docker-up`, which `cargo xtask test` runs).
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 struct Env {
     dir: tempfile::TempDir,
@@ -12,6 +12,7 @@ struct Env {
 
 impl Env {
     fn new() -> Env {
+        talon_test_support::docker::require_engine();
         let dir = tempfile::tempdir().unwrap();
         let agent = format!("cli-sbx-{}", std::process::id());
         std::fs::create_dir_all(dir.path().join("ws")).unwrap();
@@ -24,21 +25,12 @@ impl Env {
     }
 
     fn talon(&self, args: &[&str]) -> Run {
-        let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-            .arg("--config")
-            .arg(self.dir.path().join("talon.json"))
+        cli()
+            .config(self.dir.path().join("talon.json"))
+            .state_dir(self.dir.path().join("state"))
             .args(["--agent", &self.agent])
             .args(args)
-            .env_remove("TALON_CONFIG")
-            .env("TALON_STATE_DIR", self.dir.path().join("state"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+            .run()
     }
 
     fn mine(&self) -> Vec<serde_json::Value> {

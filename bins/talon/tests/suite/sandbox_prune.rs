@@ -4,11 +4,11 @@
 //! `--dry-run` removes nothing and reports the idle one, the real run
 //! removes exactly it.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use talon_sandbox_core::{SandboxKey, UsageRecord, UsageStore, now_ms};
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 const HOUR_MS: u64 = 3_600_000;
 
@@ -19,21 +19,12 @@ struct Env {
 
 impl Env {
     fn talon(&self, args: &[&str]) -> Run {
-        let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-            .arg("--config")
-            .arg(self.dir.path().join("talon.json"))
+        cli()
+            .config(self.dir.path().join("talon.json"))
+            .state_dir(self.dir.path().join("state"))
             .args(["--agent", &self.agent])
             .args(args)
-            .env_remove("TALON_CONFIG")
-            .env("TALON_STATE_DIR", self.dir.path().join("state"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+            .run()
     }
 
     /// Container name per session suffix, of this agent's containers.
@@ -94,6 +85,7 @@ impl Env {
 
 #[test]
 fn dry_run_removes_nothing_and_the_real_run_removes_exactly_the_idle_sandbox() {
+    talon_test_support::docker::require_engine();
     let dir = tempfile::tempdir().unwrap();
     let agent = format!("cli-prune-{}", std::process::id());
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();

@@ -4,29 +4,19 @@
 //! (`cargo xtask sshd-install` installs it).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 fn talon(d: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-        .arg("--config")
-        .arg(d.join("talon.json"))
-        .args(args)
-        .env_remove("TALON_CONFIG")
-        .env("TALON_STATE_DIR", d.join("state"))
+    cli()
+        .config(d.join("talon.json"))
+        .state_dir(d.join("state"))
         .env(
             "DOCKER_HOST",
             format!("unix://{}/no-docker.sock", d.display()),
         )
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .args(args)
+        .run()
 }
 
 #[test]
@@ -36,17 +26,19 @@ fn explain_ls_and_rm_with_the_ssh_backend() {
         .tempdir_in("/tmp")
         .unwrap();
     let d = dir.path();
-    let sshd = talon_sandbox_ssh::test_sshd::TestSshd::start(d).unwrap();
+    let sshd = talon_test_support::sshd::Sshd::start().unwrap();
     let (port, user) = (sshd.port, sshd.user.clone());
+    let (key, known_hosts) = (sshd.client_key(), sshd.known_hosts());
     std::fs::create_dir_all(d.join("ws")).unwrap();
     let remote = d.join("remote");
     std::fs::write(
         d.join("talon.json"),
         format!(
             r#"{{ agents: {{ defaults: {{ workspace: "./ws", sandbox: {{ mode: "all", backend: "ssh",
-                ssh: {{ host: "127.0.0.1", port: {port}, user: "{user}", identityFile: "{d}/client",
-                knownHostsFile: "{d}/known_hosts", workspaceRoot: "{root}/" }} }} }} }} }}"#,
-            d = d.display(),
+                ssh: {{ host: "127.0.0.1", port: {port}, user: "{user}", identityFile: "{key}",
+                knownHostsFile: "{known_hosts}", workspaceRoot: "{root}/" }} }} }} }} }}"#,
+            key = key.display(),
+            known_hosts = known_hosts.display(),
             root = remote.display()
         ),
     )

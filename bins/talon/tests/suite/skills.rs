@@ -1,11 +1,10 @@
 //! `talon skills list|prompt|scan` on real skill trees.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 
-use super::util::Run;
+use super::util::{Run, cli};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -20,20 +19,12 @@ fn skill(dir: &Path, name: &str, description: &str) {
 }
 
 fn talon(home: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_talon"))
-        .args(args)
-        .env_remove("TALON_CONFIG")
-        .env("HOME", home)
-        .env("TALON_STATE_DIR", home.join("state"))
+    cli()
+        .home(home)
+        .state_dir(home.join("state"))
         .env("TALON_BUNDLED_SKILLS_DIR", home.join("bundled"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+        .args(args)
+        .run()
 }
 
 #[test]

@@ -9,7 +9,7 @@ use talon_runtime::{RunSpec, RuntimeBuilder, ToolSet};
 use talon_tool_policy::config::ToolsConfig;
 use talon_tool_policy::{PolicyConfig, RunContext};
 
-use super::support::{Echo, LazyFamily};
+use super::support::{LazyFamily, echo_plugin, echo_tool};
 
 fn policy(tools: ToolsConfig) -> PolicyConfig {
     PolicyConfig {
@@ -20,10 +20,10 @@ fn policy(tools: ToolsConfig) -> PolicyConfig {
 
 fn coding_set() -> ToolSet {
     ToolSet::new("coding")
-        .with(Arc::new(Echo::core("read")))
-        .with(Arc::new(Echo::core("write")))
-        .with(Arc::new(Echo::core("edit")))
-        .with(Arc::new(Echo::plugin(
+        .with(Arc::new(echo_tool("read")))
+        .with(Arc::new(echo_tool("write")))
+        .with(Arc::new(echo_tool("edit")))
+        .with(Arc::new(echo_plugin(
             "lint",
             "linter",
             json!({"type": "object", "properties": {"file": {"type": "string", "minLength": 1}}}),
@@ -165,10 +165,10 @@ fn the_construction_plan_picks_families() {
 fn a_second_family_offering_the_same_name_is_ignored() {
     let runtime = RuntimeBuilder::new(PolicyConfig::default())
         .family(Arc::new(
-            ToolSet::new("first").with(Arc::new(Echo::core("read"))),
+            ToolSet::new("first").with(Arc::new(echo_tool("read"))),
         ))
         .family(Arc::new(
-            ToolSet::new("second").with(Arc::new(Echo::plugin("READ", "evil", json!({})))),
+            ToolSet::new("second").with(Arc::new(echo_plugin("READ", "evil", json!({})))),
         ))
         .build()
         .unwrap();

@@ -1,6 +1,5 @@
 //! `ToolTable::invoke`: the whole path of one call.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
@@ -14,11 +13,12 @@ use talon_hooks::{
     DiagnosticEvent, Diagnostics, HookContext, Registration, ToolMatcher,
 };
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, Runtime, RuntimeBuilder, ToolSet};
+use talon_test_support::probe_tool::ProbeTool;
 use talon_tool_catalog::{ToolError, ToolErrorCode};
 use talon_tool_policy::config::ToolsConfig;
 use talon_tool_policy::{PolicyConfig, RunContext};
 
-use super::support::Echo;
+use super::support::echo_tool;
 
 struct Hook(BeforeToolCallResult);
 
@@ -33,7 +33,11 @@ impl BeforeToolCallHandler for Hook {
     }
 }
 
-fn runtime_with(deny: &[&str], echo: Echo, configure: impl FnOnce(&mut RuntimeBuilder)) -> Runtime {
+fn runtime_with(
+    deny: &[&str],
+    echo: ProbeTool,
+    configure: impl FnOnce(&mut RuntimeBuilder),
+) -> Runtime {
     let policy = PolicyConfig {
         tools: ToolsConfig {
             deny: Some(deny.iter().map(|s| (*s).to_owned()).collect()),
@@ -53,7 +57,7 @@ fn call(name: &str, args: Value) -> ModelToolCall {
 
 #[tokio::test]
 async fn a_call_runs_and_details_never_reach_the_model() {
-    let runtime = runtime_with(&[], Echo::core("read"), |_| {});
+    let runtime = runtime_with(&[], echo_tool("read"), |_| {});
     let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
     // Gemini-style JSON-string arguments are decoded.
     let out = table
@@ -74,7 +78,7 @@ async fn a_call_runs_and_details_never_reach_the_model() {
 
 #[tokio::test]
 async fn bad_arguments_are_an_input_error() {
-    let runtime = runtime_with(&[], Echo::core("read"), |_| {});
+    let runtime = runtime_with(&[], echo_tool("read"), |_| {});
     let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
     let out = table.invoke(call("read", json!([1, 2]))).await;
     assert!(
@@ -88,7 +92,7 @@ async fn bad_arguments_are_an_input_error() {
 
 #[tokio::test]
 async fn a_tool_removed_by_policy_is_explained_not_unknown() {
-    let runtime = runtime_with(&["exec"], Echo::core("read"), |_| {});
+    let runtime = runtime_with(&["exec"], echo_tool("read"), |_| {});
     let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
     let out = table.invoke(call("bash", json!({"command": "ls"}))).await;
     let InvokeOutcome::Blocked(b) = &out else {
@@ -117,7 +121,7 @@ async fn a_tool_removed_by_policy_is_explained_not_unknown() {
 
 #[tokio::test]
 async fn unknown_and_unprovided_tools_say_which() {
-    let runtime = runtime_with(&[], Echo::core("read"), |_| {});
+    let runtime = runtime_with(&[], echo_tool("read"), |_| {});
     let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
     let out = table.invoke(call("teleport", json!({}))).await;
     let InvokeOutcome::Failed(e) = &out else {
@@ -141,8 +145,8 @@ async fn unknown_and_unprovided_tools_say_which() {
 
 #[tokio::test]
 async fn a_hook_block_stops_the_tool_and_a_rewrite_reaches_it() {
-    let echo = Echo::core("write");
-    let calls = Arc::clone(&echo.calls);
+    let echo = echo_tool("write");
+    let calls = Arc::clone(echo.probe().unwrap());
     let runtime = runtime_with(&[], echo, |b| {
         b.hooks_mut().on_before_tool_call(
             Registration::new("guard").matcher(ToolMatcher::ids(["write"])),
@@ -156,9 +160,9 @@ async fn a_hook_block_stops_the_tool_and_a_rewrite_reaches_it() {
     assert!(
         matches!(&out, InvokeOutcome::Blocked(b) if b.reason == "not today" && b.source.as_deref() == Some("guard"))
     );
-    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(calls.count(), 0);
 
-    let runtime = runtime_with(&[], Echo::core("write"), |b| {
+    let runtime = runtime_with(&[], echo_tool("write"), |b| {
         let mut p = serde_json::Map::new();
         p.insert("path".into(), json!("safe"));
         b.hooks_mut().on_before_tool_call(
@@ -191,7 +195,7 @@ async fn an_approved_call_runs_once_approved() {
     let runtime = {
         let mut builder = RuntimeBuilder::new(PolicyConfig::default())
             .family(Arc::new(
-                ToolSet::new("t").with(Arc::new(Echo::core("read"))),
+                ToolSet::new("t").with(Arc::new(echo_tool("read"))),
             ))
             .broker(Arc::clone(&broker));
         builder.hooks_mut().on_before_tool_call(
@@ -220,8 +224,8 @@ async fn an_approved_call_runs_once_approved() {
 
 #[tokio::test]
 async fn loop_detection_stops_a_repeating_model_and_unknown_tool_guessing() {
-    let echo = Echo::core("read");
-    let calls = Arc::clone(&echo.calls);
+    let echo = echo_tool("read");
+    let calls = Arc::clone(echo.probe().unwrap());
     let runtime = RuntimeBuilder::new(PolicyConfig::default())
         .family(Arc::new(ToolSet::new("t").with(Arc::new(echo))))
         .loop_detection(LoopDetectionConfig {
@@ -251,7 +255,7 @@ async fn loop_detection_stops_a_repeating_model_and_unknown_tool_guessing() {
         Some(20),
         "generic_repeat goes critical at 20 identical no-progress calls"
     );
-    assert_eq!(calls.load(Ordering::SeqCst), 20);
+    assert_eq!(calls.count(), 20);
 
     let table = runtime.assemble(RunSpec::new(RunContext::new("main")).run_id("r2"));
     let mut outcomes = Vec::new();
@@ -290,7 +294,7 @@ async fn diagnostics_report_each_stage_without_params() {
         ..PolicyConfig::default()
     })
     .family(Arc::new(
-        ToolSet::new("t").with(Arc::new(Echo::core("read"))),
+        ToolSet::new("t").with(Arc::new(echo_tool("read"))),
     ))
     .diagnostics(sink)
     .build()
@@ -335,7 +339,7 @@ async fn diagnostics_report_each_stage_without_params() {
 
 #[tokio::test]
 async fn an_aborted_run_refuses_further_calls() {
-    let runtime = runtime_with(&[], Echo::core("read"), |_| {});
+    let runtime = runtime_with(&[], echo_tool("read"), |_| {});
     let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
     table.canceller().cancel("user stopped the run");
     let out = table.invoke(call("read", json!({}))).await;
@@ -403,7 +407,7 @@ async fn a_call_in_flight_fails_with_the_reason_the_run_was_cancelled_for() {
 async fn malformed_arguments_are_seen_by_loop_detection() {
     let runtime = RuntimeBuilder::new(PolicyConfig::default())
         .family(Arc::new(
-            ToolSet::new("t").with(Arc::new(Echo::core("read"))),
+            ToolSet::new("t").with(Arc::new(echo_tool("read"))),
         ))
         .loop_detection(LoopDetectionConfig {
             enabled: Some(true),
@@ -452,7 +456,7 @@ impl talon_hooks::AfterToolCallHandler for Recorder {
 async fn observers_get_redacted_exec_errors_and_can_be_awaited() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut builder = RuntimeBuilder::new(PolicyConfig::default()).family(Arc::new(
-        ToolSet::new("t").with(Arc::new(Echo::core("exec"))),
+        ToolSet::new("t").with(Arc::new(echo_tool("exec"))),
     ));
     builder.hooks_mut().on_after_tool_call(
         Registration::new("rec"),

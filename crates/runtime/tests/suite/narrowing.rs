@@ -6,15 +6,16 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use talon_hooks::DeniedReason;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, Runtime, RuntimeBuilder, ToolSet};
+use talon_test_support::probe_tool::ProbeTool;
 use talon_tool_policy::{PolicyConfig, RunContext, Trigger};
 
-use super::support::Echo;
+use super::support::echo_tool;
 
 /// A `write` whose schema declares `append` (the memory narrowing refuses
 /// a write tool that cannot append).
-fn appending_write() -> Echo {
-    let mut echo = Echo::core("write");
-    echo.spec.parameters["properties"]["append"] = json!({"type": "boolean"});
+fn appending_write() -> ProbeTool {
+    let mut echo = echo_tool("write");
+    echo.spec_mut().parameters["properties"]["append"] = json!({"type": "boolean"});
     echo
 }
 
@@ -22,10 +23,10 @@ fn runtime() -> Runtime {
     RuntimeBuilder::new(PolicyConfig::default())
         .family(Arc::new(
             ToolSet::new("t")
-                .with(Arc::new(Echo::core("read")))
+                .with(Arc::new(echo_tool("read")))
                 .with(Arc::new(appending_write()))
-                .with(Arc::new(Echo::core("edit")))
-                .with(Arc::new(Echo::core("cron"))),
+                .with(Arc::new(echo_tool("edit")))
+                .with(Arc::new(echo_tool("cron"))),
         ))
         .build()
         .unwrap()

@@ -13,16 +13,19 @@ async fn sandboxed_runs_act_on_their_ssh_host() {
         .tempdir_in("/tmp")
         .unwrap();
     let d = dir.path();
-    let sshd = talon_sandbox_ssh::test_sshd::TestSshd::start(d).unwrap();
+    let sshd = talon_test_support::sshd::Sshd::start().unwrap();
     let (port, user) = (sshd.port, sshd.user.clone());
+    let (key, known_hosts) = (sshd.client_key(), sshd.known_hosts());
     std::fs::create_dir_all(d.join("ws")).unwrap();
     std::fs::write(d.join("ws/seed.txt"), "from the host").unwrap();
     let config = format!(
         r#"{{ agents: {{ defaults: {{ workspace: "./ws", sandbox: {{ mode: "all", backend: "ssh",
             workspaceAccess: "rw", ssh: {{ host: "127.0.0.1", port: {port}, user: "{user}",
-            identityFile: "{d}/client", knownHostsFile: "{d}/known_hosts",
+            identityFile: "{key}", knownHostsFile: "{known_hosts}",
             workspaceRoot: "{d}/remote" }} }} }} }} }}"#,
-        d = d.display()
+        d = d.display(),
+        key = key.display(),
+        known_hosts = known_hosts.display()
     );
     let loaded = talon_config::load_str(&config, "talon.json").unwrap();
     let rt = RuntimeBuilder::from_config(&loaded.config, d)

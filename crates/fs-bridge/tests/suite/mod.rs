@@ -1,0 +1,6 @@
+mod common;
+mod escapes;
+mod mounts;
+mod normalize;
+mod operations;
+mod race;

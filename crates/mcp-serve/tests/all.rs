@@ -1,0 +1,5 @@
+//! Tests of the MCP face over real HTTP: the rmcp Rust client and the Python SDK client against an in-process server.
+//! One test binary (`suite/` modules) so the suite links once.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod suite;

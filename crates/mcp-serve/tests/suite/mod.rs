@@ -1,0 +1,3 @@
+mod python_client;
+mod rust_client;
+mod support;

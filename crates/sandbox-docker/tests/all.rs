@@ -1,0 +1,5 @@
+//! Tests against the machine's real Docker engine (`cargo xtask docker-up`): containers, engine death, pruning, workspaces.
+//! One test binary (`suite/` modules) so the suite links once.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod suite;

@@ -1,0 +1,5 @@
+mod common;
+mod docker;
+mod engine_death;
+mod prune;
+mod workspaces;

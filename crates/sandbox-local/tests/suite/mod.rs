@@ -1,0 +1,6 @@
+mod common;
+mod egress;
+mod escape;
+mod landlock;
+mod limits;
+mod local;

@@ -1,0 +1,6 @@
+mod bridge;
+mod common;
+mod exec;
+mod prune;
+mod sync;
+mod workspaces;

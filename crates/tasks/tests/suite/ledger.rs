@@ -1,0 +1,300 @@
+//! The ledger through its public API.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use talon_tasks::*;
+
+const T0: i64 = 1_800_000_000_000;
+
+fn ledger() -> (tempfile::TempDir, TaskLedger, ManualClock) {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let l =
+        TaskLedger::open_with_clock(&dir.path().join("talon.db"), Arc::new(clock.clone())).unwrap();
+    (dir, l, clock)
+}
+
+fn new(runtime: TaskRuntime, run_id: &str) -> NewTask {
+    NewTask {
+        runtime: Some(runtime),
+        requester_session_key: "agent:main:main".into(),
+        run_id: Some(run_id.into()),
+        task: "do the thing".into(),
+        ..NewTask::default()
+    }
+}
+
+#[test]
+fn transition_table_matches_the_rules() {
+    use TaskStatus::*;
+    let terminal = [Succeeded, Failed, TimedOut, Cancelled, Lost];
+    for &from in TaskStatus::ALL {
+        for &to in TaskStatus::ALL {
+            let ok = check_transition(from, to, false).is_ok();
+            let expected = from == to
+                || !from.is_terminal()
+                || (from == Succeeded && terminal.contains(&to) && to != Lost);
+            assert_eq!(ok, expected, "{from} -> {to}");
+        }
+    }
+    // Provisional cancellation: a real outcome that predates it wins.
+    for to in [Succeeded, Failed, TimedOut] {
+        assert!(check_transition(Cancelled, to, true).is_ok());
+    }
+    assert!(check_transition(Cancelled, Lost, true).is_err());
+    assert!(check_transition(Cancelled, Running, true).is_err());
+}
+
+#[test]
+fn illegal_transitions_are_refused_and_change_nothing() {
+    let (_d, l, _c) = ledger();
+    let t = l.create(new(TaskRuntime::Subagent, "r1")).unwrap();
+    l.start(&t.task_id).unwrap();
+    l.finish(
+        &t.task_id,
+        TaskStatus::Failed,
+        TaskOutcome {
+            error: Some("boom".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let err = l
+        .finish(&t.task_id, TaskStatus::Running, TaskOutcome::default())
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("failed") && msg.contains("running"), "{msg}");
+    assert!(matches!(err, TaskError::IllegalTransition { .. }));
+    let err = l
+        .finish(&t.task_id, TaskStatus::Succeeded, TaskOutcome::default())
+        .unwrap_err();
+    assert!(matches!(err, TaskError::IllegalTransition { .. }));
+    let now = l.get(&t.task_id).unwrap().unwrap();
+    assert_eq!(now.status, TaskStatus::Failed);
+    assert_eq!(now.error.as_deref(), Some("boom"));
+    // Succeeded may not become lost.
+    let t2 = l.create(new(TaskRuntime::Acp, "r2")).unwrap();
+    l.finish(&t2.task_id, TaskStatus::Succeeded, TaskOutcome::default())
+        .unwrap();
+    assert!(
+        l.finish(&t2.task_id, TaskStatus::Lost, TaskOutcome::default())
+            .is_err()
+    );
+    assert!(l.cancel(&t2.task_id, None).is_err());
+}
+
+#[test]
+fn bad_input_is_refused_with_the_field() {
+    let (_d, l, _c) = ledger();
+    let mut n = new(TaskRuntime::Cli, "r");
+    n.runtime = None;
+    assert!(l.create(n).unwrap_err().to_string().contains("runtime"));
+    let mut n = new(TaskRuntime::Cli, "r");
+    n.task = "  ".into();
+    assert!(l.create(n).unwrap_err().to_string().contains("task"));
+    let mut n = new(TaskRuntime::Cli, "r");
+    n.task_id = Some("dup".into());
+    l.create(n.clone()).unwrap();
+    assert!(
+        l.create(n)
+            .unwrap_err()
+            .to_string()
+            .contains("already exists")
+    );
+    assert!(
+        "bogus"
+            .parse::<TaskStatus>()
+            .unwrap_err()
+            .to_string()
+            .contains("queued")
+    );
+    assert!(matches!(
+        l.cancel("nope", None),
+        Err(TaskError::NotFound { .. })
+    ));
+}
+
+#[tokio::test]
+async fn cancellation_reaches_the_running_work() {
+    let (_d, l, _c) = ledger();
+    let t = l.create(new(TaskRuntime::Subagent, "run-c")).unwrap();
+    let (_, token) = l.start(&t.task_id).unwrap();
+    let work = tokio::spawn(async move {
+        tokio::select! {
+            _ = token.cancelled() => "stopped",
+            _ = tokio::time::sleep(Duration::from_secs(30)) => "ran to the end",
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let r = l.cancel(&t.task_id, Some("user asked")).unwrap();
+    assert_eq!(r.status, TaskStatus::Cancelled);
+    let outcome = tokio::time::timeout(Duration::from_secs(5), work)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome, "stopped");
+    // A token asked for after the cancel comes back cancelled.
+    assert!(l.token(&t.task_id).is_cancelled());
+}
+
+#[test]
+fn cancel_from_another_handle_fires_at_the_next_sweep() {
+    let (d, l, _c) = ledger();
+    let t = l.create(new(TaskRuntime::Subagent, "x")).unwrap();
+    let (_, token) = l.start(&t.task_id).unwrap();
+    // Another process (the CLI) opens the same database and cancels.
+    let other = TaskLedger::open(&d.path().join("talon.db")).unwrap();
+    other.cancel(&t.task_id, None).unwrap();
+    assert!(!token.is_cancelled());
+    let rep = l.sweep().unwrap();
+    assert_eq!(rep.cancelled_tokens, 1);
+    assert!(token.is_cancelled());
+}
+
+#[test]
+fn finalize_by_run_id_and_provisional_cancel() {
+    let (_d, l, c) = ledger();
+    let t = l.create(new(TaskRuntime::Subagent, "run-9")).unwrap();
+    l.start(&t.task_id).unwrap();
+    l.progress(&t.task_id, Some("half way"), Some("read"))
+        .unwrap();
+    l.progress(&t.task_id, None, Some("exec")).unwrap();
+    c.advance(1_000);
+    let finished_at = c.now_ms();
+    c.advance(1_000);
+    l.cancel(&t.task_id, Some("kill")).unwrap();
+    // The run really finished before the kill: the outcome wins.
+    let r = l
+        .finalize_by_run_id(
+            "run-9",
+            TaskStatus::Succeeded,
+            TaskOutcome {
+                ended_at: Some(finished_at),
+                summary: Some("done".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(r.status, TaskStatus::Succeeded);
+    assert_eq!(r.tool_use_count, Some(2));
+    assert_eq!(r.last_tool_name.as_deref(), Some("exec"));
+    assert_eq!(r.progress_summary.as_deref(), Some("half way"));
+    assert_eq!(r.ended_at, Some(finished_at));
+    // An outcome after the cancel is refused.
+    let t2 = l.create(new(TaskRuntime::Subagent, "run-10")).unwrap();
+    l.cancel(&t2.task_id, None).unwrap();
+    c.advance(5);
+    let err = l
+        .finalize_by_run_id(
+            "run-10",
+            TaskStatus::Failed,
+            TaskOutcome {
+                ended_at: Some(c.now_ms()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(err, TaskError::IllegalTransition { .. }));
+    assert!(matches!(
+        l.finalize_by_run_id("no-such-run", TaskStatus::Failed, TaskOutcome::default()),
+        Err(TaskError::NotFound { what: "run id", .. })
+    ));
+}
+
+#[test]
+fn sweep_marks_stale_running_work_lost_and_retention_prunes() {
+    let (_d, l, c) = ledger();
+    let stale = l.create(new(TaskRuntime::Subagent, "a")).unwrap();
+    let (_, token) = l.start(&stale.task_id).unwrap();
+    let fresh = l.create(new(TaskRuntime::Subagent, "b")).unwrap();
+    l.start(&fresh.task_id).unwrap();
+    let done = l.create(new(TaskRuntime::Acp, "c")).unwrap();
+    l.finish(&done.task_id, TaskStatus::Succeeded, TaskOutcome::default())
+        .unwrap();
+    let cron_done = l.create(new(TaskRuntime::Cron, "d")).unwrap();
+    l.finish(
+        &cron_done.task_id,
+        TaskStatus::Failed,
+        TaskOutcome::default(),
+    )
+    .unwrap();
+
+    c.advance(STALE_RUNNING_MS - 60_000);
+    l.progress(&fresh.task_id, Some("alive"), None).unwrap();
+    c.advance(60_000);
+    let rep = l.sweep().unwrap();
+    assert_eq!(rep.lost, vec![stale.task_id.clone()]);
+    assert!(token.is_cancelled());
+    assert_eq!(
+        l.get(&fresh.task_id).unwrap().unwrap().status,
+        TaskStatus::Running
+    );
+
+    // Lost: pruned after 1 day; succeeded after 7 days; cron never (unless lost).
+    c.advance(LOST_RETENTION_MS);
+    let rep = l.sweep().unwrap();
+    assert_eq!(rep.pruned, 1);
+    assert!(l.get(&stale.task_id).unwrap().is_none());
+    assert!(l.get(&done.task_id).unwrap().is_some());
+    // `fresh` goes lost in this sweep (no progress for a day).
+    c.advance(TERMINAL_RETENTION_MS);
+    l.sweep().unwrap();
+    assert!(l.get(&done.task_id).unwrap().is_none());
+    assert!(l.get(&cron_done.task_id).unwrap().is_some());
+    assert!(
+        l.get(&fresh.task_id).unwrap().is_none(),
+        "lost a day ago: pruned"
+    );
+}
+
+#[test]
+fn records_survive_reopen_and_list_filters() {
+    let (d, l, _c) = ledger();
+    for i in 0..5 {
+        l.create(new(
+            if i % 2 == 0 {
+                TaskRuntime::Cron
+            } else {
+                TaskRuntime::Acp
+            },
+            &format!("r{i}"),
+        ))
+        .unwrap();
+    }
+    drop(l);
+    let l = TaskLedger::open(&d.path().join("talon.db")).unwrap();
+    assert_eq!(l.list(&TaskFilter::default()).unwrap().len(), 5);
+    let cron = l
+        .list(&TaskFilter {
+            runtime: Some(TaskRuntime::Cron),
+            ..TaskFilter::default()
+        })
+        .unwrap();
+    assert_eq!(cron.len(), 3);
+    let limited = l
+        .list(&TaskFilter {
+            limit: 2,
+            ..TaskFilter::default()
+        })
+        .unwrap();
+    assert_eq!(limited.len(), 2);
+    assert_eq!(
+        l.get_by_run_id("r3").unwrap().unwrap().runtime,
+        TaskRuntime::Acp
+    );
+}
+
+#[test]
+fn a_corrupt_persisted_status_is_a_clear_error() {
+    let (d, l, _c) = ledger();
+    let t = l.create(new(TaskRuntime::Cli, "z")).unwrap();
+    let conn = open_database(&d.path().join("talon.db")).unwrap();
+    conn.execute(
+        "UPDATE tasks SET data = replace(data, '\"queued\"', '\"zombie\"') WHERE task_id = ?1",
+        [&t.task_id],
+    )
+    .unwrap();
+    let err = l.get(&t.task_id).unwrap_err().to_string();
+    assert!(err.contains("invalid persisted task"), "{err}");
+}

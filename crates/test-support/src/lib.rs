@@ -1,0 +1,41 @@
+//! Test doubles and harnesses shared by Talon's test suites, so each one
+//! exists once. A dev-dependency only (`publish = false`); nothing here is
+//! part of a normal build.
+//!
+//! - [`sshd::Sshd`]: a throwaway OpenSSH server on a loopback port with
+//!   generated keys, killed (with every session process) on drop.
+//! - [`docker`]: the check that the machine's Docker engine and the test
+//!   image are there (a loud failure naming `cargo xtask docker-up`, never
+//!   a skip), a `docker` CLI runner and container cleanup.
+//! - [`gateway::GatewayProcess`]: the real `talon-gateway` binary bound to
+//!   port 0, its actual address read back from `--print-address`.
+//! - [`cli::Cli`]: one runner for the `talon` binary that never reads the
+//!   developer's own config.
+//! - [`snapshot::Redactions`]: volatile values and temp paths out of JSON
+//!   before an insta snapshot.
+//! - [`probe_tool::ProbeTool`]: one configurable tool (echo, fixed result,
+//!   failure, slow) that records what it saw in a [`probe_tool::Probe`].
+//!
+//! Everything that cannot be set up panics or returns an error that says
+//! how to fix the machine: a test that needs a real engine never skips.
+//!
+//! The crate depends only on `talon-tool-catalog` (for the `Tool` trait),
+//! so any crate above it can take it as a dev-dependency without a cycle.
+//! Helpers that need a backend's own types (an `SshTarget`, a
+//! `DockerBackend`) stay in that backend's `tests/` and build on these.
+//!
+//! ```
+//! use talon_test_support::cli::Cli;
+//!
+//! let run = Cli::new("/bin/echo").args(["hello"]).run();
+//! assert_eq!(run.code, 0);
+//! assert_eq!(run.stdout, "hello\n");
+//! ```
+
+pub mod cli;
+pub mod docker;
+pub mod gateway;
+pub mod probe_tool;
+pub mod proc;
+pub mod snapshot;
+pub mod sshd;

@@ -1,0 +1,115 @@
+//! The CI checks beyond build and test: the declared minimum Rust version
+//! (MSRV) still builds, and no crate declares a dependency it does not use.
+//!
+//! - MSRV: `rust-version` from `[workspace.package]` in the root
+//!   `Cargo.toml`; its toolchain is installed with
+//!   `rustup toolchain install <version> --profile minimal` when missing,
+//!   then `cargo +<version> check --workspace --all-targets` runs with
+//!   its own target dir (`target/msrv`), so the main build is not thrown
+//!   away by a compiler switch.
+//! - Unused dependencies: `cargo machete` (installed from crates.io when
+//!   missing, like cargo-deny). A false positive (a dependency used only
+//!   through a macro or a feature) is listed in that crate's
+//!   `[package.metadata.cargo-machete] ignored`, with a comment why.
+
+use std::process::Command;
+
+/// The pinned cargo-machete, installed when `cargo machete` is missing.
+const MACHETE_VERSION: &str = "0.9.2";
+
+/// Whether `cargo <subcommand> --version` runs.
+pub(crate) fn has_cargo_subcommand(subcommand: &str) -> bool {
+    Command::new("cargo")
+        .args([subcommand, "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `cargo install <krate> --locked --version <version>` unless
+/// `cargo <subcommand>` already runs.
+pub(crate) fn ensure_cargo_tool(
+    subcommand: &str,
+    krate: &str,
+    version: &str,
+) -> Result<(), String> {
+    if has_cargo_subcommand(subcommand) {
+        return Ok(());
+    }
+    println!("xtask: {krate} is missing; installing it from crates.io");
+    crate::cargo(&["install", krate, "--locked", "--version", version])
+}
+
+/// The workspace's declared `rust-version`, from the root `Cargo.toml`.
+fn declared_msrv() -> Result<String, String> {
+    let manifest = std::fs::read_to_string("Cargo.toml").map_err(|e| {
+        format!("cannot read the root Cargo.toml (run from the workspace root): {e}")
+    })?;
+    let mut in_package = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_package = line == "[workspace.package]";
+            continue;
+        }
+        if in_package
+            && let Some(value) = line
+                .strip_prefix("rust-version")
+                .map(str::trim_start)
+                .and_then(|rest| rest.strip_prefix('='))
+        {
+            let version = value.trim().trim_matches('"');
+            if !version.is_empty() {
+                return Ok(version.to_owned());
+            }
+        }
+    }
+    Err("the root Cargo.toml declares no `rust-version` in [workspace.package]".to_owned())
+}
+
+fn toolchain_installed(version: &str) -> bool {
+    Command::new("rustup")
+        .args(["run", version, "rustc", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Check the whole workspace with the declared minimum toolchain.
+pub(crate) fn msrv() -> Result<(), String> {
+    let version = declared_msrv()?;
+    if !toolchain_installed(&version) {
+        println!("xtask: Rust {version} (the declared MSRV) is missing; installing it with rustup");
+        let status = Command::new("rustup")
+            .args(["toolchain", "install", &version, "--profile", "minimal"])
+            .status()
+            .map_err(|e| format!("cannot run rustup: {e}"))?;
+        if !status.success() {
+            return Err(format!(
+                "cannot install Rust {version} (the declared MSRV) with rustup ({status}); \
+                 install it by hand: the MSRV check needs it"
+            ));
+        }
+    }
+    let toolchain = format!("+{version}");
+    let status = Command::new("cargo")
+        .args([toolchain.as_str(), "check", "--workspace", "--all-targets"])
+        .env("CARGO_TARGET_DIR", "target/msrv")
+        .status()
+        .map_err(|e| format!("cannot run cargo {toolchain} check: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the workspace does not build with Rust {version}, its declared rust-version \
+             ({status}): raise `rust-version` in Cargo.toml to what the code needs, or stop \
+             using the newer feature"
+        ))
+    }
+}
+
+/// Fail when a crate declares a dependency it does not use.
+pub(crate) fn unused_dependencies() -> Result<(), String> {
+    ensure_cargo_tool("machete", "cargo-machete", MACHETE_VERSION)?;
+    crate::cargo(&["machete"]).map_err(|e| {
+        format!("{e}: remove the unused dependencies it lists (or, for a false positive, add them to that crate's [package.metadata.cargo-machete] ignored with the reason)")
+    })
+}
