@@ -90,6 +90,9 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<ProxyRequest, BadRequest> {
     if url.host_str().is_none_or(str::is_empty) {
         return Err(BadRequest("the target URL has no host"));
     }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(BadRequest("the target URL carries credentials (user@host)"));
+    }
     let mut path = url.path().to_owned();
     if let Some(query) = url.query() {
         path.push('?');

@@ -72,6 +72,10 @@ fn forward_refuses_other_schemes_and_origin_form() {
         "GET http://example.com/ HTTP/1.1 extra",
         "G(T http://example.com/ HTTP/1.1",
         "GET http://exa\tmple.com/ HTTP/1.1",
+        // Found by the egress_request fuzz target: credentials in the URL
+        // were accepted by the parser (the SSRF check refused them later).
+        "GET http://example@cm:8/80/a?b=2 HTTP/1.1",
+        "GET http://u:p@example.com/ HTTP/1.1",
     ] {
         assert!(
             parse_head(line.as_bytes()).is_err(),
