@@ -19,10 +19,11 @@ const MACHETE_VERSION: &str = "0.9.2";
 
 /// Whether `cargo <subcommand> --version` runs.
 pub(crate) fn has_cargo_subcommand(subcommand: &str) -> bool {
-    Command::new("cargo")
-        .args([subcommand, "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success())
+    let ok = |cmd: &mut Command| cmd.output().is_ok_and(|o| o.status.success());
+    // Some tools (cargo-machete) misread the subcommand form when run from
+    // inside `cargo xtask`; their binary answers either way.
+    ok(Command::new("cargo").args([subcommand, "--version"]))
+        || ok(Command::new(format!("cargo-{subcommand}")).arg("--version"))
 }
 
 /// `cargo install <krate> --locked --version <version>` unless
@@ -109,7 +110,17 @@ pub(crate) fn msrv() -> Result<(), String> {
 /// Fail when a crate declares a dependency it does not use.
 pub(crate) fn unused_dependencies() -> Result<(), String> {
     ensure_cargo_tool("machete", "cargo-machete", MACHETE_VERSION)?;
-    crate::cargo(&["machete"]).map_err(|e| {
-        format!("{e}: remove the unused dependencies it lists (or, for a false positive, add them to that crate's [package.metadata.cargo-machete] ignored with the reason)")
-    })
+    // The binary itself, not `cargo machete`: run from inside `cargo
+    // xtask`, the subcommand form took its own name for a path to scan.
+    let status = Command::new("cargo-machete")
+        .arg(".")
+        .status()
+        .map_err(|e| format!("cannot run cargo-machete: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`cargo-machete` failed ({status}): remove the unused dependencies it lists (or, for a false positive, add them to that crate's [package.metadata.cargo-machete] ignored with the reason)"
+        ))
+    }
 }
