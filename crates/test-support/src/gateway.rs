@@ -19,7 +19,7 @@ const START_LIMIT: Duration = Duration::from_secs(20);
 /// `<dir>/state`, `<dir>/gateway.log`); killed on drop.
 #[derive(Debug)]
 pub struct GatewayProcess {
-    /// The daemon process (`None` after it was reaped by [`Self::kill`]).
+    /// The daemon process (`None` after it was reaped by [`Self::wait_exit`]).
     pub child: Option<Child>,
     /// The temp dir holding config, state and log; also its `HOME`.
     pub dir: tempfile::TempDir,

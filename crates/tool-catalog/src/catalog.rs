@@ -312,7 +312,7 @@ pub fn is_read_only(id: &str) -> bool {
 }
 
 /// Whether `id` (already normalised) is a core tool that runs shell
-/// commands (see [`CoreTool::runs_commands`]).
+/// commands (its catalog row says so, as `exec`'s does).
 pub fn runs_commands(id: &str) -> bool {
     core_tool(id).is_some_and(|t| t.runs_commands)
 }
