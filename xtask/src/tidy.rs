@@ -80,7 +80,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "trusted-policy loader; to become HookError",
     ),
     (
-        "crates/mcp/src/config.rs",
+        "crates/config/src/sections/mcp.rs",
         RESULT_STRING,
         "`${VAR}` expansion; wrapped into McpError::Config with the key",
     ),
