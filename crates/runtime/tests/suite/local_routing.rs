@@ -74,13 +74,12 @@ async fn sandboxed_runs_act_in_a_local_bubblewrap_sandbox() {
     }
 }
 
-#[tokio::test]
-async fn a_container_network_on_the_local_backend_fails_the_call_naming_the_key() {
+/// Runs `exec` once in a sandboxed run under `config` (workspace `./ws`)
+/// and returns what the call said; asserts nothing ran on the host.
+async fn refused_exec(config: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("ws")).unwrap();
-    let config = r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all",
-        backend: "local", workspaceAccess: "rw", docker: { network: "my-compose-net" } } } } }"#;
     let loaded = talon_config::load_str(config, "talon.json").unwrap();
     let rt = RuntimeBuilder::from_config(&loaded.config, d)
         .unwrap()
@@ -96,52 +95,40 @@ async fn a_container_network_on_the_local_backend_fails_the_call_naming_the_key(
             json!({ "command": "echo ran > ran.txt" }),
         ))
         .await;
-    let text = match &out {
-        InvokeOutcome::Completed { result, .. } => result.text(),
-        InvokeOutcome::Failed(e) => e.to_string(),
-        other => panic!("{other:?}"),
-    };
-    assert!(
-        text.contains("agents.defaults.sandbox.docker.network"),
-        "{text}"
-    );
     assert!(
         !d.join("ws/ran.txt").exists(),
         "nothing may run on the host"
+    );
+    match &out {
+        InvokeOutcome::Completed { result, .. } => result.text(),
+        InvokeOutcome::Failed(e) => e.to_string(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_container_network_on_the_local_backend_fails_the_call_naming_the_key() {
+    let text = refused_exec(
+        r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all",
+        backend: "local", workspaceAccess: "rw", docker: { network: "my-compose-net" } } } } }"#,
+    )
+    .await;
+    assert!(
+        text.contains("agents.defaults.sandbox.docker.network"),
+        "{text}"
     );
 }
 
 #[tokio::test]
 async fn bridge_with_an_invalid_allowlist_fails_naming_the_allowlist_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::create_dir_all(d.join("ws")).unwrap();
-    let config = r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all",
+    let text = refused_exec(
+        r#"{ agents: { defaults: { workspace: "./ws", sandbox: { mode: "all",
         backend: "local", workspaceAccess: "rw", docker: { network: "bridge" } } } },
-        tools: { web: { fetch: { ssrfAllowlist: { cidrs: ["10.0.0.0/99"] } } } } }"#;
-    let loaded = talon_config::load_str(config, "talon.json").unwrap();
-    let rt = RuntimeBuilder::from_config(&loaded.config, d)
-        .unwrap()
-        .build()
-        .unwrap();
-    let mut ctx = RunContext::new("main");
-    ctx.sandboxed = true;
-    let table = rt.assemble(RunSpec::new(ctx));
-    let out = table
-        .invoke(ModelToolCall::new(
-            "c1",
-            "exec",
-            json!({ "command": "echo ran > ran.txt" }),
-        ))
-        .await;
-    let text = match &out {
-        InvokeOutcome::Completed { result, .. } => result.text(),
-        InvokeOutcome::Failed(e) => e.to_string(),
-        other => panic!("{other:?}"),
-    };
+        tools: { web: { fetch: { ssrfAllowlist: { cidrs: ["10.0.0.0/99"] } } } } }"#,
+    )
+    .await;
     assert!(
         text.contains("tools.web.fetch.ssrfAllowlist.cidrs"),
         "{text}"
     );
-    assert!(!d.join("ws/ran.txt").exists(), "nothing may run");
 }
