@@ -285,7 +285,7 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
         "\nsandbox tool policy:\n  allow ({}): {}\n  deny ({}): {}",
         policy.allow_key,
         if policy.allow.is_empty() {
-            "(everything not denied)".to_owned()
+            "(nothing)".to_owned()
         } else {
             policy.allow.join(", ")
         },

@@ -13,7 +13,7 @@ use serde_json::Value;
 use talon_hooks::HooksConfig;
 use talon_hooks::loop_detection::LoopDetectionConfig;
 use talon_tool_catalog::Profile;
-use talon_tool_policy::validate_entry;
+use talon_tool_policy::{EMPTY_ALLOW_REASON, is_empty_allow, validate_entry};
 
 use crate::findings::Findings;
 use crate::gateway::GatewayConfig;
@@ -245,7 +245,8 @@ impl Walker<'_> {
         path.pop();
     }
 
-    /// `allow`, `alsoAllow`, `deny`: each entry must be a valid pattern.
+    /// `allow`, `alsoAllow`, `deny`: each entry must be a valid pattern,
+    /// and an `allow` list must not be empty.
     fn lists(&mut self, policy: &Value, span: Option<&SpanNode>, path: &mut Vec<Seg>) {
         for list in POLICY_LISTS {
             let Some(Value::Array(entries)) = policy.get(list) else {
@@ -253,6 +254,14 @@ impl Walker<'_> {
             };
             let list_span = member(span, list);
             path.push(Seg::Key(list.to_owned()));
+            let strings: Vec<String> = entries
+                .iter()
+                .filter_map(|e| e.as_str().map(str::to_owned))
+                .collect();
+            if list == "allow" && strings.len() == entries.len() && is_empty_allow(&strings) {
+                self.out
+                    .issue(path, pos(list_span), EMPTY_ALLOW_REASON.to_owned());
+            }
             for (i, entry) in entries.iter().enumerate() {
                 if let Value::String(s) = entry
                     && let Err(e) = validate_entry(s)

@@ -8,6 +8,7 @@ use talon_tool_catalog::{Profile, normalize_tool_name};
 
 use crate::config::{AgentToolsConfig, PolicyConfig, ProfiledPolicyConfig, ToolsConfig};
 use crate::context::{RunContext, SubagentKind, Trigger};
+use crate::empty_allow::refuse_empty_allow;
 use crate::error::PolicyError;
 use crate::list::CompiledList;
 use crate::outcome::{CheckOutcome, LayerAudit, PolicyOutcome, Removal};
@@ -250,8 +251,10 @@ fn exact_allow(names: &[&str], key: &str) -> CompiledPolicy {
 }
 
 impl PolicyEngine {
-    /// Compile a configuration. Fails on an unknown profile id.
+    /// Compile a configuration. Fails on an unknown profile id and on an
+    /// explicitly empty `allow` list anywhere in it.
     pub fn new(config: &PolicyConfig) -> Result<Self, PolicyError> {
+        refuse_empty_allow(config)?;
         let tools = &config.tools;
         let mut agents = HashMap::new();
         for (id, cfg) in &config.agents {
@@ -585,15 +588,6 @@ fn warn_policy(
 ) {
     let label = &source.label;
     if let Some(a) = &source.allow {
-        if step == AllowlistStep::Configured
-            && a.iter().all(|e| e.trim().is_empty())
-            && source.also_allow.as_ref().is_none_or(|x| x.is_empty())
-        {
-            warnings.push(format!(
-                "tools: {label} is an explicit empty allow list, which allows every tool not denied (remove it, or list the tools you mean)"
-            ));
-            return;
-        }
         warnings.extend(analyse_allowlist(label, a, universe, step));
     }
     if let Some(a) = &source.also_allow {

@@ -47,8 +47,9 @@
 pub use crate::caps::{CappedTools, cap_cron_job_tools};
 pub use crate::config::PolicyConfig;
 pub use crate::context::{RunContext, SubagentKind, Trigger};
+pub use crate::empty_allow::{empty_allow_keys, is_empty_allow};
 pub use crate::engine::{NODE_PROVIDER_TOOLS, OWNER_ONLY_CORE_TOOLS, PolicyEngine};
-pub use crate::error::{PolicyError, Result};
+pub use crate::error::{EMPTY_ALLOW_REASON, PolicyError, Result};
 pub use crate::outcome::{CheckOutcome, LAYER_IDS, LayerAudit, PolicyOutcome, Removal, RemovedBy};
 pub use crate::pattern::{PatternError, validate_entry};
 pub use crate::sandbox::{
@@ -61,6 +62,7 @@ pub use crate::universe::{ToolEntry, ToolUniverse};
 mod caps;
 pub mod config;
 mod context;
+mod empty_allow;
 mod engine;
 mod error;
 mod list;

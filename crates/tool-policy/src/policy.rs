@@ -29,8 +29,6 @@ pub(crate) struct CompiledPolicy {
     /// OpenClaw's runtime matcher lets `apply_patch` through when the allow
     /// list matches `write`; the sandbox classifier does not.
     pub(crate) apply_patch_via_write: bool,
-    /// The allow list was written explicitly as `[]` (allows everything).
-    pub(crate) explicit_empty_allow: bool,
     pub(crate) keys: PolicyKeys,
     /// Deny entries that are built-in defaults rather than configured, with
     /// the rule prefix and the key that lifts them.
@@ -68,8 +66,6 @@ impl CompiledPolicy {
         if allow.is_none() && also_allow.is_none() && deny.is_none() {
             return None;
         }
-        let explicit_empty_allow = matches!(allow, Some(a) if a.iter().all(|e| e.trim().is_empty()))
-            && also_allow.is_none_or(|a| a.is_empty());
         let allow_list = match (allow, also_allow) {
             (None, None) => None,
             (Some(a), None) => Some(CompiledList::compile(a)),
@@ -84,24 +80,16 @@ impl CompiledPolicy {
                     )))
                 }
             }
-            (Some(a), Some(extra)) => {
-                let base: Vec<String> = if a.iter().all(|e| e.trim().is_empty()) {
-                    vec!["*".to_owned()]
-                } else {
-                    a.to_vec()
-                };
-                Some(CompiledList::compile(&CompiledList::union(
-                    &base[..],
-                    extra,
-                )))
-            }
+            // An empty `allow` stays empty (OpenClaw widens it to `*`):
+            // `PolicyEngine::new` refuses it, and if one is built anyway
+            // it allows only what `alsoAllow` names.
+            (Some(a), Some(extra)) => Some(CompiledList::compile(&CompiledList::union(a, extra))),
         };
         let not_allowed_rule = not_allowed_text(allow_list.as_ref());
         Some(CompiledPolicy {
             allow: allow_list,
             deny: deny.map(CompiledList::compile).unwrap_or_default(),
             apply_patch_via_write: true,
-            explicit_empty_allow,
             keys,
             default_deny: None,
             not_allowed_rule,
@@ -123,7 +111,6 @@ impl CompiledPolicy {
             allow: None,
             deny: CompiledList::compile(names),
             apply_patch_via_write: true,
-            explicit_empty_allow: false,
             default_deny: None,
             not_allowed_rule: String::new(),
             keys: PolicyKeys {
@@ -133,15 +120,16 @@ impl CompiledPolicy {
         }
     }
 
-    /// OpenClaw's matcher: deny wins; no or empty allow allows; an allow
-    /// match allows; `apply_patch` rides on `write`; else not allowed.
+    /// OpenClaw's matcher: deny wins; no allow list allows; an allow match
+    /// allows; `apply_patch` rides on `write`; else not allowed. Unlike
+    /// OpenClaw, an empty allow list allows nothing (it fails closed; the
+    /// engine refuses one at compile time).
     pub(crate) fn decide(&self, tool: &ToolEntry) -> Verdict<'_> {
         if let Some(entry) = self.deny.matching_entry(tool) {
             return Verdict::Denied { entry };
         }
         match &self.allow {
             None => Verdict::Allow,
-            Some(list) if list.is_empty() => Verdict::Allow,
             Some(list) => {
                 if list.matching_entry(tool).is_some()
                     || (self.apply_patch_via_write

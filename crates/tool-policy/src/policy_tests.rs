@@ -37,14 +37,17 @@ fn deny_wins_over_allow() {
 }
 
 #[test]
-fn empty_allow_allows_everything_not_denied() {
+fn empty_allow_allows_nothing() {
     let p = pol(Some(&[]), None, Some(&["exec"])).unwrap();
-    assert!(p.explicit_empty_allow);
-    assert_eq!(p.decide(&ToolEntry::core("browser")), Verdict::Allow);
+    assert_eq!(p.decide(&ToolEntry::core("browser")), Verdict::NotAllowed);
     assert!(matches!(
         p.decide(&ToolEntry::core("exec")),
         Verdict::Denied { .. }
     ));
+    // With alsoAllow it allows exactly those (OpenClaw: `*` plus them).
+    let p = pol(Some(&[""]), Some(&["read"]), None).unwrap();
+    assert_eq!(p.decide(&ToolEntry::core("read")), Verdict::Allow);
+    assert_eq!(p.decide(&ToolEntry::core("browser")), Verdict::NotAllowed);
 }
 
 #[test]

@@ -1,7 +1,6 @@
 //! The sandbox tool policy: OpenClaw's defaults and its merge rules.
 //!
-//! Two rules surprise people, and both are kept for compatibility:
-//! - an explicit `allow: []` means *allow everything* (not nothing);
+//! One rule surprises people and is kept for compatibility:
 //! - an explicitly allowed tool (in `allow` or `alsoAllow`, glob- and
 //!   group-aware) leaves the *default* deny list; so `allow: ["*"]` empties
 //!   it. A configured `deny` replaces the defaults wholesale.
@@ -9,6 +8,10 @@
 //! Each of allow / alsoAllow / deny is taken whole from the agent's
 //! `tools.sandbox.tools` if set there, else from the global
 //! `tools.sandbox.tools`, else the default: lists never merge across levels.
+//!
+//! OpenClaw's other surprise, an explicit `allow: []` meaning *allow
+//! everything*, is not kept: `PolicyEngine::new` and the config loader
+//! refuse an empty allow list, and a resolved empty list allows nothing.
 
 use crate::config::{AgentToolsConfig, ToolPolicyConfig, ToolsConfig};
 use crate::list::CompiledList;

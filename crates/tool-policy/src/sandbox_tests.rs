@@ -26,7 +26,7 @@ fn defaults() {
 }
 
 #[test]
-fn explicit_empty_allow_means_all() {
+fn explicit_empty_allow_stays_empty() {
     let p = resolve_sandbox_tool_policy(
         &tools_with(ToolPolicyConfig {
             allow: Some(vec![]),
@@ -38,6 +38,15 @@ fn explicit_empty_allow_means_all() {
     assert!(p.allow.is_empty());
     // Defaults stay denied: an empty allow names nothing explicitly.
     assert_eq!(p.deny, s(DEFAULT_SANDBOX_TOOL_DENY));
+    // And the compiled policy allows nothing (OpenClaw: everything).
+    let compiled = p.compile();
+    for tool in ["read", "exec", "web_fetch"] {
+        assert_ne!(
+            compiled.decide(&crate::universe::ToolEntry::core(tool)),
+            crate::policy::Verdict::Allow,
+            "{tool}"
+        );
+    }
 }
 
 #[test]

@@ -212,3 +212,34 @@ fn tools_fs_is_typed_and_a_bad_key_is_named() {
     assert!(paths.iter().all(|p| p.starts_with("tools.fs")), "{paths:?}");
     assert!(!paths.is_empty());
 }
+
+#[test]
+fn an_empty_allow_list_is_refused_wherever_it_is_written() {
+    let text = "{\n  tools: {\n    allow: [],\n    sandbox: { tools: { allow: [''] } },\n  },\n  agents: { list: [{ id: 'a', tools: { allow: [], alsoAllow: ['read'] } }] },\n}";
+    let reason = talon_tool_policy::EMPTY_ALLOW_REASON;
+    let found = issues(text);
+    let keys: Vec<(&str, u32)> = found
+        .iter()
+        .filter(|i| i.message == reason)
+        .map(|i| (i.key_path.as_str(), i.line))
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            ("tools.allow", 3),
+            ("tools.sandbox.tools.allow", 4),
+            ("agents.list[0].tools.allow", 6),
+        ],
+        "{found:#?}"
+    );
+    assert!(reason.contains("Remove the key") && reason.contains("deny: [\"*\"]"));
+}
+
+#[test]
+fn a_non_empty_allow_list_and_an_empty_deny_list_load() {
+    load_str(
+        "{ tools: { allow: ['read'], deny: [], alsoAllow: [] } }",
+        "t.json",
+    )
+    .unwrap();
+}

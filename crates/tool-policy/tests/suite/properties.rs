@@ -59,8 +59,17 @@ fn list() -> impl Strategy<Value = Option<Vec<String>>> {
     )
 }
 
+/// An allow list: absent or non-empty (an empty one is refused by
+/// `PolicyEngine::new`, tested on its own).
+fn allow_list() -> impl Strategy<Value = Option<Vec<String>>> {
+    prop::option::weighted(
+        0.5,
+        prop::collection::vec(prop::sample::select(POOL).prop_map(str::to_owned), 1..5),
+    )
+}
+
 fn policy() -> impl Strategy<Value = ToolPolicyConfig> {
-    (list(), list(), list()).prop_map(|(allow, also_allow, deny)| ToolPolicyConfig {
+    (allow_list(), list(), list()).prop_map(|(allow, also_allow, deny)| ToolPolicyConfig {
         allow,
         also_allow,
         deny,
