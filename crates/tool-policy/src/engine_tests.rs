@@ -6,7 +6,7 @@ use super::*;
 use crate::config::{
     GroupToolPolicyConfig, SandboxToolsSection, SubagentsToolsSection, ToolPolicyConfig,
 };
-use crate::subagent::{LEAF_SUBAGENT_EXTRA_DENY, SUBAGENT_DEFAULT_DENY};
+use crate::subagent::{LEAF_SUBAGENT_EXTRA_DENY, LEAF_SUBAGENT_FIXED_DENY, SUBAGENT_DEFAULT_DENY};
 
 fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
@@ -307,6 +307,38 @@ fn subagent_defaults_and_lifting() {
     assert!(out.allows("cron"));
     assert!(!out.allows("exec"));
     assert!(!out.allows("gateway"));
+}
+
+#[test]
+fn a_leaf_subagent_never_gets_orchestration_tools_whatever_the_config_allows() {
+    let lifting = ToolPolicyConfig {
+        allow: Some(s(&["*"])),
+        also_allow: Some(s(LEAF_SUBAGENT_FIXED_DENY)),
+        ..Default::default()
+    };
+    let e = engine(ToolsConfig {
+        subagents: Some(SubagentsToolsSection {
+            tools: Some(lifting),
+        }),
+        ..Default::default()
+    });
+    let mut ctx = RunContext::new("main");
+    ctx.subagent = Some(SubagentKind::Leaf);
+    let out = e.evaluate(&ctx, &ToolUniverse::core());
+    for t in LEAF_SUBAGENT_FIXED_DENY {
+        assert!(!out.allows(t), "{t}");
+        let removed = out.removed_by(t).unwrap();
+        assert_eq!(removed.rule, format!("leaf sub-agent deny (fixed) {t}"));
+        assert!(removed.config_key.contains("no key lifts"), "{removed:?}");
+    }
+    // The rest of the leaf's extra deny is lifted as configured.
+    assert!(out.allows("sessions_list"));
+    // An orchestrator keeps OpenClaw's rule: the explicit allow lifts them.
+    ctx.subagent = Some(SubagentKind::Orchestrator);
+    let out = e.evaluate(&ctx, &ToolUniverse::core());
+    for t in LEAF_SUBAGENT_FIXED_DENY {
+        assert!(out.allows(t), "{t}");
+    }
 }
 
 #[test]

@@ -56,7 +56,9 @@ pub use crate::sandbox::{
     DEFAULT_SANDBOX_TOOL_ALLOW, DEFAULT_SANDBOX_TOOL_DENY, ListSource, SandboxMode,
     SandboxToolBlock, SandboxToolPolicy, resolve_sandbox_tool_policy,
 };
-pub use crate::subagent::{LEAF_SUBAGENT_EXTRA_DENY, SUBAGENT_DEFAULT_DENY};
+pub use crate::subagent::{
+    LEAF_SUBAGENT_EXTRA_DENY, LEAF_SUBAGENT_FIXED_DENY, SUBAGENT_DEFAULT_DENY,
+};
 pub use crate::universe::{ToolEntry, ToolUniverse};
 
 mod caps;

@@ -44,6 +44,17 @@ pub(crate) struct DefaultDeny {
     pub(crate) entries: Vec<String>,
     pub(crate) rule_prefix: &'static str,
     pub(crate) lift_key: String,
+    /// Entries no configuration lifts, with their rule prefix and the key
+    /// reported for them.
+    pub(crate) fixed: Option<FixedDeny>,
+}
+
+/// Built-in deny entries that no allow list lifts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct FixedDeny {
+    pub(crate) entries: Vec<String>,
+    pub(crate) rule_prefix: &'static str,
+    pub(crate) key: &'static str,
 }
 
 /// Why a policy removed a tool.
@@ -149,6 +160,11 @@ impl CompiledPolicy {
         match verdict {
             Verdict::Allow => String::new(),
             Verdict::Denied { entry } => match &self.default_deny {
+                Some(DefaultDeny { fixed: Some(f), .. })
+                    if f.entries.iter().any(|e| e == entry) =>
+                {
+                    format!("{} {entry}", f.rule_prefix)
+                }
                 Some(d) if d.entries.iter().any(|e| e == entry) => {
                     format!("{} {entry}", d.rule_prefix)
                 }
@@ -162,6 +178,11 @@ impl CompiledPolicy {
     pub(crate) fn key_for(&self, verdict: &Verdict<'_>) -> &str {
         match verdict {
             Verdict::Denied { entry } => match &self.default_deny {
+                Some(DefaultDeny { fixed: Some(f), .. })
+                    if f.entries.iter().any(|e| e == entry) =>
+                {
+                    f.key
+                }
                 Some(d) if d.entries.iter().any(|e| e == entry) => &d.lift_key,
                 _ => &self.keys.deny,
             },

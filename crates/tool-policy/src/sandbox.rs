@@ -251,6 +251,7 @@ impl SandboxToolPolicy {
                 entries: self.deny.clone(),
                 rule_prefix: "default sandbox deny",
                 lift_key: self.deny_key.replace(".deny", ".alsoAllow"),
+                fixed: None,
             });
         }
         policy

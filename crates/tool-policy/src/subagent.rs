@@ -3,7 +3,7 @@
 use crate::config::ToolsConfig;
 use crate::context::SubagentKind;
 use crate::list::CompiledList;
-use crate::policy::{CompiledPolicy, DefaultDeny, PolicyKeys};
+use crate::policy::{CompiledPolicy, DefaultDeny, FixedDeny, PolicyKeys};
 use crate::universe::ToolEntry;
 
 /// Denied for every sub-agent.
@@ -24,8 +24,21 @@ pub const LEAF_SUBAGENT_EXTRA_DENY: &[&str] = &[
     "sessions_spawn",
 ];
 
+/// The orchestration tools a leaf sub-agent never gets, whatever
+/// `tools.subagents.tools` allows (OpenClaw lets an explicit allow lift
+/// them): a leaf that could spawn, message other sessions, schedule jobs or
+/// drive the gateway would not be a leaf.
+pub const LEAF_SUBAGENT_FIXED_DENY: &[&str] = &[
+    "sessions_spawn",
+    "subagents",
+    "sessions_send",
+    "cron",
+    "gateway",
+];
+
 /// The sub-agent policy: defaults minus what `tools.subagents.tools`
 /// explicitly allows, plus its configured deny; its allow list applies.
+/// For a leaf, [`LEAF_SUBAGENT_FIXED_DENY`] stays denied regardless.
 pub(crate) fn subagent_policy(tools: &ToolsConfig, kind: SubagentKind) -> CompiledPolicy {
     let cfg = tools.subagents.as_ref().and_then(|s| s.tools.as_ref());
     let explicit: Vec<String> = cfg
@@ -47,6 +60,17 @@ pub(crate) fn subagent_policy(tools: &ToolsConfig, kind: SubagentKind) -> Compil
         .filter(|d| explicit.matching_entry(&ToolEntry::core(d)).is_none())
         .map(|d| (*d).to_owned())
         .collect();
+    let fixed = (kind == SubagentKind::Leaf).then(|| FixedDeny {
+        entries: LEAF_SUBAGENT_FIXED_DENY
+            .iter()
+            .map(|d| (*d).to_owned())
+            .collect(),
+        rule_prefix: "leaf sub-agent deny (fixed)",
+        key: "tools.subagents.tools (a leaf sub-agent never orchestrates; no key lifts this)",
+    });
+    if let Some(f) = &fixed {
+        deny = CompiledList::union(&f.entries[..], &deny[..]);
+    }
     let defaults = deny.clone();
     if let Some(extra) = cfg.and_then(|c| c.deny.as_ref()) {
         deny = CompiledList::union(&deny[..], &extra[..]);
@@ -62,6 +86,7 @@ pub(crate) fn subagent_policy(tools: &ToolsConfig, kind: SubagentKind) -> Compil
         entries: defaults,
         rule_prefix: "default sub-agent deny",
         lift_key: "tools.subagents.tools.alsoAllow".to_owned(),
+        fixed,
     });
     policy
 }
