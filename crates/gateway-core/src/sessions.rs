@@ -309,15 +309,32 @@ pub(crate) fn build_session(
     ctx.group_id.clone_from(&params.group);
     ctx.message_provider.clone_from(&params.channel);
     ctx.trigger = params.trigger.unwrap_or_default();
-    if let Some((_, parent_tools)) = parent {
-        ctx.subagent = Some(if params.leaf.unwrap_or(false) {
-            SubagentKind::Leaf
-        } else {
-            SubagentKind::Orchestrator
-        });
-        ctx.inherited = Some(parent_tools.to_vec());
-    }
+    let mut parent_context = None;
+    let sandboxed = match parent {
+        Some((parent, parent_tools)) => {
+            ctx.subagent = Some(if params.leaf.unwrap_or(false) {
+                SubagentKind::Leaf
+            } else {
+                SubagentKind::Orchestrator
+            });
+            ctx.inherited = Some(parent_tools.to_vec());
+            // Whatever key or agent the child names, its sandbox is at
+            // most the parent's; the runtime decides and refuses.
+            let decision = runtime
+                .child_sandbox(&parent.spec.context, &ctx)
+                .map_err(|e| {
+                    RpcError::params(e.to_string()).with_data(serde_json::json!({
+                        "errorCode": e.code(),
+                        "param": "parentSessionKey",
+                    }))
+                })?;
+            parent_context = Some(parent.spec.context.clone());
+            decision.sandboxed
+        }
+        None => runtime.run_sandbox(&ctx).sandboxed,
+    };
     let mut spec = RunSpec::new(ctx);
+    spec.parent_context = parent_context;
     spec.session_id = Some(key.clone());
     spec.run_id = Some(format!("gw-{key_suffix}"));
     spec.requester = Some(Requester {
@@ -331,7 +348,6 @@ pub(crate) fn build_session(
         sender_is_owner: params.sender_is_owner,
         ..Requester::default()
     });
-    let sandboxed = runtime.run_sandbox(&spec.context).sandboxed;
     Ok(Session {
         info: SessionInfo {
             session_key: key,

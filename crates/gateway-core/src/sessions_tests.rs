@@ -173,3 +173,73 @@ fn the_registry_is_bounded_and_idempotent() {
     assert!(reg.remove("a").is_some());
     assert!(reg.get("a").is_none());
 }
+
+#[test]
+fn a_child_is_never_less_confined_than_its_sandboxed_parent() {
+    let rt = configured(
+        r#"{ agents: {
+            defaults: { sandbox: { mode: "non-main", workspaceAccess: "none" } },
+            list: [
+              { id: "main" },
+              { id: "open", sandbox: { mode: "off" } },
+              { id: "rw", sandbox: { mode: "all", workspaceAccess: "rw" } },
+            ],
+        } }"#,
+    );
+    let parent = build_session(
+        SessionParams {
+            session_key: Some("agent:main:telegram:group:1".into()),
+            ..SessionParams::default()
+        },
+        "main",
+        &rt,
+        None,
+        "p",
+    )
+    .unwrap();
+    assert!(parent.info.sandboxed);
+    let tools = vec!["exec".to_owned(), "read".to_owned()];
+    let child = |key: Option<&str>, agent: Option<&str>| {
+        build_session(
+            SessionParams {
+                session_key: key.map(str::to_owned),
+                agent_id: agent.map(str::to_owned),
+                parent_session_key: Some("agent:main:telegram:group:1".into()),
+                ..SessionParams::default()
+            },
+            "main",
+            &rt,
+            Some((&parent, &tools)),
+            "c",
+        )
+    };
+    // The agent's main key would run on the host: refused.
+    let err = child(Some("main"), None).unwrap_err();
+    assert_eq!(err.code, crate::rpc::INVALID_PARAMS);
+    assert_eq!(
+        err.data.as_ref().unwrap()["errorCode"],
+        serde_json::json!("child_unsandboxed")
+    );
+    assert!(
+        err.message.contains("would run unsandboxed"),
+        "{}",
+        err.message
+    );
+    // Another agent whose sandbox is off: refused.
+    let err = child(None, Some("open")).unwrap_err();
+    assert_eq!(
+        err.data.as_ref().unwrap()["errorCode"],
+        serde_json::json!("child_unsandboxed")
+    );
+    // Another agent with more workspace access: refused, naming it.
+    let err = child(None, Some("rw")).unwrap_err();
+    assert_eq!(
+        err.data.as_ref().unwrap()["errorCode"],
+        serde_json::json!("child_sandbox_wider")
+    );
+    assert!(err.message.contains("workspaceAccess"), "{}", err.message);
+    // A non-main key of the same agent keeps the parent's sandbox.
+    let ok = child(None, None).unwrap();
+    assert!(ok.info.sandboxed);
+    assert_eq!(ok.spec.parent_context.as_ref(), Some(&parent.spec.context));
+}

@@ -86,6 +86,7 @@
 pub use crate::builtin::{
     CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
+pub use crate::confinement::{ConfinementError, check_child_confinement};
 pub use crate::error::{Error, Result};
 pub use crate::family::{ToolFamily, ToolSet};
 pub use crate::mcp_family::MCP_FAMILY_ID;
@@ -98,6 +99,7 @@ pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
 pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};
 
 mod builtin;
+mod confinement;
 mod error;
 mod family;
 mod mcp_family;

@@ -46,6 +46,13 @@ pub struct RunSpec {
     /// The sandbox decision, taken by the runtime at assembly (`None`
     /// before that).
     pub(crate) sandbox: Option<Arc<RunSandbox>>,
+    /// The parent run's policy context, for a child run (a sub-agent
+    /// session). Assembly re-checks that the child's sandbox is no wider
+    /// than this parent's ([`crate::check_child_confinement`]) and gives a
+    /// child that would widen it no tools at all; front ends check first
+    /// with [`crate::Runtime::child_sandbox`] to refuse it with a clear
+    /// error.
+    pub parent_context: Option<RunContext>,
 }
 
 impl RunSpec {

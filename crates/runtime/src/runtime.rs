@@ -16,6 +16,7 @@ use talon_tool_catalog::normalize_tool_name;
 use talon_tool_policy::{PolicyConfig, PolicyEngine, ToolEntry, ToolUniverse, Trigger};
 
 use crate::builtin::Builtins;
+use crate::confinement::{ConfinementError, check_child_confinement};
 use crate::error::Result;
 use crate::family::ToolFamily;
 use crate::narrowing::Narrowing;
@@ -418,6 +419,22 @@ impl Runtime {
         self.sandbox.decide(ctx)
     }
 
+    /// The sandbox decision for a child run of `parent`, refused when it
+    /// would be wider than the parent's (see
+    /// [`crate::check_child_confinement`]). Every front end that creates a
+    /// child run (the gateway's `sessions.create` with a parent,
+    /// `sessions_spawn`) asks this first; [`Runtime::assemble`] checks again
+    /// for a [`RunSpec`] whose `parent_context` is set.
+    pub fn child_sandbox(
+        &self,
+        parent: &talon_tool_policy::RunContext,
+        child: &talon_tool_policy::RunContext,
+    ) -> Result<RunSandbox, ConfinementError> {
+        let child = self.run_sandbox(child);
+        check_child_confinement(&self.run_sandbox(parent), &child)?;
+        Ok(child)
+    }
+
     /// Build the tool table for one run: families → policy → trigger
     /// narrowing → provider schemas → construction of eager tools → the
     /// gate. Tool order is deterministic (family order, then each family's
@@ -429,6 +446,14 @@ impl Runtime {
         // so the table and where its tools act always agree. A caller's
         // `sandboxed: true` only tightens.
         let sandbox = Arc::new(self.run_sandbox(&run.context));
+        if let Some(parent) = &run.parent_context
+            && let Err(e) = check_child_confinement(&self.run_sandbox(parent), &sandbox)
+        {
+            // Fail closed: a child that would widen its parent's sandbox
+            // gets no tools (front ends refuse it earlier, with the error).
+            tracing::error!(code = e.code(), "{e}; the run gets no tools");
+            run.context.inherited = Some(Vec::new());
+        }
         run.context.sandboxed = sandbox.sandboxed;
         run.sandbox = Some(Arc::clone(&sandbox));
         let mut timings = Vec::with_capacity(6);

@@ -453,3 +453,48 @@ async fn tasks_skills_sandbox_and_mcp_status() {
     // No MCP servers configured: none instantiated (e2e_mcp covers a real one).
     assert_eq!(m["servers"], json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_session_is_never_less_confined_than_its_parent() {
+    let gw = Gw::start(
+        r#"{ "agents": {
+            "defaults": {"sandbox": {"mode": "non-main", "workspaceAccess": "none"}},
+            "list": [{"id": "main"}, {"id": "open", "sandbox": {"mode": "off"}}]
+        } }"#,
+    );
+    let mut ws = gw.ws().await;
+    let parent = ws
+        .ok(
+            "sessions.create",
+            json!({"sessionKey": "agent:main:group:7", "agentId": "main"}),
+        )
+        .await;
+    assert_eq!(parent["session"]["sandboxed"], json!(true), "{parent}");
+    // The agent's main key, and another agent whose sandbox is off, would
+    // each run the child's exec on the host: both refused, nothing opened.
+    for child in [
+        json!({"sessionKey": "main", "parentSessionKey": "agent:main:group:7"}),
+        json!({"agentId": "open", "parentSessionKey": "agent:main:group:7"}),
+    ] {
+        let refused = ws.call("sessions.create", child.clone()).await;
+        assert_eq!(refused["error"]["code"], json!(-32602), "{refused}");
+        assert_eq!(
+            refused["error"]["data"]["errorCode"],
+            json!("child_unsandboxed"),
+            "{refused}"
+        );
+    }
+    let listed = ws.ok("sessions.list", json!({})).await;
+    assert_eq!(
+        listed["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    let ok = ws
+        .ok(
+            "sessions.create",
+            json!({"sessionKey": "agent:main:sub:1", "parentSessionKey": "agent:main:group:7"}),
+        )
+        .await;
+    assert_eq!(ok["session"]["sandboxed"], json!(true), "{ok}");
+}
