@@ -272,6 +272,10 @@ pub(crate) enum CronCommand {
         /// Keep a one-shot job (disabled) after it ran instead of deleting it.
         #[arg(long)]
         keep_after_run: bool,
+        /// Running it twice is harmless: a one-shot run interrupted by a
+        /// crash is re-run automatically (otherwise it waits for `cron run`).
+        #[arg(long)]
+        idempotent: bool,
         /// JSON output (the job).
         #[arg(long)]
         json: bool,

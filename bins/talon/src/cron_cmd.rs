@@ -71,6 +71,7 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &CronCommand, out: &mut String) -> Res
             tools,
             disabled,
             keep_after_run,
+            idempotent,
             json,
         } => {
             let schedule = match (at, every, cron) {
@@ -114,6 +115,7 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &CronCommand, out: &mut String) -> Res
                 payload: Some(payload),
                 enabled: Some(!*disabled),
                 delete_after_run: keep_after_run.then_some(false),
+                idempotent: idempotent.then_some(true),
                 tools_allow: tools.clone(),
                 ..JobSpec::default()
             };

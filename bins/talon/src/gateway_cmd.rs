@@ -340,6 +340,7 @@ pub(crate) fn cron_remote(
             tools,
             disabled,
             keep_after_run,
+            idempotent,
             ..
         } => {
             let schedule = match (at, every, cron) {
@@ -356,6 +357,9 @@ pub(crate) fn cron_remote(
             let mut job = json!({"name": name, "schedule": schedule, "payload": payload, "enabled": !disabled});
             if *keep_after_run {
                 job["deleteAfterRun"] = json!(false);
+            }
+            if *idempotent {
+                job["idempotent"] = json!(true);
             }
             if let Some(t) = tools {
                 job["toolsAllow"] = json!(t);

@@ -45,6 +45,8 @@ pub struct JobSpec {
     pub enabled: Option<bool>,
     /// Delete after a good run (default: true for `at`, else false).
     pub delete_after_run: Option<bool>,
+    /// Re-run a one-shot run interrupted by a crash (default false).
+    pub idempotent: Option<bool>,
     /// Owner agent; the creator's when `None`.
     pub agent_id: Option<String>,
     /// Requested tool allowlist (capped by the creator's tools).
@@ -70,6 +72,8 @@ pub struct JobPatch {
     pub enabled: Option<bool>,
     /// New delete-after-run.
     pub delete_after_run: Option<bool>,
+    /// New idempotent flag.
+    pub idempotent: Option<bool>,
     /// New requested allowlist (capped again).
     pub tools_allow: Option<Vec<String>>,
 }
@@ -381,6 +385,7 @@ impl JobSpec {
             wake_mode: parse_wake(obj, prefix)?,
             enabled: boolean(obj, "enabled", prefix)?,
             delete_after_run: boolean(obj, "deleteAfterRun", prefix)?,
+            idempotent: boolean(obj, "idempotent", prefix)?,
             agent_id: string(obj, "agentId", prefix, 128)?,
             tools_allow,
         })
@@ -420,6 +425,7 @@ impl JobPatch {
             wake_mode: parse_wake(obj, prefix)?,
             enabled: boolean(obj, "enabled", prefix)?,
             delete_after_run: boolean(obj, "deleteAfterRun", prefix)?,
+            idempotent: boolean(obj, "idempotent", prefix)?,
             tools_allow,
         })
     }
@@ -518,6 +524,7 @@ pub fn build_job(
         cap_tools(creator.tools.as_deref(), spec.tools_allow.as_deref());
     let mut job = CronJob {
         delete_after_run: spec.delete_after_run.unwrap_or(schedule.is_one_shot()),
+        idempotent: spec.idempotent.unwrap_or(false),
         id,
         agent_id,
         name: spec.name,
@@ -588,6 +595,9 @@ pub fn apply_patch(
     }
     if let Some(d) = patch.delete_after_run {
         job.delete_after_run = d;
+    }
+    if let Some(i) = patch.idempotent {
+        job.idempotent = i;
     }
     // The cap: the narrower of the stored creator's tools and the patcher's.
     let cap: Option<Vec<String>> = match (&job.creator_tools, &creator.tools) {

@@ -189,6 +189,12 @@ pub struct CronJob {
     /// Delete (instead of disable) a one-shot job after a good run.
     #[serde(default)]
     pub delete_after_run: bool,
+    /// Whether running it twice is harmless: only then is a one-shot run
+    /// that a crash interrupted run again automatically (after the
+    /// backoff). Otherwise it is recorded `interrupted` and waits for the
+    /// operator (`cron.run`).
+    #[serde(default)]
+    pub idempotent: bool,
     /// The session that created it (for delivery inference and the run's
     /// requester).
     #[serde(default, skip_serializing_if = "Option::is_none")]

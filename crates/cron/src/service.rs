@@ -243,9 +243,10 @@ impl CronService {
 
     /// Recover from the previous process and start the timer (needs a
     /// tokio runtime). Jobs left `running` are marked interrupted and
-    /// rescheduled (recurring: next natural slot; one-shot: retried after
-    /// the backoff, counted as an error so a job that keeps killing the
-    /// process stops); missed jobs follow the catch-up policy: the five
+    /// rescheduled (recurring: next natural slot; one-shot marked
+    /// `idempotent`: retried after the backoff, counted as an error so a job
+    /// that keeps killing the process stops; any other one-shot: not
+    /// re-run, left for the operator); missed jobs follow the catch-up policy: the five
     /// earliest run from 2 s after start, 5 s apart; further recurring jobs move to their
     /// next natural slot, further one-shot jobs are deferred by 2 min.
     pub fn start(&self) -> Result<RecoveryReport> {
@@ -264,7 +265,14 @@ impl CronService {
                 job.state.last_status = Some(RunStatus::Interrupted);
                 job.state.last_error =
                     Some("the process stopped while this job was running".into());
-                if job.schedule.is_one_shot() {
+                if job.schedule.is_one_shot() && !job.idempotent {
+                    // It may have done part of its work: never run it
+                    // again behind the operator's back.
+                    job.state.next_run_at_ms = None;
+                    job.state.last_error = Some(
+                        "the process stopped while this one-shot job was running; it is not marked idempotent, so it was not re-run (run it again with cron.run, or set idempotent: true)".into(),
+                    );
+                } else if job.schedule.is_one_shot() {
                     job.state.consecutive_errors += 1;
                     if job.state.consecutive_errors <= self.inner.opts.max_attempts {
                         job.state.next_run_at_ms =

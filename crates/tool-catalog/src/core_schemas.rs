@@ -1883,6 +1883,10 @@ fn cron_job_fields() -> Value {
             "type": "boolean",
             "description": "Delete the job after its first successful run."
         },
+        "idempotent": {
+            "type": "boolean",
+            "description": "Running the job twice is harmless. Only then is a one-shot run interrupted by a crash re-run automatically."
+        },
         "failureAlert": failure_alert
     })
 }

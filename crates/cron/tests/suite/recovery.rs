@@ -182,3 +182,63 @@ fn due_selection_uses_the_index() {
     assert!(plan.contains("cron_jobs_due"), "{plan}");
     assert!(!plan.contains("SCAN cron_jobs"), "{plan}");
 }
+
+/// A one-shot run cut off by a crash: re-run only when the job says it is
+/// idempotent; otherwise recorded `interrupted` and left for the operator.
+#[tokio::test(start_paused = true)]
+async fn an_interrupted_one_shot_runs_again_only_when_idempotent() {
+    for idempotent in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = TokioClock::new(T0);
+        let hanging = Scripted::new([Step::Hang]);
+        let first = service(dir.path(), hanging.clone(), Arc::new(clock.clone()));
+        first.start().unwrap();
+        let mut spec = agent_turn(
+            "pay-invoice",
+            Schedule::At {
+                at: format_utc(T0 + 10_000),
+            },
+        );
+        spec.idempotent = Some(idempotent);
+        let job = first.add(spec, &operator()).unwrap().job;
+        assert_eq!(job.idempotent, idempotent);
+        sleep_s(11).await;
+        assert_eq!(hanging.calls().len(), 1, "started once");
+        first.stop();
+        drop(first);
+
+        sleep_s(5).await;
+        let after = Scripted::new([]);
+        let second = service(dir.path(), after.clone(), Arc::new(clock.clone()));
+        let report = second.start().unwrap();
+        assert_eq!(report.interrupted, vec![job.id.clone()]);
+        let j = second.get(&job.id).unwrap().unwrap();
+        assert_eq!(j.state.last_status, Some(RunStatus::Interrupted));
+        // Well past any backoff.
+        sleep_s(3_600).await;
+        if idempotent {
+            assert_eq!(after.calls().len(), 1, "an idempotent job is retried");
+        } else {
+            assert!(
+                after.calls().is_empty(),
+                "never re-run behind the operator's back"
+            );
+            let j = second.get(&job.id).unwrap().unwrap();
+            assert_eq!(j.state.next_run_at_ms, None);
+            assert!(
+                j.state
+                    .last_error
+                    .as_deref()
+                    .unwrap()
+                    .contains("idempotent"),
+                "{:?}",
+                j.state.last_error
+            );
+            // The operator can still run it.
+            assert!(second.run_now(&job.id, true).unwrap().ran);
+            sleep_s(1).await;
+            assert_eq!(after.calls().len(), 1);
+        }
+        second.stop();
+    }
+}
