@@ -22,6 +22,7 @@ use crate::job::{CronJob, Payload, RunRecord, RunStatus, WakeMode};
 use crate::runner::{
     AgentRunner, IsolatedRun, RunFailure, RunReport, RunReportStatus, SystemEventRequest,
 };
+use crate::schedule::Schedule;
 use crate::store::CronStore;
 
 /// When the next run is already due, the timer still waits this long
@@ -194,7 +195,15 @@ struct Inner {
     stats: Mutex<TimerStats>,
     started: AtomicBool,
     stopped: AtomicBool,
+    /// The wall clock and the monotonic clock at the last tick: a wall
+    /// reading far behind what the monotonic clock predicts means the wall
+    /// clock stepped back.
+    last_tick: Mutex<Option<(i64, tokio::time::Instant)>>,
 }
+
+/// How far the wall clock may run behind the monotonic clock between two
+/// ticks before recurring jobs are rescheduled from the new time.
+const CLOCK_STEP_BACK_TOLERANCE_MS: i64 = 1_000;
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -233,6 +242,7 @@ impl CronService {
                 stats: Mutex::new(TimerStats::default()),
                 started: AtomicBool::new(false),
                 stopped: AtomicBool::new(false),
+                last_tick: Mutex::new(None),
             }),
         })
     }
@@ -530,6 +540,15 @@ impl Inner {
 
     fn tick(this: &Arc<Inner>) -> Result<()> {
         let now = this.opts.clock.now_ms();
+        let mono = tokio::time::Instant::now();
+        let previous = lock(&this.last_tick).replace((now, mono));
+        if let Some((wall, at)) = previous {
+            let elapsed = i64::try_from(mono.duration_since(at).as_millis()).unwrap_or(i64::MAX);
+            let expected = wall.saturating_add(elapsed);
+            if now < expected - CLOCK_STEP_BACK_TOLERANCE_MS {
+                Inner::rebase_after_step_back(this, now, expected - now)?;
+            }
+        }
         Inner::reap_stuck(this, now)?;
         let in_flight = lock(&this.in_flight).len();
         let capacity = this.opts.max_concurrent_runs.saturating_sub(in_flight);
@@ -540,6 +559,54 @@ impl Inner {
         for job in due {
             Inner::launch(this, job, "scheduled", now)?;
         }
+        Ok(())
+    }
+
+    /// The wall clock stepped back by `step_ms`: a recurring job whose next
+    /// run is later than its natural next slot from `now` would stall for
+    /// the size of the step, so it moves to that slot. One-shot jobs keep
+    /// their absolute time.
+    fn rebase_after_step_back(this: &Arc<Inner>, now: i64, step_ms: i64) -> Result<()> {
+        let mut store = lock(&this.store);
+        let mut moved = 0_u32;
+        for mut job in store.list(false)? {
+            if job.schedule.is_one_shot() || job.state.running_at_ms.is_some() {
+                continue;
+            }
+            let mut changed = false;
+            // An `every` job's slot grid is `anchor + k·every`. An anchor
+            // that was already past before the step but lies ahead of the
+            // new time moves back by whole intervals (phase kept), or every
+            // later run would wait for it.
+            if let Schedule::Every {
+                every_ms,
+                anchor_ms: Some(anchor),
+            } = &mut job.schedule
+                && *anchor > now
+                && *anchor <= now + step_ms
+            {
+                let every = (*every_ms).max(1);
+                let k = (now - *anchor).div_euclid(every);
+                *anchor = anchor.saturating_add(k.saturating_mul(every));
+                changed = true;
+            }
+            let natural = job.schedule.next_after(now, &job.id).unwrap_or(None);
+            if let (Some(next), Some(natural)) = (job.state.next_run_at_ms, natural)
+                && next > natural
+            {
+                job.state.next_run_at_ms = Some(natural);
+                changed = true;
+            }
+            if changed {
+                store.put(&job)?;
+                moved += 1;
+            }
+        }
+        tracing::warn!(
+            step_ms,
+            moved,
+            "cron: the wall clock stepped back; recurring jobs rescheduled from the new time"
+        );
         Ok(())
     }
 

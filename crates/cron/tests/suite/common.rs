@@ -141,3 +141,30 @@ pub(crate) fn service(
 pub(crate) async fn sleep_s(s: u64) {
     tokio::time::sleep(std::time::Duration::from_secs(s)).await;
 }
+
+/// A [`TokioClock`] whose wall reading can be stepped, as an NTP
+/// correction or an operator's `date -s` steps the system clock.
+#[derive(Debug, Clone)]
+pub(crate) struct SteppedClock {
+    pub(crate) base: TokioClock,
+    pub(crate) offset_ms: Arc<AtomicI64>,
+}
+
+impl SteppedClock {
+    pub(crate) fn new(base_ms: i64) -> Self {
+        SteppedClock {
+            base: TokioClock::new(base_ms),
+            offset_ms: Arc::new(AtomicI64::new(0)),
+        }
+    }
+
+    pub(crate) fn step(&self, by_ms: i64) {
+        self.offset_ms.fetch_add(by_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for SteppedClock {
+    fn now_ms(&self) -> i64 {
+        self.base.now_ms() + self.offset_ms.load(Ordering::SeqCst)
+    }
+}

@@ -395,3 +395,33 @@ async fn cancelling_the_runs_task_stops_the_run() {
     );
     svc.stop();
 }
+
+/// An every-10 s job keeps its interval when the wall clock steps back an
+/// hour (it used to stall for the size of the step).
+#[tokio::test(start_paused = true)]
+async fn an_interval_survives_the_wall_clock_stepping_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = SteppedClock::new(T0);
+    let runner = Scripted::new([]);
+    let svc = service(dir.path(), runner.clone(), Arc::new(clock.clone()));
+    svc.start().unwrap();
+    svc.add(agent_turn("tick", every(10_000)), &operator())
+        .unwrap();
+    sleep_s(31).await;
+    let before = runner.calls().len();
+    assert!(before >= 3, "{before}");
+    clock.step(-3_600_000);
+    // Within two minutes of monotonic time the job has run on: the first
+    // timer after the step notices it, then every 10 s.
+    sleep_s(120).await;
+    let after = runner.calls().len() - before;
+    assert!(after >= 8, "ran {after} times in 120 s after the step");
+    let job = &svc.list(false).unwrap()[0];
+    let next = job.state.next_run_at_ms.unwrap();
+    assert!(
+        next <= clock.now_ms() + 10_000,
+        "next run {} ms away",
+        next - clock.now_ms()
+    );
+    svc.stop();
+}
