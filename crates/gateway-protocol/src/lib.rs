@@ -8,7 +8,9 @@
 //! `M::Response`), the scope check, and the JSON Schema and Markdown
 //! reference ([`schema_json`], [`markdown`], checked in under `docs/`).
 //! The JSON-RPC frames ([`frame`]), the HTTP bodies ([`http`]) and the
-//! notifications ([`Notification`]) are here too, so the gateway and its
+//! notifications ([`Notification`]) are here too, with the one parser of
+//! a bearer token ([`bearer_token`]) and of a request's session
+//! ([`session_key`]), so the gateway and its
 //! clients (the `talon` CLI among them) share one definition.
 //!
 //! ```
@@ -30,6 +32,9 @@
 //! the field's documentation.
 #![deny(missing_docs)]
 
+pub use crate::auth::{
+    SESSION_HEADER, SESSION_QUERY_PARAM, authorization_header, bearer_token, session_key,
+};
 pub use crate::frame::{ERROR_CODES, RawRequest, ResponseFrame, RpcError};
 pub use crate::http::{
     HttpError, HttpErrorDetail, HttpInvokeFailure, HttpInvokeOk, HttpInvokeRequest,
@@ -74,6 +79,7 @@ pub mod frame;
 /// HTTP request and response bodies.
 pub mod http;
 
+mod auth;
 mod method;
 mod notification;
 mod schema;

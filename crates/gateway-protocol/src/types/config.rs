@@ -26,7 +26,8 @@ pub struct ConfigGetResponse {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfigSchemaLookupParams {
-    /// A dotted config path (`tools.exec.security`); the root when absent.
+    /// A dotted config path (`tools.web.fetch`); required (its absence is
+    /// refused with an example).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
