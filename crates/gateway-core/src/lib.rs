@@ -12,6 +12,11 @@
 //!   `talon-gateway-protocol`), `GET /healthz`,
 //!   `GET /metrics`, `POST /tools/invoke` (OpenClaw's request/response) and
 //!   the MCP server at `/mcp`.
+//! - A WebSocket request is decoded into the protocol's typed `Request`,
+//!   its scope checked from the method's one declaration, and dispatched
+//!   by one exhaustive `match` to the handler of its area (sessions,
+//!   tools, approvals, cron, tasks, skills, sandbox, mcp, runner, config,
+//!   gateway), each holding only its own state.
 //! - Every tool call, whatever the surface, takes one path
 //!   ([`Gateway::invoke`]): the session's cached tool table (rebuilt after
 //!   a reload) → a durable `started` journal record for side-effecting

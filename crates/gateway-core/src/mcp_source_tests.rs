@@ -37,7 +37,10 @@ async fn one_authentication_per_request() {
     caller.query = Some("session=agent%3Amain%3Amain".into());
     // Without the guard's grant nothing is served, whatever the headers.
     let refused = source.list_tools(&caller).await.unwrap_err();
-    assert!(matches!(refused, SourceError::Unauthorized(_)), "{refused:?}");
+    assert!(
+        matches!(refused, SourceError::Unauthorized(_)),
+        "{refused:?}"
+    );
 
     let grant = source.authorize(&caller).await.unwrap();
     assert!(grant.is_some());
@@ -51,7 +54,10 @@ async fn one_authentication_per_request() {
     // A read-only grant cannot call.
     let call = ModelToolCall::new("c1", "session_status", serde_json::json!({}));
     let forbidden = source.call_tool(&granted, call).await.unwrap_err();
-    assert!(matches!(forbidden, SourceError::Forbidden(_)), "{forbidden:?}");
+    assert!(
+        matches!(forbidden, SourceError::Forbidden(_)),
+        "{forbidden:?}"
+    );
 
     // A bad token is one failure, counted once.
     let before = gw.metrics().auth_failures.load(Ordering::Relaxed);
