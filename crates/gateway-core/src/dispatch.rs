@@ -1,6 +1,6 @@
 //! One exhaustive `match` from a decoded [`Request`] to its area's
 //! handler. The scope was checked by the caller from the same declaration
-//! ([`MethodName::scope`]); adding a method to the protocol's table does
+//! (`MethodName::scope`); adding a method to the protocol's table does
 //! not compile until it is handled here.
 
 use std::time::Instant;
