@@ -7,7 +7,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use futures::{SinkExt as _, StreamExt as _};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use talon_gateway_protocol::{
+    ApprovalsResolveParams, CronAddParams, CronJobRef, CronListParams, CronRunsParams, Method,
+    NoParams, Request, ResponseFrame, TaskRef, TasksListParams, methods as m,
+};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
@@ -82,7 +86,7 @@ pub(crate) fn call(
             .with_context(|| format!("bad gateway URL {url}"))?;
         req.headers_mut().insert(
             "authorization",
-            format!("Bearer {token}")
+            talon_gateway_protocol::authorization_header(&token)
                 .parse()
                 .map_err(|_| anyhow!("the token holds characters not allowed in a header"))?,
         );
@@ -93,7 +97,7 @@ pub(crate) fn call(
         .await
         .map_err(|_| anyhow!("cannot reach the gateway at {url}: timed out"))?
         .map_err(|e| anyhow!("cannot reach the gateway at {url}: {e}"))?;
-        let frame = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let frame = talon_gateway_protocol::frame::request(json!(1), method, params);
         ws.send(Message::Text(frame.to_string().into()))
             .await
             .map_err(|e| anyhow!("sending to the gateway: {e}"))?;
@@ -115,11 +119,42 @@ pub(crate) fn call(
         .await
         .map_err(|_| anyhow!("no answer from the gateway within {} s", timeout.as_secs()))??;
         let _ = ws.close(None).await;
-        Ok(match answer.get("error") {
-            Some(e) => Err(e.clone()),
-            None => Ok(answer.get("result").cloned().unwrap_or(Value::Null)),
-        })
+        let frame: ResponseFrame = serde_json::from_value(answer)
+            .map_err(|e| anyhow!("the gateway sent a frame that is not a response: {e}"))?;
+        Ok(frame.into_result().map_err(|e| e.to_value()))
     })
+}
+
+/// One call of method `M` with its typed params; the answer is decoded as
+/// `M`'s response type (an error answer is returned as its JSON).
+pub(crate) fn call_method<M: Method>(
+    target: &GatewayTarget,
+    params: &M::Params,
+    timeout: Duration,
+) -> Result<std::result::Result<M::Response, Value>> {
+    let params = serde_json::to_value(params)
+        .with_context(|| format!("cannot encode the params of {}", M::NAME))?;
+    match call(target, M::NAME, params, timeout)? {
+        Ok(v) => Ok(Ok(serde_json::from_value(v).with_context(|| {
+            format!(
+                "the gateway's answer to {} does not match the protocol (is it another version?)",
+                M::NAME
+            )
+        })?)),
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+/// Print a typed result (JSON) or an error answer (JSON with `error`,
+/// exit 1).
+fn finish_typed<T: serde::Serialize>(
+    answer: std::result::Result<T, Value>,
+    out: &mut String,
+) -> Result<Status> {
+    finish(
+        answer.map(|v| serde_json::to_value(v).unwrap_or(Value::Null)),
+        out,
+    )
 }
 
 fn print(v: &Value, out: &mut String) -> Result<()> {
@@ -150,21 +185,21 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
             run_daemon(ctx, bind.as_deref(), state_dir.as_deref())
         }
         GatewayCommand::Status { target, json } => {
-            match call(target, "health", json!({}), Duration::from_secs(10)) {
+            match call_method::<m::Health>(target, &NoParams, Duration::from_secs(10)) {
                 Ok(Ok(h)) => {
                     if *json {
-                        print(&h, out)?;
+                        print(&serde_json::to_value(&h)?, out)?;
                     } else {
                         writeln!(
                             out,
                             "gateway {}: {} (generation {}, {} sessions, {} in flight, {} approvals pending, up {} ms)",
                             ws_url(target.gateway.as_deref())?,
-                            h["status"].as_str().unwrap_or("?"),
-                            h["generation"],
-                            h["sessions"],
-                            h["inFlight"],
-                            h["approvalsPending"],
-                            h["uptimeMs"]
+                            h.status,
+                            h.generation,
+                            h.sessions,
+                            h.in_flight,
+                            h.approvals_pending,
+                            h.uptime_ms
                         )?;
                     }
                     Ok(Status::Ok)
@@ -191,8 +226,20 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
             if !params.is_object() && !params.is_array() {
                 bail!("--params must be a JSON object, e.g. '{{\"sessionKey\": \"main\"}}'");
             }
+            // Checked against the protocol first: an unknown method or bad
+            // params gets the gateway's own error without a round trip.
+            let request = match Request::parse(method, params) {
+                Ok(r) => r,
+                Err(e) => return finish(Err(e.to_value()), out),
+            };
+            let params = request.params_json().context("cannot encode the params")?;
             finish(
-                call(target, method, params, Duration::from_secs(*timeout))?,
+                call(
+                    target,
+                    request.method().as_str(),
+                    params,
+                    Duration::from_secs(*timeout),
+                )?,
                 out,
             )
         }
@@ -236,14 +283,15 @@ pub(crate) fn approvals(
 ) -> Result<Status> {
     match cmd {
         ApprovalsCommand::List { json } => {
-            let answer = call(target, "approvals.list", json!({}), TIMEOUT)?;
-            let Ok(v) = answer else {
-                return finish(answer, out);
+            let answer = call_method::<m::ApprovalsList>(target, &NoParams, TIMEOUT)?;
+            let v = match answer {
+                Ok(v) => v,
+                Err(e) => return finish(Err(e), out),
             };
             if *json {
-                print(&v["approvals"], out)?;
+                print(&json!(v.approvals), out)?;
             } else {
-                let list = v["approvals"].as_array().cloned().unwrap_or_default();
+                let list = v.approvals;
                 if list.is_empty() {
                     writeln!(out, "no approvals pending")?;
                 }
@@ -297,26 +345,23 @@ fn resolve(
     json: bool,
     out: &mut String,
 ) -> Result<Status> {
-    let answer = call(
-        target,
-        "approvals.resolve",
-        json!({"id": id, "decision": decision}),
-        TIMEOUT,
-    )?;
-    let Ok(v) = answer else {
-        return finish(answer, out);
+    let params = ApprovalsResolveParams {
+        id: id.to_owned(),
+        decision: decision.to_owned(),
+        call_id: None,
+        params_hash: None,
     };
-    let applied = v["applied"] == json!(true);
+    let v = match call_method::<m::ApprovalsResolve>(target, &params, TIMEOUT)? {
+        Ok(v) => v,
+        Err(e) => return finish(Err(e), out),
+    };
+    let applied = v.applied;
     if json {
-        print(&v, out)?;
+        print(&serde_json::to_value(&v)?, out)?;
     } else if applied {
         writeln!(out, "{id}: {decision}")?;
     } else {
-        writeln!(
-            out,
-            "{id}: not applied ({})",
-            v["outcome"].as_str().unwrap_or("?")
-        )?;
+        writeln!(out, "{id}: not applied ({})", v.outcome)?;
     }
     Ok(if applied { Status::Ok } else { Status::No })
 }
@@ -326,9 +371,15 @@ pub(crate) fn cron_remote(
     cmd: &CronCommand,
     out: &mut String,
 ) -> Result<Status> {
-    let (method, params) = match cmd {
+    match cmd {
         CronCommand::Next { .. } => bail!("`cron next` is computed locally; drop --gateway"),
-        CronCommand::List { all, .. } => ("cron.list", json!({"includeDisabled": all})),
+        CronCommand::List { all, .. } => {
+            let params = CronListParams {
+                include_disabled: Some(*all),
+                agent_id: None,
+            };
+            finish_typed(call_method::<m::CronList>(target, &params, TIMEOUT)?, out)
+        }
         CronCommand::Add {
             name,
             at,
@@ -354,22 +405,35 @@ pub(crate) fn cron_remote(
                 (_, Some(t)) => json!({"kind": "systemEvent", "text": t}),
                 _ => bail!("give --message (an agent turn) or --system-event TEXT"),
             };
-            let mut job = json!({"name": name, "schedule": schedule, "payload": payload, "enabled": !disabled});
+            let mut job = Map::new();
+            job.insert("name".into(), json!(name));
+            job.insert("schedule".into(), schedule);
+            job.insert("payload".into(), payload);
+            job.insert("enabled".into(), json!(!disabled));
             if *keep_after_run {
-                job["deleteAfterRun"] = json!(false);
+                job.insert("deleteAfterRun".into(), json!(false));
             }
             if *idempotent {
                 job["idempotent"] = json!(true);
             }
             if let Some(t) = tools {
-                job["toolsAllow"] = json!(t);
+                job.insert("toolsAllow".into(), json!(t));
             }
-            ("cron.add", json!({"job": job}))
+            let params = CronAddParams { job };
+            finish_typed(call_method::<m::CronAdd>(target, &params, TIMEOUT)?, out)
         }
-        CronCommand::Remove { id, .. } => ("cron.remove", json!({"jobId": id})),
-        CronCommand::Runs { id, limit, .. } => ("cron.runs", json!({"jobId": id, "limit": limit})),
-    };
-    finish(call(target, method, params, TIMEOUT)?, out)
+        CronCommand::Remove { id, .. } => {
+            let params = CronJobRef { job_id: id.clone() };
+            finish_typed(call_method::<m::CronRemove>(target, &params, TIMEOUT)?, out)
+        }
+        CronCommand::Runs { id, limit, .. } => {
+            let params = CronRunsParams {
+                job_id: id.clone(),
+                limit: Some(u64::try_from(*limit).unwrap_or(u64::MAX)),
+            };
+            finish_typed(call_method::<m::CronRuns>(target, &params, TIMEOUT)?, out)
+        }
+    }
 }
 
 pub(crate) fn tasks_remote(
@@ -377,7 +441,7 @@ pub(crate) fn tasks_remote(
     cmd: &TasksCommand,
     out: &mut String,
 ) -> Result<Status> {
-    let (method, params) = match cmd {
+    match cmd {
         TasksCommand::List {
             status,
             runtime,
@@ -387,14 +451,31 @@ pub(crate) fn tasks_remote(
             if runtime.is_some() {
                 bail!("--runtime is not supported with --gateway (filter the JSON instead)");
             }
-            ("tasks.list", json!({"status": status, "limit": limit}))
+            let params = TasksListParams {
+                status: status.clone(),
+                owner_key: None,
+                limit: Some(*limit),
+            };
+            finish_typed(call_method::<m::TasksList>(target, &params, TIMEOUT)?, out)
         }
-        TasksCommand::Show { id, .. } => ("tasks.get", json!({"taskId": id})),
+        TasksCommand::Show { id, .. } => {
+            let params = TaskRef {
+                task_id: id.clone(),
+                reason: None,
+            };
+            finish_typed(call_method::<m::TasksGet>(target, &params, TIMEOUT)?, out)
+        }
         TasksCommand::Cancel { id, reason, .. } => {
-            ("tasks.cancel", json!({"taskId": id, "reason": reason}))
+            let params = TaskRef {
+                task_id: id.clone(),
+                reason: reason.clone(),
+            };
+            finish_typed(
+                call_method::<m::TasksCancel>(target, &params, TIMEOUT)?,
+                out,
+            )
         }
-    };
-    finish(call(target, method, params, TIMEOUT)?, out)
+    }
 }
 
 #[cfg(test)]

@@ -82,14 +82,9 @@ impl TokenSet {
     }
 }
 
-/// The bearer token of an `Authorization` header value.
-pub fn bearer(header: Option<&str>) -> Option<&str> {
-    let value = header?.trim();
-    let (kind, token) = value.split_once(' ')?;
-    kind.eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|t| !t.is_empty())
-}
+/// The bearer token of an `Authorization` header value (the protocol's
+/// one parser, re-exported).
+pub use talon_gateway_protocol::bearer_token as bearer;
 
 /// Load the token stored in `state_dir`, or generate one (32 random bytes,
 /// hex) and store it with mode 0600. Returns the token and its path. A

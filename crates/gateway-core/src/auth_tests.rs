@@ -21,15 +21,6 @@ fn token_set_matches_exactly_and_picks_scope() {
 }
 
 #[test]
-fn bearer_header_parsing() {
-    assert_eq!(bearer(Some("Bearer abc")), Some("abc"));
-    assert_eq!(bearer(Some("bearer   abc ")), Some("abc"));
-    assert_eq!(bearer(Some("Basic abc")), None);
-    assert_eq!(bearer(Some("Bearer ")), None);
-    assert_eq!(bearer(None), None);
-}
-
-#[test]
 fn token_file_is_created_0600_and_reused() {
     let dir = tempfile::tempdir().unwrap();
     let (t1, path) = load_or_create_token(dir.path()).unwrap();

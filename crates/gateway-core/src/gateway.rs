@@ -1,22 +1,32 @@
-//! `Gateway`: the shared state behind every surface (WebSocket, HTTP, MCP).
+//! `Gateway`: the per-area handlers composed into one service shared by
+//! every surface (WebSocket, HTTP, MCP). Each area holds only its own
+//! state ([`crate::handlers`]); what crosses areas (the active
+//! generation, the session registry, the call path) is passed in by
+//! [`crate::dispatch`].
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 use serde_json::{Value, json};
 use talon_config::{ConfigLocation, TalonConfig};
+use talon_gateway_protocol::{Audience, Notification, ReloadReport};
 use talon_hooks::approval::{ApprovalBroker, SqliteApprovalBroker};
 use talon_journal::{CallJournal, RecoveryReport};
 use talon_runtime::{Runtime, RuntimeBuilder};
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::broadcast;
 
-use crate::auth::{AuthLimiter, TokenSet, load_or_create_token, random_hex};
+use crate::auth::{AuthLimiter, TokenSet, load_or_create_token};
 use crate::error::GatewayError;
+use crate::handlers::approvals::ApprovalsHandler;
+use crate::handlers::config::{ConfigHandler, ConfigStart};
+use crate::handlers::cron::CronHandler;
+use crate::handlers::sessions::SessionsHandler;
+use crate::handlers::tasks::TasksHandler;
+use crate::invoke::CallPath;
 use crate::metrics::Metrics;
 use crate::runner::RunnerHub;
 use crate::scope::Scope;
-use crate::sessions::SessionRegistry;
 use crate::settings::{GatewaySection, Limits};
 
 /// The journal's file name inside the state directory.
@@ -63,61 +73,80 @@ pub(crate) struct PushEvent {
     pub(crate) min_scope: Scope,
 }
 
-/// What the last reload did.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReloadReport {
-    /// Whether the new config is active.
-    pub ok: bool,
-    /// The active generation after the attempt.
-    pub generation: u64,
-    /// Why it was rejected (the last good config stays active).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+/// The broadcast of server-pushed events to every connection.
+#[derive(Debug, Clone)]
+pub(crate) struct Events(broadcast::Sender<PushEvent>);
+
+impl Events {
+    pub(crate) fn new() -> Self {
+        Events(broadcast::channel(1024).0)
+    }
+
+    /// Push `notification` to every connection its audience covers (a
+    /// runner-only notification is never broadcast).
+    pub(crate) fn push(&self, notification: Notification, params: Value) {
+        let Audience::Scope(min_scope) = notification.audience() else {
+            return;
+        };
+        let _ = self.0.send(PushEvent {
+            method: notification.as_str(),
+            params,
+            min_scope,
+        });
+    }
+
+    /// Push an event whose method another crate names (approval events).
+    pub(crate) fn push_named(&self, method: &'static str, params: Value, min_scope: Scope) {
+        let _ = self.0.send(PushEvent {
+            method,
+            params,
+            min_scope,
+        });
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<PushEvent> {
+        self.0.subscribe()
+    }
 }
 
-pub(crate) struct Inner {
-    pub(crate) options: GatewayOptions,
-    pub(crate) location: ConfigLocation,
-    pub(crate) current: RwLock<Arc<Generation>>,
-    pub(crate) next_generation: AtomicU64,
-    pub(crate) sessions: SessionRegistry,
-    pub(crate) journal: CallJournal,
-    pub(crate) recovery: RecoveryReport,
-    /// Approval ids a crash left pending, denied at this start.
-    pub(crate) approvals_denied_at_start: Vec<String>,
-    pub(crate) broker: Arc<SqliteApprovalBroker>,
-    pub(crate) metrics: Metrics,
-    pub(crate) limiter: AuthLimiter,
-    pub(crate) generated_token: String,
-    pub(crate) token_path: PathBuf,
-    pub(crate) events: broadcast::Sender<PushEvent>,
+/// Every area's handler, composed. Nothing here is shared state of the
+/// whole gateway: each field is one area and holds only what that area
+/// needs.
+pub(crate) struct Areas {
+    /// `config.*`, `gateway.reload`: the generations.
+    pub(crate) config: ConfigHandler,
+    /// `sessions.*`: the open sessions.
+    pub(crate) sessions: SessionsHandler,
+    /// `tools.invoke` and every other surface's calls: journal, call ids,
+    /// engine permits, drain.
+    pub(crate) calls: CallPath,
+    /// `approvals.*`.
+    pub(crate) approvals: ApprovalsHandler,
+    /// `cron.*`.
+    pub(crate) cron: CronHandler,
+    /// `tasks.*`.
+    pub(crate) tasks: TasksHandler,
+    /// `runner.*`.
     pub(crate) runners: Arc<RunnerHub>,
-    pub(crate) cron: Option<talon_cron::CronService>,
-    pub(crate) tasks: Option<talon_tasks::TaskLedger>,
-    pub(crate) shutting_down: AtomicBool,
-    pub(crate) idle: Notify,
-    pub(crate) call_seq: AtomicU64,
-    pub(crate) nonce: String,
-    pub(crate) last_reload: RwLock<Option<ReloadReport>>,
+    /// Server-pushed events.
+    pub(crate) events: Events,
+    /// Authentication failures per peer.
+    pub(crate) auth: AuthLimiter,
+    /// Counters for `/metrics`.
+    pub(crate) metrics: Metrics,
     pub(crate) started_at: std::time::Instant,
-    pub(crate) link: Link,
-    pub(crate) listen: std::net::SocketAddr,
-    pub(crate) mcp_shutdown: talon_tasks::CancellationToken,
-    pub(crate) sandbox_execs:
-        std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Semaphore>>>,
 }
 
 /// The gateway: cheap to clone; every clone is the same gateway.
 #[derive(Clone)]
 pub struct Gateway {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Areas>,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
-            .field("state_dir", &self.inner.options.state_dir)
+            .field("state_dir", &self.inner.config.options.state_dir)
             .field("generation", &self.generation().id)
             .finish_non_exhaustive()
     }
@@ -166,7 +195,7 @@ impl Gateway {
             }
         })?;
         // Approvals a crash left waiting are denied, never approved.
-        let approvals_denied_at_start =
+        let denied_at_start =
             broker
                 .store()
                 .recover_pending()
@@ -174,14 +203,14 @@ impl Gateway {
                     path: state_dir.clone(),
                     message: format!("approvals: {e}"),
                 })?;
-        if !approvals_denied_at_start.is_empty() {
+        if !denied_at_start.is_empty() {
             tracing::warn!(
-                approvals = approvals_denied_at_start.len(),
+                approvals = denied_at_start.len(),
                 "approvals pending when the previous gateway stopped are resolved as denied"
             );
         }
         let limits = section.limits.clone();
-        let (events, _) = broadcast::channel(1024);
+        let events = Events::new();
         let runners = Arc::new(RunnerHub::new(limits.runner_wait, events.clone()));
         let db = state_dir.join(talon_tasks::DB_FILE_NAME);
         let cron_options = cron_options(&loaded.config);
@@ -210,41 +239,41 @@ impl Gateway {
             loaded,
             section,
         )?;
-        let inner = Arc::new(Inner {
-            location,
-            current: RwLock::new(Arc::new(first)),
-            next_generation,
-            sessions: SessionRegistry::default(),
-            journal,
-            recovery,
-            approvals_denied_at_start,
-            broker,
-            metrics: Metrics::default(),
-            limiter: AuthLimiter::new(limits.auth_max_failures, limits.auth_window),
-            generated_token,
-            token_path,
-            events,
+        let inner = Arc::new(Areas {
+            config: ConfigHandler::new(ConfigStart {
+                options,
+                location,
+                first,
+                next_generation,
+                generated_token,
+                token_path,
+                link: Arc::clone(&link),
+                listen: addr,
+            }),
+            sessions: SessionsHandler::default(),
+            calls: CallPath::new(journal, recovery),
+            approvals: ApprovalsHandler {
+                broker,
+                denied_at_start,
+            },
+            cron: CronHandler {
+                service: Some(cron),
+            },
+            tasks: TasksHandler {
+                ledger: Some(tasks),
+            },
             runners,
-            cron: Some(cron),
-            tasks: Some(tasks),
-            shutting_down: AtomicBool::new(false),
-            idle: Notify::new(),
-            call_seq: AtomicU64::new(0),
-            nonce: random_hex(4).unwrap_or_else(|_| "0".into()),
-            last_reload: RwLock::new(None),
+            events,
+            auth: AuthLimiter::new(limits.auth_max_failures, limits.auth_window),
+            metrics: Metrics::default(),
             started_at: std::time::Instant::now(),
-            link: Arc::clone(&link),
-            listen: addr,
-            mcp_shutdown: talon_tasks::CancellationToken::new(),
-            sandbox_execs: std::sync::Mutex::new(std::collections::HashMap::new()),
-            options,
         });
         let _ = link.set(Arc::downgrade(&inner));
         let gw = Gateway { inner };
         gw.forward_approval_events();
         gw.watch_tasks();
         gw.prune_sandboxes_periodically();
-        if let Some(cron) = &gw.inner.cron {
+        if let Some(cron) = &gw.inner.cron.service {
             let report = cron
                 .start()
                 .map_err(|e| GatewayError::Internal(format!("cron: {e}")))?;
@@ -255,18 +284,18 @@ impl Gateway {
 
     /// Where the generated token is stored.
     pub fn token_path(&self) -> &Path {
-        &self.inner.token_path
+        &self.inner.config.token_path
     }
 
     /// The state directory.
     pub fn state_dir(&self) -> &Path {
-        &self.inner.options.state_dir
+        &self.inner.config.options.state_dir
     }
 
     /// The address to listen on (`--bind`, else the config, else
     /// `127.0.0.1:18789`).
     pub fn listen_addr(&self) -> std::net::SocketAddr {
-        self.inner.listen
+        self.inner.config.listen
     }
 
     /// The metrics.
@@ -276,24 +305,21 @@ impl Gateway {
 
     /// The call journal.
     pub fn journal(&self) -> &CallJournal {
-        &self.inner.journal
+        &self.inner.calls.journal
     }
 
     /// What the journal repaired at start.
     pub fn recovery(&self) -> &RecoveryReport {
-        &self.inner.recovery
+        &self.inner.calls.recovery
     }
 
     /// The approval broker.
     pub fn broker(&self) -> Arc<dyn ApprovalBroker> {
-        Arc::clone(&self.inner.broker) as Arc<dyn ApprovalBroker>
+        Arc::clone(&self.inner.approvals.broker) as Arc<dyn ApprovalBroker>
     }
 
     pub(crate) fn generation(&self) -> Arc<Generation> {
-        match self.inner.current.read() {
-            Ok(g) => Arc::clone(&g),
-            Err(p) => Arc::clone(&p.into_inner()),
-        }
+        self.inner.config.generation()
     }
 
     /// The active configuration's limits.
@@ -311,28 +337,15 @@ impl Gateway {
     /// successful reload use the new policy (calls already running finish
     /// under the table they started with).
     pub fn reload(&self) -> ReloadReport {
-        let attempt = load_config(&self.inner.location).and_then(|loaded| {
-            let section = GatewaySection::from_config(&loaded.config.gateway_config());
-            let addr = section.listen_addr(self.inner.options.bind);
-            let listening = self.listen_addr_at_start();
-            if !listening.ip().is_loopback() && section.tokens.is_empty() {
-                return Err(GatewayError::Config {
-                    origin: loaded.origin.clone(),
-                    message: format!(
-                        "the gateway listens on {listening}, a non-loopback address; a config without gateway.auth tokens is refused"
-                    ),
-                });
-            }
-            if addr != listening {
-                tracing::warn!(%addr, %listening, "the listen address changed in the config; it applies after a restart");
-            }
-            build_generation(&self.parts(), loaded, section)
-        });
+        let areas = &self.inner;
+        let attempt = areas
+            .config
+            .compile_next(&areas.approvals.broker, areas.cron.service.as_ref());
         let report = match attempt {
             Ok(generation) => {
                 let id = generation.id;
-                self.install(generation);
-                self.inner.metrics.reloads.fetch_add(1, Ordering::Relaxed);
+                areas.config.install(generation);
+                areas.metrics.reloads.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(generation = id, "configuration reloaded");
                 ReloadReport {
                     ok: true,
@@ -341,7 +354,7 @@ impl Gateway {
                 }
             }
             Err(e) => {
-                self.inner
+                areas
                     .metrics
                     .reload_failures
                     .fetch_add(1, Ordering::Relaxed);
@@ -353,44 +366,15 @@ impl Gateway {
                 }
             }
         };
-        if let Ok(mut last) = self.inner.last_reload.write() {
-            *last = Some(report.clone());
-        }
-        let _ = self.inner.events.send(PushEvent {
-            method: "config.reloaded",
-            params: json!(report),
-            min_scope: Scope::ReadOnly,
-        });
+        areas.config.record_reload(&report);
+        areas
+            .events
+            .push(Notification::ConfigReloaded, json!(report));
         report
     }
 
-    fn listen_addr_at_start(&self) -> std::net::SocketAddr {
-        self.inner.listen
-    }
-
-    fn parts(&self) -> Parts<'_> {
-        Parts {
-            broker: &self.inner.broker,
-            cron: self.inner.cron.as_ref(),
-            link: &self.inner.link,
-            generated_token: &self.inner.generated_token,
-            location: &self.inner.location,
-            next_generation: &self.inner.next_generation,
-            previous: Some(self.generation()),
-        }
-    }
-
-    fn install(&self, generation: Generation) {
-        let generation = Arc::new(generation);
-        let old = match self.inner.current.write() {
-            Ok(mut g) => std::mem::replace(&mut *g, generation),
-            Err(p) => std::mem::replace(&mut *p.into_inner(), generation),
-        };
-        drop(old);
-    }
-
     fn forward_approval_events(&self) {
-        let mut rx = self.inner.broker.subscribe();
+        let mut rx = self.inner.approvals.broker.subscribe();
         let events = self.inner.events.clone();
         tokio::spawn(async move {
             loop {
@@ -398,11 +382,7 @@ impl Gateway {
                     Ok(event) => {
                         let method = event.method();
                         let params = serde_json::to_value(&event).unwrap_or(Value::Null);
-                        let _ = events.send(PushEvent {
-                            method,
-                            params,
-                            min_scope: Scope::ReadOnly,
-                        });
+                        events.push_named(method, params, Scope::ReadOnly);
                     }
                     Err(broadcast::error::RecvError::Lagged(n)) => {
                         tracing::warn!(
@@ -429,10 +409,10 @@ impl Gateway {
             loop {
                 tick.tick().await;
                 let Some(inner) = weak.upgrade() else { break };
-                if inner.shutting_down.load(Ordering::Relaxed) {
+                if inner.calls.is_shutting_down() {
                     break;
                 }
-                let Some(ledger) = inner.tasks.as_ref() else {
+                let Some(ledger) = inner.tasks.ledger.as_ref() else {
                     break;
                 };
                 let filter = talon_tasks::TaskFilter {
@@ -447,11 +427,9 @@ impl Gateway {
                     let v = serde_json::to_value(&t).unwrap_or(Value::Null);
                     let text = v.to_string();
                     if !first && seen.get(&t.task_id) != Some(&text) {
-                        let _ = inner.events.send(PushEvent {
-                            method: "task.updated",
-                            params: json!({"task": v}),
-                            min_scope: Scope::ReadOnly,
-                        });
+                        inner
+                            .events
+                            .push(Notification::TaskUpdated, json!({"task": v}));
                     }
                     next.insert(t.task_id.clone(), text);
                 }
@@ -461,119 +439,42 @@ impl Gateway {
         });
     }
 
-    /// Push an event to every connection whose scope covers `min_scope`.
-    pub(crate) fn push(&self, method: &'static str, params: Value, min_scope: Scope) {
-        let _ = self.inner.events.send(PushEvent {
-            method,
-            params,
-            min_scope,
-        });
-    }
-
     /// Whether a graceful stop has begun (new calls are refused).
     pub fn is_shutting_down(&self) -> bool {
-        self.inner.shutting_down.load(Ordering::SeqCst)
+        self.inner.calls.is_shutting_down()
     }
 
     /// Graceful stop: refuse new calls, wait up to `deadline` for the calls
     /// in flight, then abort the rest (they end `cancelled`), stop cron,
     /// kill every child process the tools started, and flush the journal.
     pub async fn shutdown(&self, deadline: std::time::Duration) {
-        self.inner.shutting_down.store(true, Ordering::SeqCst);
-        let wait = async {
-            loop {
-                let notified = self.inner.idle.notified();
-                if self.inner.metrics.in_flight.load(Ordering::SeqCst) == 0 {
-                    break;
-                }
-                notified.await;
-            }
-        };
-        if tokio::time::timeout(deadline, wait).await.is_err() {
+        let areas = &self.inner;
+        areas.calls.begin_drain();
+        if !areas.calls.drained(&areas.metrics, deadline).await {
             tracing::warn!("drain deadline passed; cancelling the calls still running");
-            for s in self.inner.sessions.list() {
-                if let Some(t) = s.current_table() {
-                    t.table.canceller().cancel("the gateway is shutting down");
-                }
-            }
-            let settle = async {
-                while self.inner.metrics.in_flight.load(Ordering::SeqCst) > 0 {
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                }
-            };
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(3), settle).await;
+            areas.sessions.cancel_all("the gateway is shutting down");
+            let _ = areas
+                .calls
+                .drained(&areas.metrics, std::time::Duration::from_secs(3))
+                .await;
         }
-        self.inner.mcp_shutdown.cancel();
-        if let Some(cron) = &self.inner.cron {
+        if let Some(cron) = &areas.cron.service {
             cron.stop();
         }
-        self.inner.runners.close_all("the gateway is shutting down");
+        areas.runners.close_all("the gateway is shutting down");
         if let Some(registry) = self.generation().runtime.process_registry() {
             registry.shutdown().await;
         }
         // MCP stdio servers run in their own process groups: stop them so
         // none outlives the daemon.
         self.generation().runtime.mcp_manager().shutdown().await;
-        if let Err(e) = self.inner.journal.flush().await {
+        if let Err(e) = areas.calls.journal.flush().await {
             tracing::warn!(error = %e, "journal flush at shutdown failed");
         }
     }
-
-    /// The limiter of concurrent sandboxed `exec` calls on one engine
-    /// (sized by the limits in force when the engine was first used).
-    pub(crate) fn sandbox_exec_permits(&self, backend: &str) -> Arc<tokio::sync::Semaphore> {
-        let mut map = match self.inner.sandbox_execs.lock() {
-            Ok(m) => m,
-            Err(p) => p.into_inner(),
-        };
-        let n = self.limits().max_sandbox_execs;
-        Arc::clone(
-            map.entry(backend.to_owned())
-                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(n))),
-        )
-    }
-
-    /// A new gateway-unique call id.
-    pub(crate) fn next_call_id(&self) -> String {
-        let n = self.inner.call_seq.fetch_add(1, Ordering::Relaxed);
-        format!("gw-{}-{n}", self.inner.nonce)
-    }
-
-    /// Health summary.
-    pub fn health(&self) -> Value {
-        let g = self.generation();
-        json!({
-            "ok": !self.is_shutting_down(),
-            "status": if self.is_shutting_down() { "draining" } else { "ok" },
-            "version": env!("CARGO_PKG_VERSION"),
-            "generation": g.id,
-            "configOrigin": g.origin,
-            "uptimeMs": u64::try_from(self.inner.started_at.elapsed().as_millis()).unwrap_or(u64::MAX),
-            "sessions": self.inner.sessions.len(),
-            "inFlight": self.inner.metrics.in_flight.load(Ordering::Relaxed),
-            "runners": self.inner.runners.count(),
-            "approvalsPending": self.inner.broker.pending().len(),
-            "interruptedAtStart": self.inner.recovery.interrupted.len(),
-            "approvalsDeniedAtStart": self.inner.approvals_denied_at_start.len(),
-            "containment": containment(),
-        })
-    }
 }
 
-/// How this process contains the process trees it starts (`cgroup` or
-/// `process-group`), `null` when no supervisor has started yet (the
-/// gateway binary starts the shared one before it serves).
-fn containment() -> Value {
-    talon_proc_tree::Supervisor::shared_if_started().map_or(Value::Null, |s| {
-        let mut out = json!({"mode": s.containment().mode()});
-        if let talon_proc_tree::Containment::ProcessGroup { reason } = s.containment() {
-            out["reason"] = json!(reason);
-        }
-        out
-    })
-}
-
-fn load_config(location: &ConfigLocation) -> Result<talon_config::Loaded, GatewayError> {
+pub(crate) fn load_config(location: &ConfigLocation) -> Result<talon_config::Loaded, GatewayError> {
     location.load().map_err(|e| GatewayError::Config {
         origin: location
             .path()
@@ -589,23 +490,23 @@ fn cron_options(config: &TalonConfig) -> talon_cron::CronOptions {
 
 /// A late-bound handle to the gateway for the tools it provides (they are
 /// compiled into a generation before the gateway exists).
-pub(crate) type Link = Arc<OnceLock<Weak<Inner>>>;
+pub(crate) type Link = Arc<OnceLock<Weak<Areas>>>;
 
 /// What compiling a generation needs.
-struct Parts<'a> {
-    broker: &'a Arc<SqliteApprovalBroker>,
-    cron: Option<&'a talon_cron::CronService>,
-    link: &'a Link,
-    generated_token: &'a str,
-    location: &'a ConfigLocation,
-    next_generation: &'a AtomicU64,
+pub(crate) struct Parts<'a> {
+    pub(crate) broker: &'a Arc<SqliteApprovalBroker>,
+    pub(crate) cron: Option<&'a talon_cron::CronService>,
+    pub(crate) link: &'a Link,
+    pub(crate) generated_token: &'a str,
+    pub(crate) location: &'a ConfigLocation,
+    pub(crate) next_generation: &'a AtomicU64,
     /// The generation being replaced (on reload): its MCP servers are kept
     /// when the MCP configuration did not change, so a reload does not
     /// restart every server.
-    previous: Option<Arc<Generation>>,
+    pub(crate) previous: Option<Arc<Generation>>,
 }
 
-fn build_generation(
+pub(crate) fn build_generation(
     parts: &Parts<'_>,
     loaded: talon_config::Loaded,
     section: GatewaySection,

@@ -11,9 +11,10 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Deserialize;
 use serde_json::{Value, json};
-use talon_hooks::approval::ApprovalBroker as _;
+use talon_gateway_protocol::{
+    HttpError, HttpErrorDetail, HttpInvokeFailure, HttpInvokeOk, HttpInvokeRequest,
+};
 use talon_runtime::InvokeOutcome;
 
 use crate::gateway::Gateway;
@@ -69,7 +70,7 @@ impl Gateway {
         peer: Option<std::net::IpAddr>,
     ) -> Result<(Scope, String), AuthFailure> {
         if let Some(ip) = peer
-            && self.inner.limiter.is_limited(ip)
+            && self.inner.auth.is_limited(ip)
         {
             self.inner
                 .metrics
@@ -86,7 +87,7 @@ impl Gateway {
                 .auth_failures
                 .fetch_add(1, Ordering::Relaxed);
             if let Some(ip) = peer {
-                self.inner.limiter.failed(ip);
+                self.inner.auth.failed(ip);
             }
             f
         };
@@ -101,11 +102,7 @@ impl Gateway {
 }
 
 fn json_error(status: StatusCode, kind: &str, message: &str) -> Response {
-    (
-        status,
-        axum::Json(json!({"ok": false, "error": {"type": kind, "message": message}})),
-    )
-        .into_response()
+    (status, axum::Json(HttpError::new(kind, message))).into_response()
 }
 
 async fn healthz(State(gw): State<Gateway>) -> Response {
@@ -129,12 +126,12 @@ async fn metrics(
     if let Err(f) = gw.authenticate(&headers, Some(peer.ip())) {
         return json_error(f.status(), "unauthorized", f.message());
     }
-    let pending = gw.inner.broker.pending().len();
-    let containers = crate::extras::sandbox_container_count(&gw);
+    let pending = gw.inner.approvals.pending_count();
+    let containers = gw.inner.sessions.sandboxed_count();
     let text = gw
         .inner
         .metrics
-        .render(pending, containers, gw.inner.sessions.len());
+        .render(pending, containers, gw.inner.sessions.registry.len());
     (
         [(
             header::CONTENT_TYPE,
@@ -169,21 +166,6 @@ async fn ws(
         .on_upgrade(move |socket| crate::ws::serve_connection(gw, socket, scope, token))
 }
 
-/// OpenClaw's `POST /tools/invoke` request.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InvokeBody {
-    tool: String,
-    #[serde(default)]
-    action: Option<String>,
-    #[serde(default)]
-    args: Option<Value>,
-    #[serde(default)]
-    session_key: Option<String>,
-    #[serde(default)]
-    tool_call_id: Option<String>,
-}
-
 async fn tools_invoke(
     State(gw): State<Gateway>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -201,7 +183,7 @@ async fn tools_invoke(
             "POST /tools/invoke needs the agent scope; this token is read-only",
         );
     }
-    let body: InvokeBody = match serde_json::from_slice(&body) {
+    let body: HttpInvokeRequest = match serde_json::from_slice(&body) {
         Ok(b) => b,
         Err(e) => {
             return json_error(
@@ -257,32 +239,47 @@ async fn tools_invoke(
     match &report.outcome {
         InvokeOutcome::Completed { result, .. } => (
             status,
-            axum::Json(json!({
-                "ok": true,
-                "result": result,
-                "callId": report.call_id,
-                "truncated": report.truncated,
-            })),
+            axum::Json(HttpInvokeOk {
+                ok: true,
+                result: json!(result),
+                call_id: report.call_id.clone(),
+                truncated: report.truncated,
+            }),
         )
             .into_response(),
         // The status and `error.type` come from the one outcome mapping
         // (`InvokeOutcome::wire`): a tool the policy removed is "not
         // available" (404), as in OpenClaw; any other block is 403.
         InvokeOutcome::Blocked(b) => {
-            let mut v = report.to_json();
-            v["ok"] = json!(false);
-            v["error"] = json!({"type": wire.http_error_type, "message": b.reason});
-            (status, axum::Json(v)).into_response()
+            failure(status, &report, wire.http_error_type, None, &b.reason)
         }
-        InvokeOutcome::Failed(e) => {
-            let mut v = report.to_json();
-            v["ok"] = json!(false);
-            v["error"] = json!({
-                "type": wire.http_error_type,
-                "code": e.code(),
-                "message": e.to_string(),
-            });
-            (status, axum::Json(v)).into_response()
-        }
+        InvokeOutcome::Failed(e) => failure(
+            status,
+            &report,
+            wire.http_error_type,
+            Some(e.code().to_string()),
+            &e.to_string(),
+        ),
     }
+}
+
+/// A blocked or failed call's HTTP body: the call's result, `ok: false`
+/// and the error.
+fn failure(
+    status: StatusCode,
+    report: &crate::invoke::CallReport,
+    kind: Option<&str>,
+    code: Option<String>,
+    message: &str,
+) -> Response {
+    let body = HttpInvokeFailure {
+        call: report.to_result(),
+        ok: false,
+        error: HttpErrorDetail {
+            kind: kind.unwrap_or("internal").to_owned(),
+            code,
+            message: message.to_owned(),
+        },
+    };
+    (status, axum::Json(body)).into_response()
 }

@@ -3,19 +3,22 @@
 //! `ToolTable::invoke` (policy, hooks, approvals, sandbox) → output cap →
 //! journal → metrics.
 
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
-use talon_journal::{CallEnd, CallStart, Outcome};
+use serde_json::Value;
+use talon_gateway_protocol::CallResult;
+use talon_journal::{CallEnd, CallJournal, CallStart, Outcome, RecoveryReport};
 use talon_runtime::{InvokeOutcome, ModelToolCall};
 use talon_tool_catalog::{
     ContentBlock, ToolResult, is_read_only, normalize_tool_name, runs_commands,
 };
+use tokio::sync::{Notify, Semaphore};
 
 use crate::gateway::Gateway;
-use crate::metrics::CallOutcomeKind;
+use crate::metrics::{CallOutcomeKind, Metrics};
 use crate::rpc::{RpcError, UNAVAILABLE};
 use crate::sessions::Session;
 
@@ -44,57 +47,152 @@ pub struct CallReport {
 }
 
 impl CallReport {
-    /// The `tools.invoke` result object.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("callId".into(), json!(self.call_id));
-        m.insert("toolCallId".into(), json!(self.tool_call_id));
-        m.insert("tool".into(), json!(self.tool));
+    /// The `tools.invoke` result.
+    pub fn to_result(&self) -> CallResult {
         let wire = self.outcome.wire();
-        m.insert("status".into(), json!(wire.status));
+        let mut r = CallResult {
+            call_id: self.call_id.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            tool: self.tool.clone(),
+            status: wire.status.as_str().to_owned(),
+            content: None,
+            details: None,
+            params_rewritten: None,
+            approval: None,
+            denied_reason: None,
+            reason: None,
+            layer: None,
+            config_key: None,
+            hook_failure: None,
+            error: None,
+            error_class: None,
+            error_code: None,
+            param: None,
+            truncated: self.truncated.then_some(true),
+        };
         match &self.outcome {
             InvokeOutcome::Completed {
                 result,
                 params_rewritten,
                 approval,
             } => {
-                m.insert("content".into(), json!(result.content));
-                if !result.details.is_null() {
-                    m.insert("details".into(), result.details.clone());
-                }
-                if *params_rewritten {
-                    m.insert("paramsRewritten".into(), json!(true));
-                }
-                if let Some(a) = approval {
-                    m.insert("approval".into(), json!(a));
-                }
+                r.content = Some(
+                    result
+                        .content
+                        .iter()
+                        .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
+                        .collect(),
+                );
+                r.details = (!result.details.is_null()).then(|| result.details.clone());
+                r.params_rewritten = params_rewritten.then_some(true);
+                r.approval = approval
+                    .as_ref()
+                    .map(|a| serde_json::to_value(a).unwrap_or(Value::Null));
             }
             InvokeOutcome::Blocked(b) => {
-                m.insert("deniedReason".into(), json!(b.denied_reason.as_str()));
-                m.insert("reason".into(), json!(b.reason));
-                if let Some(s) = &b.source {
-                    m.insert("layer".into(), json!(s));
-                }
-                if let Some(k) = &b.config_key {
-                    m.insert("configKey".into(), json!(k));
-                }
-                if let Some(f) = &b.failure {
-                    m.insert("hookFailure".into(), json!(f));
-                }
+                r.denied_reason = Some(b.denied_reason.as_str().to_owned());
+                r.reason = Some(b.reason.clone());
+                r.layer.clone_from(&b.source);
+                r.config_key.clone_from(&b.config_key);
+                r.hook_failure = b
+                    .failure
+                    .as_ref()
+                    .map(|f| serde_json::to_value(f).unwrap_or(Value::Null));
             }
             InvokeOutcome::Failed(e) => {
-                m.insert("error".into(), json!(e.to_string()));
-                m.insert("errorClass".into(), json!(e.kind()));
-                m.insert("errorCode".into(), json!(e.code()));
-                if let Some(p) = e.param() {
-                    m.insert("param".into(), json!(p));
-                }
+                r.error = Some(e.to_string());
+                r.error_class = Some(e.kind().as_str().to_owned());
+                r.error_code = Some(e.code().as_str().to_owned());
+                r.param = e.param().map(str::to_owned);
             }
         }
-        if self.truncated {
-            m.insert("truncated".into(), json!(true));
+        r
+    }
+
+    /// The `tools.invoke` result object.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.to_result()).unwrap_or(Value::Null)
+    }
+}
+
+/// The call path's own state: the journal, call ids, the per-engine
+/// limit of sandboxed command runs, and the drain gate.
+pub(crate) struct CallPath {
+    pub(crate) journal: CallJournal,
+    /// What the journal repaired at start.
+    pub(crate) recovery: RecoveryReport,
+    call_seq: AtomicU64,
+    nonce: String,
+    sandbox_execs: Mutex<HashMap<String, Arc<Semaphore>>>,
+    shutting_down: AtomicBool,
+    idle: Notify,
+}
+
+impl CallPath {
+    pub(crate) fn new(journal: CallJournal, recovery: RecoveryReport) -> Self {
+        CallPath {
+            journal,
+            recovery,
+            call_seq: AtomicU64::new(0),
+            nonce: crate::auth::random_hex(4).unwrap_or_else(|_| "0".into()),
+            sandbox_execs: Mutex::new(HashMap::new()),
+            shutting_down: AtomicBool::new(false),
+            idle: Notify::new(),
         }
-        Value::Object(m)
+    }
+
+    /// A new gateway-unique call id.
+    pub(crate) fn next_call_id(&self) -> String {
+        let n = self.call_seq.fetch_add(1, Ordering::Relaxed);
+        format!("gw-{}-{n}", self.nonce)
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    /// Refuse new calls from now on.
+    pub(crate) fn begin_drain(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// Refuse a new call while draining.
+    pub(crate) fn admit(&self) -> Result<(), RpcError> {
+        if self.is_shutting_down() {
+            return Err(RpcError::new(
+                UNAVAILABLE,
+                "the gateway is shutting down; no new calls are accepted",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Wait until no call is in flight, at most `deadline`; `false` when
+    /// calls were still running.
+    pub(crate) async fn drained(&self, metrics: &Metrics, deadline: std::time::Duration) -> bool {
+        let wait = async {
+            loop {
+                let notified = self.idle.notified();
+                if metrics.in_flight.load(Ordering::SeqCst) == 0 {
+                    break;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(deadline, wait).await.is_ok()
+    }
+
+    /// The limiter of concurrent sandboxed `exec` calls on one engine
+    /// (sized by the limits in force when the engine was first used).
+    fn sandbox_exec_permits(&self, backend: &str, n: usize) -> Arc<Semaphore> {
+        let mut map = match self.sandbox_execs.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        Arc::clone(
+            map.entry(backend.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(n))),
+        )
     }
 }
 
@@ -107,12 +205,7 @@ impl Gateway {
         tool: &str,
         params: Value,
     ) -> Result<CallReport, RpcError> {
-        if self.is_shutting_down() {
-            return Err(RpcError::new(
-                UNAVAILABLE,
-                "the gateway is shutting down; no new calls are accepted",
-            ));
-        }
+        self.inner.calls.admit()?;
         let session = self.session_or_main(session_key)?;
         self.invoke_in(&session, tool_call_id, tool, params).await
     }
@@ -129,7 +222,7 @@ impl Gateway {
         drop(generation);
         let table = Arc::clone(&built.table);
         let name = normalize_tool_name(tool);
-        let call_id = self.next_call_id();
+        let call_id = self.inner.calls.next_call_id();
         let tool_call_id = tool_call_id.unwrap_or_else(|| call_id.clone());
         let metrics = &self.inner.metrics;
         let started_at_ms = crate::clock::now_ms();
@@ -145,11 +238,16 @@ impl Gateway {
         // (a removed or unknown tool is answered without running anything).
         let write_ahead = needs_write_ahead(&name) && table.contains(&name);
         let journal_start = if write_ahead {
-            self.inner.journal.started(start()).await.map_err(|e| {
-                RpcError::internal(format!(
-                    "the call journal refused the call, so it was not run: {e}"
-                ))
-            })?;
+            self.inner
+                .calls
+                .journal
+                .started(start())
+                .await
+                .map_err(|e| {
+                    RpcError::internal(format!(
+                        "the call journal refused the call, so it was not run: {e}"
+                    ))
+                })?;
             None
         } else {
             Some(start())
@@ -163,7 +261,10 @@ impl Gateway {
         let _permit = if table.sandbox().sandboxed && runs_commands(&name) && table.contains(&name)
         {
             let backend = table.sandbox().config.backend.clone();
-            self.sandbox_exec_permits(&backend)
+            let n = self.limits().max_sandbox_execs;
+            self.inner
+                .calls
+                .sandbox_exec_permits(&backend, n)
                 .acquire_owned()
                 .await
                 .ok()
@@ -189,8 +290,8 @@ impl Gateway {
             duration_us: u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
         };
         let ack = match journal_start {
-            None => self.inner.journal.finish(&call_id, end),
-            Some(s) => self.inner.journal.record(s, end),
+            None => self.inner.calls.journal.finish(&call_id, end),
+            Some(s) => self.inner.calls.journal.record(s, end),
         };
         if let Err(e) = ack {
             tracing::error!(call = %call_id, error = %e, "the call journal could not record a terminal record");
@@ -199,7 +300,7 @@ impl Gateway {
             // terminal record is committed (I1). Read-only and refused
             // calls are answered at once; their records follow in the
             // writer's next batch.
-            if let Err(e) = self.inner.journal.flush().await {
+            if let Err(e) = self.inner.calls.journal.flush().await {
                 tracing::error!(call = %call_id, error = %e, "the call journal could not commit a terminal record");
             }
         }
@@ -217,31 +318,25 @@ impl Gateway {
         })
     }
 
-    /// The session named, or — for an agent's main session
-    /// (`agent:<id>:main`, or `main` for the default agent) — that
-    /// session, created on first use.
+    /// The session named, or an agent's main session created on first
+    /// use (see `SessionsHandler::session_or_main`).
     pub(crate) fn session_or_main(&self, key: &str) -> Result<Arc<Session>, RpcError> {
-        if let Some(s) = self.inner.sessions.get(key) {
-            return Ok(s);
-        }
-        let generation = self.generation();
-        let default_agent = generation.config.default_agent_id();
-        let main = generation.config.main_session();
-        let Some(agent) = crate::sessions::main_session_agent(key, &default_agent, &main) else {
-            return Err(RpcError::not_found(format!(
-                "unknown session `{key}`: create it with sessions.create (an agent's main session, agent:<id>:main or agent:<id>:<session.mainKey>, is created on first use)"
-            )));
-        };
-        let canonical = format!("agent:{agent}:{}", main.main_key());
-        if let Some(s) = self.inner.sessions.get(&canonical) {
-            return Ok(s);
-        }
-        let params = crate::sessions::SessionParams {
-            session_key: Some(canonical),
-            agent_id: Some(agent),
-            ..Default::default()
-        };
-        self.create_session(params)
+        self.inner.sessions.session_or_main(&self.generation(), key)
+    }
+
+    /// `tools.invoke` in its own task, so a caller that goes away cannot
+    /// cut a call between its journal records.
+    pub(crate) async fn invoke_spawned(
+        &self,
+        session_key: String,
+        tool_call_id: Option<String>,
+        tool: String,
+        params: Value,
+    ) -> Result<CallReport, RpcError> {
+        let gw = self.clone();
+        tokio::spawn(async move { gw.invoke(&session_key, tool_call_id, &tool, params).await })
+            .await
+            .map_err(|e| RpcError::internal(format!("the call task failed: {e}")))?
     }
 }
 
@@ -253,7 +348,7 @@ impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         let m = &self.0.inner.metrics;
         if m.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.inner.idle.notify_waiters();
+            self.0.inner.calls.idle.notify_waiters();
         }
     }
 }

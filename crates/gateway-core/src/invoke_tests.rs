@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use serde_json::json;
 use talon_tool_catalog::text_result;
 
 use super::*;

@@ -8,9 +8,15 @@
 //!   (the runtime and the accepted tokens). [`Gateway::reload`] swaps in a
 //!   new generation, or keeps the last good one and says why.
 //! - [`serve`] serves [`router`]: `/ws` (JSON-RPC 2.0 over WebSocket,
-//!   bearer-token auth on connect, scopes per [`METHODS`]), `GET /healthz`,
+//!   bearer-token auth on connect, each method's scope declared with it in
+//!   `talon-gateway-protocol`), `GET /healthz`,
 //!   `GET /metrics`, `POST /tools/invoke` (OpenClaw's request/response) and
 //!   the MCP server at `/mcp`.
+//! - A WebSocket request is decoded into the protocol's typed `Request`,
+//!   its scope checked from the method's one declaration, and dispatched
+//!   by one exhaustive `match` to the handler of its area (sessions,
+//!   tools, approvals, cron, tasks, skills, sandbox, mcp, runner, config,
+//!   gateway), each holding only its own state.
 //! - Every tool call, whatever the surface, takes one path
 //!   ([`Gateway::invoke`]): the session's cached tool table (rebuilt after
 //!   a reload) → a durable `started` journal record for side-effecting
@@ -37,32 +43,32 @@
 
 pub use crate::auth::{TOKEN_FILE_NAME, TokenSet, bearer, load_or_create_token};
 pub use crate::error::GatewayError;
-pub use crate::gateway::{Gateway, GatewayOptions, JOURNAL_FILE_NAME, ReloadReport};
+pub use crate::gateway::{Gateway, GatewayOptions, JOURNAL_FILE_NAME};
 pub use crate::http::router;
 pub use crate::invoke::{CallReport, cap_output, needs_write_ahead};
 pub use crate::mcp_source::SESSION_HEADER;
 pub use crate::metrics::{CallOutcomeKind, Metrics};
 pub use crate::rpc::RpcError;
 pub use crate::sandbox_prune::{FIRST_PRUNE_AFTER, PRUNE_EVERY};
-pub use crate::scope::{METHODS, Scope, required_scope};
+pub use crate::scope::{Scope, required_scope};
 pub use crate::serve::{bind, serve};
-pub use crate::sessions::{SessionInfo, SessionParams};
 pub use crate::settings::{
     DEFAULT_HTTP_TOOL_DENY, DEFAULT_PORT, GatewaySection, Limits, parse_bind,
 };
+pub use talon_gateway_protocol::{ReloadReport, SessionInfo, SessionParams};
 
 /// JSON-RPC 2.0 framing and error codes.
 pub mod rpc;
 
 mod auth;
 mod clock;
+mod dispatch;
 mod error;
-mod extras;
 mod gateway;
+mod handlers;
 mod http;
 mod invoke;
 mod mcp_source;
-mod methods;
 mod metrics;
 mod outbound;
 mod runner;

@@ -1,20 +1,29 @@
-//! The gateway as the MCP server's [`ToolSource`]: bearer token → scope,
-//! `X-Talon-Session` header or `session=` query → session, and every call
-//! through the same path as `tools.invoke`.
+//! The gateway as the MCP server's [`ToolSource`]: each HTTP request is
+//! authenticated once, in [`ToolSource::authorize`] (bearer token → scope,
+//! `X-Talon-Session` header or `session=` query → session, both read by
+//! the protocol's one parser), and the resulting [`Grant`] is what
+//! `tools/list` and `tools/call` act on; every call takes the same path
+//! as `tools.invoke`.
 
 use async_trait::async_trait;
-use talon_mcp_serve::{McpCaller, SourceError, ToolSource};
+use talon_mcp_serve::{Grant, McpCaller, SourceError, ToolSource};
 use talon_runtime::{InvokeOutcome, ModelToolCall, ToolDefinition};
 
 use crate::gateway::Gateway;
-use crate::http::AuthFailure;
 use crate::scope::Scope;
 
 /// The header naming the session.
-pub const SESSION_HEADER: &str = "x-talon-session";
+pub use talon_gateway_protocol::SESSION_HEADER;
 
 pub(crate) struct GatewayToolSource {
     gw: Gateway,
+}
+
+/// Who one authorised `/mcp` request is.
+#[derive(Debug, Clone)]
+struct McpGrant {
+    scope: Scope,
+    session_key: String,
 }
 
 impl GatewayToolSource {
@@ -22,79 +31,25 @@ impl GatewayToolSource {
         GatewayToolSource { gw }
     }
 
-    fn check(&self, caller: &McpCaller, needed: Scope) -> Result<String, SourceError> {
-        let (scope, _) = self
-            .gw
-            .authenticate(&caller.headers, None)
-            .map_err(|f| match f {
-                AuthFailure::Limited => SourceError::Unauthorized(f.message().to_owned()),
-                _ => SourceError::Unauthorized(f.message().to_owned()),
+    /// The request's grant, checked against `needed`. A request the guard
+    /// did not authorise is refused (never authenticated a second time).
+    fn grant<'c>(&self, caller: &'c McpCaller, needed: Scope) -> Result<&'c McpGrant, SourceError> {
+        let grant = caller
+            .grant
+            .as_ref()
+            .and_then(Grant::get::<McpGrant>)
+            .ok_or_else(|| {
+                SourceError::Unauthorized("the request was not authorised".to_owned())
             })?;
-        if !scope.covers(needed) {
+        if !grant.scope.covers(needed) {
             return Err(SourceError::Forbidden(format!(
                 "this needs the {} scope; the token has {}",
                 needed.as_str(),
-                scope.as_str()
+                grant.scope.as_str()
             )));
         }
-        Ok(session_of(caller))
+        Ok(grant)
     }
-}
-
-/// The session a request names (default: the default agent's main).
-fn session_of(caller: &McpCaller) -> String {
-    if let Some(v) = caller
-        .headers
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-    {
-        return v.to_owned();
-    }
-    caller
-        .query
-        .as_deref()
-        .and_then(|q| {
-            q.split('&').find_map(|pair| {
-                let (k, v) = pair.split_once('=')?;
-                (k == "session").then(|| percent_decode(v))
-            })
-        })
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "main".to_owned())
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn to_source(e: crate::rpc::RpcError) -> SourceError {
@@ -107,9 +62,34 @@ fn to_source(e: crate::rpc::RpcError) -> SourceError {
 
 #[async_trait]
 impl ToolSource for GatewayToolSource {
-    async fn list_tools(&self, caller: &McpCaller) -> Result<Vec<ToolDefinition>, SourceError> {
-        let key = self.check(caller, Scope::ReadOnly)?;
+    /// The one authentication of an HTTP request: token (rate limited per
+    /// address like every surface), read-only scope at least, and the
+    /// session it names (an agent's main session is created on first use).
+    async fn authorize(&self, caller: &McpCaller) -> Result<Option<Grant>, SourceError> {
+        let (scope, _) = self
+            .gw
+            .authenticate(&caller.headers, None)
+            .map_err(|f| SourceError::Unauthorized(f.message().to_owned()))?;
+        if !scope.covers(Scope::ReadOnly) {
+            return Err(SourceError::Forbidden(format!(
+                "this needs the read-only scope; the token has {}",
+                scope.as_str()
+            )));
+        }
+        let key = caller.session_hint().unwrap_or_else(|| "main".to_owned());
         let session = self.gw.session_or_main(&key).map_err(to_source)?;
+        Ok(Some(Grant::new(McpGrant {
+            scope,
+            session_key: session.info.session_key.clone(),
+        })))
+    }
+
+    async fn list_tools(&self, caller: &McpCaller) -> Result<Vec<ToolDefinition>, SourceError> {
+        let grant = self.grant(caller, Scope::ReadOnly)?;
+        let session = self
+            .gw
+            .session_or_main(&grant.session_key)
+            .map_err(to_source)?;
         let g = self.gw.generation();
         Ok(session.table(g.id, &g.runtime).await.table.definitions())
     }
@@ -119,7 +99,7 @@ impl ToolSource for GatewayToolSource {
         caller: &McpCaller,
         call: ModelToolCall,
     ) -> Result<InvokeOutcome, SourceError> {
-        let key = self.check(caller, Scope::Agent)?;
+        let key = self.grant(caller, Scope::Agent)?.session_key.clone();
         let id = (!call.id.is_empty()).then_some(call.id);
         let report = self
             .gw
@@ -131,20 +111,5 @@ impl ToolSource for GatewayToolSource {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_from_header_then_query_then_main() {
-        let mut c = McpCaller::default();
-        assert_eq!(session_of(&c), "main");
-        c.query = Some("a=1&session=agent%3Amain%3Amain".into());
-        assert_eq!(session_of(&c), "agent:main:main");
-        c.headers.insert(
-            SESSION_HEADER,
-            "s1".parse()
-                .unwrap_or_else(|_| axum::http::HeaderValue::from_static("x")),
-        );
-        assert_eq!(session_of(&c), "s1");
-    }
-}
+#[path = "mcp_source_tests.rs"]
+mod tests;

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use talon_cron::{AgentRunner, IsolatedRun, RunFailure, RunReport, SystemEventRequest};
-use tokio::sync::{broadcast, oneshot};
+use talon_gateway_protocol::Notification;
+use tokio::sync::oneshot;
 
-use crate::gateway::PushEvent;
+use crate::gateway::Events;
 use crate::outbound::Outbound;
 use crate::rpc::notification;
-use crate::scope::Scope;
 
 type Reply = oneshot::Sender<Result<RunReport, RunFailure>>;
 
@@ -26,7 +26,7 @@ pub(crate) struct RunnerHub {
     runners: Mutex<Vec<Outbound>>,
     pending: Mutex<HashMap<String, (u64, Reply)>>,
     next: AtomicUsize,
-    events: broadcast::Sender<PushEvent>,
+    events: Events,
 }
 
 impl std::fmt::Debug for RunnerHub {
@@ -45,7 +45,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl RunnerHub {
-    pub(crate) fn new(wait: Duration, events: broadcast::Sender<PushEvent>) -> Self {
+    pub(crate) fn new(wait: Duration, events: Events) -> Self {
         RunnerHub {
             wait,
             runners: Mutex::new(Vec::new()),
@@ -159,12 +159,8 @@ impl RunnerHub {
         }
     }
 
-    fn announce(&self, method: &'static str, params: Value) {
-        let _ = self.events.send(PushEvent {
-            method,
-            params,
-            min_scope: Scope::ReadOnly,
-        });
+    fn announce(&self, notification: Notification, params: Value) {
+        self.events.push(notification, params);
     }
 }
 
@@ -178,13 +174,13 @@ impl AgentRunner for RunnerHub {
             "agentId": run.agent_id,
             "sessionKey": run.session_key,
         });
-        self.announce("cron.fired", fired);
+        self.announce(Notification::CronFired, fired);
         loop {
             let out = self.wait_for_runner(Some(&run.cancel)).await?;
             let (tx, rx) = oneshot::channel();
             lock(&self.pending).insert(run.run_id.clone(), (out.id, tx));
             let frame = notification(
-                "runner.run",
+                Notification::RunnerRun.as_str(),
                 json!({
                     "runId": run.run_id,
                     "jobId": run.job_id,
@@ -211,7 +207,7 @@ impl AgentRunner for RunnerHub {
                 r = rx => r.unwrap_or_else(|_| Err(RunFailure::permanent("the runner client went away during the run; it was not re-run"))),
                 () = run.cancel.cancelled() => {
                     lock(&self.pending).remove(&run.run_id);
-                    let _ = out.send(notification("runner.cancel", json!({"runId": run.run_id})).to_string());
+                    let _ = out.send(notification(Notification::RunnerCancel.as_str(), json!({"runId": run.run_id})).to_string());
                     Err(RunFailure::permanent("the run was cancelled (its time budget ran out or the gateway is stopping)"))
                 }
             };
@@ -221,7 +217,7 @@ impl AgentRunner for RunnerHub {
     async fn system_event(&self, event: SystemEventRequest) -> Result<(), RunFailure> {
         let out = self.wait_for_runner(None).await?;
         let frame = notification(
-            "runner.systemEvent",
+            Notification::RunnerSystemEvent.as_str(),
             json!({
                 "agentId": event.agent_id,
                 "sessionKey": event.session_key,

@@ -6,72 +6,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use talon_gateway_protocol::{SessionInfo, SessionParams, SessionTrigger};
 use talon_hooks::Requester;
 use talon_runtime::{RunSpec, Runtime, ToolTable};
 use talon_tool_policy::{RunContext, SubagentKind, Trigger};
 
 use crate::rpc::RpcError;
-
-/// What `sessions.create` takes (every field optional).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionParams {
-    /// The session key (default: `agent:<agent>:gw:<random>`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_key: Option<String>,
-    /// The agent (default: the config's default agent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_id: Option<String>,
-    /// The model provider (`openai`, `anthropic`, …): picks the schema
-    /// dialect and the provider policy layers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-    /// The model id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// The sender id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sender: Option<String>,
-    /// Whether the sender is the owner (`false` removes owner-only tools).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sender_is_owner: Option<bool>,
-    /// The group chat / channel id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-    /// The message channel.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channel: Option<String>,
-    /// Why the run started (`user`, `cron`, `heartbeat`, `memory`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trigger: Option<Trigger>,
-    /// The parent session: this one is its sub-agent and gets at most the
-    /// parent's effective tools.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_session_key: Option<String>,
-    /// With a parent: a leaf sub-agent (may not spawn further).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub leaf: Option<bool>,
-}
-
-/// A session as listed.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionInfo {
-    /// The key.
-    pub session_key: String,
-    /// The agent.
-    pub agent_id: String,
-    /// What it was created with.
-    pub params: SessionParams,
-    /// Whether it runs sandboxed, as the runtime decided when the session
-    /// was created (`talon_runtime::resolve_run_sandbox`; each table
-    /// re-decides under the configuration it is built for, and
-    /// `ToolTable::sandbox` is what calls use).
-    pub sandboxed: bool,
-    /// When it was created (Unix ms).
-    pub created_at_ms: u64,
-}
 
 /// A table built for one config generation.
 #[derive(Debug)]
@@ -271,6 +211,16 @@ pub(crate) fn main_session_agent(
         .then(|| agent.to_owned())
 }
 
+/// The policy's trigger for a wire trigger.
+fn trigger(t: SessionTrigger) -> Trigger {
+    match t {
+        SessionTrigger::User => Trigger::User,
+        SessionTrigger::Cron => Trigger::Cron,
+        SessionTrigger::Heartbeat => Trigger::Heartbeat,
+        SessionTrigger::Memory => Trigger::Memory,
+    }
+}
+
 /// Build a session from its parameters. Whether it is sandboxed is the
 /// runtime's decision (`runtime.run_sandbox`), never the gateway's.
 pub(crate) fn build_session(
@@ -308,7 +258,7 @@ pub(crate) fn build_session(
     ctx.sender_is_owner = params.sender_is_owner;
     ctx.group_id.clone_from(&params.group);
     ctx.message_provider.clone_from(&params.channel);
-    ctx.trigger = params.trigger.unwrap_or_default();
+    ctx.trigger = params.trigger.map(trigger).unwrap_or_default();
     let mut parent_context = None;
     let sandboxed = match parent {
         Some((parent, parent_tools)) => {

@@ -96,7 +96,7 @@ fn a_session_binds_its_context_and_a_child_is_capped_by_its_parent() {
         sender: Some("u1".into()),
         sender_is_owner: Some(false),
         group: Some("g1".into()),
-        trigger: Some(Trigger::Cron),
+        trigger: Some(SessionTrigger::Cron),
         ..SessionParams::default()
     };
     let s = build_session(params, "main", &off(), None, "abc").unwrap();

@@ -114,6 +114,7 @@ impl Tool for GatewaySessionTool {
                 let sessions: Vec<Value> = gw
                     .inner
                     .sessions
+                    .registry
                     .list()
                     .into_iter()
                     .filter(|s| s.info.agent_id == ctx.agent_id)
@@ -143,7 +144,7 @@ impl Tool for GatewaySessionTool {
                     .to_owned();
                 if target != ctx.session_key {
                     // Visible: this session and the sessions it spawned.
-                    let child = gw.inner.sessions.get(&target).is_some_and(|s| {
+                    let child = gw.inner.sessions.registry.get(&target).is_some_and(|s| {
                         s.info.params.parent_session_key.as_deref()
                             == Some(ctx.session_key.as_str())
                     });
@@ -155,6 +156,7 @@ impl Tool for GatewaySessionTool {
                 }
                 let records = gw
                     .inner
+                    .calls
                     .journal
                     .history(&target, max)
                     .map_err(|e| ToolError::execution(format!("the call journal: {e}")))?;

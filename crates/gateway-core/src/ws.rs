@@ -9,14 +9,15 @@ use futures::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, broadcast};
 
+use crate::dispatch::Caller;
 use crate::gateway::Gateway;
-use crate::methods::Caller;
 use crate::outbound::Outbound;
 use crate::rpc::{
-    FORBIDDEN, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, UNAUTHORIZED, error_response, notification,
-    parse_request, response,
+    FORBIDDEN, PARSE_ERROR, RpcError, UNAUTHORIZED, error_response, notification, parse_request,
+    response,
 };
-use crate::scope::{Scope, required_scope};
+use crate::scope::Scope;
+use talon_gateway_protocol::{MethodName, unknown_method};
 
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
 
@@ -206,12 +207,9 @@ async fn handle_one(gw: &Gateway, frame: Value, scope: Scope, caller: &Caller) -
         }
     };
     let id = req.id.clone();
-    let result = match required_scope(&req.method) {
-        None => Err(RpcError::new(
-            METHOD_NOT_FOUND,
-            format!("no method `{}`", req.method),
-        )),
-        Some(needed) if !scope.covers(needed) => Err(RpcError::new(
+    let result = match MethodName::from_name(&req.method).map(|m| (m, m.scope())) {
+        None => Err(unknown_method(&req.method)),
+        Some((_, needed)) if !scope.covers(needed) => Err(RpcError::new(
             FORBIDDEN,
             format!(
                 "`{}` needs the {} scope; this token has {}",
@@ -221,7 +219,10 @@ async fn handle_one(gw: &Gateway, frame: Value, scope: Scope, caller: &Caller) -
             ),
         )
         .with_data(json!({"required": needed.as_str(), "scope": scope.as_str()}))),
-        Some(_) => gw.call_method(&req.method, req.params, caller).await,
+        Some((method, _)) => match method.parse_params(req.params) {
+            Ok(request) => gw.dispatch(request, caller).await,
+            Err(e) => Err(e),
+        },
     };
     let id = id?;
     Some(match result {

@@ -38,8 +38,12 @@ pub(crate) async fn guard(
     let caller = McpCaller::from_parts(&parts);
     // Every request, no caching: a revoked token or closed Talon session
     // is refused on the next request.
-    if let Err(err) = state.source.authorize(&caller).await {
-        return refusal(&err);
+    match state.source.authorize(&caller).await {
+        Ok(Some(grant)) => {
+            parts.extensions.insert(grant);
+        }
+        Ok(None) => {}
+        Err(err) => return refusal(&err),
     }
     let who = CallerFingerprint::of(&caller);
     let session_id = parts

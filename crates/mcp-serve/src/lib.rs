@@ -32,7 +32,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use talon_mcp_serve::{McpCaller, ServeConfig, SourceError, ToolSource};
+//! use talon_mcp_serve::{Grant, McpCaller, ServeConfig, SourceError, ToolSource};
 //! use talon_runtime::{InvokeOutcome, ModelToolCall, ToolDefinition, ToolTable};
 //!
 //! /// A single table behind one token (the gateway resolves sessions).
@@ -40,10 +40,10 @@
 //!
 //! #[async_trait::async_trait]
 //! impl ToolSource for OneTable {
-//!     async fn authorize(&self, caller: &McpCaller) -> Result<(), SourceError> {
+//!     async fn authorize(&self, caller: &McpCaller) -> Result<Option<Grant>, SourceError> {
 //!         // A real source compares in constant time.
 //!         match caller.bearer_token() {
-//!             Some(t) if t == self.token => Ok(()),
+//!             Some(t) if t == self.token => Ok(None),
 //!             _ => Err(SourceError::Unauthorized("bad or missing bearer token".into())),
 //!         }
 //!     }
@@ -85,7 +85,7 @@ use std::sync::Arc;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 pub use crate::config::ServeConfig;
-pub use crate::source::{McpCaller, SourceError, ToolSource};
+pub use crate::source::{Grant, McpCaller, SourceError, ToolSource};
 
 use crate::guard::{GuardState, guard};
 use crate::handler::TalonMcpServer;

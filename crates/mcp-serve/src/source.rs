@@ -1,8 +1,36 @@
 //! The contract between the MCP server face and whoever owns the sessions
 //! (the gateway): [`ToolSource`].
 
+use std::any::Any;
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use talon_runtime::{InvokeOutcome, ModelToolCall, ToolDefinition};
+
+/// What a source's [`ToolSource::authorize`] learnt about a request (its
+/// scope, its session), handed back to the source in the [`McpCaller`] of
+/// every MCP request the same HTTP request carries — so a source
+/// authenticates once per HTTP request instead of once per method.
+#[derive(Clone)]
+pub struct Grant(Arc<dyn Any + Send + Sync>);
+
+impl Grant {
+    /// A grant holding `value`.
+    pub fn new<T: Any + Send + Sync>(value: T) -> Self {
+        Grant(Arc::new(value))
+    }
+
+    /// The value, if it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for Grant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grant").finish_non_exhaustive()
+    }
+}
 
 /// Who is calling: the HTTP request's headers and query string, for the
 /// source to authenticate and to pick the session.
@@ -12,6 +40,8 @@ pub struct McpCaller {
     pub headers: axum::http::HeaderMap,
     /// The raw query string (`session=…`), if any.
     pub query: Option<String>,
+    /// What the source's `authorize` returned for this HTTP request.
+    pub grant: Option<Grant>,
 }
 
 impl McpCaller {
@@ -20,35 +50,30 @@ impl McpCaller {
         McpCaller {
             headers: parts.headers.clone(),
             query: parts.uri.query().map(str::to_owned),
+            grant: parts.extensions.get::<Grant>().cloned(),
         }
     }
 
     /// The bearer token of the `Authorization` header, if it carries one
-    /// (scheme matched case-insensitively, surrounding blanks trimmed).
+    /// (`talon_gateway_protocol::bearer_token`, the one parser).
     pub fn bearer_token(&self) -> Option<&str> {
-        let value = self
-            .headers
-            .get(axum::http::header::AUTHORIZATION)?
-            .to_str()
-            .ok()?
-            .trim();
-        let (scheme, token) = value.split_once(' ')?;
-        let token = token.trim();
-        (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+        talon_gateway_protocol::bearer_token(
+            self.headers
+                .get(axum::http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok()),
+        )
     }
 
     /// The session the caller names: header `X-Talon-Session`, else query
-    /// parameter `session=` (percent-decoding is the source's business; the
-    /// value is returned as written).
-    pub fn session_hint(&self) -> Option<&str> {
-        if let Some(v) = self.headers.get("x-talon-session") {
-            return v.to_str().ok().map(str::trim).filter(|s| !s.is_empty());
-        }
-        self.query
-            .as_deref()?
-            .split('&')
-            .find_map(|pair| pair.strip_prefix("session="))
-            .filter(|s| !s.is_empty())
+    /// parameter `session=` (`talon_gateway_protocol::session_key`, the
+    /// one parser).
+    pub fn session_hint(&self) -> Option<String> {
+        talon_gateway_protocol::session_key(
+            self.headers
+                .get(talon_gateway_protocol::SESSION_HEADER)
+                .and_then(|v| v.to_str().ok()),
+            self.query.as_deref(),
+        )
     }
 }
 
@@ -86,10 +111,12 @@ pub trait ToolSource: Send + Sync + 'static {
     /// scope, and that the session it names exists. Called for every HTTP
     /// request to the endpoint (POST, GET and DELETE).
     ///
+    /// What it returns (a [`Grant`]) is in the caller of every method the
+    /// request then reaches, so the source need not authenticate again.
     /// The default lists the caller's tools and discards them; a source
     /// with a cheaper check should override it.
-    async fn authorize(&self, caller: &McpCaller) -> Result<(), SourceError> {
-        self.list_tools(caller).await.map(|_| ())
+    async fn authorize(&self, caller: &McpCaller) -> Result<Option<Grant>, SourceError> {
+        self.list_tools(caller).await.map(|_| None)
     }
 
     /// The caller's session's tools (already policy-filtered, in order).

@@ -12,6 +12,7 @@ fn caller(headers: &[(&'static str, &str)], query: Option<&str>) -> McpCaller {
     McpCaller {
         headers: map,
         query: query.map(str::to_owned),
+        grant: None,
     }
 }
 
@@ -39,9 +40,9 @@ fn the_bearer_token_is_read_case_insensitively_and_nothing_else_counts() {
 #[test]
 fn the_session_header_wins_over_the_query() {
     let c = caller(&[("x-talon-session", "main")], Some("session=ops"));
-    assert_eq!(c.session_hint(), Some("main"));
+    assert_eq!(c.session_hint().as_deref(), Some("main"));
     let c = caller(&[], Some("a=1&session=ops&b=2"));
-    assert_eq!(c.session_hint(), Some("ops"));
+    assert_eq!(c.session_hint().as_deref(), Some("ops"));
     assert_eq!(caller(&[], Some("session=")).session_hint(), None);
     assert_eq!(caller(&[], Some("mysession=x")).session_hint(), None);
     assert_eq!(caller(&[], None).session_hint(), None);

@@ -83,6 +83,30 @@ fn status_call_cron_and_tasks_through_a_running_gateway() {
     let r = with(&d, &["gateway", "call", "no.such.method"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(r.json()["error"]["code"], json!(-32601));
+    assert_eq!(
+        r.json()["error"]["message"],
+        json!("no method `no.such.method`")
+    );
+    // Params that do not fit the method's type: the protocol's error,
+    // naming the field.
+    let r = with(
+        &d,
+        &[
+            "gateway",
+            "call",
+            "tools.list",
+            "--params",
+            r#"{"sessionKey":"main","bogus":1}"#,
+        ],
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.json()["error"]["code"], json!(-32602));
+    assert_eq!(
+        r.json()["error"]["message"],
+        json!(
+            "tools.list: invalid params: unknown field `bogus`, expected `sessionKey` or `audit`"
+        )
+    );
     // A wrong token is refused.
     let r = talon(&[
         "gateway",

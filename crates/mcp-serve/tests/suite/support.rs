@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use talon_mcp_serve::{McpCaller, ServeConfig, SourceError, ToolSource};
+use talon_mcp_serve::{Grant, McpCaller, ServeConfig, SourceError, ToolSource};
 use talon_runtime::{
     InvokeOutcome, ModelToolCall, RunSpec, Runtime, RuntimeBuilder, ToolDefinition, ToolSet,
     ToolTable,
@@ -145,17 +145,17 @@ impl TestSource {
             .session_hint()
             .ok_or_else(|| SourceError::UnknownSession("(none named)".into()))?;
         self.tables
-            .get(session)
+            .get(&session)
             .cloned()
-            .ok_or_else(|| SourceError::UnknownSession(session.to_owned()))
+            .ok_or_else(|| SourceError::UnknownSession(session.clone()))
     }
 }
 
 #[async_trait::async_trait]
 impl ToolSource for TestSource {
-    async fn authorize(&self, caller: &McpCaller) -> Result<(), SourceError> {
+    async fn authorize(&self, caller: &McpCaller) -> Result<Option<Grant>, SourceError> {
         self.authorizations.fetch_add(1, Ordering::SeqCst);
-        self.check(caller).map(|_| ())
+        self.check(caller).map(|_| None)
     }
 
     async fn list_tools(&self, caller: &McpCaller) -> Result<Vec<ToolDefinition>, SourceError> {

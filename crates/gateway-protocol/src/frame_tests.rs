@@ -45,3 +45,19 @@ fn builds_frames() {
     assert_eq!(notification("a.b", json!({}))["method"], json!("a.b"));
     assert_eq!(response(json!("x"), json!(true))["result"], json!(true));
 }
+
+#[test]
+fn a_response_frame_reads_back_as_result_or_error() {
+    let ok: ResponseFrame =
+        serde_json::from_value(response(json!(1), json!({"ok": true}))).unwrap();
+    assert_eq!(ok.into_result().unwrap(), json!({"ok": true}));
+    let err: ResponseFrame = serde_json::from_value(error_response(
+        json!(1),
+        &RpcError::not_found("no session `x`"),
+    ))
+    .unwrap();
+    let e = err.into_result().unwrap_err();
+    assert_eq!(e.code, NOT_FOUND);
+    assert_eq!(e.message, "no session `x`");
+    assert_eq!(e.data, None);
+}

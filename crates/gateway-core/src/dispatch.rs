@@ -1,0 +1,229 @@
+//! One exhaustive `match` from a decoded [`Request`] to its area's
+//! handler. The scope was checked by the caller from the same declaration
+//! (`MethodName::scope`); adding a method to the protocol's table does
+//! not compile until it is handled here.
+
+use std::time::Instant;
+
+use serde_json::Value;
+use talon_gateway_protocol::{Method, Request, methods as m};
+use talon_journal::{CallEnd, CallStart, Outcome};
+
+use crate::gateway::Gateway;
+use crate::handlers::cron::CronCaller;
+use crate::handlers::{gateway, mcp, runner, sandbox, skills, tools};
+use crate::outbound::Outbound;
+use crate::rpc::RpcError;
+
+/// The connection a request came on (for `runner.*`).
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub(crate) out: Option<Outbound>,
+}
+
+/// Serialise method `M`'s response (the type parameter ties each arm to
+/// its declared response type).
+fn reply<M: Method>(response: Result<M::Response, RpcError>) -> Result<Value, RpcError> {
+    let response = response?;
+    serde_json::to_value(&response).map_err(|e| {
+        RpcError::internal(format!(
+            "{}: the response could not be encoded: {e}",
+            M::NAME
+        ))
+    })
+}
+
+impl Gateway {
+    /// Run one decoded request (the caller's scope already covers it).
+    pub(crate) async fn dispatch(
+        &self,
+        request: Request,
+        caller: &Caller,
+    ) -> Result<Value, RpcError> {
+        let areas = &self.inner;
+        match request {
+            Request::Health(_) => reply::<m::Health>(Ok(gateway::health(areas))),
+            Request::ConfigGet(_) => reply::<m::ConfigGet>(Ok(areas.config.get())),
+            Request::ConfigSchemaLookup(p) => {
+                reply::<m::ConfigSchemaLookup>(areas.config.schema_lookup(p).await)
+            }
+            Request::SessionsList(_) => reply::<m::SessionsList>(Ok(areas.sessions.list())),
+            Request::SessionsCreate(p) => {
+                let g = self.generation();
+                reply::<m::SessionsCreate>(areas.sessions.create(&g, p).await)
+            }
+            Request::SessionsClose(p) => reply::<m::SessionsClose>(areas.sessions.close(p)),
+            Request::ToolsList(p) => {
+                let g = self.generation();
+                reply::<m::ToolsList>(tools::list(&areas.sessions, &g, p).await)
+            }
+            Request::ToolsInvoke(p) => reply::<m::ToolsInvoke>(tools::invoke(self, p).await),
+            Request::ApprovalsList(_) => reply::<m::ApprovalsList>(Ok(areas.approvals.list())),
+            Request::ApprovalsResolve(p) => {
+                reply::<m::ApprovalsResolve>(areas.approvals.resolve(p))
+            }
+            Request::CronStatus(_) => reply::<m::CronStatus>(areas.cron.status().await),
+            Request::CronList(p) => reply::<m::CronList>(areas.cron.list(p).await),
+            Request::CronGet(p) => reply::<m::CronGet>(areas.cron.get(p).await),
+            Request::CronRuns(p) => reply::<m::CronRuns>(areas.cron.runs(p).await),
+            Request::CronAdd(p) => {
+                let who = self.cron_caller().await?;
+                let params = journal_params(&p);
+                let r = self
+                    .journalled::<m::CronAdd, _>(&who, &params, areas.cron.add(&who, p))
+                    .await;
+                reply::<m::CronAdd>(r)
+            }
+            Request::CronUpdate(p) => {
+                let who = self.cron_caller().await?;
+                let params = journal_params(&p);
+                let r = self
+                    .journalled::<m::CronUpdate, _>(&who, &params, areas.cron.update(&who, p))
+                    .await;
+                reply::<m::CronUpdate>(r)
+            }
+            Request::CronRemove(p) => {
+                let who = self.cron_caller().await?;
+                let params = journal_params(&p);
+                let r = self
+                    .journalled::<m::CronRemove, _>(&who, &params, areas.cron.remove(p))
+                    .await;
+                reply::<m::CronRemove>(r)
+            }
+            Request::CronRun(p) => {
+                let who = self.cron_caller().await?;
+                let params = journal_params(&p);
+                let r = self
+                    .journalled::<m::CronRun, _>(&who, &params, async { areas.cron.run(&p) })
+                    .await;
+                reply::<m::CronRun>(r)
+            }
+            Request::CronWake(p) => {
+                let who = self.cron_caller().await?;
+                let params = journal_params(&p);
+                let r = self
+                    .journalled::<m::CronWake, _>(&who, &params, areas.cron.wake(&who, p))
+                    .await;
+                reply::<m::CronWake>(r)
+            }
+            Request::TasksList(p) => reply::<m::TasksList>(areas.tasks.list(p)),
+            Request::TasksGet(p) => reply::<m::TasksGet>(areas.tasks.get(&p)),
+            Request::TasksCancel(p) => {
+                reply::<m::TasksCancel>(areas.tasks.cancel(&p, &areas.events))
+            }
+            Request::SkillsList(p) => {
+                let g = self.generation();
+                reply::<m::SkillsList>(Ok(skills::list(&g, &areas.config.config_dir(), &p)))
+            }
+            Request::SkillsPrompt(p) => {
+                let g = self.generation();
+                reply::<m::SkillsPrompt>(Ok(skills::prompt(&g, &areas.config.config_dir(), &p)))
+            }
+            Request::SandboxExplain(p) => {
+                let g = self.generation();
+                reply::<m::SandboxExplain>(sandbox::explain(&areas.sessions, &g, &p).await)
+            }
+            Request::SandboxList(_) => {
+                let g = self.generation();
+                reply::<m::SandboxList>(Ok(sandbox::list(&g).await))
+            }
+            Request::SandboxRecreate(p) => {
+                let g = self.generation();
+                reply::<m::SandboxRecreate>(sandbox::recreate(&g, p).await)
+            }
+            Request::McpStatus(_) => {
+                reply::<m::McpStatus>(Ok(mcp::status(&self.generation().runtime)))
+            }
+            Request::RunnerSubscribe(_) => {
+                reply::<m::RunnerSubscribe>(runner::subscribe(&areas.runners, caller))
+            }
+            Request::RunnerComplete(p) => {
+                reply::<m::RunnerComplete>(runner::complete(&areas.runners, caller, p))
+            }
+            Request::GatewayReload(_) => reply::<m::GatewayReload>(Ok(self.reload())),
+        }
+    }
+
+    /// The default agent's main session as the cron caller, with its
+    /// effective tools under the active configuration.
+    async fn cron_caller(&self) -> Result<CronCaller, RpcError> {
+        let g = self.generation();
+        let main = self.inner.sessions.session_or_main(&g, "main")?;
+        let tools = main
+            .table(g.id, &g.runtime)
+            .await
+            .table
+            .effective_allowlist()
+            .to_vec();
+        Ok(CronCaller {
+            agent_id: main.info.agent_id.clone(),
+            session_key: main.info.session_key.clone(),
+            tools,
+        })
+    }
+
+    /// Run a state-changing method like a side-effecting tool call: refused
+    /// while draining, a durable `started` record (tool `M::NAME`, the
+    /// params' digest only) before it runs, exactly one terminal record
+    /// after.
+    async fn journalled<M: Method, F>(
+        &self,
+        who: &CronCaller,
+        params: &Value,
+        run: F,
+    ) -> Result<M::Response, RpcError>
+    where
+        F: std::future::Future<Output = Result<M::Response, RpcError>>,
+    {
+        let calls = &self.inner.calls;
+        calls.admit()?;
+        let call_id = calls.next_call_id();
+        let start = CallStart {
+            call_id: call_id.clone(),
+            session_key: who.session_key.clone(),
+            agent_id: who.agent_id.clone(),
+            tool: M::NAME.to_owned(),
+            params_digest: talon_journal::params_digest(params),
+            at_ms: crate::clock::now_ms(),
+        };
+        calls.journal.started(start).await.map_err(|e| {
+            RpcError::internal(format!(
+                "the call journal refused {}, so it was not run: {e}",
+                M::NAME
+            ))
+        })?;
+        let clock = Instant::now();
+        let result = run.await;
+        let (outcome, summary) = match &result {
+            Ok(_) => (Outcome::Ok, format!("{} ok", M::NAME)),
+            // The message can quote the job's text: only the code is kept.
+            Err(e) => (Outcome::Error, format!("{} error ({})", M::NAME, e.code)),
+        };
+        let end = CallEnd {
+            outcome,
+            summary,
+            at_ms: crate::clock::now_ms(),
+            duration_us: u64::try_from(clock.elapsed().as_micros()).unwrap_or(u64::MAX),
+        };
+        match calls.journal.finish(&call_id, end) {
+            Ok(_) => {
+                if let Err(e) = calls.journal.flush().await {
+                    tracing::error!(call = %call_id, error = %e, "the call journal could not commit a terminal record");
+                }
+            }
+            Err(e) => {
+                tracing::error!(call = %call_id, error = %e, "the call journal could not record a terminal record");
+            }
+        }
+        result
+    }
+}
+
+/// A request's params as the journal digests them.
+fn journal_params<T: serde::Serialize>(params: &T) -> Value {
+    serde_json::to_value(params).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;

@@ -1,0 +1,104 @@
+//! `sessions.*`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Why a session's runs start (the policy's `trigger`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionTrigger {
+    /// A person sent a message.
+    User,
+    /// A cron job fired.
+    Cron,
+    /// A heartbeat.
+    Heartbeat,
+    /// A memory-flush (compaction) run: only `read` and `write` survive.
+    Memory,
+}
+
+/// What `sessions.create` takes (every field optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionParams {
+    /// The session key (default: `agent:<agent>:gw:<random>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+    /// The agent (default: the config's default agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The model provider (`openai`, `anthropic`, …): picks the schema
+    /// dialect and the provider policy layers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The sender id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<String>,
+    /// Whether the sender is the owner (`false` removes owner-only tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_is_owner: Option<bool>,
+    /// The group chat / channel id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// The message channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Why the run started (`user`, `cron`, `heartbeat`, `memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<SessionTrigger>,
+    /// The parent session: this one is its sub-agent and gets at most the
+    /// parent's effective tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_key: Option<String>,
+    /// With a parent: a leaf sub-agent (may not spawn further).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf: Option<bool>,
+}
+
+/// A session as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// The key.
+    pub session_key: String,
+    /// The agent.
+    pub agent_id: String,
+    /// What it was created with.
+    pub params: SessionParams,
+    /// Whether it runs sandboxed, as the runtime decided when the session
+    /// was created (each tool table re-decides under the configuration it
+    /// is built for).
+    pub sandboxed: bool,
+    /// When it was created (Unix ms).
+    pub created_at_ms: u64,
+}
+
+/// `sessions.create`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionsCreateResponse {
+    /// The session (an existing one when it was created with the same
+    /// params).
+    pub session: SessionInfo,
+    /// The names of its tools, in table order.
+    pub tools: Vec<String>,
+}
+
+/// `sessions.list`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionsListResponse {
+    /// Every open session, by key.
+    pub sessions: Vec<SessionInfo>,
+}
+
+/// `sessions.close`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionsCloseResponse {
+    /// Always `true` (an unknown session is a not-found error).
+    pub closed: bool,
+    /// The closed session.
+    pub session_key: String,
+}

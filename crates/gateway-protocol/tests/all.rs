@@ -1,0 +1,4 @@
+//! Integration tests of talon-gateway-protocol.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod suite;
