@@ -27,6 +27,13 @@ pub enum FsErrorCode {
     InvalidPath,
     /// The content exceeds a size limit.
     TooLarge,
+    /// The path is longer than the host's `PATH_MAX`, one of its names is
+    /// longer than `NAME_MAX`, or it is (or would resolve or create)
+    /// deeper than [`MAX_PATH_DEPTH`](crate::MAX_PATH_DEPTH) levels.
+    PathTooLong,
+    /// The operation would remove, rename or replace a mount root (or the
+    /// working directory's root through `.`, `..` or an empty name).
+    MountRoot,
     /// An edit callback refused the content (its message says why).
     Rejected,
     /// The backend behind the bridge (a container, a remote host) cannot
@@ -49,6 +56,8 @@ impl FsErrorCode {
             FsErrorCode::AlreadyExists => "already-exists",
             FsErrorCode::InvalidPath => "invalid-path",
             FsErrorCode::TooLarge => "too-large",
+            FsErrorCode::PathTooLong => "path-too-long",
+            FsErrorCode::MountRoot => "mount-root",
             FsErrorCode::Rejected => "rejected",
             FsErrorCode::Unavailable => "unavailable",
             FsErrorCode::Io => "io",

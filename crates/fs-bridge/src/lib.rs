@@ -18,7 +18,15 @@
 //!   time. Mutations run `*at` calls on the resolved parent directory fd;
 //!   writes are atomic (temp file + `renameat`) and keep the old mode.
 //! - [`normalize_path`] is the lexical normalisation every lookup starts
-//!   with.
+//!   with; it also enforces the bounds [`MAX_PATH_BYTES`] (the host's
+//!   `PATH_MAX`), [`MAX_NAME_BYTES`] (`NAME_MAX`) and [`MAX_PATH_DEPTH`]
+//!   (`path-too-long`). The same bounds hold for what resolution walks and
+//!   for what a mutation creates on the host (through symlinks, or by
+//!   renaming a deep tree deeper).
+//! - A path ending in `/` (or `/.`) names a directory: on a file every
+//!   operation refuses it with `not-a-directory` instead of using the file.
+//!   A mount root is never removed, renamed or replaced (`mount-root`),
+//!   whether it is written as itself, `.`, `sub/..` or a link to it.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -56,6 +64,7 @@
 //! system the sandbox cannot hard-link into from outside).
 #![deny(missing_docs)]
 
+pub use crate::bounds::{MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_PATH_DEPTH};
 pub use crate::bridge::{
     Access, DirEntry, EditFn, FileContents, FileKind, FileStat, FsBridge, ResolvedPath,
     WriteOptions, WriteReport,
@@ -64,6 +73,7 @@ pub use crate::error::{FsError, FsErrorCode};
 pub use crate::mount::{Mount, normalize_path};
 pub use crate::mount_bridge::MountBridge;
 
+mod bounds;
 mod bridge;
 mod error;
 mod mount;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
 
+use crate::bounds;
 use crate::error::{FsError, FsErrorCode};
 
 /// One entry of a bridge's mount table: the host directory `host_root`
@@ -49,6 +50,11 @@ impl Mount {
 /// `/` (except `/` itself), and normalising it again returns it unchanged.
 /// `cwd` is expected to be absolute (a relative `cwd` is treated as if it
 /// started with `/`).
+///
+/// Refuses with [`path-too-long`](FsErrorCode::PathTooLong) a path longer
+/// than [`MAX_PATH_BYTES`](crate::MAX_PATH_BYTES) as given or normalised, a
+/// name longer than [`MAX_NAME_BYTES`](crate::MAX_NAME_BYTES), and a result
+/// deeper than [`MAX_PATH_DEPTH`](crate::MAX_PATH_DEPTH) components.
 pub fn normalize_path(path: &str, cwd: &str) -> Result<String, FsError> {
     if path.is_empty() {
         return Err(FsError::new(
@@ -64,11 +70,13 @@ pub fn normalize_path(path: &str, cwd: &str) -> Result<String, FsError> {
             "the path contains a NUL byte; remove it",
         ));
     }
+    bounds::check_given(path)?;
     let mut segments: Vec<&str> = Vec::new();
     if !path.starts_with('/') {
         push_segments(&mut segments, cwd);
     }
     push_segments(&mut segments, path);
+    bounds::check_segments(path, &segments)?;
     Ok(join_absolute(&segments))
 }
 

@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
+use crate::bounds;
 use crate::bridge::{
     Access, DirEntry, FileContents, FileKind, FileStat, ResolvedPath, WriteOptions, WriteReport,
 };
@@ -89,6 +90,47 @@ pub(crate) fn check_entry_name(given: &str) -> Result<(), FsError> {
     Ok(())
 }
 
+/// Whether `given` ends in `/` or `/.` after a name: it then names a
+/// directory, and a file there is "not a directory" (POSIX `ENOTDIR`), never
+/// the file itself.
+pub(crate) fn demands_directory(given: &str) -> bool {
+    let mut rest = given;
+    let mut stripped = false;
+    loop {
+        if let Some(r) = rest.strip_suffix('/') {
+            rest = r;
+        } else if let Some(r) = rest.strip_suffix("/.") {
+            rest = r;
+        } else {
+            break;
+        }
+        stripped = true;
+    }
+    let base = rest.rsplit('/').next().unwrap_or("");
+    stripped && !base.is_empty() && base != "." && base != ".."
+}
+
+fn trailing_slash_on_non_directory(given: &str) -> FsError {
+    let name = given.trim_end_matches(['/', '.']);
+    FsError::new(
+        FsErrorCode::NotADirectory,
+        given,
+        format!(
+            "`{given}` ends in `/`, so it names a directory, but `{name}` is not one; drop the trailing `/` to name the file"
+        ),
+    )
+}
+
+fn trailing_slash_creates_no_file(given: &str) -> FsError {
+    FsError::new(
+        FsErrorCode::NotADirectory,
+        given,
+        format!(
+            "`{given}` ends in `/`, so it names a directory, and only a file can be written; drop the trailing `/` to name the file"
+        ),
+    )
+}
+
 fn not_found(given: &str) -> FsError {
     FsError::new(
         FsErrorCode::NotFound,
@@ -101,9 +143,11 @@ fn not_found(given: &str) -> FsError {
 
 fn mount_root_refused(given: &str, action: &str) -> FsError {
     FsError::new(
-        FsErrorCode::InvalidPath,
+        FsErrorCode::MountRoot,
         given,
-        format!("cannot {action} `{given}`: it is a mount root; name an entry inside it"),
+        format!(
+            "cannot {action} `{given}`: it is a mount root, which the file tools never remove, rename or replace; name an entry inside it"
+        ),
     )
 }
 
@@ -236,6 +280,14 @@ fn file_type_of(st: &rustix::fs::Stat) -> FileType {
     FileType::from_raw_mode(st.st_mode)
 }
 
+fn directory_not_file(given: &str) -> FsError {
+    FsError::new(
+        FsErrorCode::NotAFile,
+        given,
+        format!("`{given}` is a directory; give the path of a regular file"),
+    )
+}
+
 fn not_a_file(given: &str, st: &rustix::fs::Stat) -> FsError {
     let what = match file_type_of(st) {
         FileType::Directory => "a directory (list it instead)",
@@ -283,6 +335,47 @@ impl Core {
         Ok(())
     }
 
+    /// Whether the existing entry at `loc` is a directory (a mount root is).
+    fn is_directory(loc: &Located, given: &str) -> Result<bool, FsError> {
+        match &loc.name {
+            None => Ok(true),
+            Some(name) => rustix::fs::statat(&loc.parent, name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                .map(|st| file_type_of(&st) == FileType::Directory)
+                .map_err(|e| errno_error(e, given, "stat")),
+        }
+    }
+
+    /// A read-side trailing slash: an existing non-directory is refused
+    /// with `not-a-directory` (what is missing or a directory is left to
+    /// the operation).
+    fn check_trailing_slash(&self, loc: &Located, given: &str) -> Result<(), FsError> {
+        if demands_directory(given) && loc.exists && !Self::is_directory(loc, given)? {
+            return Err(trailing_slash_on_non_directory(given));
+        }
+        Ok(())
+    }
+
+    /// Before `remove` or `rename` touches `given`: a path that is a mount
+    /// root (however spelled: `.`, `sub/..`, `/workspace/`) is refused with
+    /// `mount-root`, and a trailing slash on an existing non-directory with
+    /// `not-a-directory`; then the entry-name check.
+    fn check_mutation_target(&self, given: &str) -> Result<(), FsError> {
+        let ns = self.normalize(given)?;
+        if self.table.exact(&ns).is_some() {
+            return Err(mount_root_refused(given, "remove or rename"));
+        }
+        if demands_directory(given) {
+            // `link/` or `link/.` names what the link points to, which may
+            // be a mount root.
+            let loc = self.locate(given, &ns, true)?;
+            if loc.exists && loc.name.is_none() {
+                return Err(mount_root_refused(given, "remove or rename"));
+            }
+            self.check_trailing_slash(&loc, given)?;
+        }
+        check_entry_name(given)
+    }
+
     /// Two table entries over the same host directory (host mode's alias).
     fn same_host_root(&self, a: usize, b: usize) -> bool {
         match (self.table.mounts.get(a), self.table.mounts.get(b)) {
@@ -317,6 +410,56 @@ impl Core {
             ));
         }
         Ok(())
+    }
+
+    /// Depth below its mount root and host path length of the directory
+    /// `parent` of mount `mount` (read back from the kernel, so symlinks
+    /// followed on the way count as what they are); `None` when `/proc` is
+    /// unavailable or the answer is not under the mount root.
+    fn parent_extent(&self, mount: usize, parent: BorrowedFd<'_>) -> Option<(usize, usize)> {
+        let m = self.table.mounts.get(mount)?;
+        let proc = format!("/proc/self/fd/{}", parent.as_raw_fd());
+        let target = rustix::fs::readlink(proc.as_str(), Vec::new()).ok()?;
+        let host = PathBuf::from(OsStr::from_bytes(target.as_bytes()));
+        let rel = host.strip_prefix(&m.host_root).ok()?;
+        Some((rel.components().count(), host.as_os_str().len()))
+    }
+
+    /// Refuse creating the entries `new` (names, outermost first) in
+    /// `parent` when the deepest would lie more than
+    /// [`MAX_PATH_DEPTH`](crate::MAX_PATH_DEPTH) levels below the mount
+    /// root or have a host path longer than `PATH_MAX`; `extra` adds the
+    /// depth and length of a subtree moved along (a rename).
+    fn check_creation(
+        &self,
+        mount: usize,
+        parent: BorrowedFd<'_>,
+        ns: &str,
+        new: &[&str],
+        extra: (usize, usize),
+        given: &str,
+    ) -> Result<(), FsError> {
+        let added: usize = new.iter().map(|c| c.len() + 1).sum();
+        let (depth, len) = match self.parent_extent(mount, parent) {
+            Some((depth, len)) => (depth + new.len(), len + added),
+            None => {
+                // No /proc: the lexical mapping of the namespace path.
+                let (mount, rel) = self
+                    .table
+                    .lookup(ns)
+                    .ok_or_else(|| self.outside_mounts(given))?;
+                let root_len = self
+                    .table
+                    .mounts
+                    .get(mount)
+                    .map_or(0, |m| m.host_root.as_os_str().len());
+                (
+                    rel.split('/').filter(|c| !c.is_empty()).count(),
+                    root_len + 1 + rel.len(),
+                )
+            }
+        };
+        bounds::check_created(given, depth + extra.0, len + extra.1)
     }
 
     /// Create the missing directories of `loc` (all but the last missing
@@ -392,6 +535,7 @@ impl Core {
     pub(crate) fn resolve(&self, given: &str, access: Access) -> Result<ResolvedPath, FsError> {
         let ns = self.normalize(given)?;
         let loc = self.locate(given, &ns, true)?;
+        self.check_trailing_slash(&loc, given)?;
         if access == Access::Write {
             self.check_writable(&loc, given)?;
         }
@@ -420,6 +564,7 @@ impl Core {
         if !loc.exists {
             return Err(not_found(given));
         }
+        self.check_trailing_slash(&loc, given)?;
         let Some(name) = &loc.name else {
             return Err(FsError::new(
                 FsErrorCode::NotAFile,
@@ -448,6 +593,17 @@ impl Core {
         data: &[u8],
         options: WriteOptions,
     ) -> Result<WriteReport, FsError> {
+        if demands_directory(given) {
+            let ns = self.normalize(given)?;
+            let loc = self.locate(given, &ns, true)?;
+            if loc.exists && Self::is_directory(&loc, given)? {
+                return Err(directory_not_file(given));
+            }
+            if loc.exists {
+                return Err(trailing_slash_on_non_directory(given));
+            }
+            return Err(trailing_slash_creates_no_file(given));
+        }
         check_entry_name(given)?;
         let ns = self.normalize(given)?;
         let loc = self.locate(given, &ns, true)?;
@@ -467,6 +623,10 @@ impl Core {
                     "the parent directory of `{given}` does not exist; create it first (mkdir) or allow creating parents"
                 ),
             ));
+        }
+        if !loc.exists {
+            let new = created_names(&loc);
+            self.check_creation(loc.mount, loc.parent.as_fd(), &ns, &new, (0, 0), given)?;
         }
         let (dir, name) = self.create_missing(loc, given, false)?;
         let existing = match rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
@@ -501,6 +661,17 @@ impl Core {
 
     /// First half of `edit`: resolve, check writability, read the file.
     pub(crate) fn edit_read(&self, given: &str) -> Result<(EditTarget, Vec<u8>), FsError> {
+        if demands_directory(given) {
+            let ns = self.normalize(given)?;
+            let loc = self.locate(given, &ns, true)?;
+            if !loc.exists {
+                return Err(not_found(given));
+            }
+            if Self::is_directory(&loc, given)? {
+                return Err(directory_not_file(given));
+            }
+            return Err(trailing_slash_on_non_directory(given));
+        }
         check_entry_name(given)?;
         let ns = self.normalize(given)?;
         let loc = self.locate(given, &ns, true)?;
@@ -554,6 +725,7 @@ impl Core {
         if !loc.exists {
             return Err(not_found(given));
         }
+        self.check_trailing_slash(&loc, given)?;
         let st = match &loc.name {
             Some(name) => rustix::fs::statat(&loc.parent, name.as_str(), AtFlags::SYMLINK_NOFOLLOW),
             None => rustix::fs::fstat(&loc.parent),
@@ -658,11 +830,13 @@ impl Core {
                 ),
             ));
         }
+        let new = created_names(&loc);
+        self.check_creation(loc.mount, loc.parent.as_fd(), &ns, &new, (0, 0), given)?;
         self.create_missing(loc, given, true).map(|_| ())
     }
 
     pub(crate) fn remove(&self, given: &str, recursive: bool) -> Result<(), FsError> {
-        check_entry_name(given)?;
+        self.check_mutation_target(given)?;
         let ns = self.normalize(given)?;
         let loc = self.locate(given, &ns, false)?;
         self.check_writable(&loc, given)?;
@@ -696,8 +870,8 @@ impl Core {
     }
 
     pub(crate) fn rename(&self, from: &str, to: &str, overwrite: bool) -> Result<(), FsError> {
-        check_entry_name(from)?;
-        check_entry_name(to)?;
+        self.check_mutation_target(from)?;
+        self.check_mutation_target(to)?;
         let from_ns = self.normalize(from)?;
         let to_ns = self.normalize(to)?;
         let src = self.locate(from, &from_ns, false)?;
@@ -732,6 +906,47 @@ impl Core {
             ));
         }
         self.check_no_mount_below(&from_ns, from, "rename")?;
+        let src_is_dir =
+            rustix::fs::statat(&src.parent, src_name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| file_type_of(&st) == FileType::Directory);
+        let extra = if src_is_dir {
+            // What moves along: the source's own tree, measured within what
+            // the destination leaves of the budgets.
+            let (dst_depth, dst_len) = self
+                .parent_extent(dst.mount, dst.parent.as_fd())
+                .unwrap_or((0, 0));
+            let depth_budget = bounds::MAX_PATH_DEPTH.saturating_sub(dst_depth + 1);
+            let len_budget = bounds::MAX_PATH_BYTES.saturating_sub(dst_len + dst_name.len() + 1);
+            subtree_extent(
+                src.parent.as_fd(),
+                src_name,
+                depth_budget,
+                len_budget,
+                from,
+            )?
+            .ok_or_else(|| {
+                FsError::new(
+                    FsErrorCode::PathTooLong,
+                    bounds::shown(from),
+                    format!(
+                        "cannot rename `{}` to `{}`: the tree it holds would end up more than {} levels below the mount root or past PATH_MAX; move a part of it or choose a shallower destination",
+                        bounds::shown(from),
+                        bounds::shown(to),
+                        bounds::MAX_PATH_DEPTH
+                    ),
+                )
+            })?
+        } else {
+            (0, 0)
+        };
+        self.check_creation(
+            dst.mount,
+            dst.parent.as_fd(),
+            &to_ns,
+            &[dst_name.as_str()],
+            extra,
+            to,
+        )?;
         let flags = if overwrite {
             RenameFlags::empty()
         } else {
@@ -776,6 +991,74 @@ impl Core {
             other => errno_error(other, from, "rename"),
         })
     }
+}
+
+/// The names a mutation at `loc` would create, outermost first.
+fn created_names(loc: &Located) -> Vec<&str> {
+    loc.name
+        .iter()
+        .chain(loc.missing.iter())
+        .map(String::as_str)
+        .collect()
+}
+
+/// Depth and longest relative path (bytes, with separators) of the tree
+/// below directory `name` in `parent`, or `None` as soon as either passes
+/// its budget. Symlinks are not followed; entries that vanish are skipped.
+fn subtree_extent(
+    parent: BorrowedFd<'_>,
+    name: &str,
+    depth_budget: usize,
+    len_budget: usize,
+    given: &str,
+) -> Result<Option<(usize, usize)>, FsError> {
+    let dir_fd = match rustix::fs::openat(
+        parent,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::NOTDIR | Errno::LOOP | Errno::NOENT) => return Ok(Some((0, 0))),
+        Err(e) => return Err(errno_error(e, given, "measure")),
+    };
+    let reader = dir_fd
+        .try_clone()
+        .map_err(|e| io_error(&e, given, "measure"))?;
+    let dir = rustix::fs::Dir::new(reader).map_err(|e| errno_error(e, given, "measure"))?;
+    let mut deepest = (0usize, 0usize);
+    for entry in dir {
+        let entry = entry.map_err(|e| errno_error(e, given, "measure"))?;
+        let bytes = entry.file_name().to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let len = bytes.len() + 1;
+        if depth_budget == 0 || len > len_budget {
+            return Ok(None);
+        }
+        if entry.file_type() == FileType::Directory
+            && let Ok(child) = std::str::from_utf8(bytes)
+        {
+            match subtree_extent(
+                dir_fd.as_fd(),
+                child,
+                depth_budget - 1,
+                len_budget - len,
+                given,
+            )? {
+                None => return Ok(None),
+                Some((d, l)) => {
+                    deepest.0 = deepest.0.max(d + 1);
+                    deepest.1 = deepest.1.max(l + len);
+                }
+            }
+        } else {
+            deepest.0 = deepest.0.max(1);
+            deepest.1 = deepest.1.max(len);
+        }
+    }
+    Ok(Some(deepest))
 }
 
 /// Remove directory `name` in `parent` and everything below it, each step

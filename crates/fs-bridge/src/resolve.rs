@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
+use crate::bounds::{self, MAX_PATH_DEPTH};
 use crate::error::{FsError, FsErrorCode};
 use crate::mount::{MountTable, join_absolute, normalize_path, parent_of};
 
@@ -111,7 +112,7 @@ pub(crate) fn errno_error(e: Errno, given: &str, action: &str) -> FsError {
             "free space or write less",
         ),
         Errno::NAMETOOLONG => (
-            FsErrorCode::InvalidPath,
+            FsErrorCode::PathTooLong,
             "a name in the path is too long",
             "use shorter names",
         ),
@@ -358,6 +359,9 @@ impl Core {
                 continue;
             }
             if kind == FileType::Directory {
+                if state.stack.len() >= MAX_PATH_DEPTH {
+                    return Err(bounds::resolves_too_deep(given));
+                }
                 state.stack.push(fd);
                 state.names.push(comp);
                 self.enter_nested_mount(&mut state)?;

@@ -5,6 +5,8 @@ use rmcp::model::{CallToolResult, ContentBlock as McpBlock, ResourceContents};
 use serde_json::{Value, json};
 use talon_tool_catalog::{ContentBlock, ResultStatus, ToolError, ToolErrorCode, ToolResult};
 
+use crate::frame::cut_sizes;
+
 /// Convert a result. A tool-level error (`isError`) becomes a tool error
 /// with code `mcp.tool_error` carrying the (capped) text.
 pub(crate) fn convert_result(
@@ -82,6 +84,15 @@ pub(crate) fn convert_result(
     Ok(tool_result)
 }
 
+/// The length of `s` as the server sent it (a string the frame guard cut
+/// counts what was dropped too).
+fn sent_len(s: &str) -> usize {
+    match cut_sizes(s) {
+        Some((kept, dropped)) => kept.saturating_add(dropped),
+        None => s.len(),
+    }
+}
+
 struct Capped {
     cap: usize,
     used: usize,
@@ -102,7 +113,7 @@ impl Capped {
     }
 
     fn text(&mut self, text: &str) {
-        self.total = self.total.saturating_add(text.len());
+        self.total = self.total.saturating_add(sent_len(text));
         let room = self.cap.saturating_sub(self.used);
         if text.len() <= room {
             self.used += text.len();
@@ -125,7 +136,16 @@ impl Capped {
     }
 
     fn image(&mut self, data: &str, mime: &str) {
-        self.total = self.total.saturating_add(data.len());
+        let sent = sent_len(data);
+        self.total = self.total.saturating_add(sent);
+        if sent != data.len() {
+            // Cut while it was read: never passed on, whatever the cap.
+            self.truncated = true;
+            self.blocks.push(ContentBlock::Text {
+                text: format!("[image {mime} omitted: {sent} bytes of base64, over the limit]"),
+            });
+            return;
+        }
         if data.len() <= self.cap.saturating_sub(self.used) {
             self.used += data.len();
             self.blocks.push(ContentBlock::Image {

@@ -9,13 +9,14 @@ use std::process::Stdio;
 
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use talon_hooks::exec_env::{filter_inherited_env, sanitize_env_overrides};
 use talon_proc_tree::{Leaf, Limits, Supervisor};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::config::{McpServerConfig, Transport, expand};
+use crate::frame::{FrameGuard, FrameLimits, FrameVerdict};
 use crate::handler::ClientEvents;
 
 /// A started session.
@@ -24,6 +25,10 @@ pub(crate) struct Launched {
     /// The process tree of a stdio server: dropping it kills the server
     /// and everything it started (`setsid` and daemons included).
     pub(crate) tree: Option<Leaf>,
+    /// The stdio child itself (killed on drop, after its tree).
+    pub(crate) child: Option<tokio::process::Child>,
+    /// Why the frame guard closed a stdio session, once it did.
+    pub(crate) verdict: Option<FrameVerdict>,
 }
 
 /// Resolves a stdio server's program the way `execvp` would, so a missing
@@ -148,14 +153,26 @@ pub(crate) async fn launch(
             if let Some(cwd) = &config.cwd {
                 cmd.current_dir(cwd);
             }
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
+            cmd.stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = cmd
                 .spawn()
                 .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-            if let Some(pid) = transport.id() {
+            if let Some(pid) = child.id() {
                 tree.set_root_pid(pid);
             }
-            if let Some(stderr) = stderr {
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err(format!(
+                    "cannot start `{program}`: its stdio pipes were not set up"
+                ));
+            };
+            // Every message is bounded while it is read (long strings cut,
+            // oversized structure refused), before rmcp buffers or parses it.
+            let verdict = FrameVerdict::default();
+            let limits = FrameLimits::for_output_cap(config.max_output_bytes());
+            let transport = (FrameGuard::new(stdout, limits, verdict.clone()), stdin);
+            if let Some(stderr) = child.stderr.take() {
                 let server = name.to_owned();
                 tokio::spawn(async move {
                     let mut lines = BufReader::new(stderr).lines();
@@ -171,12 +188,22 @@ pub(crate) async fn launch(
             Ok(Launched {
                 service,
                 tree: Some(tree),
+                child: Some(child),
+                verdict: Some(verdict),
             })
         }
         Transport::StreamableHttp => {
             let url = config.url.clone().unwrap_or_default();
             let headers = server_headers(name, config)?;
-            let cfg = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+            // rmcp reads each JSON body and SSE event within a byte limit
+            // before parsing; hold it to the same hard budget as a stdio
+            // message (a larger answer fails the call instead of growing
+            // memory).
+            let limits = FrameLimits::for_output_cap(config.max_output_bytes());
+            let cfg = StreamableHttpClientTransportConfig::with_uri(url)
+                .custom_headers(headers)
+                .max_sse_event_size(limits.hard_line)
+                .max_json_response_size(limits.hard_line);
             let transport = StreamableHttpClientTransport::from_config(cfg);
             let service = events
                 .serve(transport)
@@ -185,6 +212,8 @@ pub(crate) async fn launch(
             Ok(Launched {
                 service,
                 tree: None,
+                child: None,
+                verdict: None,
             })
         }
     }

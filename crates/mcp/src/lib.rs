@@ -10,6 +10,16 @@
 //!   `tools/list_changed`, calls with a per-call timeout and an output cap,
 //!   restarts a dead server with backoff, and kills each stdio server's
 //!   whole process tree (a `talon-proc-tree` leaf) on shutdown or drop.
+//! - Bounds before memory: a stdio server's stdout passes a frame guard
+//!   that cuts every JSON string longer than `maxOutputBytes` + 1 while it
+//!   is read (with a marker; the output cap then reports the result as
+//!   truncated, and a cut image is omitted) and closes a session whose
+//!   message structure alone is too large, failing the call in flight with
+//!   `mcp.call_failed`; HTTP bodies and SSE events are held to the same
+//!   budget by rmcp. Listed tools keep at most
+//!   [`MAX_TOOL_DESCRIPTION_BYTES`] of description, [`MAX_TOOL_TITLE_BYTES`]
+//!   of title and [`MAX_TOOL_SCHEMA_BYTES`] of input schema, with a
+//!   `[talon: …]` note in the description saying what was cut.
 //! - [`McpManager::materialize`]: the agent's tools as [`ToolSpec`]s named
 //!   `server__tool` by the [`names`] algorithm, sorted, with plugin id
 //!   `bundle-mcp` and `executionMode` parallel only for servers that set
@@ -53,6 +63,7 @@ pub use talon_tool_catalog::ToolSpec;
 mod config;
 mod convert;
 mod error;
+mod frame;
 mod handler;
 mod launch;
 mod manager;
@@ -61,3 +72,7 @@ pub mod names;
 mod server;
 mod status;
 mod tool;
+mod tool_caps;
+pub use crate::tool_caps::{
+    MAX_TOOL_DESCRIPTION_BYTES, MAX_TOOL_SCHEMA_BYTES, MAX_TOOL_TITLE_BYTES,
+};

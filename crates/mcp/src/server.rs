@@ -13,8 +13,10 @@ use serde_json::{Map, Value};
 use talon_tool_catalog::{CancelExt, CancellationToken, ToolError, ToolErrorCode};
 
 use crate::config::{McpServerConfig, Transport};
+use crate::frame::{FrameError, FrameVerdict};
 use crate::handler::ClientEvents;
 use crate::launch::{Launched, launch};
+use crate::tool_caps::cap_tool;
 
 use crate::status::ServerState;
 
@@ -71,6 +73,8 @@ impl Shared {
 struct Conn {
     service: RunningService<RoleClient, ClientEvents>,
     tree: Option<talon_proc_tree::Leaf>,
+    /// The stdio child (kill-on-drop), held for the session's life.
+    _child: Option<tokio::process::Child>,
     relist: tokio::task::JoinHandle<()>,
 }
 
@@ -107,6 +111,8 @@ pub(crate) struct Server {
     pub(crate) shared: Arc<Shared>,
     failures: AtomicU32,
     timeouts: AtomicU32,
+    /// The frame guard's verdict slot of the current stdio session.
+    verdict: Mutex<Option<FrameVerdict>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -152,6 +158,7 @@ impl Server {
             }),
             failures: AtomicU32::new(0),
             timeouts: AtomicU32::new(0),
+            verdict: Mutex::new(None),
         }
     }
 
@@ -234,7 +241,16 @@ impl Server {
 
     async fn connect(&self) -> Result<Conn, String> {
         let events = ClientEvents::new();
-        let Launched { service, tree } = launch(&self.name, &self.config, events.clone()).await?;
+        let Launched {
+            service,
+            tree,
+            child,
+            verdict,
+        } = launch(&self.name, &self.config, events.clone()).await?;
+        match self.verdict.lock() {
+            Ok(mut v) => *v = verdict,
+            Err(p) => *p.into_inner() = verdict,
+        }
         // Until the connection is handed out, dropping `tree` (an error or
         // a start-up timeout) kills the server's whole tree.
         let peer = service.peer().clone();
@@ -254,6 +270,7 @@ impl Server {
         Ok(Conn {
             service,
             tree,
+            _child: child,
             relist,
         })
     }
@@ -294,6 +311,21 @@ impl Server {
                     self.name, e.message, e.code.0
                 ),
             )),
+            Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)))
+                if let Some(frame) = self.frame_error() =>
+            {
+                self.shared.update(|s| {
+                    s.state = ServerState::Restarting;
+                    s.last_error = Some(frame.to_string());
+                });
+                Err(ToolError::new(
+                    ToolErrorCode::McpCallFailed,
+                    format!(
+                        "mcp server `{}`: the answer to `{tool}` was refused while it was read: {frame} (limits follow mcp.servers.{}.maxOutputBytes); it will be restarted on the next call",
+                        self.name, self.name
+                    ),
+                ))
+            }
             Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
                 self.shared.update(|s| {
                     s.state = ServerState::Restarting;
@@ -339,6 +371,18 @@ impl Server {
         }
     }
 
+    /// The frame guard's reason for closing the current session, if any.
+    fn frame_error(&self) -> Option<FrameError> {
+        let slot = match self.verdict.lock() {
+            Ok(v) => v.clone(),
+            Err(p) => p.into_inner().clone(),
+        }?;
+        match slot.lock() {
+            Ok(v) => v.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
     /// Drop a session that stopped answering (the next call restarts it).
     async fn drop_hung_session(&self) {
         let mut slot = self.slot.lock().await;
@@ -378,9 +422,16 @@ impl Server {
 /// `tools/list`, following cursors, counted.
 async fn list_tools(peer: &Peer<RoleClient>, shared: &Shared) -> Result<Vec<McpTool>, String> {
     shared.update(|s| s.list_requests += 1);
-    peer.list_all_tools()
+    let mut tools = peer
+        .list_all_tools()
         .await
-        .map_err(|e| format!("tools/list failed: {e}"))
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    for tool in &mut tools {
+        if let Some(note) = cap_tool(tool) {
+            tracing::warn!(target: "talon::mcp", tool = %tool.name, %note, "mcp tool listing cut to its caps");
+        }
+    }
+    Ok(tools)
 }
 
 /// Re-list after `tools/list_changed`: wait until notifications stop for

@@ -4,7 +4,8 @@
 
 mod support;
 mod suite {
-    mod calls;
+    mod bounds;
+    pub(crate) mod calls;
     mod lifecycle;
     mod listing;
     mod peers;

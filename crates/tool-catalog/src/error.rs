@@ -121,6 +121,9 @@ tool_error_codes! {
     InputInvalid = "input.invalid" => Input,
     /// The arguments could not be decoded (not an object, broken JSON).
     InputMalformed = "input.malformed" => Input,
+    /// The arguments carry a key the tool does not take (or two spellings
+    /// of one parameter that disagree); `param` names the key.
+    InputUnknownParam = "input.unknown_param" => Input,
     /// No tool of that name is in the run.
     ToolUnknown = "tool.unknown" => Input,
     /// The caller may not do this (the default unauthorized code).
@@ -152,6 +155,11 @@ tool_error_codes! {
     FsInvalidPath = "fs.invalid_path" => Input,
     /// The content exceeds a size limit.
     FsTooLarge = "fs.too_large" => Input,
+    /// The path is longer than `PATH_MAX`, has a name longer than
+    /// `NAME_MAX`, or is (or would create) deeper than the depth cap.
+    FsPathTooLong = "fs.path_too_long" => Input,
+    /// The operation would remove, rename or replace a mount root.
+    FsMountRoot = "fs.mount_root" => Input,
     /// An edit callback refused the content.
     FsRejected = "fs.rejected" => Input,
     /// The backend behind the file bridge cannot be reached.

@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::ToolError;
+use crate::error::{ToolError, ToolErrorCode};
 
 /// Look up `key`, then its snake_case form.
 pub fn lookup<'a>(params: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
@@ -456,6 +456,121 @@ pub fn action_enabled(actions: Option<&Map<String, Value>>, key: &str, default: 
         Some(_) => true,
         None => default,
     }
+}
+
+/// Refuse any key of `params` that is not one of `known` (each also
+/// accepted in its snake_case spelling, as [`lookup`] reads it), and two
+/// spellings of one parameter with different values (`path` and
+/// `file_path`, `oldText` and `old_text`). `aliases` lists the extra
+/// spellings of a parameter as `(alias, canonical)`; an alias counts as
+/// that parameter.
+///
+/// A key the tool would ignore turns one call into a different call (a
+/// `cwd` that is not `workdir` runs the command elsewhere than the model
+/// meant; a second path key escapes a check that read the first), so it
+/// is an input error ([`ToolErrorCode::InputUnknownParam`]) naming the key,
+/// with the accepted keys in the message and `details.accepted`.
+pub fn refuse_unknown_keys(
+    tool: &str,
+    params: &Map<String, Value>,
+    known: &[&str],
+    aliases: &[(&str, &str)],
+) -> Result<(), ToolError> {
+    let canonical_of = |key: &str| -> Option<&str> {
+        known
+            .iter()
+            .copied()
+            .find(|k| *k == key || to_snake_case(k) == key)
+            .or_else(|| {
+                aliases
+                    .iter()
+                    .find(|(alias, _)| *alias == key || to_snake_case(alias) == key)
+                    .map(|(_, canonical)| *canonical)
+            })
+    };
+    let unknown: Vec<&str> = params
+        .keys()
+        .map(String::as_str)
+        .filter(|k| canonical_of(k).is_none())
+        .collect();
+    if let Some(first) = unknown.first() {
+        let listed = unknown
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let hint = match aliases
+            .iter()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(first))
+        {
+            Some((_, canonical)) => format!(" (did you mean `{canonical}`?)"),
+            None => path_hint(first, known),
+        };
+        let what = if unknown.len() == 1 {
+            "an unknown parameter"
+        } else {
+            "unknown parameters"
+        };
+        return Err(ToolError::new(
+            ToolErrorCode::InputUnknownParam,
+            format!(
+                "{tool} got {what} {listed}{hint}; it takes {}. Remove the unknown keys instead of relying on them being ignored",
+                known.join(", ")
+            ),
+        )
+        .with_param(*first)
+        .with_detail(
+            "unknown",
+            Value::Array(unknown.iter().map(|k| Value::from(*k)).collect()),
+        )
+        .with_detail(
+            "accepted",
+            Value::Array(known.iter().map(|k| Value::from(*k)).collect()),
+        ));
+    }
+    // Two spellings of one parameter must agree.
+    let mut seen: Vec<(&str, &str, &Value)> = Vec::new();
+    for (key, value) in params {
+        if value.is_null() {
+            continue;
+        }
+        let Some(canonical) = canonical_of(key) else {
+            continue;
+        };
+        if let Some((other, _, _)) = seen.iter().find(|(_, c, v)| *c == canonical && *v != value) {
+            return Err(ToolError::new(
+                ToolErrorCode::InputUnknownParam,
+                format!(
+                    "{tool} got both `{other}` and `{key}`, two spellings of `{canonical}`, with different values; give `{canonical}` once"
+                ),
+            )
+            .with_param(key.as_str()));
+        }
+        seen.push((key.as_str(), canonical, value));
+    }
+    Ok(())
+}
+
+/// A hint for an unknown key that looks like a path or a directory.
+fn path_hint(key: &str, known: &[&str]) -> String {
+    let lower = key.to_ascii_lowercase();
+    let dir_like = [
+        "cwd",
+        "dir",
+        "directory",
+        "working_dir",
+        "workingdir",
+        "workdirectory",
+    ];
+    if dir_like.contains(&lower.as_str()) && known.contains(&"workdir") {
+        return " (the working directory goes in `workdir`)".to_owned();
+    }
+    if (lower.contains("path") || lower.contains("file") || lower.contains("dir"))
+        && known.contains(&"path")
+    {
+        return " (the file goes in `path`)".to_owned();
+    }
+    String::new()
 }
 
 /// The JSON type name of a value, for messages.

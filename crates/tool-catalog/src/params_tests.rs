@@ -174,3 +174,52 @@ proptest::proptest! {
         let _ = read_bool(&params, "s");
     }
 }
+
+#[test]
+fn unknown_keys_are_refused_naming_the_key() {
+    let known = ["path", "offset", "limit"];
+    let aliases = [("filePath", "path")];
+    for ok in [
+        json!({"path": "a"}),
+        json!({"file_path": "a", "offset": 2}),
+        json!({"filePath": "a", "path": "a"}),
+        json!({"path": "a", "file_path": null}),
+    ] {
+        refuse_unknown_keys("read", &p(ok.clone()), &known, &aliases)
+            .unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    let err = refuse_unknown_keys(
+        "read",
+        &p(json!({"path": "a", "filename": "../x"})),
+        &known,
+        &aliases,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), crate::ToolErrorCode::InputUnknownParam);
+    assert_eq!(err.param(), Some("filename"));
+    assert!(err.message().contains("`filename`"), "{err}");
+    assert!(err.message().contains("path, offset, limit"), "{err}");
+    assert!(err.message().contains("goes in `path`"), "{err}");
+    // Two spellings that disagree: neither is silently preferred.
+    let err = refuse_unknown_keys(
+        "read",
+        &p(json!({"path": "a", "file_path": "../.bashrc"})),
+        &known,
+        &aliases,
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), crate::ToolErrorCode::InputUnknownParam);
+    assert!(
+        err.message().contains("`path`") && err.message().contains("`file_path`"),
+        "{err}"
+    );
+    let err = refuse_unknown_keys(
+        "exec",
+        &p(json!({"command": "ls", "cwd": "/etc"})),
+        &["command", "workdir"],
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(err.param(), Some("cwd"));
+    assert!(err.message().contains("`workdir`"), "{err}");
+}

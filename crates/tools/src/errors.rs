@@ -51,6 +51,8 @@ pub fn fs_code(code: FsErrorCode) -> ToolErrorCode {
         FsErrorCode::AlreadyExists => ToolErrorCode::FsAlreadyExists,
         FsErrorCode::InvalidPath => ToolErrorCode::FsInvalidPath,
         FsErrorCode::TooLarge => ToolErrorCode::FsTooLarge,
+        FsErrorCode::PathTooLong => ToolErrorCode::FsPathTooLong,
+        FsErrorCode::MountRoot => ToolErrorCode::FsMountRoot,
         FsErrorCode::Rejected => ToolErrorCode::FsRejected,
         FsErrorCode::Unavailable => ToolErrorCode::FsUnavailable,
         FsErrorCode::Io => ToolErrorCode::FsIo,

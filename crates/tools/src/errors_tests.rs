@@ -50,6 +50,8 @@ fn every_fs_code_keeps_its_name_and_the_path() {
         FsErrorCode::AlreadyExists,
         FsErrorCode::InvalidPath,
         FsErrorCode::TooLarge,
+        FsErrorCode::PathTooLong,
+        FsErrorCode::MountRoot,
         FsErrorCode::Rejected,
         FsErrorCode::Unavailable,
         FsErrorCode::Io,

@@ -1,3 +1,4 @@
+mod bounds;
 mod common;
 mod escapes;
 mod mounts;

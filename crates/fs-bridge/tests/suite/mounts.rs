@@ -123,7 +123,7 @@ async fn longest_prefix_selects_the_nested_read_only_overlay() {
         );
         assert_eq!(
             b.remove("/workspace/skills", true).await.unwrap_err().code,
-            FsErrorCode::ReadOnly
+            FsErrorCode::MountRoot
         );
         // `skillsX` is not under `skills`.
         b.write("/workspace/skillsX/y", b"ok", w).await.unwrap();

@@ -363,7 +363,7 @@ async fn remove_files_links_and_trees() {
         );
         assert_eq!(
             b.remove("/workspace", true).await.unwrap_err().code,
-            FsErrorCode::InvalidPath
+            FsErrorCode::MountRoot
         );
         assert!(fx.ws().exists());
     }
@@ -515,33 +515,43 @@ async fn entry_names_that_name_nothing_are_invalid() {
     let b = &fx.bridge;
     let w = WriteOptions::default();
     for path in ["sub/", ".", "sub/..", "/", "sub/."] {
+        let code = |e: talon_fs_bridge::FsError| e.code;
+        // A directory (or nothing) where write and edit need a file.
+        let want = if path == "/" || path == "." || path == "sub/.." {
+            FsErrorCode::InvalidPath
+        } else {
+            FsErrorCode::NotAFile
+        };
         assert_eq!(
-            b.write(path, b"x", w).await.unwrap_err().code,
-            FsErrorCode::InvalidPath,
+            code(b.write(path, b"x", w).await.unwrap_err()),
+            want,
             "write {path}"
         );
         assert_eq!(
-            b.remove(path, true).await.unwrap_err().code,
-            FsErrorCode::InvalidPath,
+            code(b.edit(path, &|o: &[u8]| Ok(o.to_vec())).await.unwrap_err()),
+            want,
+            "edit {path}"
+        );
+        // `.` and `sub/..` are the workspace mount root: never removed.
+        let want = if path == "." || path == "sub/.." {
+            FsErrorCode::MountRoot
+        } else {
+            FsErrorCode::InvalidPath
+        };
+        assert_eq!(
+            code(b.remove(path, true).await.unwrap_err()),
+            want,
             "remove {path}"
         );
         assert_eq!(
-            b.rename(path, "x", true).await.unwrap_err().code,
-            FsErrorCode::InvalidPath,
+            code(b.rename(path, "x", true).await.unwrap_err()),
+            want,
             "rename from {path}"
         );
         assert_eq!(
-            b.rename("inside.txt", path, true).await.unwrap_err().code,
-            FsErrorCode::InvalidPath,
+            code(b.rename("inside.txt", path, true).await.unwrap_err()),
+            want,
             "rename to {path}"
-        );
-        assert_eq!(
-            b.edit(path, &|o: &[u8]| Ok(o.to_vec()))
-                .await
-                .unwrap_err()
-                .code,
-            FsErrorCode::InvalidPath,
-            "edit {path}"
         );
     }
     for path in ["", "a\0b"] {
@@ -551,6 +561,10 @@ async fn entry_names_that_name_nothing_are_invalid() {
         );
         assert_eq!(
             b.write(path, b"x", w).await.unwrap_err().code,
+            FsErrorCode::InvalidPath
+        );
+        assert_eq!(
+            b.remove(path, true).await.unwrap_err().code,
             FsErrorCode::InvalidPath
         );
     }

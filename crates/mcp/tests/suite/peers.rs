@@ -159,3 +159,40 @@ async fn a_dead_http_server_fails_the_call_clearly() {
     assert!(err.contains("mcp server `web`"), "{err}");
     m.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_http_answer_over_the_frame_budget_fails_the_call_and_the_next_works() {
+    // With the default 200,000-byte cap the body budget is about 4.6 MB:
+    // a 10 MB answer (which rmcp's own 16 MiB default read and parsed
+    // whole) is refused while it is read, promptly, without ending the
+    // server.
+    let fixture = HttpFixture::start();
+    let m = manager(json!({"web": {"url": fixture.url, "timeoutMs": 30_000}}));
+    assert_eq!(m.ensure_agent("main").await[0].error, None);
+    let started = std::time::Instant::now();
+    let err = call(&m, "web__huge", json!({"bytes": 10_000_000}))
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(err.message().contains("mcp server `web`"), "{err}");
+    // Under the budget it is cut to the cap as before.
+    let r = call(&m, "web__huge", json!({"bytes": 1_000_000}))
+        .await
+        .unwrap();
+    assert_eq!(r.details["mcp"]["truncated"], true);
+    let mut ok = false;
+    for _ in 0..50 {
+        if let Ok(r) = call(&m, "web__echo", json!({"text": "still up"})).await {
+            assert_eq!(r.text(), "still up");
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(ok, "the server answers after the refused body");
+    m.shutdown().await;
+}

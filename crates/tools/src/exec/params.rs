@@ -8,6 +8,7 @@ use talon_hooks::exec_env::ExecHost;
 use talon_tool_catalog::ToolError;
 use talon_tool_catalog::params::{
     NumberOpts, StringOpts, json_type, lookup, read_bool, read_number, read_string,
+    refuse_unknown_keys,
 };
 
 use crate::exec::config::{ExecConfig, YIELD_MS_RANGE};
@@ -32,12 +33,33 @@ pub(crate) fn host_name(host: ExecHost) -> &'static str {
     }
 }
 
+/// The keys `exec` takes: its schema's, plus the two a skill's command
+/// dispatch adds (`commandName`, `skillName`). Anything else (`cwd` for
+/// `workdir`, ...) is refused instead of ignored.
+const EXEC_KEYS: [&str; 14] = [
+    "command",
+    "workdir",
+    "env",
+    "yieldMs",
+    "background",
+    "timeout",
+    "pty",
+    "elevated",
+    "host",
+    "security",
+    "ask",
+    "node",
+    "commandName",
+    "skillName",
+];
+
 /// Reads and checks the parameters against the config.
 pub(crate) fn parse(
     params: &Map<String, Value>,
     config: &ExecConfig,
     host: ExecHost,
 ) -> Result<ExecParams, ToolError> {
+    refuse_unknown_keys("exec", params, &EXEC_KEYS, &[])?;
     let command = read_string(params, "command", StringOpts::required().untrimmed())?
         .filter(|c| !c.trim().is_empty())
         .ok_or_else(|| ToolError::input("command", "command required"))?;

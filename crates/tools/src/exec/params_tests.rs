@@ -57,3 +57,52 @@ fn bad_values_name_the_parameter() {
         assert_eq!(err.param(), Some(param), "{params}: {err}");
     }
 }
+
+#[test]
+fn unknown_keys_are_refused_naming_the_key() {
+    for (args, key) in [
+        (json!({"command": "ls", "cwd": "/etc"}), "cwd"),
+        (
+            json!({"command": "ls", "workdir": "sub", "dir": "/"}),
+            "dir",
+        ),
+        (
+            json!({"command": "ls", "timeoutSeconds": 5}),
+            "timeoutSeconds",
+        ),
+    ] {
+        let err = parse_json(args.clone()).unwrap_err();
+        assert_eq!(
+            err.code(),
+            talon_tool_catalog::ToolErrorCode::InputUnknownParam,
+            "{args}"
+        );
+        assert_eq!(err.param(), Some(key), "{args}");
+    }
+    let err = parse_json(json!({"command": "ls", "cwd": "/etc"})).unwrap_err();
+    assert!(err.message().contains("`workdir`"), "{err}");
+    // Two spellings of one key that disagree.
+    let err = parse_json(json!({"command": "ls", "yieldMs": 100, "yield_ms": 200})).unwrap_err();
+    assert_eq!(
+        err.code(),
+        talon_tool_catalog::ToolErrorCode::InputUnknownParam
+    );
+}
+
+#[test]
+fn the_accepted_keys_are_the_schema_keys_plus_skill_dispatch() {
+    let schema = talon_tool_catalog::ToolSpec::core("exec")
+        .unwrap()
+        .parameters;
+    let mut props: Vec<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    props.extend(["commandName", "skillName"]);
+    props.sort_unstable();
+    let mut keys = EXEC_KEYS.to_vec();
+    keys.sort_unstable();
+    assert_eq!(keys, props);
+}

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use talon_fs_bridge::{Access, FsBridge, FsError, WriteOptions};
 use talon_tool_catalog::{
-    CancelExt, CancellationToken, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolResult,
-    ToolSpec,
+    CancelExt, CancellationToken, ContentBlock, Tool, ToolCall, ToolContext, ToolError,
+    ToolErrorCode, ToolResult, ToolSpec,
 };
 use tracing::warn;
 
-use super::common::{fs_error, fs_error_details, require_text};
+use super::common::{check_keys, cut_at_char_boundary, fs_error, fs_error_details, require_text};
 use super::diff::{DiffSummary, summarize};
 use super::patch_apply::apply_hunks;
 use super::patch_parse::{FileOp, parse_patch};
@@ -91,6 +91,16 @@ impl ApplyPatchTool {
             .resolve(path, Access::Write)
             .await
             .map_err(|e| patch_fs_error(section, e))?;
+        if resolved.exists && resolved.container_path == resolved.mount {
+            return Err(ToolError::new(
+                ToolErrorCode::FsMountRoot,
+                format!(
+                    "{section}: `{}` is a mount root; a patch never deletes, replaces or moves onto one; name a file inside it",
+                    shown(path)
+                ),
+            )
+            .with_param("input"));
+        }
         if let Some(earlier) = seen.insert(resolved.container_path.clone(), section.to_owned()) {
             return Err(input_error(format!(
                 "{section} names the same file as {earlier}; put all changes to one file in one section"
@@ -106,7 +116,7 @@ impl ApplyPatchTool {
         for op in ops {
             match op {
                 FileOp::Add { path, content } => {
-                    let section = format!("`Add File: {path}`");
+                    let section = format!("`Add File: {}`", shown(&path));
                     if self.claim(&path, &section, &mut seen).await? {
                         return Err(input_error(format!(
                             "{section}: the file already exists; use `*** Update File:` to change it, or delete it first"
@@ -115,7 +125,7 @@ impl ApplyPatchTool {
                     planned.push(Planned::Add { path, content });
                 }
                 FileOp::Delete { path } => {
-                    let section = format!("`Delete File: {path}`");
+                    let section = format!("`Delete File: {}`", shown(&path));
                     if !self.claim(&path, &section, &mut seen).await? {
                         return Err(input_error(format!(
                             "{section}: the file is missing; nothing to delete"
@@ -129,7 +139,7 @@ impl ApplyPatchTool {
                     move_to,
                     hunks,
                 } => {
-                    let section = format!("`Update File: {path}`");
+                    let section = format!("`Update File: {}`", shown(&path));
                     if !self.claim(&path, &section, &mut seen).await? {
                         return Err(input_error(format!(
                             "{section}: the file is missing; use `*** Add File:` to create it"
@@ -144,7 +154,7 @@ impl ApplyPatchTool {
                     let new =
                         apply_hunks(text, &hunks).map_err(|e| input_error(e.message(&path)))?;
                     if let Some(dest) = &move_to {
-                        let dest_section = format!("`Move to: {dest}` (of {section})");
+                        let dest_section = format!("`Move to: {}` (of {section})", shown(dest));
                         if self.claim(dest, &dest_section, &mut seen).await? {
                             return Err(input_error(format!(
                                 "{dest_section}: the destination already exists; delete it in the patch first or choose another path"
@@ -280,6 +290,7 @@ impl Tool for ApplyPatchTool {
         abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
+        check_keys("apply_patch", &call.params, &["input"], &[])?;
         let input = require_text(&call.params, "input")?;
         let patch = parse_patch(&input).map_err(|e| input_error(e.to_string()))?;
         let planned = self.plan(patch.ops).await?;
@@ -387,13 +398,26 @@ impl Tool for ApplyPatchTool {
 
 fn describe(change: &Planned) -> String {
     match change {
-        Planned::Add { path, .. } => format!("`Add File: {path}`"),
-        Planned::Delete { path, .. } => format!("`Delete File: {path}`"),
+        Planned::Add { path, .. } => format!("`Add File: {}`", shown(path)),
+        Planned::Delete { path, .. } => format!("`Delete File: {}`", shown(path)),
         Planned::Update {
             path,
             move_to: Some(dest),
             ..
-        } => format!("`Update File: {path}` moved to {dest}"),
-        Planned::Update { path, .. } => format!("`Update File: {path}`"),
+        } => format!("`Update File: {}` moved to {}", shown(path), shown(dest)),
+        Planned::Update { path, .. } => format!("`Update File: {}`", shown(path)),
     }
+}
+
+/// A patch path as quoted in messages: at most 120 bytes (a refused path
+/// can be many kilobytes long).
+fn shown(path: &str) -> String {
+    if path.len() <= 120 {
+        return path.to_owned();
+    }
+    format!(
+        "{}… ({} bytes)",
+        cut_at_char_boundary(path, 120),
+        path.len()
+    )
 }

@@ -6,11 +6,28 @@ use talon_fs_bridge::FsError;
 
 pub(crate) use crate::errors::fs_error;
 use talon_tool_catalog::ToolError;
-use talon_tool_catalog::params::{json_type, lookup};
+use talon_tool_catalog::params::{json_type, lookup, refuse_unknown_keys};
 
 /// The keys a path may come under: OpenClaw's `path`, and the `file_path`
 /// spelling some models were trained on.
 const PATH_KEYS: [&str; 2] = ["path", "filePath"];
+
+/// The spelling of `path` some models were trained on (`filePath`, and
+/// `file_path` through the snake_case lookup), accepted as `path`.
+pub(crate) const PATH_ALIAS: (&str, &str) = ("filePath", "path");
+
+/// Refuse keys the file tool `tool` does not take (`known` are its schema
+/// names, `aliases` the other spellings it reads), and two spellings of one
+/// parameter that disagree: a path under a key the tool would ignore is an
+/// error naming that key, never silently dropped.
+pub(crate) fn check_keys(
+    tool: &str,
+    params: &Map<String, Value>,
+    known: &[&str],
+    aliases: &[(&str, &str)],
+) -> Result<(), ToolError> {
+    refuse_unknown_keys(tool, params, known, aliases)
+}
 
 /// The required `path` parameter: a non-blank string, trimmed.
 pub(crate) fn require_path(params: &Map<String, Value>) -> Result<String, ToolError> {

@@ -10,7 +10,7 @@ use talon_tool_catalog::{
     ToolSpec,
 };
 
-use super::common::{fs_error, optional_text, require_path};
+use super::common::{PATH_ALIAS, check_keys, fs_error, optional_text, require_path};
 use super::diff::{DiffSummary, summarize};
 use super::edit_match::{EditError, Replacement, apply_edits};
 use super::spec_for;
@@ -46,6 +46,23 @@ impl EditTool {
     }
 }
 
+/// The spellings of `oldText`/`newText` OpenClaw accepts for Claude
+/// Code compatibility (`old_string`, `new_string`).
+const TEXT_ALIASES: [(&str, &str); 2] = [("old_string", "oldText"), ("new_string", "newText")];
+
+/// The first of `keys` present (and not null) as verbatim text.
+fn optional_text_any(
+    params: &Map<String, Value>,
+    keys: &[&str],
+) -> Result<Option<String>, ToolError> {
+    for key in keys {
+        if let Some(text) = optional_text(params, key)? {
+            return Ok(Some(text));
+        }
+    }
+    Ok(None)
+}
+
 /// The replacements of a call: `edits[]`, then the single
 /// `oldText`/`newText` pair if given.
 fn replacements(params: &Map<String, Value>) -> Result<Vec<Replacement>, ToolError> {
@@ -64,9 +81,13 @@ fn replacements(params: &Map<String, Value>) -> Result<Vec<Replacement>, ToolErr
                         ),
                     ));
                 };
-                let text = |key: &str| -> Result<String, ToolError> {
+                check_keys("edit", entry, &["oldText", "newText"], &TEXT_ALIASES).map_err(|e| {
+                    let key = e.param().unwrap_or_default().to_owned();
+                    e.with_param(format!("{param}.{key}"))
+                })?;
+                let text = |key: &str, alias: &str| -> Result<String, ToolError> {
                     let name = format!("{param}.{key}");
-                    match lookup(entry, key) {
+                    match lookup(entry, key).or_else(|| lookup(entry, alias)) {
                         Some(Value::String(s)) => Ok(s.clone()),
                         None | Some(Value::Null) => {
                             Err(ToolError::input(name.clone(), format!("{name} required")))
@@ -78,8 +99,8 @@ fn replacements(params: &Map<String, Value>) -> Result<Vec<Replacement>, ToolErr
                     }
                 };
                 out.push(Replacement {
-                    old_text: text("oldText")?,
-                    new_text: text("newText")?,
+                    old_text: text("oldText", "old_string")?,
+                    new_text: text("newText", "new_string")?,
                     param: format!("{param}.oldText"),
                 });
             }
@@ -94,8 +115,8 @@ fn replacements(params: &Map<String, Value>) -> Result<Vec<Replacement>, ToolErr
             ));
         }
     }
-    let old = optional_text(params, "oldText")?;
-    let new = optional_text(params, "newText")?;
+    let old = optional_text_any(params, &["oldText", "old_string"])?;
+    let new = optional_text_any(params, &["newText", "new_string"])?;
     match (old, new) {
         (Some(old_text), Some(new_text)) => out.push(Replacement {
             param: "oldText".to_owned(),
@@ -154,6 +175,13 @@ impl Tool for EditTool {
         abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
+        let aliases = [PATH_ALIAS, TEXT_ALIASES[0], TEXT_ALIASES[1]];
+        check_keys(
+            "edit",
+            &call.params,
+            &["path", "edits", "oldText", "newText"],
+            &aliases,
+        )?;
         let path = require_path(&call.params)?;
         let edits = replacements(&call.params)?;
         let outcome: Mutex<Option<Outcome>> = Mutex::new(None);

@@ -11,7 +11,7 @@ use talon_tool_catalog::{
     ToolSpec, image_result,
 };
 
-use super::common::{fs_error, require_path};
+use super::common::{PATH_ALIAS, check_keys, fs_error, require_path};
 use super::read_format::{ReadLimits, ScanCut, binary_reason, page, render, sniff_image};
 use super::spec_for;
 
@@ -106,6 +106,12 @@ impl Tool for ReadTool {
         abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
+        check_keys(
+            "read",
+            &call.params,
+            &["path", "offset", "limit"],
+            &[PATH_ALIAS],
+        )?;
         let path = require_path(&call.params)?;
         let offset = to_usize(read_positive_integer(
             &call.params,

@@ -9,7 +9,7 @@ use talon_tool_catalog::{
     ToolSpec,
 };
 
-use super::common::{fs_error, require_path, require_text};
+use super::common::{PATH_ALIAS, check_keys, fs_error, require_path, require_text};
 use super::spec_for;
 
 /// `write`: create or replace a whole file atomically, through a
@@ -53,6 +53,7 @@ impl Tool for WriteTool {
         abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         abort.check()?;
+        check_keys("write", &call.params, &["path", "content"], &[PATH_ALIAS])?;
         let path = require_path(&call.params)?;
         let content = require_text(&call.params, "content")?;
         let report = self

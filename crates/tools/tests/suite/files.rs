@@ -8,4 +8,5 @@ mod edit;
 mod escapes;
 mod fixture;
 mod read;
+mod robustness;
 mod write;
