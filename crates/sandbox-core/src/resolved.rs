@@ -77,6 +77,14 @@ pub struct ResolvedSandboxConfig {
     /// When its sandboxes are pruned (the agent's block ignored for
     /// `shared`).
     pub prune: PruneSettings,
+    /// Talon's state directory the configuration was resolved with
+    /// (`None` for `/`): security validation keeps every mount out of it
+    /// except the sandbox workspaces Talon manages there.
+    pub state_dir: Option<PathBuf>,
+    /// The config file the configuration was loaded from, when the caller
+    /// said ([`ResolvedSandboxConfig::with_config_file`]): no mount may be
+    /// or cover it.
+    pub config_file: Option<PathBuf>,
 }
 
 fn layered<T>(
@@ -206,7 +214,17 @@ impl ResolvedSandboxConfig {
             ssh,
             tool_policy,
             prune,
+            state_dir: (state_dir != Path::new("/")).then(|| state_dir.to_path_buf()),
+            config_file: None,
         }
+    }
+
+    /// Builder: the config file this configuration came from, protected
+    /// from every mount like the state dir.
+    #[must_use]
+    pub fn with_config_file(mut self, config_file: Option<PathBuf>) -> Self {
+        self.config_file = config_file;
+        self
     }
 
     /// Builder: which session is the agent's main one (`session.mainKey`,
