@@ -942,6 +942,18 @@ pub struct PinnedSource {
 }
 
 impl PinnedSource {
+    /// Pin `path` without judging it (for a spec the caller already
+    /// validated): its canonical path and identity.
+    pub fn resolve(path: &Path) -> std::io::Result<PinnedSource> {
+        let canonical = std::fs::canonicalize(path)?;
+        let meta = std::fs::metadata(&canonical)?;
+        Ok(PinnedSource {
+            canonical,
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
     /// Whether the canonical path still names the same file with no
     /// symlink in it: `Err` naming the mount when it was swapped.
     pub fn verify(&self, container_path: &str) -> Result<(), SandboxError> {
