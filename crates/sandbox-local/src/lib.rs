@@ -94,7 +94,7 @@ pub use crate::file_rules::{
 pub use crate::handle::LocalSandbox;
 pub use crate::helper::{MULTICALL_ARG, dispatch_multicall, helper_main};
 pub use crate::launcher::{DEFAULT_PATH, LocalLauncher, SANDBOX_HOME};
-pub use crate::layout::ISOLATION_FLAGS;
+pub use crate::layout::{ISOLATION_FLAGS, MOUNT_CHECK_EXIT};
 pub use crate::limits::{RequestedLimits, requested as requested_limits};
 pub use crate::protections::{Protection, Protections};
 pub use crate::rootfs::{ETC_MASKED, HostRoot, RootEntry, SYSTEM_DIRS};

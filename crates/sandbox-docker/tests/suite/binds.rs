@@ -5,8 +5,7 @@
 
 use super::common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -17,6 +16,7 @@ use talon_sandbox_core::{
     SandboxHandle, SandboxInputs, SandboxRequest, WorkspaceAccess,
 };
 use talon_sandbox_docker::DockerBackend;
+use talon_test_support::mounts::{TmpfsSubmount, exchange};
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
@@ -211,36 +211,6 @@ async fn each_blocked_bind_stays_blocked_with_every_dangerous_switch_on() {
     assert!(!exists(&backend, &req.sandbox_name).await);
 }
 
-/// A tmpfs mounted beneath `dir` (this test runs as root), unmounted on
-/// drop.
-struct Submount(PathBuf);
-
-impl Submount {
-    fn new(dir: &Path) -> Submount {
-        std::fs::create_dir_all(dir).unwrap();
-        let status = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                "size=1m,mode=0777",
-                "talon-test",
-                dir.to_str().unwrap(),
-            ])
-            .status()
-            .unwrap();
-        assert!(status.success(), "mount -t tmpfs (the tests run as root)");
-        std::fs::write(dir.join("inside-submount"), "original\n").unwrap();
-        Submount(dir.to_path_buf())
-    }
-}
-
-impl Drop for Submount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[tokio::test]
 async fn a_writable_submount_under_a_read_only_bind_is_not_writable_inside() {
     let backend = backend().await;
@@ -251,8 +221,8 @@ async fn a_writable_submount_under_a_read_only_bind_is_not_writable_inside() {
     std::fs::write(data.join("top"), "top\n").unwrap();
     // A writable tmpfs inside the directory that is bound read-only, and
     // one inside the agent workspace that `ro` shows at /agent.
-    let sub = Submount::new(&data.join("sub"));
-    let agent_sub = Submount::new(&agent_ws.path().join("cache"));
+    let sub = TmpfsSubmount::new(&data.join("sub"));
+    let agent_sub = TmpfsSubmount::new(&agent_ws.path().join("cache"));
     let req = request(
         state.path(),
         agent_ws.path(),
@@ -279,14 +249,14 @@ async fn a_writable_submount_under_a_read_only_bind_is_not_writable_inside() {
     assert!(!status.success());
     // Nothing reached the submounts on the host.
     assert_eq!(
-        std::fs::read_to_string(sub.0.join("inside-submount")).unwrap(),
+        std::fs::read_to_string(sub.path.join("inside-submount")).unwrap(),
         "original\n"
     );
     assert_eq!(
-        std::fs::read_to_string(agent_sub.0.join("inside-submount")).unwrap(),
+        std::fs::read_to_string(agent_sub.path.join("inside-submount")).unwrap(),
         "original\n"
     );
-    assert!(!sub.0.join("new-file").exists() && !agent_sub.0.join("new-file").exists());
+    assert!(!sub.path.join("new-file").exists() && !agent_sub.path.join("new-file").exists());
     // The writable workspace stays writable.
     let (_, err, status) = sh(&*handle, "echo ok > /workspace/scratch").await;
     assert!(status.success(), "{err}");
@@ -294,20 +264,6 @@ async fn a_writable_submount_under_a_read_only_bind_is_not_writable_inside() {
     SandboxBackend::remove(&backend, &req.sandbox_name)
         .await
         .unwrap();
-}
-
-/// Swap `path` between a real directory (`real`, parked at `parked`) and a
-/// symlink to `target` (held at `link`), atomically
-/// (`renameat2(RENAME_EXCHANGE)`).
-fn exchange(a: &Path, b: &Path) {
-    rustix::fs::renameat_with(
-        rustix::fs::CWD,
-        a,
-        rustix::fs::CWD,
-        b,
-        rustix::fs::RenameFlags::EXCHANGE,
-    )
-    .unwrap();
 }
 
 /// The race of the issue: while sandboxes are created, another process
