@@ -919,6 +919,16 @@ pub fn ensure_sandbox_security(
     findings_error(&validate_sandbox_security(settings, origins, env))
 }
 
+/// [`validate_workspace_mounts`] as a `Result`: what a backend that mounts
+/// no custom binds (SSH, which copies the workspace to another host) runs
+/// before it touches anything.
+pub fn ensure_workspace_security(
+    request: &SandboxRequest,
+    env: &SecurityEnv,
+) -> Result<(), SandboxError> {
+    findings_error(&validate_workspace_mounts(request, env))
+}
+
 /// [`validate_request_security`] as a `Result`: what every backend runs
 /// before it creates anything.
 pub fn ensure_request_security(
