@@ -121,7 +121,9 @@ pub(crate) fn config_dir(ctx: &ContextArgs) -> std::path::PathBuf {
 /// The config file the flags name (`--config`, `TALON_CONFIG`, the
 /// default), when there is one: sandboxes keep every mount away from it.
 pub(crate) fn config_file(ctx: &ContextArgs) -> Option<std::path::PathBuf> {
-    let path = resolve_config_path(ctx.config.as_deref()).path()?.to_path_buf();
+    let path = resolve_config_path(ctx.config.as_deref())
+        .path()?
+        .to_path_buf();
     Some(std::path::absolute(&path).unwrap_or(path))
 }
 

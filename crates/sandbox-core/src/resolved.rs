@@ -81,6 +81,9 @@ pub struct ResolvedSandboxConfig {
     /// (`None` for `/`): security validation keeps every mount out of it
     /// except the sandbox workspaces Talon manages there.
     pub state_dir: Option<PathBuf>,
+    /// The agent's config key (`agents.list[2]`), when the agent is
+    /// configured: what findings about its workspace name.
+    pub agent_key: Option<String>,
     /// The config file the configuration was loaded from, when the caller
     /// said ([`ResolvedSandboxConfig::with_config_file`]): no mount may be
     /// or cover it.
@@ -216,6 +219,7 @@ impl ResolvedSandboxConfig {
             prune,
             state_dir: (state_dir != Path::new("/")).then(|| state_dir.to_path_buf()),
             config_file: None,
+            agent_key: agent_key.map(str::to_owned),
         }
     }
 

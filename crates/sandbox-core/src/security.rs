@@ -433,6 +433,16 @@ fn judge(path: &Path, rules: &Rules, look: bool) -> Option<Hit> {
     {
         return Some(Hit::Blocked(b.clone()));
     }
+    let under_home_root = path
+        .parent()
+        .is_some_and(|p| p == Path::new("/home") || p == Path::new("/Users"));
+    if rules.homes.iter().any(|h| h == path)
+        || under_home_root
+        || path == Path::new("/home")
+        || path == Path::new("/Users")
+    {
+        return Some(Hit::Home);
+    }
     if let Some(c) = rules
         .config_files
         .iter()
@@ -445,16 +455,6 @@ fn judge(path: &Path, rules: &Rules, look: bool) -> Option<Hit> {
         if inside || is_within(state, path) {
             return Some(Hit::Talon(state.clone()));
         }
-    }
-    let under_home_root = path
-        .parent()
-        .is_some_and(|p| p == Path::new("/home") || p == Path::new("/Users"));
-    if rules.homes.iter().any(|h| h == path)
-        || under_home_root
-        || path == Path::new("/home")
-        || path == Path::new("/Users")
-    {
-        return Some(Hit::Home);
     }
     if let Some(b) = rules.blocked.iter().find(|b| is_within(b, path)) {
         return Some(Hit::Covers(b.clone()));
@@ -519,7 +519,7 @@ impl Hit {
                 "Mount a narrower directory that holds no system files, credentials or Talon state; no dangerously* switch lifts this."
             }
             Subject::Workspace => {
-                "Point the agent workspace (or sandbox.workspaceRoot) at a project directory that holds no credentials, home directory or Talon state, or move those files out of it."
+                "Point the agent workspace (the agent's or agents.defaults' workspace, or sandbox.workspaceRoot) at a project directory that holds no credentials, home directory or Talon state, or move those files out of it."
             }
         };
         format!(
@@ -825,14 +825,15 @@ fn bind_option_findings(
     }
 }
 
-/// The config key naming a managed mount's host directory.
+/// The config key naming a managed mount's host directory: the agent's
+/// (`agents.list[2].workspace`) when the agent is configured, else the
+/// defaults'.
 fn managed_key(entry: &MountEntry, request: &SandboxRequest) -> String {
-    let origins = &request.config.docker_origins;
-    let base = origins
+    let prefix = request
+        .config
         .agent_key
         .as_deref()
-        .unwrap_or(&origins.defaults_key);
-    let prefix = base.strip_suffix(".sandbox.docker").unwrap_or(base);
+        .unwrap_or("agents.defaults");
     match entry.kind {
         MountKind::Workspace if entry.host_path != request.agent_workspace_dir => {
             format!("{prefix}.sandbox.workspaceRoot")
