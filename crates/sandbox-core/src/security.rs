@@ -424,11 +424,16 @@ fn judge(path: &Path, rules: &Rules, look: bool) -> Option<Hit> {
     if path == Path::new("/") {
         return Some(Hit::Covers(PathBuf::from("/")));
     }
+    // A directory Talon manages inside its state dir is not blocked by
+    // what merely contains the state dir (`/root` when Talon runs as
+    // root); every other rule still applies to it.
+    let managed = rules.managed.iter().any(|m| is_within(path, m));
+    let holds_state = |b: &PathBuf| rules.state_dirs.iter().any(|s| is_within(s, b));
     // The most specific blocked path it lies under names the reason.
     if let Some(b) = rules
         .blocked
         .iter()
-        .filter(|b| is_within(path, b))
+        .filter(|b| is_within(path, b) && !(managed && holds_state(b)))
         .max_by_key(|b| b.components().count())
     {
         return Some(Hit::Blocked(b.clone()));

@@ -896,3 +896,49 @@ fn pinning_hands_over_the_canonical_path_and_refuses_a_swapped_source() {
         "{err}"
     );
 }
+
+#[test]
+fn talons_own_workspaces_stay_usable_when_the_state_dir_is_under_root() {
+    // Talon running as root keeps its state in /root/.talon: its managed
+    // workspaces there are fine, nothing else under /root is.
+    let state = PathBuf::from("/root/.talon-test-none");
+    let managed = state.join("sandboxes/agent-main");
+    let env = SecurityEnv {
+        allowed_roots: vec![managed.clone()],
+        home_dirs: vec![PathBuf::from("/root")],
+        state_dir: Some(state.clone()),
+        config_files: vec![state.join("talon.json")],
+        managed_dirs: vec![managed.clone()],
+    };
+    assert_eq!(one(&format!("{}:/data", managed.display()), &env), vec![]);
+    for (src, code) in [
+        ("/root/project", FindingCode::BindBlockedPath),
+        ("/root/.ssh", FindingCode::BindBlockedPath),
+        (
+            "/root/.talon-test-none/talon.db",
+            FindingCode::BindBlockedPath,
+        ),
+        (
+            "/root/.talon-test-none/talon.json",
+            FindingCode::BindBlockedPath,
+        ),
+    ] {
+        assert_eq!(one(&format!("{src}:/data"), &env), vec![code], "{src}");
+    }
+    // A credential marker inside a managed dir is still refused.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let state = root.join("state");
+    let managed = state.join("workspace");
+    std::fs::create_dir_all(managed.join(".ssh")).unwrap();
+    let env = SecurityEnv {
+        allowed_roots: vec![managed.clone()],
+        state_dir: Some(state),
+        managed_dirs: vec![managed.clone()],
+        ..SecurityEnv::default()
+    };
+    assert_eq!(
+        one(&format!("{}:/data", managed.display()), &env),
+        vec![FindingCode::BindHoldsCredentials]
+    );
+}
