@@ -167,9 +167,12 @@ impl LocalBackend {
     ///
     /// In order, each failing with nothing run: the settings the local
     /// backend cannot enforce ([`crate::unsupported_settings`]), security
-    /// validation ([`ensure_sandbox_security`]), the scope workspace is
+    /// validation of the binds and the managed workspaces
+    /// ([`ensure_request_security`]), the scope workspace is
     /// prepared ([`prepare_sandbox_workspace`]: created and seeded for
-    /// `ro` / `none`) and every mount source must exist, user
+    /// `ro` / `none`) and every mount source must exist, each source is
+    /// pinned and judged again at its canonical path
+    /// ([`pin_mount_sources`]), user
     /// namespaces must be available (when not root), and `true` must run
     /// in the exact layout.
     pub async fn ensure_local(
