@@ -228,6 +228,9 @@ pub(crate) fn tools_call(
     let mut builder = RuntimeBuilder::from_config(&loaded.config, &config_dir(ctx))
         .map_err(|e| anyhow!("{}: {e}", loaded.origin))?
         .broker(Arc::new(broker));
+    if let Some(file) = crate::commands::config_file(ctx) {
+        builder = builder.config_file(file);
+    }
     if normalize_tool_name(name) == "cron" {
         // The local job store; this process runs no agent turns, so a job
         // started with `run` is recorded as failed with the reason.

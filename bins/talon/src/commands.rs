@@ -118,6 +118,15 @@ pub(crate) fn config_dir(ctx: &ContextArgs) -> std::path::PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// The config file the flags name (`--config`, `TALON_CONFIG`, the
+/// default), when there is one: sandboxes keep every mount away from it.
+pub(crate) fn config_file(ctx: &ContextArgs) -> Option<std::path::PathBuf> {
+    let path = resolve_config_path(ctx.config.as_deref())
+        .path()?
+        .to_path_buf();
+    Some(std::path::absolute(&path).unwrap_or(path))
+}
+
 pub(crate) fn load_config(ctx: &ContextArgs) -> Result<Loaded> {
     let location = resolve_config_path(ctx.config.as_deref());
     location.load().map_err(|e| anyhow!("{e}"))

@@ -15,7 +15,7 @@ use talon_runtime::RunSandbox;
 use talon_sandbox_core::{
     BindSpec, DockerSettings, MountKind, ResolvedSandboxConfig, SandboxInputs, SandboxRequest,
     SandboxScope, SecurityEnv, SecurityFinding, mode_str, scope_workspace_dir,
-    validate_sandbox_security,
+    validate_request_security, validate_sandbox_security,
 };
 use talon_sandbox_local::Protections;
 use talon_tool_policy::ListSource;
@@ -75,7 +75,10 @@ pub(crate) fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRe
     let skills =
         talon_sandbox_core::materialized_skills_root(&state_dir(), resolved.scope, &scope_key);
     let request = SandboxRequest::new(
-        decision.config.clone(),
+        decision
+            .config
+            .clone()
+            .with_config_file(crate::commands::config_file(ctx)),
         &run.session_key,
         &workspace,
         Some(&skills),
@@ -156,10 +159,7 @@ fn write_local_protections(request: &SandboxRequest, out: &mut String) {
 }
 
 fn security_env(request: &SandboxRequest) -> SecurityEnv {
-    SecurityEnv {
-        allowed_roots: request.allowed_bind_roots(),
-        home_dirs: home_dirs(),
-    }
+    SecurityEnv::for_request(request, &home_dirs())
 }
 
 pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
@@ -167,8 +167,7 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
     let (request, decision) = request_for(ctx, &loaded.config);
     let cfg = &request.config;
     let status = &decision.status;
-    let findings =
-        validate_sandbox_security(&cfg.docker, &cfg.docker_origins, &security_env(&request));
+    let findings = validate_request_security(&request, &security_env(&request));
     let policy = &cfg.tool_policy;
     if json {
         let doc = json!({
@@ -359,11 +358,16 @@ pub(crate) fn sandbox_validate(ctx: &ContextArgs, json: bool, out: &mut String) 
                 scope_workspace_dir(&resolved.workspace_root, resolved.scope, &key)
             }
         };
-        let env = SecurityEnv {
-            allowed_roots: vec![scope_dir, workspace],
-            home_dirs: homes.clone(),
-        };
-        for finding in validate_sandbox_security(&resolved.docker, &resolved.docker_origins, &env) {
+        let request = SandboxRequest::new(
+            resolved.with_config_file(crate::commands::config_file(ctx)),
+            "main",
+            &workspace,
+            None,
+        );
+        let mut env = SecurityEnv::for_request(&request, &homes);
+        env.allowed_roots = vec![scope_dir.clone(), workspace];
+        env.managed_dirs.push(scope_dir);
+        for finding in validate_request_security(&request, &env) {
             match findings.iter_mut().find(|f| {
                 f.finding.code == finding.code
                     && f.finding.key == finding.key

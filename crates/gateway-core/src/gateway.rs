@@ -527,6 +527,10 @@ pub(crate) fn build_generation(
     let mut builder = RuntimeBuilder::from_config(&config, &config_dir)
         .map_err(err)?
         .broker(Arc::clone(parts.broker) as Arc<dyn ApprovalBroker>);
+    if let Some(file) = parts.location.path() {
+        // Sandboxes keep every mount away from the config file.
+        builder = builder.config_file(file);
+    }
     if let Some(cron) = parts.cron {
         builder = builder.cron_service(cron.clone());
     }

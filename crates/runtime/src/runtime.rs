@@ -2,7 +2,7 @@
 //! run's `ToolTable`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -268,6 +268,21 @@ impl RuntimeBuilder {
     /// Builder: the timeout of approvals that set none.
     pub fn approval_timeout(mut self, timeout: Duration) -> Self {
         self.approval_timeout = Some(timeout);
+        self
+    }
+
+    /// Builder: the config file this runtime was configured from. Every
+    /// sandbox it creates refuses a mount that is, covers or lies in it
+    /// (and in the state dir), so a sandboxed run can never read or
+    /// rewrite the policy that confines it. The CLI and the gateway set
+    /// it; without it only the state dir is protected. Only the first
+    /// call counts; a relative path is taken from the current directory.
+    pub fn config_file(self, path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let path = std::path::absolute(&path).unwrap_or(path);
+        if let Some(b) = &self.builtins {
+            let _ = b.config_file.set(path);
+        }
         self
     }
 

@@ -84,6 +84,7 @@ fn benches(c: &mut Criterion) {
     let env = SecurityEnv {
         allowed_roots: vec![ws.clone(), state.join("sandboxes")],
         home_dirs: vec!["/home/u".into()],
+        ..SecurityEnv::default()
     };
     c.bench_function("sandbox_validate_security", |b| {
         b.iter(|| validate_sandbox_security(black_box(&settings), &resolved.docker_origins, &env))

@@ -120,9 +120,11 @@ pub use crate::scope::{
 };
 pub use crate::script_output::{SCRIPT_MAX_OUTPUT_BYTES, collect_script, script_argv};
 pub use crate::security::{
-    BLOCKED_HOME_SUBPATHS, BLOCKED_HOST_PATHS, FindingCode, RESERVED_CONTAINER_TARGETS,
-    SecurityEnv, SecurityFinding, blocked_host_paths, ensure_sandbox_security,
-    validate_sandbox_security,
+    ACCEPTED_BIND_OPTIONS, BLOCKED_HOME_SUBPATHS, BLOCKED_HOST_PATHS, CREDENTIAL_MARKERS,
+    FindingCode, PinnedSource, REFUSED_PROPAGATION_OPTIONS, RESERVED_CONTAINER_TARGETS,
+    SYSTEM_CONTAINER_TARGETS, SecurityEnv, SecurityFinding, blocked_host_paths,
+    ensure_request_security, ensure_sandbox_security, ensure_workspace_security, pin_mount_sources,
+    validate_request_security, validate_sandbox_security, validate_workspace_mounts,
 };
 pub use crate::skills_mirror::{
     MirrorLimits, MirrorReport, SKILLS_MIRROR_MANIFEST, SkillDir, materialized_skills_root,

@@ -77,6 +77,17 @@ pub struct ResolvedSandboxConfig {
     /// When its sandboxes are pruned (the agent's block ignored for
     /// `shared`).
     pub prune: PruneSettings,
+    /// Talon's state directory the configuration was resolved with
+    /// (`None` for `/`): security validation keeps every mount out of it
+    /// except the sandbox workspaces Talon manages there.
+    pub state_dir: Option<PathBuf>,
+    /// The agent's config key (`agents.list[2]`), when the agent is
+    /// configured: what findings about its workspace name.
+    pub agent_key: Option<String>,
+    /// The config file the configuration was loaded from, when the caller
+    /// said ([`ResolvedSandboxConfig::with_config_file`]): no mount may be
+    /// or cover it.
+    pub config_file: Option<PathBuf>,
 }
 
 fn layered<T>(
@@ -206,7 +217,18 @@ impl ResolvedSandboxConfig {
             ssh,
             tool_policy,
             prune,
+            state_dir: (state_dir != Path::new("/")).then(|| state_dir.to_path_buf()),
+            config_file: None,
+            agent_key: agent_key.map(str::to_owned),
         }
+    }
+
+    /// Builder: the config file this configuration came from, protected
+    /// from every mount like the state dir.
+    #[must_use]
+    pub fn with_config_file(mut self, config_file: Option<PathBuf>) -> Self {
+        self.config_file = config_file;
+        self
     }
 
     /// Builder: which session is the agent's main one (`session.mainKey`,

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use bollard::models::MountPoint;
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::{API_DEFAULT_VERSION, Docker};
-use talon_sandbox_core::{SandboxError, SandboxHandle};
+use talon_sandbox_core::{PinnedSource, SandboxError, SandboxHandle};
 
-use crate::create::{create_body, resolve_user};
+use crate::create::{create_body, read_only_depth, resolve_user};
 use crate::engine_error::{engine_error, image_missing, is_not_found, status_of, unavailable};
 use crate::exec::ExecTarget;
 use crate::handle::DockerSandbox;
@@ -207,10 +208,9 @@ impl DockerBackend {
                         // the container really has, not the new config's.
                         let mut actual = spec.clone();
                         actual.binds = info
-                            .host_config
+                            .mounts
                             .as_ref()
-                            .and_then(|h| h.binds.as_ref())
-                            .map(|binds| binds.iter().filter_map(|b| parse_bind(b)).collect())
+                            .map(|mounts| mounts.iter().filter_map(bind_of).collect())
                             .unwrap_or_default();
                         if let Some(dir) = info
                             .config
@@ -272,7 +272,30 @@ impl DockerBackend {
             }
         }
         let user = resolve_user(spec)?;
-        let body = create_body(spec, user)?;
+        let version = self.docker.client_version();
+        let depth = read_only_depth(version.major_version, version.minor_version)?;
+        // Every source handed to the engine is its canonical path (no
+        // symlink left to swap), pinned by validation or here, and checked
+        // to still be the same file immediately before create.
+        let mut spec = spec.clone();
+        for bind in &mut spec.binds {
+            let pinned = match bind.pinned.take() {
+                Some(pinned) => pinned,
+                None => PinnedSource::resolve(&bind.host).map_err(|e| {
+                    SandboxError::Config(format!(
+                        "sandbox mount source {} (for {}) cannot be resolved ({e}); create it or \
+                         remove the mount",
+                        bind.host.display(),
+                        bind.container
+                    ))
+                })?,
+            };
+            pinned.verify(&bind.container)?;
+            bind.host = pinned.canonical.clone();
+            bind.pinned = Some(pinned);
+        }
+        let spec = &spec;
+        let body = create_body(spec, user, depth)?;
         let options = CreateContainerOptionsBuilder::default()
             .name(&spec.name)
             .build();
@@ -284,9 +307,19 @@ impl DockerBackend {
         for warning in &created.warnings {
             tracing::warn!(container = %spec.name, "Docker engine warning at create: {warning}");
         }
+        if let Err(e) = self.check_mounts(spec).await {
+            if let Err(cleanup) = self.force_remove(&spec.name).await {
+                tracing::warn!(container = %spec.name, "could not remove a container whose mounts failed the check: {cleanup}");
+            }
+            return Err(e);
+        }
         tracing::info!(container = %spec.name, image = %spec.image, "sandbox container created");
         let ready = async {
             self.start_and_wait(spec).await?;
+            // The mount happened at start: the sources must still be the
+            // files validated, and the container must see exactly them.
+            self.check_mounts(spec).await?;
+            self.check_seen_identities(spec).await?;
             let handle = self.handle(spec, created.id.clone(), true, false)?;
             if let Some(setup) = spec
                 .setup_command
@@ -332,6 +365,80 @@ impl DockerBackend {
                 Err(e)
             }
         }
+    }
+
+    /// Inspect the container: its bind mounts must be the spec's, from the
+    /// pinned canonical sources, and each source must still be the file
+    /// that was validated.
+    async fn check_mounts(&self, spec: &ContainerSpec) -> Result<(), SandboxError> {
+        let info = self
+            .docker
+            .inspect_container(&spec.name, None)
+            .await
+            .map_err(|e| {
+                engine_error(&self.addr, &format!("inspect container {}", spec.name), e)
+            })?;
+        check_created_mounts(
+            &spec.name,
+            &spec.binds,
+            info.mounts.as_deref().unwrap_or_default(),
+        )?;
+        for bind in &spec.binds {
+            if let Some(pinned) = &bind.pinned {
+                pinned.verify(&bind.container)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// From inside the running container, each bind target must be the
+    /// very file (device and inode) that was pinned on the host: what the
+    /// container sees, not what the engine reports.
+    async fn check_seen_identities(&self, spec: &ContainerSpec) -> Result<(), SandboxError> {
+        let pinned: Vec<(&BindMount, &PinnedSource)> = spec
+            .binds
+            .iter()
+            .filter_map(|b| b.pinned.as_ref().map(|p| (b, p)))
+            .collect();
+        if pinned.is_empty() {
+            return Ok(());
+        }
+        let args: Vec<String> = pinned.iter().map(|(b, _)| b.container.clone()).collect();
+        let out = self
+            .target(spec)
+            .run_script(
+                "exec stat -c '%d %i' -- \"$@\"",
+                &args,
+                None,
+                Duration::from_secs(15),
+            )
+            .await?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        if !out.status.success() || lines.len() != pinned.len() {
+            return Err(SandboxError::Config(format!(
+                "Sandbox security: container {} could not report what its mounts are (`stat -c` \
+                 in the image failed: {:?}); it was removed and nothing ran. The image must \
+                 provide `stat` (coreutils or busybox).",
+                spec.name, out.status
+            )));
+        }
+        for ((bind, pin), line) in pinned.iter().zip(lines) {
+            let want = format!("{} {}", pin.dev, pin.ino);
+            if line.trim() != want {
+                return Err(SandboxError::Config(format!(
+                    "Sandbox security: inside container {} the mount at {} is not the validated \
+                     source {} (device and inode {} instead of {want}); it was removed and \
+                     nothing ran. Make sure nothing rewrites the mount sources while sandboxes \
+                     are created.",
+                    spec.name,
+                    bind.container,
+                    pin.canonical.display(),
+                    line.trim()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Start a container and wait until it runs an exec.
@@ -415,21 +522,62 @@ impl DockerBackend {
     }
 }
 
-/// A bind as the engine reports it (`host:container[:options]`).
-fn parse_bind(bind: &str) -> Option<BindMount> {
-    let mut parts = bind.splitn(3, ':');
-    let host = parts.next()?;
-    let container = parts.next()?;
-    let options = parts.next().map(str::to_owned);
-    let read_only = options
-        .as_deref()
-        .is_some_and(|o| o.split(',').any(|opt| opt == "ro"));
+/// A bind mount as the engine reports it on an inspected container.
+fn bind_of(mount: &MountPoint) -> Option<BindMount> {
+    if mount.typ.as_deref() != Some("bind") {
+        return None;
+    }
     Some(BindMount {
-        host: host.into(),
-        container: container.to_owned(),
-        read_only,
-        options,
+        host: mount.source.clone()?.into(),
+        container: mount.destination.clone()?,
+        read_only: mount.rw == Some(false),
+        options: None,
+        pinned: None,
     })
+}
+
+/// The binds of a created container must be exactly the spec's, each from
+/// its pinned canonical source: a missing, extra or re-pointed bind is a
+/// refusal naming it.
+pub(crate) fn check_created_mounts(
+    name: &str,
+    spec_binds: &[BindMount],
+    mounts: &[MountPoint],
+) -> Result<(), SandboxError> {
+    let seen: Vec<BindMount> = mounts.iter().filter_map(bind_of).collect();
+    let refuse = |what: String| {
+        SandboxError::Config(format!(
+            "Sandbox security: container {name} was created with {what}; it was removed and \
+             nothing ran. Make sure nothing rewrites the mount sources while sandboxes are created."
+        ))
+    };
+    if seen.len() != spec_binds.len() {
+        return Err(refuse(format!(
+            "{} bind mounts where {} were asked for",
+            seen.len(),
+            spec_binds.len()
+        )));
+    }
+    for bind in spec_binds {
+        let Some(got) = seen.iter().find(|m| m.container == bind.container) else {
+            return Err(refuse(format!("no bind mount at {}", bind.container)));
+        };
+        if got.host != bind.host {
+            return Err(refuse(format!(
+                "the bind mount at {} from {} instead of the validated {}",
+                bind.container,
+                got.host.display(),
+                bind.host.display()
+            )));
+        }
+        if bind.read_only && !got.read_only {
+            return Err(refuse(format!(
+                "the read-only bind mount at {} writable",
+                bind.container
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The CLI line that recreates a scope's container (OpenClaw's hints with

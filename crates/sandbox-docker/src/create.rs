@@ -7,11 +7,14 @@ use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
-use talon_sandbox_core::SandboxError;
+use bollard::models::{
+    ContainerCreateBody, HostConfig, Mount, MountBindOptions, MountBindOptionsPropagationEnum,
+    MountType, ResourcesUlimits,
+};
+use talon_sandbox_core::{ACCEPTED_BIND_OPTIONS, SandboxError};
 
 use crate::labels;
-use crate::spec::{CREATE_ARGS_EPOCH, ContainerSpec, MOUNT_FORMAT_VERSION};
+use crate::spec::{BindMount, CREATE_ARGS_EPOCH, ContainerSpec, MOUNT_FORMAT_VERSION};
 
 /// The user the container runs as: the configured one, else the owner of
 /// the workspace directory on the host (`uid:gid`).
@@ -98,10 +101,106 @@ fn tmpfs_map(entries: &[String]) -> HashMap<String, String> {
         .collect()
 }
 
-/// The create body for `spec`, running as `user`.
+/// How a read-only bind stays read-only beneath it (a writable mount
+/// inside the bound directory must not be writable from the container).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadOnlyDepth {
+    /// Engine API >= 1.44 (Docker >= 25): `ReadOnlyForceRecursive`, every
+    /// submount read-only too; the engine refuses the container when the
+    /// kernel cannot (no `mount_setattr`, Linux < 5.12), never downgrades.
+    ForceRecursive,
+    /// Engine API 1.40 to 1.43: `NonRecursive`, submounts are not carried
+    /// into the container at all (the directory beneath shows, read-only).
+    /// Those engines ignore `ReadOnlyForceRecursive`, so asking for it
+    /// would silently give a writable submount.
+    NonRecursive,
+}
+
+/// The [`ReadOnlyDepth`] of an engine speaking API `major.minor`; older
+/// than 1.40 (no `NonRecursive` either) is refused.
+pub(crate) fn read_only_depth(major: usize, minor: usize) -> Result<ReadOnlyDepth, SandboxError> {
+    match (major, minor) {
+        (1, m) if m >= 44 => Ok(ReadOnlyDepth::ForceRecursive),
+        (1, m) if m >= 40 => Ok(ReadOnlyDepth::NonRecursive),
+        (m, _) if m > 1 => Ok(ReadOnlyDepth::ForceRecursive),
+        _ => Err(SandboxError::Config(format!(
+            "the Docker engine speaks API {major}.{minor}, which cannot keep read-only binds \
+             read-only beneath them (needs API 1.40, Docker 19.03, or newer; 1.44 / Docker 25 \
+             for recursive read-only); upgrade the engine"
+        ))),
+    }
+}
+
+/// One bind as an Engine API mount: its (canonical) source, read-only as
+/// `depth` says, propagation private.
+fn engine_mount(bind: &BindMount, depth: ReadOnlyDepth) -> Result<Mount, SandboxError> {
+    if !bind.container.starts_with('/') {
+        return Err(SandboxError::Config(format!(
+            "sandbox mount target {:?} must be an absolute container path",
+            bind.container
+        )));
+    }
+    if !bind.host.is_absolute() {
+        return Err(SandboxError::Config(format!(
+            "sandbox mount source {} must be an absolute host path",
+            bind.host.display()
+        )));
+    }
+    let source = bind.host.to_str().ok_or_else(|| {
+        SandboxError::Config(format!(
+            "sandbox mount source {} is not valid UTF-8",
+            bind.host.display()
+        ))
+    })?;
+    let mut read_only = bind.read_only;
+    let mut propagation = MountBindOptionsPropagationEnum::RPRIVATE;
+    for option in bind
+        .options
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+    {
+        let lowered = option.to_ascii_lowercase();
+        if option == "z" || option == "Z" || !ACCEPTED_BIND_OPTIONS.contains(&lowered.as_str()) {
+            return Err(SandboxError::Config(format!(
+                "sandbox mount {}:{} has the option {option:?}, which Talon does not accept \
+                 (only {})",
+                bind.host.display(),
+                bind.container,
+                ACCEPTED_BIND_OPTIONS.join(", ")
+            )));
+        }
+        match lowered.as_str() {
+            "ro" => read_only = true,
+            "private" => propagation = MountBindOptionsPropagationEnum::PRIVATE,
+            _ => {}
+        }
+    }
+    let bind_options = MountBindOptions {
+        propagation: Some(propagation),
+        non_recursive: (read_only && depth == ReadOnlyDepth::NonRecursive).then_some(true),
+        read_only_force_recursive: (read_only && depth == ReadOnlyDepth::ForceRecursive)
+            .then_some(true),
+        ..Default::default()
+    };
+    Ok(Mount {
+        target: Some(bind.container.clone()),
+        source: Some(source.to_owned()),
+        typ: Some(MountType::BIND),
+        read_only: Some(read_only),
+        bind_options: Some(bind_options),
+        ..Default::default()
+    })
+}
+
+/// The create body for `spec`, running as `user`, its read-only binds
+/// kept read-only beneath them as `depth` says.
 pub(crate) fn create_body(
     spec: &ContainerSpec,
     user: String,
+    depth: ReadOnlyDepth,
 ) -> Result<ContainerCreateBody, SandboxError> {
     let mut env = Vec::with_capacity(spec.env.len() + 1);
     for (key, value) in &spec.env {
@@ -109,34 +208,11 @@ pub(crate) fn create_body(
         env.push(format!("{key}={value}"));
     }
     env.push("TALON_CLI=1".to_owned());
-    let mut binds = Vec::with_capacity(spec.binds.len());
-    for bind in &spec.binds {
-        if !bind.container.starts_with('/') || bind.container.contains(':') {
-            return Err(SandboxError::Config(format!(
-                "sandbox mount target {:?} must be an absolute container path without `:`",
-                bind.container
-            )));
-        }
-        if !bind.host.is_absolute() {
-            return Err(SandboxError::Config(format!(
-                "sandbox mount source {} must be an absolute host path",
-                bind.host.display()
-            )));
-        }
-        let text = bind.to_bind().ok_or_else(|| {
-            SandboxError::Config(format!(
-                "sandbox mount source {} is not valid UTF-8",
-                bind.host.display()
-            ))
-        })?;
-        if bind.host.to_string_lossy().contains(':') {
-            return Err(SandboxError::Config(format!(
-                "sandbox mount source {} contains `:`, which Docker's bind syntax cannot carry",
-                bind.host.display()
-            )));
-        }
-        binds.push(text);
-    }
+    let mounts = spec
+        .binds
+        .iter()
+        .map(|bind| engine_mount(bind, depth))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut security_opt = vec!["no-new-privileges".to_owned()];
     security_opt.extend(spec.security_opts.iter().cloned());
     let limits = &spec.limits;
@@ -169,7 +245,7 @@ pub(crate) fn create_body(
                 })
                 .collect()
         }),
-        binds: Some(binds),
+        mounts: Some(mounts),
         ..Default::default()
     };
     Ok(ContainerCreateBody {

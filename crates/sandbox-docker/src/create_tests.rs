@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::spec::{BindMount, Limits, Ulimit};
+use bollard::models::{MountBindOptionsPropagationEnum, MountType};
 
 fn base(ws: &std::path::Path) -> ContainerSpec {
     ContainerSpec::new("talon-sbx-unit", "agent:unit", ws, "hash-1")
@@ -10,7 +11,12 @@ fn base(ws: &std::path::Path) -> ContainerSpec {
 #[test]
 fn defaults_are_openclaws_hardened_create_arguments() {
     let ws = tempfile::tempdir().unwrap();
-    let body = create_body(&base(ws.path()), "1000:1000".to_owned()).unwrap();
+    let body = create_body(
+        &base(ws.path()),
+        "1000:1000".to_owned(),
+        ReadOnlyDepth::ForceRecursive,
+    )
+    .unwrap();
     assert_eq!(body.image.as_deref(), Some(crate::spec::DEFAULT_IMAGE));
     assert_eq!(
         body.cmd,
@@ -36,16 +42,19 @@ fn defaults_are_openclaws_hardened_create_arguments() {
     let mut dirs: Vec<_> = tmpfs.keys().cloned().collect();
     dirs.sort();
     assert_eq!(dirs, vec!["/run", "/tmp", "/var/tmp"]);
-    assert_eq!(
-        host.binds,
-        Some(vec![format!("{}:/workspace:z", ws.path().display())])
-    );
+    assert_eq!(host.binds, None, "only Engine API mounts");
+    let mounts = host.mounts.unwrap();
+    assert_eq!(mounts.len(), 1);
+    assert_eq!(mounts[0].typ, Some(MountType::BIND));
+    assert_eq!(mounts[0].source.as_deref(), ws.path().to_str());
+    assert_eq!(mounts[0].target.as_deref(), Some("/workspace"));
+    assert_eq!(mounts[0].read_only, Some(false));
     let labels = body.labels.unwrap();
     assert_eq!(labels["talon.sandbox"], "1");
     assert_eq!(labels["talon.sessionKey"], "agent:unit");
     assert_eq!(labels["talon.configHash"], "hash-1");
     assert_eq!(labels["talon.mountFormatVersion"], "4");
-    assert_eq!(labels["talon.createArgsEpoch"], "2026-07-10-init");
+    assert_eq!(labels["talon.createArgsEpoch"], "2026-12-05-mounts");
 }
 
 #[test]
@@ -54,7 +63,7 @@ fn limits_binds_and_extra_labels_are_carried_but_cannot_override_talons_own() {
     let mut spec = base(ws.path());
     spec.binds.push(BindMount::ro("/srv/data", "/data"));
     spec.binds.push(BindMount {
-        options: Some("rw,rslave".to_owned()),
+        options: Some("rw,private".to_owned()),
         ..BindMount::rw("/srv/cache", "/cache")
     });
     spec.tmpfs = vec!["/tmp:size=64m".to_owned()];
@@ -73,11 +82,25 @@ fn limits_binds_and_extra_labels_are_carried_but_cannot_override_talons_own() {
         .insert("talon.configHash".to_owned(), "forged".to_owned());
     spec.extra_labels
         .insert("team".to_owned(), "ops".to_owned());
-    let body = create_body(&spec, "0:0".to_owned()).unwrap();
+    let body = create_body(&spec, "0:0".to_owned(), ReadOnlyDepth::ForceRecursive).unwrap();
     let host = body.host_config.unwrap();
-    let binds = host.binds.unwrap();
-    assert_eq!(binds[1], "/srv/data:/data:ro,z");
-    assert_eq!(binds[2], "/srv/cache:/cache:rw,rslave");
+    let mounts = host.mounts.unwrap();
+    assert_eq!(mounts[1].source.as_deref(), Some("/srv/data"));
+    assert_eq!(mounts[1].read_only, Some(true));
+    let ro = mounts[1].bind_options.clone().unwrap();
+    assert_eq!(ro.read_only_force_recursive, Some(true));
+    assert_eq!(ro.non_recursive, None);
+    assert_eq!(
+        ro.propagation,
+        Some(MountBindOptionsPropagationEnum::RPRIVATE)
+    );
+    let rw = mounts[2].bind_options.clone().unwrap();
+    assert_eq!(mounts[2].read_only, Some(false));
+    assert_eq!(rw.read_only_force_recursive, None);
+    assert_eq!(
+        rw.propagation,
+        Some(MountBindOptionsPropagationEnum::PRIVATE)
+    );
     assert_eq!(host.tmpfs.unwrap()["/tmp"], "size=64m");
     assert_eq!(host.pids_limit, None, "0 means no limit");
     assert_eq!(host.memory, Some(1 << 30));
@@ -111,22 +134,32 @@ fn hostile_specs_are_refused_with_the_reason() {
             "absolute host path",
         ),
         (
-            Box::new(|s| s.binds.push(BindMount::rw("/srv/a:b", "/x"))),
-            "contains `:`",
-        ),
-        (
             Box::new(|s| s.binds.push(BindMount::rw("/srv/a", "x"))),
             "absolute container path",
         ),
         (
-            Box::new(|s| s.binds.push(BindMount::rw("/srv/a", "/x:rw"))),
-            "without `:`",
+            Box::new(|s| {
+                s.binds.push(BindMount {
+                    options: Some("ro,rshared".to_owned()),
+                    ..BindMount::rw("/srv/a", "/x")
+                })
+            }),
+            "\"rshared\", which Talon does not accept",
+        ),
+        (
+            Box::new(|s| {
+                s.binds.push(BindMount {
+                    options: Some("z".to_owned()),
+                    ..BindMount::rw("/srv/a", "/x")
+                })
+            }),
+            "\"z\", which Talon does not accept",
         ),
     ];
     for (mutate, expected) in cases {
         let mut spec = base(ws.path());
         mutate(&mut spec);
-        let err = create_body(&spec, "1:1".to_owned()).unwrap_err();
+        let err = create_body(&spec, "1:1".to_owned(), ReadOnlyDepth::NonRecursive).unwrap_err();
         assert!(
             matches!(&err, SandboxError::Config(m) if m.contains(expected)),
             "{expected}: {err}"
@@ -190,4 +223,32 @@ fn names_and_images_that_could_bend_an_engine_url_are_refused() {
             "{bad:?}: {err}"
         );
     }
+}
+
+#[test]
+fn read_only_depth_follows_the_engine_api_and_never_silently_downgrades() {
+    assert_eq!(
+        read_only_depth(1, 44).unwrap(),
+        ReadOnlyDepth::ForceRecursive
+    );
+    assert_eq!(
+        read_only_depth(1, 47).unwrap(),
+        ReadOnlyDepth::ForceRecursive
+    );
+    assert_eq!(read_only_depth(1, 41).unwrap(), ReadOnlyDepth::NonRecursive);
+    assert_eq!(read_only_depth(1, 40).unwrap(), ReadOnlyDepth::NonRecursive);
+    let err = read_only_depth(1, 39).unwrap_err().to_string();
+    assert!(err.contains("upgrade the engine"), "{err}");
+    // On a 1.40-1.43 engine a read-only bind is non-recursive (submounts
+    // are not carried in), never ReadOnlyForceRecursive (ignored there).
+    let ws = tempfile::tempdir().unwrap();
+    let mut spec = base(ws.path());
+    spec.binds.push(BindMount::ro("/srv/data", "/data"));
+    let body = create_body(&spec, "0:0".to_owned(), ReadOnlyDepth::NonRecursive).unwrap();
+    let mounts = body.host_config.unwrap().mounts.unwrap();
+    let ro = mounts[1].bind_options.clone().unwrap();
+    assert_eq!(ro.non_recursive, Some(true));
+    assert_eq!(ro.read_only_force_recursive, None);
+    // The writable workspace keeps its submounts (recursive, as -v did).
+    assert_eq!(mounts[0].bind_options.clone().unwrap().non_recursive, None);
 }

@@ -20,7 +20,15 @@
 //!   from the agent's bootstrap files) and builds the spec with
 //!   [`ContainerSpec::from_request`]. Its mounts are the request's
 //!   [`MountPlan`](talon_sandbox_core::MountPlan): `/agent` read-only for
-//!   `ro`, the materialised skills read-only in every mode.
+//!   `ro`, the materialised skills read-only in every mode. Every source is
+//!   validated (binds and the managed workspaces alike), then pinned to its
+//!   canonical path ([`pin_mount_sources`](talon_sandbox_core::pin_mount_sources))
+//!   and handed to the engine as an Engine API `Mount`: read-only binds
+//!   recursively read-only (`ReadOnlyForceRecursive` from API 1.44,
+//!   `NonRecursive` before, refused below 1.40), propagation private. The
+//!   sources are re-checked right before create, and the created
+//!   container's mounts are inspected and, after start, identified from
+//!   inside (device and inode); a mismatch removes it.
 //! - [`list_containers`](DockerBackend::list_containers),
 //!   [`remove_owned`](DockerBackend::remove_owned),
 //!   [`recreate_container`](DockerBackend::recreate_container),

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use talon_sandbox_core::{
     DockerSettings, MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle,
-    SandboxRequest, SecurityEnv, SizeValue, UlimitValue, ensure_sandbox_security,
-    prepare_sandbox_workspace,
+    SandboxRequest, SecurityEnv, SizeValue, UlimitValue, ensure_request_security,
+    pin_mount_sources, prepare_sandbox_workspace,
 };
 
 use crate::backend::DockerBackend;
@@ -118,9 +118,10 @@ impl ContainerSpec {
                 container: e.container_path.clone(),
                 read_only: e.read_only,
                 options: match e.kind {
-                    MountKind::Bind => e.bind_options.clone().or_else(|| Some("rw".to_owned())),
+                    MountKind::Bind => e.bind_options.clone(),
                     MountKind::Workspace | MountKind::Agent | MountKind::Skills => None,
                 },
+                pinned: None,
             })
             .collect();
         spec.env = docker.env.clone();
@@ -201,29 +202,37 @@ impl SandboxBackend for DockerBackend {
         "docker"
     }
 
-    /// Validates the request's Docker settings first
-    /// ([`ensure_sandbox_security`]: blocked bind sources through symlinks,
-    /// sources outside the scope and agent workspaces, reserved targets,
-    /// `host` / `container:` networks, `unconfined` profiles, privileged,
-    /// added capabilities); nothing is created when it refuses. Then
+    /// Validates the request first ([`ensure_request_security`]: blocked
+    /// bind sources through symlinks, homes, credentials and Talon's own
+    /// state, sources outside the scope and agent workspaces, reserved and
+    /// system targets, propagation, `host` / `container:` networks,
+    /// `unconfined` profiles, privileged, added capabilities, `capDrop`
+    /// without `ALL`, and the managed workspaces by the same rules);
+    /// nothing is created when it refuses. Then
     /// [`prepare_sandbox_workspace`] (the `none` / `ro` scratch workspace,
-    /// seeded once from the agent's bootstrap files), then
-    /// [`DockerBackend::ensure_container`] with
-    /// [`ContainerSpec::from_request`].
+    /// seeded once from the agent's bootstrap files), then every source is
+    /// pinned to its canonical path and judged again there
+    /// ([`pin_mount_sources`]), then [`DockerBackend::ensure_container`]
+    /// with [`ContainerSpec::from_request`] carrying the pinned sources.
     async fn ensure(
         &self,
         request: &SandboxRequest,
     ) -> Result<Arc<dyn SandboxHandle>, SandboxError> {
-        let env = SecurityEnv {
-            allowed_roots: request.allowed_bind_roots(),
-            home_dirs: self.home_dirs().to_vec(),
-        };
-        ensure_sandbox_security(&request.config.docker, &request.config.docker_origins, &env)?;
-        let spec = ContainerSpec::from_request(request)?;
+        let env = SecurityEnv::for_request(request, self.home_dirs());
+        ensure_request_security(request, &env)?;
+        let mut spec = ContainerSpec::from_request(request)?;
         // The scope's own workspace (ro / none) must exist, seeded, before
         // Docker sees it as a bind source (or the engine creates it owned
         // by root); a fault there refuses the sandbox.
         prepare_sandbox_workspace(request)?;
+        // Every source judged again at its canonical path, which is what
+        // the engine is handed (checked again right before and after
+        // create).
+        let pinned = pin_mount_sources(request, &env)?;
+        for (bind, pin) in spec.binds.iter_mut().zip(pinned) {
+            bind.host = pin.canonical.clone();
+            bind.pinned = Some(pin);
+        }
         let handle = self.ensure_container(&spec).await?;
         Ok(handle as Arc<dyn SandboxHandle>)
     }

@@ -27,9 +27,17 @@ pub struct BindMount {
     /// Mounted read-only (enforced by the kernel inside the container, and
     /// by the file bridge on the host side).
     pub read_only: bool,
-    /// Docker bind options as configured (`ro`, `rw,z`, ...) for custom
-    /// binds; `None`: `ro,z` / `z` from [`read_only`](Self::read_only).
+    /// Bind options as configured (`ro`, `rw,rprivate`, ...) for custom
+    /// binds; `None`: from [`read_only`](Self::read_only). Only
+    /// [`talon_sandbox_core::ACCEPTED_BIND_OPTIONS`] are accepted at
+    /// create.
     pub options: Option<String>,
+    /// The source as security validation pinned it (canonical path and
+    /// identity, [`talon_sandbox_core::pin_mount_sources`]); `None`: the
+    /// backend pins [`host`](Self::host) itself at create, unjudged (a
+    /// spec given to [`crate::DockerBackend::ensure_container`] directly
+    /// is trusted).
+    pub pinned: Option<talon_sandbox_core::PinnedSource>,
 }
 
 impl BindMount {
@@ -40,6 +48,7 @@ impl BindMount {
             container: container.into(),
             read_only: false,
             options: None,
+            pinned: None,
         }
     }
 
@@ -50,18 +59,8 @@ impl BindMount {
             container: container.into(),
             read_only: true,
             options: None,
+            pinned: None,
         }
-    }
-
-    /// The `docker create -v` form: `host:container:ro,z` / `host:container:z`.
-    pub(crate) fn to_bind(&self) -> Option<String> {
-        let host = self.host.to_str()?;
-        let mode = match &self.options {
-            Some(options) => options.as_str(),
-            None if self.read_only => "ro,z",
-            None => "z",
-        };
-        Some(format!("{host}:{}:{mode}", self.container))
     }
 }
 

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use talon_proc_tree::Supervisor;
 use talon_sandbox_core::{
-    MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle, SandboxRequest,
-    SecurityEnv, WorkspaceAccess, ensure_sandbox_security, prepare_sandbox_workspace,
+    MountKind, OwnedSandbox, PinnedSource, SandboxBackend, SandboxError, SandboxHandle,
+    SandboxRequest, SecurityEnv, WorkspaceAccess, ensure_request_security, pin_mount_sources,
+    prepare_sandbox_workspace,
 };
 
 use talon_egress::{EgressProxy, HostResolver, SsrfPolicy, SystemResolver};
@@ -166,9 +167,12 @@ impl LocalBackend {
     ///
     /// In order, each failing with nothing run: the settings the local
     /// backend cannot enforce ([`crate::unsupported_settings`]), security
-    /// validation ([`ensure_sandbox_security`]), the scope workspace is
+    /// validation of the binds and the managed workspaces
+    /// ([`ensure_request_security`]), the scope workspace is
     /// prepared ([`prepare_sandbox_workspace`]: created and seeded for
-    /// `ro` / `none`) and every mount source must exist, user
+    /// `ro` / `none`) and every mount source must exist, each source is
+    /// pinned and judged again at its canonical path
+    /// ([`pin_mount_sources`]), user
     /// namespaces must be available (when not root), and `true` must run
     /// in the exact layout.
     pub async fn ensure_local(
@@ -180,11 +184,8 @@ impl LocalBackend {
             let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
             return Err(SandboxError::Config(text.join("\n")));
         }
-        let env = SecurityEnv {
-            allowed_roots: request.allowed_bind_roots(),
-            home_dirs: self.home_dirs.to_vec(),
-        };
-        ensure_sandbox_security(&request.config.docker, &request.config.docker_origins, &env)?;
+        let env = SecurityEnv::for_request(request, &self.home_dirs);
+        ensure_request_security(request, &env)?;
         // The scope's own workspace (`none` / `ro`), seeded once; a fault
         // there refuses the sandbox.
         prepare_sandbox_workspace(request)?;
@@ -214,6 +215,19 @@ impl LocalBackend {
             Some(limits)
         };
         self.prepare_mounts(request)?;
+        // Every source judged again at its canonical path; bubblewrap gets
+        // descriptors opened from those paths, checked for every launch.
+        let pinned = pin_mount_sources(request, &env)?;
+        let mut mounts = request.mount_plan.entries.clone();
+        for (mount, pin) in mounts.iter_mut().zip(&pinned) {
+            mount.host_path = pin.canonical.clone();
+        }
+        let mount_sources: Vec<(PinnedSource, String)> = pinned
+            .iter()
+            .cloned()
+            .zip(&mounts)
+            .map(|(pin, mount)| (pin, mount.container_path.clone()))
+            .collect();
         crate::protections::check_user_namespaces()?;
         let egress = if wants_egress(&request.config) {
             Some(self.start_egress(request)?)
@@ -228,7 +242,8 @@ impl LocalBackend {
         };
         let layout = SandboxLayout {
             root: Arc::clone(&self.root),
-            mounts: request.mount_plan.entries.clone(),
+            mounts,
+            pinned,
             tmpfs: docker.tmpfs.clone(),
             hostname: request.sandbox_name.clone(),
             read_only_root: docker.read_only_root,
@@ -247,6 +262,7 @@ impl LocalBackend {
             base_env: docker.env.clone(),
             limits,
             egress: egress.is_some(),
+            mount_sources,
         });
         probe(&runner).await?;
         let bridge = request

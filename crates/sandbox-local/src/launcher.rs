@@ -24,10 +24,11 @@ use std::time::Duration;
 
 use talon_proc_tree::{Leaf, Limits, Supervisor};
 use talon_sandbox_core::{
-    LaunchRequest, LaunchedProcess, LocalKill, ProcessLauncher, SandboxError, ScriptOutput,
-    spawn_local,
+    LaunchRequest, LaunchedProcess, LocalKill, PinnedSource, ProcessLauncher, SandboxError,
+    ScriptOutput, spawn_local,
 };
 
+use crate::layout::MOUNT_FD_BASE;
 use crate::seccomp::SeccompPrograms;
 
 /// The `PATH` a sandboxed command starts with (a request's `PATH` is
@@ -131,9 +132,57 @@ pub(crate) struct Runner {
     /// Whether commands get the egress proxy variables
     /// (`network: "bridge"`).
     pub(crate) egress: bool,
+    /// The mount sources as pinned at `ensure`, in layout order: each is
+    /// opened again for every launch, without following any symlink, and
+    /// must still be the same file (see [`Runner::mount_fds`]).
+    pub(crate) mount_sources: Vec<(PinnedSource, String)>,
 }
 
 impl Runner {
+    /// Open every pinned mount source for one launch
+    /// (`openat2(O_PATH, RESOLVE_NO_SYMLINKS)`: a symlink anywhere in the
+    /// canonical path fails), check it is the very file that was pinned
+    /// (device and inode), and map it to its child descriptor. bubblewrap
+    /// then mounts the descriptor, so nothing swapped into the path after
+    /// this check is ever mounted.
+    fn mount_fds(&self) -> Result<Vec<FdMapping>, SandboxError> {
+        let mut out = Vec::with_capacity(self.mount_sources.len());
+        for (index, (pin, container_path)) in self.mount_sources.iter().enumerate() {
+            let swapped = |why: String| {
+                SandboxError::Config(format!(
+                    "Sandbox security: the mount source \"{}\" (for {container_path}) {why}; \
+                     nothing was run. Make sure nothing rewrites the mount sources while the \
+                     sandbox is in use, then run again.",
+                    pin.canonical.display()
+                ))
+            };
+            let fd = rustix::fs::openat2(
+                rustix::fs::CWD,
+                &pin.canonical,
+                rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+                rustix::fs::ResolveFlags::NO_SYMLINKS | rustix::fs::ResolveFlags::NO_MAGICLINKS,
+            )
+            .map_err(|e| {
+                swapped(format!(
+                    "can no longer be opened without following a symlink ({e})"
+                ))
+            })?;
+            let stat =
+                rustix::fs::fstat(&fd).map_err(|e| swapped(format!("cannot be read ({e})")))?;
+            if stat.st_dev != pin.dev || stat.st_ino != pin.ino {
+                return Err(swapped(
+                    "is no longer the file that was validated".to_owned(),
+                ));
+            }
+            out.push(FdMapping {
+                parent_fd: fd,
+                child_fd: MOUNT_FD_BASE + i32::try_from(index).unwrap_or(i32::MAX - MOUNT_FD_BASE),
+            });
+        }
+        Ok(out)
+    }
+
     /// The environment of one command: `PATH`, `HOME`, `docker.env`, then
     /// the request's variables (its `PATH` prepended to the default), then
     /// the egress proxy variables when the sandbox has egress.
@@ -187,7 +236,8 @@ impl Runner {
             ));
         }
         let env = self.environment(env)?;
-        let fds = self.seccomp.mappings()?;
+        let mut fds = self.seccomp.mappings()?;
+        fds.extend(self.mount_fds()?);
         let leaf = self.limits.as_ref().map(TreeLimits::leaf).transpose()?;
         let mut args: Vec<OsString> = self.layout_args.clone();
         if leaf.is_some() {

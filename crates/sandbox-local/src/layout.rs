@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use talon_sandbox_core::MountEntry;
+use talon_sandbox_core::{MountEntry, PinnedSource, shell_single_quote};
 
 use crate::egress::EGRESS_SOCKET_PATH;
 use crate::file_rules::{DEVICES_RW, FileRules, SANDBOX_EXEC_PATH};
@@ -14,6 +14,13 @@ use crate::rootfs::{HostRoot, RootEntry, push};
 /// The file descriptors the launcher maps the two seccomp filters
 /// on (see [`crate::seccomp`]).
 pub(crate) const SECCOMP_FDS: [&str; 2] = ["3", "4"];
+/// The child descriptor of the first pinned mount source; mount `i` is
+/// handed to bubblewrap as `MOUNT_FD_BASE + i` (`--bind-fd` /
+/// `--ro-bind-fd`).
+pub(crate) const MOUNT_FD_BASE: i32 = 5;
+/// The exit status of a command refused because a mount target inside
+/// the sandbox is not its pinned source.
+pub const MOUNT_CHECK_EXIT: i32 = 125;
 
 /// The namespace and privilege flags every local sandbox gets.
 pub const ISOLATION_FLAGS: &[&str] = &[
@@ -33,8 +40,18 @@ pub const ISOLATION_FLAGS: &[&str] = &[
 pub(crate) struct SandboxLayout {
     /// The host's system directories and masks.
     pub(crate) root: Arc<HostRoot>,
-    /// The run's mount plan, in order.
+    /// The run's mount plan, in order, each source its canonical path.
     pub(crate) mounts: Vec<MountEntry>,
+    /// The sources as pinned at `ensure`, one per mount, or empty (then
+    /// the sources are paths bubblewrap resolves itself). When pinned,
+    /// each is handed over as a descriptor the launcher opens and checks
+    /// for every launch (`--bind-fd` / `--ro-bind-fd` at
+    /// [`MOUNT_FD_BASE`] + index), and, because bubblewrap turns that
+    /// descriptor back into a path before it mounts it, every command is
+    /// preceded by a check inside the sandbox that each mount target is
+    /// the pinned file (device and inode); a mismatch exits with
+    /// [`MOUNT_CHECK_EXIT`] before the command runs.
+    pub(crate) pinned: Vec<PinnedSource>,
     /// tmpfs mount points (`docker.tmpfs`).
     pub(crate) tmpfs: Vec<String>,
     /// The sandbox's host name (its name).
@@ -67,16 +84,32 @@ impl SandboxLayout {
             push(&mut out, ["--tmpfs"]);
             out.push(dir.into());
         }
-        for mount in &self.mounts {
-            push(
-                &mut out,
-                [if mount.read_only {
-                    "--ro-bind"
-                } else {
-                    "--bind"
-                }],
-            );
-            out.push(mount.host_path.clone().into());
+        for (index, mount) in self.mounts.iter().enumerate() {
+            // `--ro-bind` and `--ro-bind-fd` make every submount beneath
+            // the bind read-only too (bubblewrap remounts each one).
+            let source: OsString = if !self.pinned.is_empty() {
+                let fd = MOUNT_FD_BASE + i32::try_from(index).unwrap_or(i32::MAX - MOUNT_FD_BASE);
+                push(
+                    &mut out,
+                    [if mount.read_only {
+                        "--ro-bind-fd"
+                    } else {
+                        "--bind-fd"
+                    }],
+                );
+                fd.to_string().into()
+            } else {
+                push(
+                    &mut out,
+                    [if mount.read_only {
+                        "--ro-bind"
+                    } else {
+                        "--bind"
+                    }],
+                );
+                mount.host_path.clone().into()
+            };
+            out.push(source);
             out.push(mount.container_path.clone().into());
         }
         if let Some(helper) = &self.sandbox_exec {
@@ -138,7 +171,7 @@ impl SandboxLayout {
     /// else nothing.
     pub(crate) fn command_prefix(&self) -> Vec<OsString> {
         if self.sandbox_exec.is_none() {
-            return Vec::new();
+            return self.mount_check();
         }
         let mut rules = if self.landlock {
             self.file_rules()
@@ -153,7 +186,36 @@ impl SandboxLayout {
             OsString::from(crate::helper::MULTICALL_ARG),
         ];
         out.extend(rules.to_args());
+        out.extend(self.mount_check());
         out
+    }
+
+    /// `/bin/sh -c CHECK talon-mount-check` before the command when the
+    /// sources are pinned: each mount target must be the pinned file
+    /// (`stat -c '%d %i'`), else it says which and exits
+    /// [`MOUNT_CHECK_EXIT`]; then it `exec`s the command unchanged.
+    pub(crate) fn mount_check(&self) -> Vec<OsString> {
+        if self.pinned.is_empty() {
+            return Vec::new();
+        }
+        let mut script = String::new();
+        for (index, (mount, pin)) in self.mounts.iter().zip(&self.pinned).enumerate() {
+            // The target is single-quoted; the message names the mount by
+            // its index only, so no configured text is ever interpolated
+            // into a double-quoted string.
+            let target = shell_single_quote(&mount.container_path);
+            script.push_str(&format!(
+                "[ \"$(stat -c '%d %i' -- {target} 2>/dev/null)\" = '{} {}' ] || {{ echo 'talon: mount {index} of the sandbox is not its validated source; the command did not run' >&2; exit {MOUNT_CHECK_EXIT}; }}; ",
+                pin.dev, pin.ino
+            ));
+        }
+        script.push_str("exec \"$@\"");
+        vec![
+            OsString::from("/bin/sh"),
+            OsString::from("-c"),
+            OsString::from(script),
+            OsString::from("talon-mount-check"),
+        ]
     }
 }
 

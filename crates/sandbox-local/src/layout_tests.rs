@@ -37,6 +37,7 @@ fn layout_binds_the_root_then_the_plan_then_makes_the_root_read_only() {
                 },
             ],
         }),
+        pinned: Vec::new(),
         mounts: vec![
             MountEntry {
                 host_path: PathBuf::from("/srv/ws"),
@@ -138,6 +139,7 @@ fn layout_binds_the_root_then_the_plan_then_makes_the_root_read_only() {
 fn a_writable_root_is_not_remounted() {
     let layout = SandboxLayout {
         root: Arc::new(HostRoot::default()),
+        pinned: Vec::new(),
         mounts: Vec::new(),
         tmpfs: Vec::new(),
         hostname: "h".to_owned(),
@@ -155,6 +157,7 @@ fn a_writable_root_is_not_remounted() {
 fn egress_binds_the_socket_and_starts_the_forwarder_without_landlock_rules() {
     let layout = SandboxLayout {
         root: Arc::new(HostRoot::default()),
+        pinned: Vec::new(),
         mounts: Vec::new(),
         tmpfs: Vec::new(),
         hostname: "h".to_owned(),
@@ -198,4 +201,53 @@ fn egress_binds_the_socket_and_starts_the_forwarder_without_landlock_rules() {
         EGRESS_SOCKET_PATH.to_owned(),
         "--".to_owned()
     ]));
+}
+
+#[test]
+fn pinned_sources_go_by_descriptor_and_every_command_checks_them_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("it's \"odd\"");
+    std::fs::create_dir_all(&target).unwrap();
+    let pin = talon_sandbox_core::PinnedSource::resolve(&target).unwrap();
+    let entry = MountEntry {
+        host_path: pin.canonical.clone(),
+        container_path: target.to_string_lossy().into_owned(),
+        read_only: true,
+        kind: MountKind::Bind,
+        bind_options: None,
+    };
+    let layout = |pinned: Vec<talon_sandbox_core::PinnedSource>| SandboxLayout {
+        root: Arc::new(HostRoot::default()),
+        pinned,
+        mounts: vec![entry.clone()],
+        tmpfs: Vec::new(),
+        hostname: "h".to_owned(),
+        read_only_root: true,
+        sandbox_exec: None,
+        landlock: false,
+        egress_socket: None,
+    };
+    let good = layout(vec![pin.clone()]);
+    let args = strings(&good.args());
+    position(&args, &["--ro-bind-fd", "5", &entry.container_path]);
+    // The check is plain sh + stat: run it here against the same path.
+    let run = |layout: &SandboxLayout| {
+        let prefix = layout.command_prefix();
+        std::process::Command::new(&prefix[0])
+            .args(&prefix[1..])
+            .args(["echo", "ran"])
+            .output()
+            .unwrap()
+    };
+    let out = run(&good);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, b"ran\n");
+    let wrong = layout(vec![talon_sandbox_core::PinnedSource {
+        ino: pin.ino + 1,
+        ..pin
+    }]);
+    let out = run(&wrong);
+    assert_eq!(out.status.code(), Some(MOUNT_CHECK_EXIT));
+    assert!(out.stdout.is_empty(), "the command must not run");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mount 0 of the sandbox"));
 }

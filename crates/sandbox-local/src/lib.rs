@@ -6,10 +6,15 @@
 //!   [`SandboxBackend`](talon_sandbox_core::SandboxBackend): `ensure`
 //!   refuses the `docker.*` settings it cannot enforce
 //!   ([`unsupported_settings`], each naming its key), runs the same
-//!   security validation as Docker, checks the mount sources and user
-//!   namespaces, and runs `true` once in the exact layout, so a broken
+//!   security validation as Docker (binds and managed workspaces), pins
+//!   every mount source to its canonical path, device and inode, checks
+//!   user namespaces, and runs `true` once in the exact layout, so a broken
 //!   host fails there with bubblewrap's words. Nothing ever runs on the
-//!   host instead.
+//!   host instead. Each launch opens the pinned sources again without
+//!   following symlinks and hands them to bubblewrap as `--bind-fd` /
+//!   `--ro-bind-fd` (read-only for every submount too), and each command
+//!   first checks inside that every mount target is its pinned file,
+//!   exiting [`MOUNT_CHECK_EXIT`] otherwise.
 //! - [`LocalSandbox`] is the [`SandboxHandle`](talon_sandbox_core::SandboxHandle):
 //!   its [`LocalLauncher`] runs each command as one `bwrap` run; its file
 //!   bridge is the host-side [`MountBridge`](talon_fs_bridge::MountBridge)
@@ -94,7 +99,7 @@ pub use crate::file_rules::{
 pub use crate::handle::LocalSandbox;
 pub use crate::helper::{MULTICALL_ARG, dispatch_multicall, helper_main};
 pub use crate::launcher::{DEFAULT_PATH, LocalLauncher, SANDBOX_HOME};
-pub use crate::layout::ISOLATION_FLAGS;
+pub use crate::layout::{ISOLATION_FLAGS, MOUNT_CHECK_EXIT};
 pub use crate::limits::{RequestedLimits, requested as requested_limits};
 pub use crate::protections::{Protection, Protections};
 pub use crate::rootfs::{ETC_MASKED, HostRoot, RootEntry, SYSTEM_DIRS};

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use talon_sandbox_core::{
     MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle, SandboxRequest,
-    prepare_sandbox_workspace,
+    SecurityEnv, ensure_workspace_security, prepare_sandbox_workspace,
 };
 
 use crate::bridge::{RemoteBridge, RemoteMount};
@@ -122,6 +122,10 @@ impl SshBackend {
         {
             return Ok(Arc::clone(hit));
         }
+        // The workspaces it would copy to the remote host are judged like
+        // any bind (no home, no credentials, no Talon state or config).
+        let homes: Vec<PathBuf> = self.home.iter().cloned().collect();
+        ensure_workspace_security(request, &SecurityEnv::for_request(request, &homes))?;
         // The scope's scratch workspace (`none` / `ro`) is seeded locally
         // before anything remote happens, so the sync uploads the same
         // files the Docker and local backends show.

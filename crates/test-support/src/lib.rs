@@ -13,6 +13,9 @@
 //!   developer's own config.
 //! - [`snapshot::Redactions`]: volatile values and temp paths out of JSON
 //!   before an insta snapshot.
+//! - [`mounts`]: a writable tmpfs mounted beneath a test directory
+//!   ([`mounts::TmpfsSubmount`], unmounted on drop) and an atomic swap of
+//!   two paths ([`mounts::exchange`]), for the bind attacks.
 //! - [`probe_tool::ProbeTool`]: one configurable tool (echo, fixed result,
 //!   failure, slow) that records what it saw in a [`probe_tool::Probe`].
 //!
@@ -35,6 +38,7 @@
 pub mod cli;
 pub mod docker;
 pub mod gateway;
+pub mod mounts;
 pub mod probe_tool;
 pub mod proc;
 pub mod snapshot;

@@ -212,6 +212,8 @@ fn validate_lists_every_blocked_setting_and_exits_1() {
     let expected: Vec<(String, String)> = [
         ("bind-blocked-path", format!("{d}.binds[0]")),
         ("bind-blocked-path", format!("{d}.binds[1]")),
+        // The socket's target is a container system dir as well.
+        ("bind-system-target", format!("{d}.binds[1]")),
         ("bind-covers-blocked-path", format!("{d}.binds[2]")),
         ("bind-covers-blocked-path", format!("{d}.binds[3]")),
         ("bind-not-absolute", format!("{d}.binds[4]")),
@@ -272,7 +274,7 @@ fn validate_lists_every_blocked_setting_and_exits_1() {
         first["scopes"],
         serde_json::json!(["defaults", "main", "ops", "joiner"])
     );
-    assert_eq!(doc["findings"][16]["scopes"], serde_json::json!(["joiner"]));
+    assert_eq!(doc["findings"][17]["scopes"], serde_json::json!(["joiner"]));
 
     let human = talon(
         &home,
@@ -285,7 +287,7 @@ fn validate_lists_every_blocked_setting_and_exits_1() {
     );
     assert_eq!(human.code, 1);
     assert!(
-        human.stdout.contains("17 blocked sandbox settings"),
+        human.stdout.contains("18 blocked sandbox settings"),
         "{}",
         human.stdout
     );
@@ -347,15 +349,14 @@ fn validate_catches_a_symlink_to_etc_and_a_parent_of_home_ssh() {
         codes_and_keys(&doc),
         vec![
             ("bind-blocked-path".to_owned(), format!("{d}.binds[0]")),
-            (
-                "bind-covers-blocked-path".to_owned(),
-                format!("{d}.binds[1]")
-            ),
+            // It covers ~/.ssh, and first of all Talon's own state dir
+            // (~/.talon).
+            ("bind-talon-state".to_owned(), format!("{d}.binds[1]")),
         ]
     );
     assert_eq!(doc["findings"][0]["resolved"], "/etc");
     let msg = doc["findings"][1]["message"].as_str().unwrap();
-    assert!(msg.contains("covers the blocked path"), "{msg}");
+    assert!(msg.contains("Talon's own state"), "{msg}");
 }
 
 fn resolve_setup(access: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
@@ -799,4 +800,60 @@ fn the_sandboxed_flag_forces_a_sandbox_on_a_mode_off_config() {
     .json();
     assert_eq!(policy["context"]["sandboxed"], Value::Bool(true));
     assert_eq!(policy["sandbox"]["forced"], Value::Bool(true));
+}
+
+#[test]
+fn validate_reports_a_home_workspace_an_empty_cap_drop_and_the_config_file_in_the_workspace() {
+    let (_t, root) = temp_home();
+    let home = root.join("home/user");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let project = root.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let config = project.join("talon.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{ agents: {{ defaults: {{ workspace: "{home}", sandbox: {{ workspaceAccess: "rw", docker: {{ capDrop: [] }} }} }}, list: [ {{ id: "main", default: true }}, {{ id: "proj", workspace: "{project}", sandbox: {{ workspaceAccess: "ro" }} }} ] }} }}"#,
+            home = home.display(),
+            project = project.display(),
+        ),
+    )
+    .unwrap();
+    let run = talon(
+        &home,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "sandbox",
+            "validate",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let doc = run.json();
+    let found = codes_and_keys(&doc);
+    for (code, key) in [
+        ("cap-drop-not-all", "agents.defaults.sandbox.docker.capDrop"),
+        ("workspace-home-dir", "agents.defaults.workspace"),
+        ("workspace-home-dir", "agents.list[0].workspace"),
+        ("workspace-talon-state", "agents.list[1].workspace"),
+    ] {
+        assert!(
+            found.contains(&(code.to_owned(), key.to_owned())),
+            "{code} at {key} in {found:?}"
+        );
+    }
+    let explain = talon(
+        &home,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "sandbox",
+            "explain",
+            "--json",
+        ],
+    );
+    let doc = explain.json();
+    let text = doc.to_string();
+    assert!(text.contains("workspace-home-dir"), "{text}");
 }

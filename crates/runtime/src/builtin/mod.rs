@@ -39,6 +39,9 @@ pub(crate) struct Builtins {
     pub(crate) registry: Arc<ProcessRegistry>,
     /// Where sandbox state (workspaces, the usage file) lives.
     pub(crate) state_dir: PathBuf,
+    /// The config file, set by `RuntimeBuilder::config_file` (shared with
+    /// the sandbox targets).
+    pub(crate) config_file: Arc<OnceLock<PathBuf>>,
 }
 
 impl std::fmt::Debug for Builtins {
@@ -81,6 +84,7 @@ impl Builtins {
             talon_config::home_dir(),
             Arc::clone(&backends),
         ));
+        let config_file = Arc::clone(&targets.config_file);
         let registry = Arc::new(ProcessRegistry::new(RegistryOptions::from_config(&exec)));
         let env_hooks = Arc::new(OnceLock::new());
 
@@ -131,6 +135,7 @@ impl Builtins {
             backends,
             registry,
             state_dir,
+            config_file,
         })
     }
 }

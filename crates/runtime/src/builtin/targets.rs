@@ -33,6 +33,10 @@ pub(crate) struct RunTarget {
 pub(crate) struct Targets {
     config: Arc<TalonConfig>,
     config_dir: PathBuf,
+    /// The config file, once the builder knows it
+    /// ([`crate::RuntimeBuilder::config_file`]): every sandbox request
+    /// carries it, so no mount can reach the policy that confines it.
+    pub(crate) config_file: Arc<std::sync::OnceLock<PathBuf>>,
     state_dir: PathBuf,
     home: Option<PathBuf>,
     backends: Arc<SandboxBackendRegistry>,
@@ -72,6 +76,7 @@ impl Targets {
         Targets {
             config,
             config_dir,
+            config_file: Arc::default(),
             state_dir,
             home,
             backends,
@@ -162,7 +167,10 @@ impl Targets {
     }
 
     fn sandbox(&self, run: &RunSpec, decision: &RunSandbox) -> Result<RunTarget, ToolError> {
-        let resolved = decision.config.clone();
+        let resolved = decision
+            .config
+            .clone()
+            .with_config_file(self.config_file.get().cloned());
         let backend = self.backends.get(&resolved.backend).ok_or_else(|| {
             ToolError::execution(decision.backend_missing_message(&self.backends.ids()))
         })?;

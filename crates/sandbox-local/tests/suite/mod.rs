@@ -1,3 +1,4 @@
+mod binds;
 mod common;
 mod egress;
 mod escape;

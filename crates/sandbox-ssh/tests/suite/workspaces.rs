@@ -162,3 +162,26 @@ async fn ro_adds_the_agent_workspace_read_only() {
         "agent rules\n"
     );
 }
+
+/// A workspace that is a home holding `.ssh` is never copied to the
+/// remote host: the sandbox is refused before anything remote happens.
+#[tokio::test]
+async fn a_workspace_that_is_a_home_holding_ssh_is_refused_before_any_copy() {
+    let sshd = Sshd::start();
+    let host = tempfile::tempdir().unwrap();
+    let home = host_dir(host.path(), "home-u");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), b"key").unwrap();
+    for (backend, code) in [
+        (SshBackend::new(Some(home.clone())), "[workspace-home-dir]"),
+        (SshBackend::new(None), "[workspace-holds-credentials]"),
+    ] {
+        for access in [WorkspaceAccess::Rw, WorkspaceAccess::Ro] {
+            let request = sshd.request(access, &home, &host.path().join("state"));
+            let err = backend.ensure_sandbox(&request).await.unwrap_err();
+            assert!(err.to_string().contains(code), "{access:?}: {err}");
+            let remote = format!("{}/{}", sshd.remote_root(), request.sandbox_name);
+            assert!(!Path::new(&remote).exists(), "nothing may reach {remote}");
+        }
+    }
+}
