@@ -72,6 +72,12 @@ impl Gateway {
                 let g = self.generation();
                 let built = s.table(g.id, &g.runtime).await;
                 let resolved = g.config.resolved_sandbox(&s.info.agent_id);
+                let sandboxed = built.table.sandbox().sandboxed;
+                // Names only, never values (talon_exec_env::EnvPolicyExplain).
+                let exec_env = match g.config.exec_env_policy(&s.info.agent_id) {
+                    Ok(policy) => json!(policy.explain_run(sandboxed)),
+                    Err(e) => json!({"error": format!("tools.exec.env.{e}")}),
+                };
                 let removed: Vec<Value> = built
                     .table
                     .policy()
@@ -87,10 +93,11 @@ impl Gateway {
                 Ok(json!({
                     "sessionKey": s.info.session_key,
                     "agentId": s.info.agent_id,
-                    "sandboxed": built.table.sandbox().sandboxed,
+                    "sandboxed": sandboxed,
                     "decision": built.table.sandbox().summary(),
                     "sandbox": resolved,
                     "removedBySandboxPolicy": removed,
+                    "execEnv": exec_env,
                 }))
             }
             "sandbox.list" => {
