@@ -201,3 +201,7 @@ pub(crate) async fn launch(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "launch_tests.rs"]
+mod tests;
