@@ -131,8 +131,8 @@ fn invalid_names_and_nul_values_are_refused() {
         [
             ("", ModelEnvRefusal::Invalid),
             ("A=B", ModelEnvRefusal::Invalid),
-            ("SPACED", ModelEnvRefusal::Invalid),
             ("OK", ModelEnvRefusal::Invalid),
+            ("SPACED", ModelEnvRefusal::Invalid),
         ]
     );
 }
