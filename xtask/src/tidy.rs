@@ -62,12 +62,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     (
         "crates/hooks/src/exec_env/hook.rs",
         RESULT_STRING,
-        "exec-env hook; moves to the exec-env leaf crate (issue 17 boundaries)",
-    ),
-    (
-        "crates/hooks/src/exec_env/policy.rs",
-        RESULT_STRING,
-        "exec-env policy; moves to the exec-env leaf crate (issue 17 boundaries)",
+        "resolve_exec_env handler plumbing (the key policy it applies is in talon-exec-env); to become HookError",
     ),
     (
         "crates/hooks/src/guard.rs",

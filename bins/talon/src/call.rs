@@ -151,6 +151,17 @@ fn prompt(req: &ApprovalRequest) -> Option<ApprovalDecision> {
             talon_hooks::approval::display_command(command)
         );
     }
+    if let Some(env) = &req.env {
+        let _ = writeln!(err, "  environment the call sets (exactly what runs):");
+        for (key, value) in env {
+            let _ = writeln!(
+                err,
+                "    {}={}",
+                talon_hooks::approval::display_command(key),
+                talon_hooks::approval::display_command(value)
+            );
+        }
+    }
     let _ = writeln!(err, "  params: {}", req.params_preview);
     let choices: Vec<&str> = req.allowed_decisions.iter().map(|d| d.as_str()).collect();
     let _ = write!(err, "Answer [{}] (default deny): ", choices.join(" / "));

@@ -305,6 +305,19 @@ pub(crate) fn approvals(
                             talon_hooks::approval::display_command(command),
                         )?;
                     }
+                    if let Some(env) = a["env"].as_object() {
+                        writeln!(out, "    environment the call sets (exactly what runs):")?;
+                        for (key, value) in env {
+                            writeln!(
+                                out,
+                                "      {}={}",
+                                talon_hooks::approval::display_command(key),
+                                talon_hooks::approval::display_command(
+                                    value.as_str().unwrap_or("")
+                                ),
+                            )?;
+                        }
+                    }
                     writeln!(
                         out,
                         "{}  {}  {}  {}: {}\n    params: {}",

@@ -169,6 +169,11 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
     let status = &decision.status;
     let findings = validate_request_security(&request, &security_env(&request));
     let policy = &cfg.tool_policy;
+    let exec_env = loaded
+        .config
+        .exec_env_policy(&cfg.agent_id)
+        .map_err(|e| anyhow::anyhow!("tools.exec.env.{e}"))?
+        .explain_run(decision.sandboxed);
     if json {
         let doc = json!({
             "config": loaded.origin,
@@ -204,6 +209,7 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
             },
             "configHash": request.config_hash,
             "security": findings,
+            "execEnv": exec_env,
         });
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
@@ -291,10 +297,40 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
         policy.deny_key,
         policy.deny.join(", ")
     );
+    write_exec_env(&exec_env, out);
     for f in &findings {
         let _ = writeln!(out, "blocked: {f}");
     }
     Ok(Status::Ok)
+}
+
+/// The effective exec environment policy, names only.
+fn write_exec_env(env: &talon_exec_env::EnvPolicyExplain, out: &mut String) {
+    let none = |list: &[String]| {
+        if list.is_empty() {
+            "(none)".to_owned()
+        } else {
+            list.join(", ")
+        }
+    };
+    let _ = writeln!(out, "\nexec environment (tools.exec.env):");
+    if env.sandboxed {
+        let _ = writeln!(
+            out,
+            "  inherit: {} (not applied: a sandboxed run inherits no host variable)",
+            env.inherit.as_str()
+        );
+    } else {
+        let _ = writeln!(out, "  inherit: {}", env.inherit.as_str());
+    }
+    let _ = writeln!(out, "  always excluded: {}", env.default_exclude.join(", "));
+    let _ = writeln!(out, "  Talon's own: {}", env.talon_read.join(", "));
+    let _ = writeln!(out, "  exclude: {}", none(&env.exclude));
+    for layer in &env.include_only {
+        let _ = writeln!(out, "  includeOnly: {}", none(layer));
+    }
+    let _ = writeln!(out, "  set: {}", none(&env.set_names));
+    let _ = writeln!(out, "  inherited now: {}", none(&env.inherited_names));
 }
 
 /// One deduplicated validation finding and the agents it applies to.

@@ -197,6 +197,60 @@ fn exec_security_and_ask_are_typed_globally_and_per_agent() {
 }
 
 #[test]
+fn exec_env_is_typed_globally_and_per_agent() {
+    use talon_exec_env::{InheritMode, Withheld};
+    let loaded = load_str(
+        "{ tools: { exec: { env: { inherit: 'all', exclude: ['MY_*'], set: { A: '1' } } } },\n agents: { list: [ { id: 'a', tools: { exec: { env: { inherit: 'none', set: { B: '2' } } } } }, { id: 'b' } ] } }",
+        "t.json",
+    )
+    .unwrap();
+    let b = loaded.config.exec_env_policy("b").unwrap();
+    assert_eq!(b.inherit(), InheritMode::All);
+    assert_eq!(b.withheld("my_var"), Some(Withheld::Exclude));
+    assert_eq!(b.set_vars().keys().collect::<Vec<_>>(), ["A"]);
+    let a = loaded.config.exec_env_policy("a").unwrap();
+    assert_eq!(a.inherit(), InheritMode::None);
+    assert_eq!(a.set_vars().keys().collect::<Vec<_>>(), ["A", "B"]);
+    // The defaults are safe: core plus the built-in excludes.
+    let empty = load_str("{}", "t.json").unwrap();
+    let default = empty.config.exec_env_policy("main").unwrap();
+    assert_eq!(default.inherit(), InheritMode::Core);
+    assert_eq!(
+        default.withheld("OPENAI_API_KEY"),
+        Some(Withheld::NotInherited)
+    );
+}
+
+#[test]
+fn exec_env_errors_name_their_key() {
+    let err = load_str(
+        "{\n tools: { exec: { env: { exclude: ['OK_*', 'BAD?'], set: { LD_PRELOAD: '/x.so', TALON_X: '1' } } } },\n agents: { list: [ { id: 'a', tools: { exec: { env: { includeOnly: ['[x]'], inherit: 'some' } } } } ] } }",
+        "t.json",
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    for key in [
+        "tools.exec.env.exclude[1]",
+        "tools.exec.env.set.LD_PRELOAD",
+        "tools.exec.env.set.TALON_X",
+        "agents.list[0].tools.exec.env.inherit",
+    ] {
+        assert!(text.contains(key), "{key} missing from: {text}");
+    }
+    assert!(!text.contains("exclude[0]"), "{text}");
+    let err = load_str(
+        "{ agents: { list: [ { id: 'a', tools: { exec: { env: { includeOnly: ['[x]'] } } } } ] } }",
+        "t.json",
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("agents.list[0].tools.exec.env.includeOnly[0]"),
+        "{err}"
+    );
+}
+
+#[test]
 fn sandbox_prune_values_are_typed_and_errors_name_the_key() {
     let err = load_str(
         "{ agents: { defaults: { sandbox: { prune: { idleHours: -1 } } },\n list: [ { id: 'a', sandbox: { prune: { maxAgeDays: 'week' } } },\n { id: 'b', sandbox: { prune: { idleHours: 1.5, maxAge: 3 } } } ] } }",

@@ -368,6 +368,20 @@ impl TalonConfig {
         self.exec_config().policy(agent.as_ref())
     }
 
+    /// The environment policy of `agent_id`: `tools.exec.env` with the
+    /// agent's `tools.exec.env` layered over it. A loaded config always
+    /// yields one; an unvalidated one can fail at the first bad key.
+    pub fn exec_env_policy(
+        &self,
+        agent_id: &str,
+    ) -> Result<talon_exec_env::EnvPolicy, talon_exec_env::EnvConfigError> {
+        let agent = self
+            .agent(agent_id)
+            .and_then(|a| a.tools)
+            .and_then(|t| t.exec);
+        self.exec_config().env_policy(agent.as_ref())
+    }
+
     /// What the policy pipeline reads: the `tools` section and, per agent id
     /// (lowercased, from both `agents.list` and `agents.entries`), that
     /// agent's `tools` block (empty when it has none).

@@ -40,7 +40,7 @@ fn sections_the_tools_read_are_checked_structurally() {
     assert_eq!(
         issues(r#"{ tools: { exec: { anything: [1] } }, skills: 5 }"#),
         vec![
-            "1:20: tools.exec.anything: unknown key `anything`; expected one of `backgroundMs`, `timeoutSec`, `maxTimeoutSec`, `cleanupMs`, `maxOutputBytes`, `security`, `ask`",
+            "1:20: tools.exec.anything: unknown key `anything`; expected one of `backgroundMs`, `timeoutSec`, `maxTimeoutSec`, `cleanupMs`, `maxOutputBytes`, `security`, `ask`, `env`",
             "1:47: skills: expected an object, found a number (`5`)",
         ]
     );

@@ -102,16 +102,17 @@ impl Walker<'_> {
         }
         self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
         self.typed::<FsToolsConfig>(tools, span, path, "fs");
-        if let Some(exec) = self.typed::<ExecConfig>(tools, span, path, "exec")
-            && let Err(e) = exec.validate()
-        {
+        if let Some(exec) = self.typed::<ExecConfig>(tools, span, path, "exec") {
             let exec_span = member(span, "exec");
-            let inner = vec![Seg::Key(e.key.to_owned())];
-            let at = exec_span.and_then(|s| s.lookup(&inner)).or(exec_span);
-            let mut full = path.clone();
-            full.push(Seg::Key("exec".to_owned()));
-            full.extend(inner);
-            self.out.issue(&full, pos(at), e.to_string());
+            if let Err(e) = exec.validate() {
+                let inner = vec![Seg::Key(e.key.to_owned())];
+                let at = exec_span.and_then(|s| s.lookup(&inner)).or(exec_span);
+                let mut full = path.clone();
+                full.push(Seg::Key("exec".to_owned()));
+                full.extend(inner);
+                self.out.issue(&full, pos(at), e.to_string());
+            }
+            self.env_issues(exec.env.validate(), exec_span, path);
         }
         self.typed::<WebToolsConfig>(tools, span, path, "web");
         if let Some(hooks) = self.typed::<HooksConfig>(tools, span, path, "hooks") {
@@ -201,7 +202,31 @@ impl Walker<'_> {
         self.nested_tools(tools, span, path, "sandbox");
         self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
         self.typed::<FsToolsConfig>(tools, span, path, "fs");
-        self.typed::<AgentExecConfig>(tools, span, path, "exec");
+        if let Some(env) = self
+            .typed::<AgentExecConfig>(tools, span, path, "exec")
+            .and_then(|exec| exec.env)
+        {
+            self.env_issues(env.validate(), member(span, "exec"), path);
+        }
+    }
+
+    /// Reports `tools.exec.env` problems (`path` is the `tools` path,
+    /// `exec_span` the `exec` section's span).
+    fn env_issues(
+        &mut self,
+        issues: Vec<talon_exec_env::EnvConfigError>,
+        exec_span: Option<&SpanNode>,
+        path: &[Seg],
+    ) {
+        for issue in issues {
+            let mut inner = vec![Seg::Key("env".to_owned())];
+            inner.extend(parse_key_path(&issue.key));
+            let at = exec_span.and_then(|s| s.lookup(&inner)).or(exec_span);
+            let mut full = path.to_vec();
+            full.push(Seg::Key("exec".to_owned()));
+            full.extend(inner);
+            self.out.issue(&full, pos(at), issue.message);
+        }
     }
 
     /// `<section>.tools.{allow,alsoAllow,deny}`.

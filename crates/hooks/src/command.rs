@@ -14,58 +14,15 @@ use crate::approval::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
 use crate::before::BeforeToolCallHandler;
 use crate::config::{CommandHookConfig, HooksConfig};
 use crate::event::{ApprovalSpec, BeforeToolCallEvent, BeforeToolCallResult, HookContext};
-use crate::exec_env::{ExecEnvEvent, ResolveExecEnvHandler, filter_inherited_env};
+use crate::exec_env::{ExecEnvEvent, ResolveExecEnvHandler};
 use crate::process::{BoundedCommand, run_bounded};
 use crate::registration::{DEFAULT_BEFORE_TOOL_CALL_TIMEOUT, Registration, ToolMatcher};
 use crate::registry::Hooks;
+use talon_exec_env::{EnvPolicy, process_env};
 
 /// The most a hook may print on stdout (1 MiB); more is an unparseable
 /// answer.
 pub const MAX_HOOK_OUTPUT: usize = 1024 * 1024;
-
-/// Inherited names with these prefixes are the host's own configuration
-/// (gateway tokens, state paths) and never reach a hook program.
-const HOST_PREFIXES: [&str; 2] = ["TALON_", "OPENCLAW_"];
-
-/// Uppercased inherited names ending with one of these look like
-/// credentials and never reach a hook program.
-const CREDENTIAL_SUFFIXES: [&str; 9] = [
-    "_API_KEY",
-    "_APIKEY",
-    "_TOKEN",
-    "_SECRET",
-    "_PASSWORD",
-    "_PASSWD",
-    "_PRIVATE_KEY",
-    "_ADMIN_KEY",
-    "_CREDENTIALS",
-];
-
-/// Uppercased inherited names that are credentials on their own.
-const CREDENTIAL_NAMES: [&str; 4] = ["API_KEY", "TOKEN", "SECRET", "PASSWORD"];
-
-/// The part of the host environment a hook program inherits: `vars`
-/// filtered by the exec-env inherited-key rules ([`filter_inherited_env`]),
-/// minus the host's own namespaces (`TALON_*`, `OPENCLAW_*`) and every
-/// credential-looking name (`*_API_KEY`, `*_TOKEN`, `*_SECRET`,
-/// `*_PASSWORD`, …). Hook programs are often third-party code; the
-/// model-provider keys and the gateway token of the host are not theirs.
-/// A hook that needs a secret gets it through its own configured `env`.
-pub(crate) fn hook_inherited_env(
-    vars: impl IntoIterator<Item = (String, String)>,
-) -> BTreeMap<String, String> {
-    let mut env = filter_inherited_env(vars);
-    env.retain(|key, _| !is_withheld_from_hooks(key));
-    env
-}
-
-/// Whether an inherited variable is withheld from hook programs.
-fn is_withheld_from_hooks(key: &str) -> bool {
-    let upper = key.trim().to_uppercase();
-    HOST_PREFIXES.iter().any(|p| upper.starts_with(p))
-        || CREDENTIAL_NAMES.contains(&upper.as_str())
-        || CREDENTIAL_SUFFIXES.iter().any(|s| upper.ends_with(s))
-}
 
 /// A `before_tool_call` answer exactly as a hook program may write it.
 /// Unknown keys are refused, not ignored: a misspelt `"Block": true` must
@@ -170,6 +127,7 @@ impl CommandApproval {
             plugin_id: None,
             on_resolution: None,
             exec_command: None,
+            exec_env: None,
         }
     }
 }
@@ -225,10 +183,24 @@ pub struct CommandHook {
 }
 
 impl CommandHook {
+    /// A hook from its config under the default environment policy
+    /// ([`CommandHook::from_config_with_env`]).
+    pub fn from_config(config: &CommandHookConfig, base_dir: &Path) -> Self {
+        Self::from_config_with_env(config, base_dir, &EnvPolicy::default())
+    }
+
     /// A hook from its config; relative `cwd` and a relative program path
     /// containing `/` resolve against `base_dir` (the config file's
-    /// directory).
-    pub fn from_config(config: &CommandHookConfig, base_dir: &Path) -> Self {
+    /// directory). The program's environment is built by `env_policy`
+    /// from this process's environment (so model keys, the gateway token
+    /// and every other credential-looking or Talon variable stay out),
+    /// then the hook's own configured `env`: a hook that needs a secret
+    /// names it there.
+    pub fn from_config_with_env(
+        config: &CommandHookConfig,
+        base_dir: &Path,
+        env_policy: &EnvPolicy,
+    ) -> Self {
         // A relative program path is resolved here, against an absolute
         // base: how the OS resolves it after the child's chdir varies.
         let absolute_base;
@@ -252,13 +224,9 @@ impl CommandHook {
             Some(dir) => base_dir.join(dir),
             None => base_dir.to_path_buf(),
         };
-        // `vars_os`, not `vars`: a non-UTF-8 variable must not panic; it is
-        // simply not passed on. Host namespaces and credentials are dropped
-        // from the inherited part; the hook's own `env` still applies.
-        let mut env = hook_inherited_env(
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-        );
+        // A non-UTF-8 variable is simply not passed on; the hook's own
+        // `env` still applies over the policy-built base.
+        let mut env = env_policy.host_env(process_env());
         for (k, v) in config.env.iter().flatten() {
             env.insert(k.clone(), v.clone());
         }
@@ -362,6 +330,20 @@ impl Hooks {
     /// Register every command hook of `config`; relative paths resolve
     /// against `base_dir`.
     pub fn add_command_hooks(&mut self, config: &HooksConfig, base_dir: &Path) {
+        self.add_command_hooks_with_env(config, base_dir, &EnvPolicy::default());
+    }
+
+    /// [`Hooks::add_command_hooks`] with the programs' environments built
+    /// by `env_policy` (the agent's `tools.exec.env`).
+    pub fn add_command_hooks_with_env(
+        &mut self,
+        config: &HooksConfig,
+        base_dir: &Path,
+        env_policy: &EnvPolicy,
+    ) {
+        let hook = |c: &CommandHookConfig| {
+            Arc::new(CommandHook::from_config_with_env(c, base_dir, env_policy))
+        };
         let reg = |c: &CommandHookConfig| {
             let mut r = Registration::new(c.id.clone()).priority(c.priority.unwrap_or(0));
             // Core `group:` entries are expanded to their members here;
@@ -377,13 +359,13 @@ impl Hooks {
             r.timeout(t + Duration::from_secs(1))
         };
         for c in &config.before_tool_call {
-            self.on_before_tool_call(reg(c), Arc::new(CommandHook::from_config(c, base_dir)));
+            self.on_before_tool_call(reg(c), hook(c));
         }
         for c in &config.after_tool_call {
-            self.on_after_tool_call(reg(c), Arc::new(CommandHook::from_config(c, base_dir)));
+            self.on_after_tool_call(reg(c), hook(c));
         }
         for c in &config.resolve_exec_env {
-            self.on_resolve_exec_env(reg(c), Arc::new(CommandHook::from_config(c, base_dir)));
+            self.on_resolve_exec_env(reg(c), hook(c));
         }
     }
 }

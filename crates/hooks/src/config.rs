@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use talon_tool_catalog::core_group_members;
 
-use crate::exec_env::{EnvKeyVerdict, classify_override_key};
+use talon_exec_env::{EnvKeyVerdict, classify_override_key};
 
 /// The longest timeout a command hook may set (10 minutes).
 pub const MAX_COMMAND_HOOK_TIMEOUT_MS: u64 = 600_000;

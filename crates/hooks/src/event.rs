@@ -216,6 +216,11 @@ pub struct ApprovalSpec {
     /// the broker's grants (the exec allowlist file is the memory).
     #[serde(skip)]
     pub exec_command: Option<String>,
+    /// Set only by the gate's exec-approvals step, with `exec_command`:
+    /// the environment variables the call itself sets (names and values
+    /// exactly as the model gave them; never a host value), shown whole.
+    #[serde(skip)]
+    pub exec_env: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl std::fmt::Debug for ApprovalSpec {
@@ -230,6 +235,7 @@ impl std::fmt::Debug for ApprovalSpec {
             .field("plugin_id", &self.plugin_id)
             .field("on_resolution", &self.on_resolution.is_some())
             .field("exec_command", &self.exec_command)
+            .field("exec_env", &self.exec_env)
             .finish()
     }
 }
@@ -244,6 +250,7 @@ impl PartialEq for ApprovalSpec {
             && self.allowed_decisions == other.allowed_decisions
             && self.plugin_id == other.plugin_id
             && self.exec_command == other.exec_command
+            && self.exec_env == other.exec_env
     }
 }
 

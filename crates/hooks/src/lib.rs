@@ -33,8 +33,8 @@
 //! approval, blocked, failed.
 //!
 //! Around the gate: [`Hooks::fire_after_tool_call`] (observers in parallel,
-//! fire and forget), `resolve_exec_env` with OpenClaw's dangerous-key
-//! filter ([`exec_env`]), the synchronous [`Hooks::tool_result_persist`] and
+//! fire and forget), `resolve_exec_env` plugins ([`exec_env`]; their
+//! variables pass `talon-exec-env`'s key policy), the synchronous [`Hooks::tool_result_persist`] and
 //! [`Hooks::before_message_write`] with bounded `details`, diagnostic
 //! events ([`Diagnostics`]) and failure-log redaction ([`redact`]).
 //!

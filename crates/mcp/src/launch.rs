@@ -11,7 +11,7 @@ use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use talon_hooks::exec_env::{filter_inherited_env, sanitize_env_overrides};
+use talon_exec_env::{EnvPolicy, process_env, sanitize_env_overrides};
 use talon_proc_tree::{Leaf, Limits, Supervisor};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -78,14 +78,26 @@ fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// The environment of a stdio server: the host environment filtered as
-/// for exec children, plus the configured `env` (references expanded),
-/// which must pass the exec-env override policy.
+/// The environment of a stdio server: the inherited base the default
+/// exec environment policy builds from the host environment (core
+/// variables only; no model keys, gateway token or other credential-looking
+/// or Talon variable), plus the configured `env` (references expanded),
+/// which must pass the exec-env override policy. A server that needs a
+/// secret names it in its `env` (`"${OPENAI_API_KEY}"`).
 pub(crate) fn server_env(
     name: &str,
     config: &McpServerConfig,
 ) -> Result<BTreeMap<String, String>, String> {
-    let mut env = filter_inherited_env(std::env::vars());
+    server_env_from(name, config, process_env())
+}
+
+/// [`server_env`] from an explicit host environment.
+pub(crate) fn server_env_from(
+    name: &str,
+    config: &McpServerConfig,
+    host: Vec<(String, String)>,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut env = EnvPolicy::default().inherited(host);
     let mut overrides = BTreeMap::new();
     for (key, raw) in &config.env {
         let value = expand(raw, env_lookup)
@@ -218,3 +230,7 @@ pub(crate) async fn launch(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "launch_tests.rs"]
+mod tests;

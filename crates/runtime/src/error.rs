@@ -10,6 +10,10 @@ pub enum Error {
     /// A hook or trusted policy could not be registered.
     #[error("hooks: {0}")]
     Hooks(#[from] talon_hooks::Error),
+    /// `tools.exec.env` does not compile (a config that did not pass
+    /// validation).
+    #[error("tools.exec.env.{}: {}", .0.key, .0.message)]
+    ExecEnv(#[from] talon_exec_env::EnvConfigError),
 }
 
 /// `Result` with this crate's [`Error`].

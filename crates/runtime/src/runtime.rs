@@ -176,7 +176,12 @@ impl RuntimeBuilder {
             }
         }
         if let Some(hooks) = tools.and_then(|t| t.hooks.as_ref()) {
-            builder.hooks.add_command_hooks(hooks, config_dir);
+            // Hook programs get the global exec environment policy (hooks
+            // are not per agent).
+            let env_policy = config.exec_config().env_policy(None)?;
+            builder
+                .hooks
+                .add_command_hooks_with_env(hooks, config_dir, &env_policy);
         }
         Ok(builder)
     }

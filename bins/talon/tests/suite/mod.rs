@@ -3,6 +3,7 @@ mod builtin;
 mod call;
 mod config;
 mod cron;
+mod exec_env;
 mod gateway;
 mod json_output;
 mod mcp;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use talon_exec_env::{AgentExecEnvConfig, EnvConfigError, EnvPolicy, ExecEnvConfig};
 use talon_hooks::exec_approvals::{ExecAsk, ExecPolicy, ExecSecurity};
 
 /// OpenClaw's default yield window before a command is backgrounded.
@@ -60,6 +61,17 @@ pub struct ExecConfig {
     /// command not on the allowlist, with `security: allowlist`) or
     /// `always`.
     pub ask: ExecAsk,
+    /// How every child environment is built (host and sandboxed `exec`,
+    /// stdio MCP servers, command hooks): `inherit` (`core`, the default;
+    /// `all`; `none`), `exclude` patterns, `includeOnly` patterns and `set`
+    /// variables. The built-in credential excludes and Talon's own
+    /// variables always apply.
+    #[serde(skip_serializing_if = "is_default_env")]
+    pub env: ExecEnvConfig,
+}
+
+fn is_default_env(env: &ExecEnvConfig) -> bool {
+    *env == ExecEnvConfig::default()
 }
 
 impl ExecConfig {
@@ -70,6 +82,13 @@ impl ExecConfig {
             agent.and_then(|a| a.security).unwrap_or(self.security),
             agent.and_then(|a| a.ask).unwrap_or(self.ask),
         )
+    }
+
+    /// The environment policy, with `agent` (an agent's `tools.exec`)
+    /// layered over `env` (see [`AgentExecEnvConfig`]). Fails only on a
+    /// section that did not pass validation (a loaded config has none).
+    pub fn env_policy(&self, agent: Option<&AgentExecConfig>) -> Result<EnvPolicy, EnvConfigError> {
+        EnvPolicy::from_config(&self.env, agent.and_then(|a| a.env.as_ref()))
     }
 }
 
@@ -84,6 +103,10 @@ pub struct AgentExecConfig {
     /// See [`ExecConfig::ask`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ask: Option<ExecAsk>,
+    /// Layered over [`ExecConfig::env`]: `inherit` replaces it, `exclude`
+    /// adds to it, `includeOnly` applies as well, `set` merges over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<AgentExecEnvConfig>,
 }
 
 impl Default for ExecConfig {
@@ -96,6 +119,7 @@ impl Default for ExecConfig {
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             security: ExecSecurity::Full,
             ask: ExecAsk::Off,
+            env: ExecEnvConfig::default(),
         }
     }
 }

@@ -20,6 +20,12 @@ pub(crate) async fn explain(
     let s = sessions.session_or_main(g, &p.session_key)?;
     let built = s.table(g.id, &g.runtime).await;
     let resolved = g.config.resolved_sandbox(&s.info.agent_id);
+    let sandboxed = built.table.sandbox().sandboxed;
+    // Names only, never values (talon_exec_env::EnvPolicyExplain).
+    let exec_env = match g.config.exec_env_policy(&s.info.agent_id) {
+        Ok(policy) => json!(policy.explain_run(sandboxed)),
+        Err(e) => json!({"error": format!("tools.exec.env.{e}")}),
+    };
     let removed = built
         .table
         .policy()
@@ -36,10 +42,11 @@ pub(crate) async fn explain(
     Ok(SandboxExplainResponse {
         session_key: s.info.session_key.clone(),
         agent_id: s.info.agent_id.clone(),
-        sandboxed: built.table.sandbox().sandboxed,
+        sandboxed,
         decision: json!(built.table.sandbox().summary()),
         sandbox: json!(resolved),
         removed_by_sandbox_policy: removed,
+        exec_env,
     })
 }
 

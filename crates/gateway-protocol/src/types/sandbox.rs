@@ -29,6 +29,10 @@ pub struct SandboxExplainResponse {
     pub sandbox: Value,
     /// Tools the sandbox tool policy removed.
     pub removed_by_sandbox_policy: Vec<SandboxRemoval>,
+    /// The exec environment policy of this session's runs: inherit mode,
+    /// exclude patterns, the names of configured and inherited variables
+    /// (never values); `{"error": …}` when the agent's section is invalid.
+    pub exec_env: Value,
 }
 
 /// A backend that could not be listed.

@@ -37,6 +37,7 @@ fn requested_event_flattens_the_request() {
         timeout_ms: 10,
         created_at_ms: 20,
         command: None,
+        env: None,
     };
     let event = ApprovalEvent::Requested(request);
     let value = serde_json::to_value(&event).unwrap();

@@ -85,6 +85,12 @@ pub struct ApprovalRequest {
     /// is never answered from, nor remembered as, a broker grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// For an exec approval whose call sets environment variables: those
+    /// variables exactly as the call gives them (names and values; the
+    /// host's own values are never shown), whole. Print values through
+    /// [`display_command`](crate::approval::display_command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl ApprovalRequest {
@@ -133,6 +139,7 @@ impl ApprovalRequest {
             timeout_ms,
             created_at_ms: now_ms(),
             command: spec.exec_command.clone(),
+            env: spec.exec_env.clone(),
         }
     }
 

@@ -54,6 +54,7 @@ fn new_fills_defaults() {
         timeout_ms: 120_000,
         created_at_ms: request.created_at_ms,
         command: None,
+        env: None,
     };
     assert_eq!(request, expected);
     assert!(request.created_at_ms > 1_600_000_000_000);

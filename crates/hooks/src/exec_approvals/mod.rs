@@ -234,7 +234,11 @@ impl ExecApprovals {
                     "tools.exec.ask",
                 ),
             },
-            PolicyDecision::Ask => Review::Ask(Box::new(self.spec(agent, command, &check, &why))),
+            PolicyDecision::Ask => {
+                let mut spec = self.spec(agent, command, &check, &why);
+                spec.exec_env = call_env(params);
+                Review::Ask(Box::new(spec))
+            }
         }
     }
 
@@ -298,6 +302,27 @@ impl ExecApprovals {
             ..ApprovalSpec::default()
         }
     }
+}
+
+/// The variables the exec call sets (`env`), exactly as given, for the
+/// approver: string values as they are, any other value as its JSON text
+/// (the tool refuses such a call anyway). `None` when the call sets none.
+fn call_env(params: &Map<String, Value>) -> Option<std::collections::BTreeMap<String, String>> {
+    let env = talon_tool_catalog::params::lookup(params, "env")?.as_object()?;
+    if env.is_empty() {
+        return None;
+    }
+    Some(
+        env.iter()
+            .map(|(k, v)| {
+                let shown = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), shown)
+            })
+            .collect(),
+    )
 }
 
 /// An entry as `pattern arg…` (arguments shell-quoted when needed).

@@ -260,6 +260,53 @@ mod gate {
         );
     }
 
+    #[tokio::test]
+    async fn the_approver_sees_the_env_the_call_sets() {
+        let (_dir, store) = store_with(&[]);
+        let broker = Arc::new(MemoryApprovalBroker::in_memory());
+        let gate = Gate::new(Arc::new(Hooks::new()))
+            .with_broker(Arc::clone(&broker) as Arc<dyn ApprovalBroker>)
+            .with_exec_approvals(Arc::new(ExecApprovals::new(
+                ExecPolicy::new(ExecSecurity::Full, ExecAsk::Always),
+                Arc::clone(&store),
+            )));
+        let mut events = broker.subscribe();
+        let b2 = Arc::clone(&broker);
+        let asked = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Ok(ev) = events.recv().await {
+                if let ApprovalEvent::Requested(req) = ev {
+                    seen.push(req.env.clone());
+                    b2.resolve(&req.id, ApprovalDecision::AllowOnce, Some(&req.binding()));
+                    if seen.len() == 2 {
+                        break;
+                    }
+                }
+            }
+            seen
+        });
+        let ctx = HookContext::new("main", "agent:main:main");
+        let mut with_env = event("make");
+        with_env
+            .params
+            .insert("env".into(), json!({"MODE": "fast", "EXTRA": "a\u{1b}b"}));
+        for ev in [with_env, event("make")] {
+            let verdict = gate.check(ev, &ctx).await;
+            assert!(matches!(verdict, GateVerdict::Run { .. }), "{verdict:?}");
+        }
+        let seen = tokio::time::timeout(std::time::Duration::from_secs(10), asked)
+            .await
+            .unwrap()
+            .unwrap();
+        let expected: std::collections::BTreeMap<String, String> = [
+            ("EXTRA".to_owned(), "a\u{1b}b".to_owned()),
+            ("MODE".to_owned(), "fast".to_owned()),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(seen, vec![Some(expected), None]);
+    }
+
     #[test]
     fn the_command_is_displayed_losslessly_and_safely() {
         let shown = crate::approval::display_command("a\u{1b}[2J\\b\u{202e}c\nd\te");

@@ -9,10 +9,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::classify::trim_key;
-use super::plugin::{DroppedKey, filter_plugin_env};
 use crate::HookContext;
 use crate::guard::run_guarded;
+use talon_exec_env::{DroppedKey, filter_plugin_env, trim_key};
 
 /// The default timeout of a `resolve_exec_env` handler (OpenClaw's default
 /// for modifying hooks).

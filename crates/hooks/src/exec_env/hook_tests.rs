@@ -7,7 +7,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
-use crate::exec_env::{DropReason, DroppedKey};
+use talon_exec_env::{DropReason, DroppedKey};
 
 /// What a test handler does when called.
 enum Behaviour {

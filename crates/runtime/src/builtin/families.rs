@@ -100,9 +100,11 @@ impl ToolFamily for ShellFamily {
         match name {
             "exec" => {
                 let launcher = self.targets.for_run(run)?.launcher;
+                let env_policy = self.targets.env_policy(&run.context.agent_id)?;
                 let mut tool =
                     ExecTool::new(launcher, Arc::clone(&self.registry), self.config.clone())
                         .map_err(|e| ToolError::execution(format!("tools.exec: {e}")))?
+                        .with_env_policy(env_policy)
                         .with_background(run.effective_tools.iter().any(|t| t == "process"));
                 if let Some(hooks) = self.env_hooks.get() {
                     tool = tool.with_env_hooks(Arc::clone(hooks));

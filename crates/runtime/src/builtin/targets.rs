@@ -40,7 +40,9 @@ pub(crate) struct Targets {
     state_dir: PathBuf,
     home: Option<PathBuf>,
     backends: Arc<SandboxBackendRegistry>,
-    hosts: Mutex<HashMap<(PathBuf, bool), RunTarget>>,
+    /// Host targets by workspace, `workspaceOnly` and agent (the agent's
+    /// exec environment policy is part of its launcher).
+    hosts: Mutex<HashMap<(PathBuf, bool, String), RunTarget>>,
     sandboxes: Mutex<HashMap<String, RunTarget>>,
     /// The target of each (agent, session, workspace override, effective
     /// sandbox decision):
@@ -140,10 +142,22 @@ impl Targets {
         Ok(target)
     }
 
+    /// The exec environment policy of `agent_id` (`tools.exec.env` with the
+    /// agent's layered over it).
+    pub(crate) fn env_policy(
+        &self,
+        agent_id: &str,
+    ) -> Result<Arc<talon_exec_env::EnvPolicy>, ToolError> {
+        self.config
+            .exec_env_policy(agent_id)
+            .map(Arc::new)
+            .map_err(|e| ToolError::execution(format!("tools.exec.env.{e}")))
+    }
+
     fn host(&self, run: &RunSpec) -> Result<RunTarget, ToolError> {
         let workspace = self.workspace(run);
         let only = self.config.fs_workspace_only(&run.context.agent_id);
-        let key = (workspace.clone(), only);
+        let key = (workspace.clone(), only, run.context.agent_id.clone());
         if let Some(hit) = self.hosts.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(hit);
         }
@@ -154,8 +168,9 @@ impl Targets {
             ))
         })?;
         let bridge = host_bridge(&workspace, only)?;
-        let launcher =
-            HostLauncher::new(&workspace).map_err(|e| ToolError::execution(e.to_string()))?;
+        let launcher = HostLauncher::new(&workspace)
+            .map_err(|e| ToolError::execution(e.to_string()))?
+            .with_env_policy(self.env_policy(&run.context.agent_id)?);
         let target = RunTarget {
             bridge: Arc::new(bridge),
             launcher: Arc::new(launcher),

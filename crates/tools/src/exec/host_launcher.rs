@@ -3,11 +3,10 @@
 //! a labelled process group), confined to a workspace directory.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use talon_hooks::exec_env::filter_inherited_env;
+use talon_exec_env::{EnvPolicy, process_env};
 use talon_proc_tree::{Leaf, Limits, Supervisor};
 use talon_sandbox_core::{
     LaunchRequest, LaunchedProcess, LocalKill, ProcessLauncher, SandboxError, spawn_local,
@@ -27,10 +26,13 @@ enum HostEnv {
 
 /// Runs commands on the host: `/bin/sh -c CMD` in its own contained
 /// process tree (a [`Leaf`] of the [`Supervisor`]: the shared one unless
-/// [`HostLauncher::with_supervisor`] gives another), with the host
-/// environment filtered by
-/// [`filter_inherited_env`] plus the request's variables, in a working
-/// directory that must lie inside the workspace root.
+/// [`HostLauncher::with_supervisor`] gives another), with an environment
+/// built by its [`EnvPolicy`] (the inherited base only: `inherit`, the
+/// credential and Talon excludes, OpenClaw's lists; the default policy
+/// unless [`HostLauncher::with_env_policy`] gives another) plus the
+/// request's variables, in a working directory that must lie inside the
+/// workspace root. Model API keys, the gateway token and every other
+/// credential-looking variable of the host never reach the command.
 ///
 /// A `PATH` in the request is prepended to the inherited `PATH` (the
 /// launcher contract never lets a request replace it). Under a PTY the
@@ -50,6 +52,7 @@ enum HostEnv {
 pub struct HostLauncher {
     root: PathBuf,
     env: HostEnv,
+    policy: Arc<EnvPolicy>,
     supervisor: Option<Arc<Supervisor>>,
 }
 
@@ -73,6 +76,7 @@ impl HostLauncher {
         Ok(HostLauncher {
             root,
             env: HostEnv::Process,
+            policy: Arc::new(EnvPolicy::default()),
             supervisor: None,
         })
     }
@@ -96,8 +100,16 @@ impl HostLauncher {
             .map_err(|e| io_error("cannot contain the command", chain(&e)))
     }
 
+    /// Builder: build the inherited base with `policy` (the agent's
+    /// `tools.exec.env`; its `set` variables are the caller's to add to
+    /// each request).
+    pub fn with_env_policy(mut self, policy: Arc<EnvPolicy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
     /// Builder: take the host environment from `vars` instead of this
-    /// process's environment (it is still filtered).
+    /// process's environment (the policy still applies).
     pub fn with_host_env(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Self {
         self.env = HostEnv::Fixed(Arc::new(vars.into_iter().collect()));
         self
@@ -144,8 +156,8 @@ impl HostLauncher {
     /// The environment of one command.
     fn environment(&self, request: &LaunchRequest) -> BTreeMap<String, String> {
         let mut env = match &self.env {
-            HostEnv::Process => filter_inherited_env(std::env::vars_os().filter_map(utf8_pair)),
-            HostEnv::Fixed(vars) => filter_inherited_env(vars.iter().cloned()),
+            HostEnv::Process => self.policy.inherited(process_env()),
+            HostEnv::Fixed(vars) => self.policy.inherited(vars.iter().cloned()),
         };
         for (key, value) in &request.env {
             if key.eq_ignore_ascii_case("PATH") {
@@ -160,12 +172,6 @@ impl HostLauncher {
         }
         env
     }
-}
-
-/// Keeps an environment entry only when both sides are UTF-8 (OpenClaw
-/// drops non-string values too).
-fn utf8_pair((key, value): (OsString, OsString)) -> Option<(String, String)> {
-    Some((key.into_string().ok()?, value.into_string().ok()?))
 }
 
 /// An error and its sources, `: `-separated.

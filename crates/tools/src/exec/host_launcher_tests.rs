@@ -27,7 +27,10 @@ fn request_path_is_prepended_and_other_keys_set() {
     let launcher = HostLauncher::new(dir.path()).unwrap().with_host_env([
         ("PATH".to_owned(), "/usr/bin".to_owned()),
         ("LD_PRELOAD".to_owned(), "/evil.so".to_owned()),
+        ("LANG".to_owned(), "C".to_owned()),
         ("KEEP".to_owned(), "1".to_owned()),
+        ("OPENAI_API_KEY".to_owned(), "sk-fake".to_owned()),
+        ("TALON_GATEWAY_TOKEN".to_owned(), "gw".to_owned()),
     ]);
     let mut request = LaunchRequest {
         command: "true".into(),
@@ -41,8 +44,16 @@ fn request_path_is_prepended_and_other_keys_set() {
         Some("/opt/tools:/usr/bin")
     );
     assert_eq!(env.get("MINE").map(String::as_str), Some("x"));
-    assert_eq!(env.get("KEEP").map(String::as_str), Some("1"));
-    assert!(!env.contains_key("LD_PRELOAD"));
+    assert_eq!(env.get("LANG").map(String::as_str), Some("C"));
+    // Under the default `inherit: core` only core names are inherited.
+    for withheld in [
+        "KEEP",
+        "LD_PRELOAD",
+        "OPENAI_API_KEY",
+        "TALON_GATEWAY_TOKEN",
+    ] {
+        assert!(!env.contains_key(withheld), "{withheld} was inherited");
+    }
 }
 
 #[test]

@@ -4,10 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use talon_hooks::HookContext;
-use talon_hooks::exec_env::{
-    ExecEnvEvent, ExecEnvHooks, ExecHost, ResolvedExecEnv, merge_exec_env, sanitize_env_overrides,
+use talon_exec_env::{
+    EnvPolicy, ModelEnvCheck, ModelEnvRefusal, RunPlace, check_model_env, merge_exec_env,
 };
+use talon_hooks::HookContext;
+use talon_hooks::exec_env::{ExecEnvEvent, ExecEnvHooks, ExecHost, ResolvedExecEnv};
 use talon_sandbox_core::{
     ExitStatus, LaunchRequest, ProcessLauncher, SandboxError, SandboxErrorKind,
 };
@@ -58,7 +59,7 @@ pub fn exec_spec() -> ToolSpec {
             "env": {
                 "type": "object",
                 "additionalProperties": {"type": "string"},
-                "description": "Environment variables to set. PATH, loader, interpreter-startup, proxy, TLS and credential variables are refused."
+                "description": "Environment variables to set. PATH (on the host), loader, interpreter-startup, proxy, TLS-verification and credential variables are refused (in any case), as are credential-looking names in a sandbox."
             },
             "timeout": {"type": "number", "description": "Kill the command (and everything it started) after this many seconds."},
             "yieldMs": {"type": "number", "description": "Milliseconds to wait before moving the command to the background (default 10000)."},
@@ -77,9 +78,12 @@ pub fn exec_spec() -> ToolSpec {
 /// also available without constructing the tool, from [`exec_spec`].
 ///
 /// Each call: parameters are read leniently; the call's `env` goes through
-/// OpenClaw's override rules (a refused key fails the call, naming every
-/// refused key, and nothing runs); the `resolve_exec_env` handlers' filtered
-/// output is layered on top; the `OPENCLAW_CLI=1`, `OPENCLAW_SHELL=exec`
+/// [`check_model_env`] (OpenClaw's override rules in any case, TLS
+/// verification switches, and credential-looking names when sandboxed: a
+/// refused key fails the call, naming every refused key, and nothing
+/// runs); the environment policy's `set` variables come first, the call's
+/// `env` over them and the `resolve_exec_env` handlers' filtered output on
+/// top; the `OPENCLAW_CLI=1`, `OPENCLAW_SHELL=exec`
 /// and `TALON_CLI=1` markers are set; the command is launched and
 /// supervised (timeout, kill requests, head-and-tail output cap). When it
 /// ends, its whole process group is killed, so nothing it started in the
@@ -116,6 +120,7 @@ pub struct ExecTool {
     launcher: Arc<dyn ProcessLauncher>,
     registry: Arc<ProcessRegistry>,
     config: ExecConfig,
+    env_policy: Arc<EnvPolicy>,
     hooks: Option<Arc<ExecEnvHooks>>,
     host: ExecHost,
     allow_background: bool,
@@ -153,10 +158,18 @@ impl ExecTool {
             launcher,
             registry,
             config,
+            env_policy: Arc::new(EnvPolicy::default()),
             hooks: None,
             host,
             allow_background: true,
         })
+    }
+
+    /// Builder: the environment policy whose `set` variables every command
+    /// gets (the launcher builds the inherited base with the same policy).
+    pub fn with_env_policy(mut self, policy: Arc<EnvPolicy>) -> Self {
+        self.env_policy = policy;
+        self
     }
 
     /// Builder: run the `resolve_exec_env` plugin handlers for every call.
@@ -192,25 +205,20 @@ impl ExecTool {
     }
 }
 
-/// Refuses a call whose `env` has keys the policy blocks, naming them.
-fn env_rejection(sanitized: &talon_hooks::exec_env::SanitizedEnv) -> ToolError {
-    let mut parts = Vec::new();
-    if !sanitized.rejected_blocked.is_empty() {
-        parts.push(format!(
-            "blocked keys {} (PATH, loader, interpreter-startup, shell, proxy, TLS and credential variables cannot be set by a call, and TALON_*/OPENCLAW_* are reserved)",
-            sanitized.rejected_blocked.join(", ")
-        ));
-    }
-    if !sanitized.rejected_invalid.is_empty() {
-        parts.push(format!(
-            "invalid keys {} (names must match [A-Za-z_][A-Za-z0-9_]* and values must not contain NUL)",
-            sanitized
-                .rejected_invalid
-                .iter()
-                .map(|k| format!("{k:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+/// Refuses a call whose `env` has keys the policy refuses, naming every
+/// key and why.
+fn env_rejection(check: &ModelEnvCheck) -> ToolError {
+    let mut parts: Vec<String> = Vec::new();
+    let mut reasons: Vec<ModelEnvRefusal> = check.refused.iter().map(|r| r.reason).collect();
+    reasons.dedup();
+    for reason in reasons {
+        let keys: Vec<String> = check
+            .refused
+            .iter()
+            .filter(|r| r.reason == reason)
+            .map(|r| format!("{:?}", r.key))
+            .collect();
+        parts.push(format!("{} ({})", keys.join(", "), reason.explain()));
     }
     ToolError::input(
         "env",
@@ -278,9 +286,14 @@ impl Tool for ExecTool {
             ));
         }
         let params = params::parse(&call.params, &self.config, self.host)?;
-        let sanitized = sanitize_env_overrides(&params.env, self.host == ExecHost::Gateway);
-        if sanitized.has_rejections() {
-            return Err(env_rejection(&sanitized));
+        let place = if self.host == ExecHost::Gateway {
+            RunPlace::Host
+        } else {
+            RunPlace::Sandbox
+        };
+        let checked = check_model_env(&params.env, place);
+        if checked.is_refused() {
+            return Err(env_rejection(&checked));
         }
         if self.registry.is_closed() {
             return Err(ToolError::new(
@@ -301,7 +314,9 @@ impl Tool for ExecTool {
         }
         let plugin = self.plugin_env(ctx, abort).await;
         abort.check()?;
-        let mut env = merge_exec_env(&sanitized, &plugin.env);
+        let mut requested = self.env_policy.set_vars().clone();
+        requested.extend(checked.accepted);
+        let mut env = merge_exec_env(&requested, &plugin.env);
         for (key, value) in MARKERS {
             env.insert(key.to_owned(), value.to_owned());
         }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
+use talon_exec_env::{EnvPolicy, ExecEnvConfig};
 use talon_hooks::HookContext;
 use talon_hooks::exec_env::{ExecEnvEvent, ExecEnvHooks, ExecHost, ResolveExecEnvHandler};
 use talon_sandbox_core::{LaunchRequest, LaunchedProcess, ProcessLauncher, SandboxError};
@@ -35,11 +36,11 @@ async fn rejected_env_keys_are_named_and_nothing_runs() {
         assert_eq!(err.param(), Some("env"));
         let message = err.to_string();
         for key in [
-            "PATH",
-            "LD_PRELOAD",
-            "NODE_OPTIONS",
-            "HTTPS_PROXY",
-            "OPENCLAW_CLI",
+            "\"PATH\"",
+            "\"LD_PRELOAD\"",
+            "\"node_options\"",
+            "\"HTTPS_PROXY\"",
+            "\"OPENCLAW_CLI\"",
             "\"1BAD\"",
         ] {
             assert!(message.contains(key), "{key} not named in: {message}");
@@ -220,9 +221,14 @@ async fn inherited_host_env_is_filtered() {
             ("BASH_FUNC_ls%%", "() { echo pwned; }"),
             ("GIT_ALLOW_PROTOCOL", "ext:https:file"),
             ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("OPENAI_API_KEY", "sk-fake"),
+            ("TALON_GATEWAY_TOKEN", "gw-fake"),
         ];
+        let all: ExecEnvConfig = serde_json::from_value(json!({"inherit": "all"})).unwrap();
+        let policy = Arc::new(EnvPolicy::from_config(&all, None).unwrap());
         let h = Harness::with(small_options(), ExecConfig::default(), |l| {
             l.with_host_env(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+                .with_env_policy(Arc::clone(&policy))
         });
         let r = h.exec(json!({"command": "env"})).await.unwrap();
         let text = r.text();
@@ -235,9 +241,19 @@ async fn inherited_host_env_is_filtered() {
             "BASH_ENV",
             "BASH_FUNC",
             "AWS_SECRET_ACCESS_KEY",
+            "OPENAI_API_KEY",
+            "TALON_GATEWAY_TOKEN",
         ] {
             assert!(!text.contains(gone), "{gone} reached the command: {text}");
         }
+        // The default policy (`inherit: core`) keeps only core names.
+        let h = Harness::with(small_options(), ExecConfig::default(), |l| {
+            l.with_host_env(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+        });
+        let text = h.exec(json!({"command": "env"})).await.unwrap().text();
+        assert!(text.contains("HOME=/home/someone"), "{text}");
+        assert!(!text.contains("KEEP_ME"), "{text}");
+        assert!(!text.contains("GIT_ALLOW_PROTOCOL"), "{text}");
     })
     .await;
 }
@@ -272,6 +288,12 @@ async fn the_real_process_env_is_filtered() {
             .env("BASH_ENV", "/tmp/evil.sh")
             .env("PYTHONPATH", "/tmp/evil")
             .env("PROBE_KEEP", "kept")
+            .env("OPENAI_API_KEY", "sk-fake")
+            .env("ANTHROPIC_API_KEY", "fake")
+            .env("AWS_SECRET_ACCESS_KEY", "fake")
+            .env("GITHUB_TOKEN", "fake")
+            .env("DB_PASSWORD", "fake")
+            .env("TALON_GATEWAY_TOKEN", "fake")
             .output()
             .await
             .unwrap();
@@ -286,8 +308,21 @@ async fn the_real_process_env_is_filtered() {
             .and_then(|(_, rest)| rest.split_once(">>>"))
             .map(|(env, _)| env)
             .unwrap_or_else(|| panic!("probe printed nothing: {stdout}"));
-        assert!(seen.contains("PROBE_KEEP=kept"), "{seen}");
-        for gone in ["NODE_OPTIONS", "BASH_ENV", "PYTHONPATH"] {
+        assert!(seen.contains("PATH="), "{seen}");
+        for gone in [
+            "NODE_OPTIONS",
+            "BASH_ENV",
+            "PYTHONPATH",
+            // `inherit: core` (the default) keeps only core names.
+            "PROBE_KEEP",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "GITHUB_TOKEN",
+            "DB_PASSWORD",
+            "TALON_GATEWAY_TOKEN",
+            "fake",
+        ] {
             assert!(!seen.contains(gone), "{gone} reached the command: {seen}");
         }
     })

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::policy::{self, Policy};
+use crate::lists::{self, Policy};
 
 /// What the policy says about a key supplied as an override (a call's own
 /// `env` parameter or a plugin's contribution).
@@ -39,7 +39,7 @@ impl EnvKeyVerdict {
 }
 
 /// Trims a key the way JavaScript's `String.prototype.trim` does.
-pub(crate) fn trim_key(key: &str) -> &str {
+pub fn trim_key(key: &str) -> &str {
     key.trim_matches(is_js_whitespace)
 }
 
@@ -67,7 +67,7 @@ pub fn is_valid_env_key(key: &str) -> bool {
 /// Classifies a key supplied as an override. The comparison uses the
 /// trimmed, uppercased key, so `ld_preload` and `http_proxy` are caught.
 pub fn classify_override_key(key: &str) -> EnvKeyVerdict {
-    classify_with(policy::current(), key)
+    classify_with(lists::current(), key)
 }
 
 /// Classifies `key` against `policy`; `None` (the policy failed to load)

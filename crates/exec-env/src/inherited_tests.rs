@@ -127,8 +127,7 @@ fn permissive_git_protocol_from_user_is_forced_off() {
 
 #[test]
 fn every_allowed_inherited_override_only_key_survives() {
-    let Ok(file) = crate::exec_env::policy::parse_policy_file(crate::exec_env::policy::POLICY_JSON)
-    else {
+    let Ok(file) = crate::lists::parse_policy_file(crate::lists::POLICY_JSON) else {
         panic!("embedded policy must parse");
     };
     let allowed = &file.raw.allowed_inherited_override_only_keys;

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::classify::{is_blocked_inherited, trim_key};
-use super::policy::{self, Policy};
+use crate::classify::{is_blocked_inherited, trim_key};
+use crate::lists::{self, Policy};
 
 /// The Git protocols that stay in an inherited `GIT_ALLOW_PROTOCOL`.
 const GIT_SAFE_PROTOCOLS: [&str; 4] = ["git", "http", "https", "ssh"];
@@ -22,7 +22,7 @@ const GIT_SAFE_PROTOCOLS: [&str; 4] = ["git", "http", "https", "ssh"];
 pub fn filter_inherited_env(
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> BTreeMap<String, String> {
-    filter_inherited_with(policy::current(), vars)
+    filter_inherited_with(lists::current(), vars)
 }
 
 /// [`filter_inherited_env`] against an explicit policy; `None` (the policy

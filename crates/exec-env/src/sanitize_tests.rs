@@ -86,7 +86,7 @@ fn plugin_env_overrides_the_call_env() {
     let call = sanitize_env_overrides(&map(&[("MODE", "call"), ("ONLY_CALL", "1")]), true);
     let plugin = map(&[("MODE", "plugin"), ("ONLY_PLUGIN", "2")]);
     assert_eq!(
-        merge_exec_env(&call, &plugin),
+        merge_exec_env(&call.accepted, &plugin),
         map(&[("MODE", "plugin"), ("ONLY_CALL", "1"), ("ONLY_PLUGIN", "2")])
     );
 }
@@ -99,7 +99,10 @@ fn merge_refilters_the_plugin_env() {
         ("PATH", "/evil"),
         ("HTTPS_PROXY", "p"),
     ]);
-    assert_eq!(merge_exec_env(&call, &plugin), map(&[("MODE", "call")]));
+    assert_eq!(
+        merge_exec_env(&call.accepted, &plugin),
+        map(&[("MODE", "call")])
+    );
 }
 
 #[test]
@@ -129,7 +132,7 @@ fn host_namespaces_are_reserved() {
     assert!(out.rejected_invalid.is_empty());
     // Merging cannot bring them back through the call's own overrides.
     assert_eq!(
-        merge_exec_env(&out, &BTreeMap::new()),
+        merge_exec_env(&out.accepted, &BTreeMap::new()),
         map(&[("MY_TALON_SETTING", "kept"), ("TALONX", "kept")])
     );
 }

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::classify::{EnvKeyVerdict, classify_override_key, trim_key};
-use super::sanitize::sort_unique;
+use crate::classify::{EnvKeyVerdict, classify_override_key, trim_key};
+use crate::sanitize::sort_unique;
 
 /// The reserved variables that mark a process as started by the CLI; a
 /// plugin may never set them.

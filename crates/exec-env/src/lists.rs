@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 /// The embedded policy file (OpenClaw's exact lists plus derived sets).
-pub(crate) const POLICY_JSON: &str = include_str!("../../data/host-env-security-policy.json");
+pub(crate) const POLICY_JSON: &str = include_str!("../data/host-env-security-policy.json");
 
 /// The raw lists exactly as OpenClaw ships them.
 #[derive(Debug, Deserialize)]
@@ -103,6 +103,17 @@ impl Policy {
     }
 }
 
+/// Why the embedded lists could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ListsError {
+    /// The file is not valid JSON of the expected shape.
+    #[error("parse error: {0}")]
+    Parse(#[source] serde_json::Error),
+    /// A derived set stored in the file disagrees with the raw lists.
+    #[error("derived set {0} disagrees with the raw lists")]
+    Disagrees(&'static str),
+}
+
 /// Parses the policy file text.
 pub(crate) fn parse_policy_file(text: &str) -> Result<PolicyFile, serde_json::Error> {
     serde_json::from_str(text)
@@ -111,8 +122,8 @@ pub(crate) fn parse_policy_file(text: &str) -> Result<PolicyFile, serde_json::Er
 /// Parses the policy file and builds the lookup sets, checking them
 /// against the derived sets stored in the file; any disagreement is an
 /// error, so a hand-edited file cannot silently weaken the policy.
-pub(crate) fn load_policy(text: &str) -> Result<Policy, String> {
-    let file = parse_policy_file(text).map_err(|e| format!("parse error: {e}"))?;
+pub(crate) fn load_policy(text: &str) -> Result<Policy, ListsError> {
+    let file = parse_policy_file(text).map_err(ListsError::Parse)?;
     let policy = Policy::from_raw(&file.raw);
     let as_set = |list: &[String]| -> HashSet<String> { list.iter().cloned().collect() };
     let checks = [
@@ -135,7 +146,7 @@ pub(crate) fn load_policy(text: &str) -> Result<Policy, String> {
         ),
     ];
     match checks.iter().find(|(_, ok)| !ok) {
-        Some((name, _)) => Err(format!("derived set {name} disagrees with the raw lists")),
+        Some((name, _)) => Err(ListsError::Disagrees(name)),
         None => Ok(policy),
     }
 }
@@ -158,5 +169,5 @@ pub(crate) fn current() -> Option<&'static Policy> {
 }
 
 #[cfg(test)]
-#[path = "policy_tests.rs"]
+#[path = "lists_tests.rs"]
 mod tests;

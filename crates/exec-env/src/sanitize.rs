@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::classify::{EnvKeyVerdict, classify_override_key, trim_key};
-use super::plugin::filter_plugin_env;
+use crate::classify::{EnvKeyVerdict, classify_override_key, trim_key};
+use crate::plugin::filter_plugin_env;
 
 /// The host's own namespaces: a call must not set a variable the host or
 /// its child tools read as configuration (the plugin filter reserves the
@@ -104,15 +104,16 @@ pub(crate) fn sort_unique(list: &mut Vec<String>) {
     list.dedup();
 }
 
-/// The environment overrides for an exec run: the call's accepted
-/// overrides, then the plugin environment on top, so a plugin value wins
-/// over the call's own value for the same key. The plugin map is filtered
-/// again here, so an unfiltered map cannot smuggle a blocked key in.
+/// The environment overrides for an exec run: `accepted` (the configured
+/// `set` variables and the call's accepted overrides), then the plugin
+/// environment on top, so a plugin value wins over the call's own value
+/// for the same key. The plugin map is filtered again here, so an
+/// unfiltered map cannot smuggle a blocked key in.
 pub fn merge_exec_env(
-    call_env: &SanitizedEnv,
+    accepted: &BTreeMap<String, String>,
     plugin_env: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
-    let mut merged = call_env.accepted.clone();
+    let mut merged = accepted.clone();
     merged.extend(filter_plugin_env(plugin_env.clone()).env);
     merged
 }

@@ -1,0 +1,41 @@
+use std::collections::BTreeMap;
+
+use super::*;
+
+fn host() -> Vec<(String, String)> {
+    [
+        ("PATH", "/usr/bin"),
+        ("HOME", "/home/op"),
+        ("OPENAI_API_KEY", "sk-fake"),
+        ("TALON_GATEWAY_TOKEN", "gw"),
+        ("EXTRA", "x"),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+    .collect()
+}
+
+#[test]
+fn a_server_gets_the_core_base_and_its_own_env() {
+    let config = McpServerConfig {
+        command: Some("srv".into()),
+        env: BTreeMap::from([("SERVER_MODE".to_owned(), "ro".to_owned())]),
+        ..McpServerConfig::default()
+    };
+    let env = server_env_from("s", &config, host()).unwrap();
+    assert_eq!(
+        env.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["HOME", "PATH", "SERVER_MODE"]
+    );
+}
+
+#[test]
+fn a_blocked_configured_key_stops_the_server() {
+    let config = McpServerConfig {
+        command: Some("srv".into()),
+        env: BTreeMap::from([("LD_PRELOAD".to_owned(), "/x.so".to_owned())]),
+        ..McpServerConfig::default()
+    };
+    let err = server_env_from("s", &config, host()).unwrap_err();
+    assert!(err.contains("LD_PRELOAD"), "{err}");
+}
