@@ -311,33 +311,33 @@ impl Server {
                     self.name, e.message, e.code.0
                 ),
             )),
-            Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)))
-                if let Some(frame) = self.frame_error() =>
-            {
-                self.shared.update(|s| {
-                    s.state = ServerState::Restarting;
-                    s.last_error = Some(frame.to_string());
-                });
-                Err(ToolError::new(
-                    ToolErrorCode::McpCallFailed,
-                    format!(
-                        "mcp server `{}`: the answer to `{tool}` was refused while it was read: {frame} (limits follow mcp.servers.{}.maxOutputBytes); it will be restarted on the next call",
-                        self.name, self.name
-                    ),
-                ))
-            }
             Ok(Err(e @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
-                self.shared.update(|s| {
-                    s.state = ServerState::Restarting;
-                    s.last_error = Some(format!("connection lost during a call: {e}"));
-                });
-                Err(ToolError::new(
-                    ToolErrorCode::McpConnectionLost,
-                    format!(
-                        "mcp server `{}` went away during the call of `{tool}` ({e}); it will be restarted on the next call",
-                        self.name
-                    ),
-                ))
+                // A frame the guard refused closes the transport: say so.
+                if let Some(frame) = self.frame_error() {
+                    self.shared.update(|s| {
+                        s.state = ServerState::Restarting;
+                        s.last_error = Some(frame.to_string());
+                    });
+                    Err(ToolError::new(
+                        ToolErrorCode::McpCallFailed,
+                        format!(
+                            "mcp server `{}`: the answer to `{tool}` was refused while it was read: {frame} (limits follow mcp.servers.{}.maxOutputBytes); it will be restarted on the next call",
+                            self.name, self.name
+                        ),
+                    ))
+                } else {
+                    self.shared.update(|s| {
+                        s.state = ServerState::Restarting;
+                        s.last_error = Some(format!("connection lost during a call: {e}"));
+                    });
+                    Err(ToolError::new(
+                        ToolErrorCode::McpConnectionLost,
+                        format!(
+                            "mcp server `{}` went away during the call of `{tool}` ({e}); it will be restarted on the next call",
+                            self.name
+                        ),
+                    ))
+                }
             }
             Ok(Err(e)) => Err(ToolError::new(
                 ToolErrorCode::McpCallFailed,
