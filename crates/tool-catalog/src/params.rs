@@ -470,12 +470,14 @@ pub fn action_enabled(actions: Option<&Map<String, Value>>, key: &str, default: 
 /// meant; a second path key escapes a check that read the first), so it
 /// is an input error ([`ToolErrorCode::InputUnknownParam`]) naming the key,
 /// with the accepted keys in the message and `details.accepted`.
-pub fn refuse_unknown_keys(
+pub fn refuse_unknown_keys<S: AsRef<str>>(
     tool: &str,
     params: &Map<String, Value>,
-    known: &[&str],
+    known: &[S],
     aliases: &[(&str, &str)],
 ) -> Result<(), ToolError> {
+    let known: Vec<&str> = known.iter().map(AsRef::as_ref).collect();
+    let known = known.as_slice();
     let canonical_of = |key: &str| -> Option<&str> {
         known
             .iter()

@@ -1,6 +1,7 @@
 //! Reading the `exec` call's parameters.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -33,25 +34,18 @@ pub(crate) fn host_name(host: ExecHost) -> &'static str {
     }
 }
 
-/// The keys `exec` takes: its schema's, plus the two a skill's command
-/// dispatch adds (`commandName`, `skillName`). Anything else (`cwd` for
-/// `workdir`, ...) is refused instead of ignored.
-const EXEC_KEYS: [&str; 14] = [
-    "command",
-    "workdir",
-    "env",
-    "yieldMs",
-    "background",
-    "timeout",
-    "pty",
-    "elevated",
-    "host",
-    "security",
-    "ask",
-    "node",
-    "commandName",
-    "skillName",
-];
+/// The keys `exec` takes: its catalog schema's properties (read once),
+/// plus the two a skill's command dispatch adds (`commandName`,
+/// `skillName`). Anything else (`cwd` for `workdir`, ...) is refused
+/// instead of ignored.
+static EXEC_KEYS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let mut keys: Vec<String> = talon_tool_catalog::ToolSpec::core("exec")
+        .and_then(|spec| spec.parameters.get("properties")?.as_object().cloned())
+        .map(|props| props.keys().cloned().collect())
+        .unwrap_or_default();
+    keys.extend(["commandName".to_owned(), "skillName".to_owned()]);
+    keys
+});
 
 /// Reads and checks the parameters against the config.
 pub(crate) fn parse(

@@ -102,7 +102,8 @@ fn the_accepted_keys_are_the_schema_keys_plus_skill_dispatch() {
         .collect();
     props.extend(["commandName", "skillName"]);
     props.sort_unstable();
-    let mut keys = EXEC_KEYS.to_vec();
+    let mut keys: Vec<&str> = EXEC_KEYS.iter().map(String::as_str).collect();
     keys.sort_unstable();
+    assert!(keys.contains(&"command") && keys.contains(&"workdir"));
     assert_eq!(keys, props);
 }
