@@ -79,4 +79,5 @@ mod error;
 mod mount;
 mod mount_bridge;
 mod ops;
+pub mod path_rules;
 mod resolve;

@@ -19,6 +19,10 @@ use crate::bridge::{
 };
 use crate::error::{FsError, FsErrorCode};
 use crate::mount::is_under;
+use crate::path_rules::{
+    check_entry_name, demands_directory, directory_not_file, mount_root_refused,
+    trailing_slash_creates_no_file, trailing_slash_on_non_directory,
+};
 use crate::resolve::{Core, Located, errno_error};
 
 /// Mode of a newly created file (the process umask still applies).
@@ -75,78 +79,12 @@ fn stat_of(st: &rustix::fs::Stat) -> FileStat {
     }
 }
 
-/// Refuse a mutation target whose last segment is empty, `.` or `..`.
-pub(crate) fn check_entry_name(given: &str) -> Result<(), FsError> {
-    let base = given.rsplit('/').next().unwrap_or("");
-    if base.is_empty() || base == "." || base == ".." {
-        return Err(FsError::new(
-            FsErrorCode::InvalidPath,
-            given,
-            format!(
-                "`{given}` does not name an entry (it ends in `/`, `.` or `..`); give the full name of the file or directory"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Whether `given` ends in `/` or `/.` after a name: it then names a
-/// directory, and a file there is "not a directory" (POSIX `ENOTDIR`), never
-/// the file itself.
-pub(crate) fn demands_directory(given: &str) -> bool {
-    let mut rest = given;
-    let mut stripped = false;
-    loop {
-        if let Some(r) = rest.strip_suffix('/') {
-            rest = r;
-        } else if let Some(r) = rest.strip_suffix("/.") {
-            rest = r;
-        } else {
-            break;
-        }
-        stripped = true;
-    }
-    let base = rest.rsplit('/').next().unwrap_or("");
-    stripped && !base.is_empty() && base != "." && base != ".."
-}
-
-fn trailing_slash_on_non_directory(given: &str) -> FsError {
-    let name = given.trim_end_matches(['/', '.']);
-    FsError::new(
-        FsErrorCode::NotADirectory,
-        given,
-        format!(
-            "`{given}` ends in `/`, so it names a directory, but `{name}` is not one; drop the trailing `/` to name the file"
-        ),
-    )
-}
-
-fn trailing_slash_creates_no_file(given: &str) -> FsError {
-    FsError::new(
-        FsErrorCode::NotADirectory,
-        given,
-        format!(
-            "`{given}` ends in `/`, so it names a directory, and only a file can be written; drop the trailing `/` to name the file"
-        ),
-    )
-}
-
 fn not_found(given: &str) -> FsError {
     FsError::new(
         FsErrorCode::NotFound,
         given,
         format!(
             "`{given}` does not exist; check the path (list the parent directory to see what exists)"
-        ),
-    )
-}
-
-fn mount_root_refused(given: &str, action: &str) -> FsError {
-    FsError::new(
-        FsErrorCode::MountRoot,
-        given,
-        format!(
-            "cannot {action} `{given}`: it is a mount root, which the file tools never remove, rename or replace; name an entry inside it"
         ),
     )
 }
@@ -278,14 +216,6 @@ fn open_regular(
 
 fn file_type_of(st: &rustix::fs::Stat) -> FileType {
     FileType::from_raw_mode(st.st_mode)
-}
-
-fn directory_not_file(given: &str) -> FsError {
-    FsError::new(
-        FsErrorCode::NotAFile,
-        given,
-        format!("`{given}` is a directory; give the path of a regular file"),
-    )
 }
 
 fn not_a_file(given: &str, st: &rustix::fs::Stat) -> FsError {

@@ -78,26 +78,29 @@ fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// The environment of a stdio server: the inherited base the default
-/// exec environment policy builds from the host environment (core
-/// variables only; no model keys, gateway token or other credential-looking
-/// or Talon variable), plus the configured `env` (references expanded),
-/// which must pass the exec-env override policy. A server that needs a
-/// secret names it in its `env` (`"${OPENAI_API_KEY}"`).
+/// The environment of a stdio server: the base the agent's exec
+/// environment policy (`tools.exec.env`, with the agent's layer) builds
+/// from the host environment (by default core variables only; never model
+/// keys, the gateway token or another credential-looking or Talon
+/// variable) plus the policy's `set`, then the server's configured `env`
+/// (references expanded), which must pass the exec-env override policy. A
+/// server that needs a secret names it in its `env` (`"${OPENAI_API_KEY}"`).
 pub(crate) fn server_env(
     name: &str,
     config: &McpServerConfig,
+    policy: &EnvPolicy,
 ) -> Result<BTreeMap<String, String>, String> {
-    server_env_from(name, config, process_env())
+    server_env_from(name, config, policy, process_env())
 }
 
 /// [`server_env`] from an explicit host environment.
 pub(crate) fn server_env_from(
     name: &str,
     config: &McpServerConfig,
+    policy: &EnvPolicy,
     host: Vec<(String, String)>,
 ) -> Result<BTreeMap<String, String>, String> {
-    let mut env = EnvPolicy::default().inherited(host);
+    let mut env = policy.host_env(host);
     let mut overrides = BTreeMap::new();
     for (key, raw) in &config.env {
         let value = expand(raw, env_lookup)
@@ -140,12 +143,13 @@ pub(crate) fn server_headers(
 pub(crate) async fn launch(
     name: &str,
     config: &McpServerConfig,
+    env_policy: &EnvPolicy,
     events: ClientEvents,
 ) -> Result<Launched, String> {
     match config.transport() {
         Transport::Stdio => {
             let program = config.command.clone().unwrap_or_default();
-            let env = server_env(name, config)?;
+            let env = server_env(name, config, env_policy)?;
             let resolved = resolve_program(
                 &program,
                 env.get("PATH").map(String::as_str),

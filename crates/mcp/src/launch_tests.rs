@@ -22,7 +22,7 @@ fn a_server_gets_the_core_base_and_its_own_env() {
         env: BTreeMap::from([("SERVER_MODE".to_owned(), "ro".to_owned())]),
         ..McpServerConfig::default()
     };
-    let env = server_env_from("s", &config, host()).unwrap();
+    let env = server_env_from("s", &config, &EnvPolicy::default(), host()).unwrap();
     assert_eq!(
         env.keys().map(String::as_str).collect::<Vec<_>>(),
         ["HOME", "PATH", "SERVER_MODE"]
@@ -36,6 +36,30 @@ fn a_blocked_configured_key_stops_the_server() {
         env: BTreeMap::from([("LD_PRELOAD".to_owned(), "/x.so".to_owned())]),
         ..McpServerConfig::default()
     };
-    let err = server_env_from("s", &config, host()).unwrap_err();
+    let err = server_env_from("s", &config, &EnvPolicy::default(), host()).unwrap_err();
     assert!(err.contains("LD_PRELOAD"), "{err}");
+}
+
+#[test]
+fn the_agents_env_policy_builds_the_base() {
+    let config = McpServerConfig {
+        command: Some("srv".into()),
+        env: BTreeMap::from([("SERVER_MODE".to_owned(), "ro".to_owned())]),
+        ..McpServerConfig::default()
+    };
+    let policy = EnvPolicy::from_config(
+        &talon_exec_env::ExecEnvConfig {
+            inherit: talon_exec_env::InheritMode::None,
+            set: BTreeMap::from([("CORP_MIRROR".to_owned(), "m".to_owned())]),
+            ..talon_exec_env::ExecEnvConfig::default()
+        },
+        None,
+    )
+    .unwrap();
+    let env = server_env_from("s", &config, &policy, host()).unwrap();
+    assert_eq!(
+        env.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["CORP_MIRROR", "SERVER_MODE"],
+        "inherit none keeps no host variable; the policy's set and the server's env remain"
+    );
 }

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
+use talon_exec_env::EnvPolicy;
 use talon_tool_catalog::Tool;
 
 use crate::config::{McpConfig, McpServerConfig};
@@ -36,10 +37,14 @@ pub struct StartReport {
 /// with a global entry's name replaces it in place). Each agent gets its
 /// own server processes; they start on first use ([`McpManager::ensure_agent`]
 /// or a call) and stop on [`McpManager::shutdown`] or drop (a stdio
-/// server's whole process tree is killed).
+/// server's whole process tree is killed). A stdio server's environment
+/// is built by its agent's exec environment policy
+/// ([`McpManager::with_env_policies`]; the default policy otherwise).
 pub struct McpManager {
     global: Vec<(String, McpServerConfig)>,
     agents: BTreeMap<String, Vec<(String, McpServerConfig)>>,
+    env_global: Arc<EnvPolicy>,
+    env_agents: BTreeMap<String, Arc<EnvPolicy>>,
     instances: Mutex<BTreeMap<String, Arc<AgentServers>>>,
     generation: Arc<AtomicU64>,
 }
@@ -72,9 +77,37 @@ impl McpManager {
                 .into_iter()
                 .map(|(id, c)| (id.trim().to_lowercase(), c.servers.0))
                 .collect(),
+            env_global: Arc::new(EnvPolicy::default()),
+            env_agents: BTreeMap::new(),
             instances: Mutex::new(BTreeMap::new()),
             generation: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Build stdio servers' environments from these exec environment
+    /// policies: `global` (`tools.exec.env`) for an agent without its own,
+    /// else the agent's (ids matched case-insensitively). Set before any
+    /// server starts; servers already started keep their environment.
+    #[must_use]
+    pub fn with_env_policies(
+        mut self,
+        global: EnvPolicy,
+        agents: impl IntoIterator<Item = (String, EnvPolicy)>,
+    ) -> Self {
+        self.env_global = Arc::new(global);
+        self.env_agents = agents
+            .into_iter()
+            .map(|(id, p)| (id.trim().to_lowercase(), Arc::new(p)))
+            .collect();
+        self
+    }
+
+    fn env_policy(&self, agent: &str) -> Arc<EnvPolicy> {
+        Arc::clone(
+            self.env_agents
+                .get(&agent.trim().to_lowercase())
+                .unwrap_or(&self.env_global),
+        )
     }
 
     /// A counter that moves whenever some server's tool list changes (a
@@ -113,6 +146,7 @@ impl McpManager {
             let configured = self.configured(&key);
             let names: Vec<&str> = configured.iter().map(|(n, _)| n.as_str()).collect();
             let safe = safe_server_names(&names, &mut HashSet::new());
+            let env_policy = self.env_policy(&key);
             let servers = configured
                 .iter()
                 .zip(safe)
@@ -124,6 +158,7 @@ impl McpManager {
                         name.clone(),
                         safe,
                         cfg.clone(),
+                        Arc::clone(&env_policy),
                         Arc::clone(&self.generation),
                     ))
                 })

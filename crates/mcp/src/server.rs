@@ -10,6 +10,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as McpTool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::{Map, Value};
+use talon_exec_env::EnvPolicy;
 use talon_tool_catalog::{CancelExt, CancellationToken, ToolError, ToolErrorCode};
 
 use crate::config::{McpServerConfig, Transport};
@@ -107,6 +108,9 @@ pub(crate) struct Server {
     pub(crate) name: String,
     pub(crate) safe_name: String,
     pub(crate) config: McpServerConfig,
+    /// The owning agent's exec environment policy (a stdio server's base
+    /// environment).
+    env_policy: Arc<EnvPolicy>,
     slot: tokio::sync::Mutex<Slot>,
     pub(crate) shared: Arc<Shared>,
     failures: AtomicU32,
@@ -134,6 +138,7 @@ impl Server {
         name: String,
         safe_name: String,
         config: McpServerConfig,
+        env_policy: Arc<EnvPolicy>,
         generation: Arc<AtomicU64>,
     ) -> Self {
         let state = if config.is_enabled() {
@@ -145,6 +150,7 @@ impl Server {
             name,
             safe_name,
             config,
+            env_policy,
             slot: tokio::sync::Mutex::new(Slot::default()),
             shared: Arc::new(Shared {
                 snapshot: Mutex::new(Snapshot {
@@ -246,7 +252,7 @@ impl Server {
             tree,
             child,
             verdict,
-        } = launch(&self.name, &self.config, events.clone()).await?;
+        } = launch(&self.name, &self.config, &self.env_policy, events.clone()).await?;
         match self.verdict.lock() {
             Ok(mut v) => *v = verdict,
             Err(p) => *p.into_inner() = verdict,

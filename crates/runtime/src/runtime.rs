@@ -158,10 +158,17 @@ impl RuntimeBuilder {
             .into_iter()
             .map(|(id, mcp)| (id, mcp.clone()))
             .collect();
-        builder.mcp = Arc::new(talon_mcp::McpManager::new(
-            config.mcp.clone().unwrap_or_default(),
-            agent_mcp,
-        ));
+        // A stdio MCP server's environment follows its agent's exec
+        // environment policy, as the agent's exec children do.
+        let agent_env = config
+            .agent_ids()
+            .into_iter()
+            .map(|id| config.exec_env_policy(&id).map(|p| (id, p)))
+            .collect::<Result<Vec<_>, _>>()?;
+        builder.mcp = Arc::new(
+            talon_mcp::McpManager::new(config.mcp.clone().unwrap_or_default(), agent_mcp)
+                .with_env_policies(config.exec_config().env_policy(None)?, agent_env),
+        );
         let tools = config.tools.as_ref();
         if let Some(global) = tools.and_then(|t| t.loop_detection.as_ref()) {
             builder.loop_global = global.clone();

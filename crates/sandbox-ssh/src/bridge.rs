@@ -26,6 +26,10 @@ use bytes::BytesMut;
 use openssh_sftp_client::Sftp;
 use openssh_sftp_client::error::SftpErrorKind;
 use openssh_sftp_client::metadata::MetaData;
+use talon_fs_bridge::path_rules::{
+    check_entry_name, demands_directory, directory_not_file, mount_root_refused,
+    trailing_slash_creates_no_file, trailing_slash_on_non_directory,
+};
 use talon_fs_bridge::{
     Access, DirEntry, EditFn, FileContents, FileKind, FileStat, FsBridge, FsError, FsErrorCode,
     ResolvedPath, WriteOptions, WriteReport, normalize_path,
@@ -191,6 +195,11 @@ impl RemoteBridge {
             .map(|(i, _)| i)
     }
 
+    /// Whether `path` (normalised or real) is a mount root.
+    fn is_mount_root(&self, path: &str) -> bool {
+        self.mounts.iter().any(|m| m.path == path || m.real == path)
+    }
+
     fn list_mounts(&self) -> String {
         self.mounts
             .iter()
@@ -317,6 +326,13 @@ impl RemoteBridge {
                 format!("`{norm}` is a symlink that does not resolve; refused"),
             ));
         }
+        if demands_directory(path)
+            && meta
+                .as_ref()
+                .is_some_and(|m| kind_of(m) != FileKind::Directory)
+        {
+            return Err(trailing_slash_on_non_directory(path));
+        }
         Ok(Resolved {
             norm,
             real,
@@ -357,13 +373,18 @@ impl RemoteBridge {
                 "not an absolute path",
             ));
         };
-        if self.mounts.iter().any(|m| m.path == norm || m.real == norm) {
-            return Err(FsError::new(
-                FsErrorCode::InvalidPath,
-                path,
-                format!("`{norm}` is a mount root of the sandbox and cannot be removed or renamed"),
-            ));
+        if self.is_mount_root(&norm) {
+            return Err(mount_root_refused(path, "remove or rename"));
         }
+        if demands_directory(path) {
+            // `link/` names what the link points to, which may be a mount
+            // root; a file there is not-a-directory (from resolution).
+            let target = self.resolve_inner(path, Access::Read).await?;
+            if target.meta.is_some() && self.is_mount_root(&target.real) {
+                return Err(mount_root_refused(path, "remove or rename"));
+            }
+        }
+        check_entry_name(path)?;
         let parent = if parent.is_empty() { "/" } else { parent };
         let resolved_parent =
             self.resolve_inner(parent, Access::Write)
@@ -588,6 +609,14 @@ impl FsBridge for RemoteBridge {
         data: &[u8],
         options: WriteOptions,
     ) -> Result<WriteReport, FsError> {
+        if demands_directory(path) {
+            // A trailing `/` names a directory: nothing is written.
+            let r = self.resolve_inner(path, Access::Read).await?;
+            return Err(match r.meta {
+                Some(_) => directory_not_file(path),
+                None => trailing_slash_creates_no_file(path),
+            });
+        }
         let mut r = self.resolve_inner(path, Access::Write).await?;
         let mut mode = 0o644;
         if let Some(meta) = &r.meta {

@@ -11,11 +11,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use openssh::{KnownHosts, Session, SessionBuilder, Stdio};
+use openssh::{Session, Stdio};
 use openssh_sftp_client::{Sftp, SftpOptions};
-use talon_sandbox_core::{ExitStatus, HostKeyPolicy, SandboxError, ScriptOutput};
+use talon_sandbox_core::{ExitStatus, SandboxError, ScriptOutput};
 use tokio::io::AsyncWriteExt;
 
+use crate::master::launch_master;
 use crate::quote::command_line;
 use crate::target::SshTarget;
 
@@ -99,55 +100,27 @@ impl SshConnection {
         &self.target
     }
 
-    fn builder(&self) -> SessionBuilder {
-        let t = &self.target;
-        let mut b = SessionBuilder::default();
-        b.port(t.port)
-            .known_hosts_check(match t.host_key_policy {
-                HostKeyPolicy::Strict => KnownHosts::Strict,
-                HostKeyPolicy::AcceptNew => KnownHosts::Add,
-            })
-            .connect_timeout(t.connect_timeout)
-            .control_directory(&t.control_dir);
-        if let Some(interval) = t.keepalive {
-            b.server_alive_interval(interval);
-        }
-        if let Some(user) = &t.user {
-            b.user(user.clone());
-        }
-        if let Some(key) = &t.identity_file {
-            b.keyfile(key);
-        }
-        if let Some(known) = &t.known_hosts_file {
-            b.user_known_hosts_file(known);
-        }
-        b
-    }
-
     async fn dial(&self) -> Result<Session, SandboxError> {
         let started = std::time::Instant::now();
-        let session = self
-            .builder()
-            .connect_mux(&self.target.host)
-            .await
-            .map_err(|e| {
-                let text = describe(&e);
-                let hint = if text.contains("Host key verification failed")
-                    || text.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
-                    || text.contains("No ED25519 host key is known")
-                    || text.contains("host key")
-                {
-                    " — the host key is unknown or does not match the known-hosts file; \
-                     verify the host and add its key (ssh-keyscan), or set \
-                     sandbox.ssh.strictHostKeyChecking: \"accept-new\" for a first connect"
-                } else {
-                    ""
-                };
-                SandboxError::EngineUnavailable(format!(
-                    "cannot connect to {}: {text}{hint}",
-                    self.target.display()
-                ))
-            })?;
+        let dir = launch_master(&self.target).await.map_err(|e| {
+            let text = e.to_string();
+            let hint = if text.contains("Host key verification failed")
+                || text.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+                || text.contains("No ED25519 host key is known")
+                || text.contains("host key")
+            {
+                " — the host key is unknown or does not match the known-hosts file; \
+                 verify the host and add its key (ssh-keyscan), or set \
+                 sandbox.ssh.strictHostKeyChecking: \"accept-new\" for a first connect"
+            } else {
+                ""
+            };
+            SandboxError::EngineUnavailable(format!(
+                "cannot connect to {}: {text}{hint}",
+                self.target.display()
+            ))
+        })?;
+        let session = Session::new_native_mux(dir);
         tracing::debug!(target = %self.target.display(), elapsed_ms = started.elapsed().as_millis() as u64, "ssh master connected");
         Ok(session)
     }

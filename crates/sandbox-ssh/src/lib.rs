@@ -65,6 +65,7 @@ pub use crate::sync::{CONFLICT_SUFFIX, SyncConflict, SyncReport, SyncRoot, Works
 pub use crate::target::SshTarget;
 
 pub mod marker;
+mod master;
 pub mod sync;
 
 mod backend;

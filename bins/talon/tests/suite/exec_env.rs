@@ -275,6 +275,76 @@ fn a_docker_sandboxed_child_sees_no_operator_secret() {
     assert!(!names(&env).contains(&"HARMLESS_SETTING"), "{env}");
 }
 
+#[test]
+fn an_ssh_sandbox_and_its_local_master_see_no_operator_secret() {
+    let dir = tempfile::Builder::new()
+        .prefix("envssh")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let d = dir.path();
+    let sshd = talon_test_support::sshd::Sshd::start().unwrap_or_else(|e| panic!("{e:#}"));
+    // An `ssh` first on PATH that records the environment it was started
+    // with (the master's), then runs the real client.
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let seen = d.join("ssh-env.txt");
+    let wrapper = bin.join("ssh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nenv >> {}\nexec /usr/bin/ssh \"$@\"\n",
+            sh_quote(&seen)
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let s = Setup::new(
+        json!({ "agents": { "defaults": { "workspace": "./ws", "sandbox": {
+        "mode": "all", "backend": "ssh", "workspaceAccess": "rw",
+        "ssh": {
+            "host": "127.0.0.1", "port": sshd.port, "user": sshd.user,
+            "identityFile": sshd.client_key(), "knownHostsFile": sshd.known_hosts(),
+            "workspaceRoot": format!("{}/remote/", d.display())
+        }
+    } } } }),
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = s
+        .talon()
+        .env("PATH", path)
+        .env("SSH_AUTH_SOCK", d.join("agent.sock"))
+        .args([
+            "--session",
+            "agent:main:cli",
+            "tools",
+            "call",
+            "exec",
+            "--params",
+        ])
+        .arg(json!({ "command": "env", "env": { "CALL_VAR": "from-call" } }).to_string())
+        .args(["--json", "--approve", "allow-once"])
+        .run();
+    let remote = env_of(&run);
+    assert_no_secrets(&remote);
+    assert!(
+        remote.lines().any(|l| l == "CALL_VAR=from-call"),
+        "{remote}"
+    );
+    let master = std::fs::read_to_string(&seen).unwrap_or_else(|e| panic!("no ssh ran: {e}"));
+    assert_no_secrets(&master);
+    assert!(!names(&master).contains(&"HARMLESS_SETTING"), "{master}");
+    // The client authenticates with the operator's agent (never forwarded).
+    assert!(names(&master).contains(&"SSH_AUTH_SOCK"), "{master}");
+}
+
 /// Removes the test agent's containers.
 struct ContainerCleanup(String);
 
@@ -326,6 +396,37 @@ fn a_stdio_mcp_server_sees_no_operator_secret() {
     );
     assert!(names(&env).contains(&"PATH"), "{env}");
     assert!(!names(&env).contains(&"HARMLESS_SETTING"), "{env}");
+}
+
+#[test]
+fn a_stdio_mcp_server_follows_the_configured_env_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("server-env.txt");
+    let script = format!(
+        "env > {}; exec {} -m mcp_server_time --local-timezone UTC",
+        sh_quote(&out),
+        sh_quote(Path::new(&python()))
+    );
+    let s = Setup::new(json!({
+        "tools": { "exec": { "env": { "inherit": "all", "set": { "CORP_MIRROR": "mirror.example" } } } },
+        "mcp": { "servers": { "time": {
+            "command": "/bin/sh", "args": ["-c", script], "timeoutMs": 20000
+        } } }
+    }));
+    let run = s.talon().args(["mcp", "tools", "--json"]).run();
+    assert_eq!(run.code, 0, "{run:?}");
+    let env = std::fs::read_to_string(&out).unwrap();
+    // `inherit: all` passes the harmless variable and `set` adds the
+    // configured one; the credential and Talon excludes still hold.
+    assert_no_secrets(&env);
+    assert!(
+        env.lines().any(|l| l == "HARMLESS_SETTING=visible-value"),
+        "{env}"
+    );
+    assert!(
+        env.lines().any(|l| l == "CORP_MIRROR=mirror.example"),
+        "{env}"
+    );
 }
 
 #[test]

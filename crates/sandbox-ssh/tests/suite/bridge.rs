@@ -280,3 +280,99 @@ async fn read_only_mounts_refuse_every_mutation() {
     );
     assert!(!Path::new(&l.ws).join("skills/new.md").exists());
 }
+
+#[tokio::test]
+async fn a_trailing_slash_on_a_file_is_not_a_directory() {
+    let l = layout();
+    let b = bridge(&l).await;
+    let before = walk(Path::new(&l.ws));
+    for file in ["sub/file.txt", "inlink"] {
+        for path in [format!("{file}/"), format!("{file}//"), format!("{file}/.")] {
+            let nd = FsErrorCode::NotADirectory;
+            assert_eq!(code(b.read(&path, None).await), nd, "read {path}");
+            assert_eq!(
+                code(b.write(&path, b"new", WriteOptions::default()).await),
+                nd,
+                "write {path}"
+            );
+            assert_eq!(
+                code(b.edit(&path, &|_: &[u8]| Ok(b"new".to_vec())).await),
+                nd,
+                "edit {path}"
+            );
+            assert_eq!(code(b.stat(&path).await), nd, "stat {path}");
+            assert_eq!(code(b.list(&path).await), nd, "list {path}");
+            assert_eq!(
+                code(b.resolve(&path, Access::Read).await),
+                nd,
+                "resolve {path}"
+            );
+            assert_eq!(code(b.remove(&path, false).await), nd, "remove {path}");
+            assert_eq!(
+                code(b.rename(&path, "moved", false).await),
+                nd,
+                "rename {path}"
+            );
+            let err = b.read(&path, None).await.unwrap_err();
+            assert!(err.message.contains("drop the trailing `/`"), "{err}");
+        }
+    }
+    // A new name with a trailing slash creates neither a file nor a
+    // directory; a directory with one stays a directory.
+    assert_eq!(
+        code(b.write("fresh.txt/", b"x", WriteOptions::default()).await),
+        FsErrorCode::NotADirectory
+    );
+    assert_eq!(
+        code(b.write("sub/", b"x", WriteOptions::default()).await),
+        FsErrorCode::NotAFile
+    );
+    assert!(b.stat("sub/").await.is_ok());
+    assert_eq!(b.list("sub/").await.unwrap().len(), 1);
+    assert_eq!(walk(Path::new(&l.ws)), before, "nothing changed");
+    assert_eq!(b.read("inlink", None).await.unwrap().bytes, b"inside");
+}
+
+#[tokio::test]
+async fn mount_roots_are_never_removed_or_renamed_under_any_spelling() {
+    let l = layout();
+    let b = bridge(&l).await;
+    let before = walk(Path::new(&l.ws));
+    let ws = l.ws.clone();
+    let roots = [
+        ws.clone(),
+        format!("{ws}/"),
+        format!("{ws}//"),
+        ".".to_owned(),
+        "./".to_owned(),
+        "sub/..".to_owned(),
+        format!("{ws}/sub/../."),
+        "skills".to_owned(),
+        "skills/".to_owned(),
+        "skills/x/..".to_owned(),
+        // Through a link that lands on the nested mount's root.
+        "toskills/".to_owned(),
+        "toskills/.".to_owned(),
+    ];
+    for root in &roots {
+        for recursive in [false, true] {
+            let err = b.remove(root, recursive).await.unwrap_err();
+            assert_eq!(err.code, FsErrorCode::MountRoot, "remove {root}: {err}");
+            assert!(err.message.contains("mount root"), "{err}");
+        }
+        assert_eq!(
+            code(b.rename(root, "elsewhere", true).await),
+            FsErrorCode::MountRoot,
+            "rename {root}"
+        );
+        assert_eq!(
+            code(b.rename("sub/file.txt", root, true).await),
+            FsErrorCode::MountRoot,
+            "rename onto {root}"
+        );
+    }
+    assert_eq!(walk(Path::new(&l.ws)), before, "nothing changed");
+    // The link itself (no slash) is an ordinary entry.
+    b.remove("toskills", false).await.unwrap();
+    assert!(Path::new(&l.ws).join("skills/a.md").exists());
+}
