@@ -287,7 +287,8 @@ impl RuntimeBuilder {
     /// sandbox it creates refuses a mount that is, covers or lies in it
     /// (and in the state dir), so a sandboxed run can never read or
     /// rewrite the policy that confines it. The CLI and the gateway set
-    /// it; without it only the state dir is protected. Only the first
+    /// it; without it the file Talon's front ends would load by default
+    /// (`TALON_CONFIG`, else `~/.talon/talon.json`) is protected. Only the first
     /// call counts; a relative path is taken from the current directory.
     pub fn config_file(self, path: impl Into<PathBuf>) -> Self {
         let path = path.into();
