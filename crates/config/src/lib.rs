@@ -110,6 +110,7 @@ pub use crate::gateway::{
     GatewayTokenConfig, GatewayTokenScope, GatewayToolsConfig, JournalDurability,
     MIN_GATEWAY_TOKEN_CHARS,
 };
+pub use crate::json5_read::{Json5Document, Json5Error, parse_json5};
 pub use crate::load::{Loaded, MAX_CONFIG_BYTES, config_schema, load, load_str};
 pub use crate::location::{
     CONFIG_ENV, ConfigLocation, DEFAULT_CONFIG_FILE, DEFAULT_DIR_NAME, STATE_DIR_ENV, home_dir,
@@ -139,6 +140,7 @@ pub use talon_tool_policy::SandboxMode;
 mod error;
 mod findings;
 mod gateway;
+mod json5_read;
 mod json5_spanned;
 mod load;
 mod location;

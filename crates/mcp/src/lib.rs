@@ -73,6 +73,7 @@ mod server;
 mod status;
 mod tool;
 mod tool_caps;
+pub mod wire;
 pub use crate::tool_caps::{
     MAX_TOOL_DESCRIPTION_BYTES, MAX_TOOL_SCHEMA_BYTES, MAX_TOOL_TITLE_BYTES,
 };

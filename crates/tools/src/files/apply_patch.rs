@@ -15,8 +15,8 @@ use tracing::warn;
 use super::common::{check_keys, cut_at_char_boundary, fs_error, fs_error_details, require_text};
 use super::diff::{DiffSummary, summarize};
 use super::patch_apply::apply_hunks;
-use super::patch_parse::{FileOp, parse_patch};
 use super::spec_for;
+use talon_patch::{FileOp, parse_patch};
 
 /// `apply_patch`: a multi-file patch in the `*** Begin Patch` format,
 /// applied all or nothing, through a [`FsBridge`].

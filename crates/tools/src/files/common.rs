@@ -105,14 +105,7 @@ pub(crate) fn cut_at_char_boundary(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// A one-line preview of `s` for messages: at most 80 characters, quoted.
-pub(crate) fn preview(s: &str) -> String {
-    let mut p: String = s.chars().take(80).collect();
-    if s.chars().count() > 80 {
-        p.push('…');
-    }
-    format!("`{p}`")
-}
+pub(crate) use talon_patch::preview;
 
 /// 1-based line numbers as `a, b, c` (at most `max`, then `, …`).
 pub(crate) fn line_list(lines: &[usize], max: usize) -> String {

@@ -32,7 +32,6 @@ mod diff;
 mod edit;
 mod edit_match;
 mod patch_apply;
-mod patch_parse;
 mod read;
 mod read_format;
 mod write;

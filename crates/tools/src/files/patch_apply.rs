@@ -10,7 +10,7 @@
 //! last anchor, or at the end of the file.
 
 use super::common::{line_list, preview};
-use super::patch_parse::{Hunk, HunkLine};
+use talon_patch::{Hunk, HunkLine};
 
 /// Why a hunk does not apply.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 
 use pretty_assertions::assert_eq;
 
-use super::super::patch_parse::{FileOp, parse_patch};
 use super::*;
+use talon_patch::{FileOp, parse_patch};
 
 fn hunks(body: &str) -> Vec<Hunk> {
     let text = format!("*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch");

@@ -15,33 +15,63 @@
 //! A heredoc wrapper (`<<'EOF'` ... `EOF`, with or without a leading
 //! `apply_patch`) and a trailing `\r` on each line are tolerated. Paths are
 //! taken as written; the bridge resolves them.
+//!
+//! ```
+//! let patch = talon_patch::parse_patch(
+//!     "*** Begin Patch\n*** Delete File: old.txt\n*** End Patch",
+//! )
+//! .unwrap();
+//! assert_eq!(patch.ops.len(), 1);
+//! ```
+#![deny(missing_docs)]
 
-use super::common::preview;
+/// How a message quotes text it was given: the first 80 characters, in
+/// backticks, with `…` when more was cut.
+pub fn preview(s: &str) -> String {
+    let mut p: String = s.chars().take(80).collect();
+    if s.chars().count() > 80 {
+        p.push('…');
+    }
+    format!("`{p}`")
+}
 
 /// A parsed patch: its file operations in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Patch {
-    pub(crate) ops: Vec<FileOp>,
+pub struct Patch {
+    /// The file sections, in patch order.
+    pub ops: Vec<FileOp>,
 }
 
 /// One file section.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FileOp {
+pub enum FileOp {
     /// Create a file that must not exist yet.
-    Add { path: String, content: String },
+    Add {
+        /// The file, as written in the patch.
+        path: String,
+        /// Its content: the `+` lines without their `+`, each ending in a
+        /// newline.
+        content: String,
+    },
     /// Remove a file that must exist.
-    Delete { path: String },
+    Delete {
+        /// The file, as written in the patch.
+        path: String,
+    },
     /// Change a file (and possibly move it).
     Update {
+        /// The file, as written in the patch.
         path: String,
+        /// `*** Move to:`: where the changed file ends up.
         move_to: Option<String>,
+        /// Its hunks, in order.
         hunks: Vec<Hunk>,
     },
 }
 
 /// One line of a hunk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum HunkLine {
+pub enum HunkLine {
     /// Kept as is (` ` prefix, or an empty line).
     Context(String),
     /// Removed (`-`).
@@ -52,20 +82,20 @@ pub(crate) enum HunkLine {
 
 /// One `@@` hunk of an Update File section.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Hunk {
+pub struct Hunk {
     /// 1-based number within its file section.
-    pub(crate) number: usize,
+    pub number: usize,
     /// The `@@` anchor lines, outermost first (may be empty).
-    pub(crate) anchors: Vec<String>,
+    pub anchors: Vec<String>,
     /// Its lines.
-    pub(crate) lines: Vec<HunkLine>,
+    pub lines: Vec<HunkLine>,
     /// `*** End of File` followed it: it must match at the file's end.
-    pub(crate) end_of_file: bool,
+    pub end_of_file: bool,
 }
 
 impl Hunk {
     /// The lines the hunk expects in the file (context and removed).
-    pub(crate) fn old_lines(&self) -> Vec<&str> {
+    pub fn old_lines(&self) -> Vec<&str> {
         self.lines
             .iter()
             .filter_map(|l| match l {
@@ -76,7 +106,7 @@ impl Hunk {
     }
 
     /// The lines the hunk leaves in the file (context and added).
-    pub(crate) fn new_lines(&self) -> Vec<&str> {
+    pub fn new_lines(&self) -> Vec<&str> {
         self.lines
             .iter()
             .filter_map(|l| match l {
@@ -88,7 +118,7 @@ impl Hunk {
 
     /// How messages name the hunk: its number and first anchor or
     /// expected line.
-    pub(crate) fn label(&self) -> String {
+    pub fn label(&self) -> String {
         let first = self
             .anchors
             .first()
@@ -103,12 +133,14 @@ impl Hunk {
 
 /// A patch that does not follow the format.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ParseError {
+pub struct ParseError {
     /// The 1-based line of the patch text at fault.
-    pub(crate) line: usize,
+    pub line: usize,
     /// What is wrong and what was expected.
-    pub(crate) message: String,
+    pub message: String,
 }
+
+impl std::error::Error for ParseError {}
 
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -143,7 +175,7 @@ fn heredoc_tag(line: &str) -> Option<&str> {
 }
 
 /// Parse patch text.
-pub(crate) fn parse_patch(input: &str) -> Result<Patch, ParseError> {
+pub fn parse_patch(input: &str) -> Result<Patch, ParseError> {
     // (1-based line number, text without a trailing '\r')
     let mut lines: Vec<(usize, &str)> = input
         .split('\n')
@@ -409,5 +441,5 @@ impl HunkBuilder {
 }
 
 #[cfg(test)]
-#[path = "patch_parse_tests.rs"]
+#[path = "lib_tests.rs"]
 mod tests;
