@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
+use talon_egress::{HostResolver, SystemResolver};
 use talon_tool_catalog::Tool;
 
 use crate::config::{McpConfig, McpServerConfig};
@@ -42,6 +43,7 @@ pub struct McpManager {
     agents: BTreeMap<String, Vec<(String, McpServerConfig)>>,
     instances: Mutex<BTreeMap<String, Arc<AgentServers>>>,
     generation: Arc<AtomicU64>,
+    resolver: Arc<dyn HostResolver>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -74,7 +76,16 @@ impl McpManager {
                 .collect(),
             instances: Mutex::new(BTreeMap::new()),
             generation: Arc::new(AtomicU64::new(0)),
+            resolver: Arc::new(SystemResolver),
         }
+    }
+
+    /// Builder: resolve HTTP servers' host names with `resolver` instead of
+    /// the system resolver (every answer is still vetted by the egress
+    /// guard; tests make a name resolve to a private address).
+    pub fn with_resolver(mut self, resolver: Arc<dyn HostResolver>) -> Self {
+        self.resolver = resolver;
+        self
     }
 
     /// A counter that moves whenever some server's tool list changes (a
@@ -125,6 +136,7 @@ impl McpManager {
                         safe,
                         cfg.clone(),
                         Arc::clone(&self.generation),
+                        Arc::clone(&self.resolver),
                     ))
                 })
                 .collect();

@@ -10,6 +10,7 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as McpTool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::{Map, Value};
+use talon_egress::HostResolver;
 use talon_tool_catalog::{CancelExt, CancellationToken, ToolError, ToolErrorCode};
 
 use crate::config::{McpServerConfig, Transport};
@@ -107,6 +108,9 @@ pub(crate) struct Server {
     pub(crate) name: String,
     pub(crate) safe_name: String,
     pub(crate) config: McpServerConfig,
+    /// How an HTTP server's host name is resolved (vetted by the egress
+    /// guard before any connection).
+    resolver: Arc<dyn HostResolver>,
     slot: tokio::sync::Mutex<Slot>,
     pub(crate) shared: Arc<Shared>,
     failures: AtomicU32,
@@ -135,6 +139,7 @@ impl Server {
         safe_name: String,
         config: McpServerConfig,
         generation: Arc<AtomicU64>,
+        resolver: Arc<dyn HostResolver>,
     ) -> Self {
         let state = if config.is_enabled() {
             ServerState::Idle
@@ -145,6 +150,7 @@ impl Server {
             name,
             safe_name,
             config,
+            resolver,
             slot: tokio::sync::Mutex::new(Slot::default()),
             shared: Arc::new(Shared {
                 snapshot: Mutex::new(Snapshot {
@@ -246,7 +252,13 @@ impl Server {
             tree,
             child,
             verdict,
-        } = launch(&self.name, &self.config, events.clone()).await?;
+        } = launch(
+            &self.name,
+            &self.config,
+            events.clone(),
+            Arc::clone(&self.resolver),
+        )
+        .await?;
         match self.verdict.lock() {
             Ok(mut v) => *v = verdict,
             Err(p) => *p.into_inner() = verdict,
