@@ -36,6 +36,25 @@ pub enum WebError {
 }
 
 impl WebError {
+    /// The tool error every call of a tool that could not be built fails
+    /// with: an egress refusal keeps its code (`web.ssrf_blocked`,
+    /// `web.metadata_blocked`) and names the config key; anything else is
+    /// an execution error with the message.
+    pub fn into_tool_error(self) -> ToolError {
+        match self {
+            WebError::Blocked { key, blocked } => {
+                let code = match blocked.kind {
+                    BlockKind::Metadata => ToolErrorCode::WebMetadataBlocked,
+                    _ => ToolErrorCode::WebSsrfBlocked,
+                };
+                ToolError::new(code, format!("{key}: {blocked}"))
+                    .with_detail("egressCode", blocked.code())
+                    .with_detail("configKey", key)
+            }
+            other => ToolError::execution(other.to_string()),
+        }
+    }
+
     pub(crate) fn config(key: impl Into<String>, message: impl Into<String>) -> Self {
         WebError::Config {
             key: key.into(),

@@ -87,6 +87,14 @@ async fn a_loopback_base_url_is_refused_at_build_without_opt_in_and_nothing_conn
             assert!(text.contains("ssrf_blocked"), "{text}");
             assert!(text.contains("tools.web.search.ssrfAllowlist"), "{text}");
             assert!(!text.contains(KEY), "{text}");
+            // What every call of the unbuilt tool fails with keeps the code.
+            let call_error = err.clone().into_tool_error();
+            assert_eq!(call_error.code().as_str(), "web.ssrf_blocked");
+            assert!(
+                call_error
+                    .message()
+                    .contains(&format!("tools.web.search.{id}.baseUrl"))
+            );
         }
     }
     settle().await;
