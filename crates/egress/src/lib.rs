@@ -1,10 +1,20 @@
-//! Talon's egress guard: which destinations an agent may reach, decided in
-//! one place for every way out.
+//! Talon's egress guard: which destinations Talon may connect to, decided
+//! in one place for every way out.
 //!
 //! - [`SsrfPolicy`]: the SSRF rules (facts §15) with the operator's
-//!   [`SsrfAllowlistConfig`]. `web_fetch` (in `talon-tools`) checks every
-//!   URL and every redirect hop with it and connects only to the addresses
-//!   it vetted.
+//!   [`SsrfAllowlistConfig`] and the private-network opt-in
+//!   ([`SsrfPolicy::with_private_network`]). Cloud metadata endpoints
+//!   ([`metadata_endpoint`], [`METADATA_HOSTNAMES`]) are a class of their
+//!   own ([`BlockKind::Metadata`], code [`METADATA_BLOCKED_CODE`]) that no
+//!   allowlist or opt-in opens.
+//! - [`EgressGuard`]: the rules, the resolver and the consumer's opt-in
+//!   key: from a URL to the only addresses a connection may use
+//!   ([`EgressGuard::destination`]); every refusal names the host and how
+//!   to open it on purpose. With the `http` feature,
+//!   [`EgressGuard::http_client`] is the `reqwest` client every HTTP
+//!   consumer uses (`web_fetch` and its redirect hops, `web_search`
+//!   providers, MCP streamable-HTTP servers): no proxy, names resolved and
+//!   vetted by the guard (DNS pinning), followed redirects re-checked.
 //! - [`EgressProxy`]: the host side of a local sandbox's network. A
 //!   sandbox with `network` other than `none` on the local backend still
 //!   has no network interface but loopback; its programs reach the outside
@@ -33,15 +43,23 @@
 #![deny(missing_docs)]
 
 pub use crate::allowlist::{AllowlistError, SsrfAllowlistConfig};
+pub use crate::guard::{Destination, EgressError, EgressGuard, RESOLVE_FAILED_CODE, blocked_in};
+#[cfg(feature = "http")]
+pub use crate::http::{GuardedClient, HttpOptions, Redirects};
+pub use crate::metadata::{METADATA_HOSTNAMES, is_metadata_hostname, metadata_endpoint};
 pub use crate::proxy::{EgressProxy, ProxyLimits};
 pub use crate::request::{BadRequest, ProxyRequest};
 pub use crate::resolver::{HostResolver, StaticResolver, SystemResolver};
 pub use crate::ssrf::{
-    HostLiteral, IpBlock, SSRF_BLOCKED_CODE, SsrfBlocked, SsrfPolicy, classify_ip,
-    is_blocked_hostname, normalize_hostname, parse_host_literal,
+    BlockKind, HostLiteral, IpBlock, METADATA_BLOCKED_CODE, SSRF_BLOCKED_CODE, SsrfBlocked,
+    SsrfPolicy, classify_ip, is_blocked_hostname, normalize_hostname, parse_host_literal,
 };
 
 mod allowlist;
+mod guard;
+#[cfg(feature = "http")]
+mod http;
+mod metadata;
 mod proxy;
 mod request;
 mod resolver;

@@ -7,15 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::guard::{EgressError, EgressGuard};
+use crate::request::{ProxyRequest, parse_head};
+use crate::resolver::HostResolver;
+use crate::ssrf::{SsrfBlocked, SsrfPolicy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
-use url::Host;
-
-use crate::request::{ProxyRequest, parse_head};
-use crate::resolver::HostResolver;
-use crate::ssrf::{HostLiteral, SSRF_BLOCKED_CODE, SsrfPolicy, parse_host_literal};
 
 /// The bounds of one proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,8 +93,7 @@ impl EgressProxy {
         let listener = UnixListener::bind(path)?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
         let shared = Arc::new(Shared {
-            policy,
-            resolver,
+            guard: EgressGuard::new(policy, resolver),
             limits,
         });
         let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -122,8 +120,7 @@ impl Drop for EgressProxy {
 
 #[derive(Debug)]
 struct Shared {
-    policy: Arc<SsrfPolicy>,
-    resolver: Arc<dyn HostResolver>,
+    guard: EgressGuard,
     limits: ProxyLimits,
 }
 
@@ -151,7 +148,7 @@ async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, slots: Arc<Sem
 /// How a request ended before a tunnel was opened.
 enum Refusal {
     Bad(String),
-    Blocked(String),
+    Blocked(SsrfBlocked),
     Upstream(String),
     Timeout(String),
 }
@@ -160,7 +157,7 @@ impl Refusal {
     fn response(&self) -> Vec<u8> {
         let (status, code, text) = match self {
             Refusal::Bad(t) => ("400 Bad Request", "bad_request", t),
-            Refusal::Blocked(t) => ("403 Forbidden", SSRF_BLOCKED_CODE, t),
+            Refusal::Blocked(b) => ("403 Forbidden", b.code(), &b.reason),
             Refusal::Upstream(t) => ("502 Bad Gateway", "upstream_unreachable", t),
             Refusal::Timeout(t) => ("504 Gateway Timeout", "upstream_timeout", t),
         };
@@ -181,8 +178,8 @@ async fn serve(mut client: UnixStream, shared: &Shared) {
             tracing::debug!(destination = %dest, ok = copied.is_ok(), "egress proxy: tunnel closed");
         }
         Err(refusal) => {
-            if let Refusal::Blocked(why) = &refusal {
-                tracing::info!(reason = %why, "egress proxy: refused by the SSRF rules");
+            if let Refusal::Blocked(b) = &refusal {
+                tracing::info!(code = b.code(), reason = %b.reason, "egress proxy: refused by the SSRF rules");
             }
             let _ = client.write_all(&refusal.response()).await;
             let _ = client.shutdown().await;
@@ -202,10 +199,7 @@ async fn open(client: &mut UnixStream, shared: &Shared) -> Result<(TcpStream, St
     .map_err(|_| Refusal::Timeout("the request head did not arrive in time".to_owned()))??;
     let request = parse_head(&head).map_err(|e| Refusal::Bad(e.to_string()))?;
     let url = request.url();
-    shared
-        .policy
-        .check_url(url)
-        .map_err(|e| Refusal::Blocked(e.reason))?;
+    shared.guard.check_url(url).map_err(Refusal::Blocked)?;
     let port = url
         .port_or_known_default()
         .ok_or_else(|| Refusal::Bad("the destination has no port".to_owned()))?;
@@ -238,25 +232,14 @@ async fn open(client: &mut UnixStream, shared: &Shared) -> Result<(TcpStream, St
 
 /// The host and the addresses the guard vetted for it.
 async fn destination(url: &url::Url, shared: &Shared) -> Result<(String, Vec<IpAddr>), Refusal> {
-    match url.host() {
-        Some(Host::Ipv4(v4)) => Ok((v4.to_string(), vec![IpAddr::V4(v4)])),
-        Some(Host::Ipv6(v6)) => Ok((format!("[{v6}]"), vec![IpAddr::V6(v6)])),
-        Some(Host::Domain(name)) => {
-            if let HostLiteral::Ip(ip) = parse_host_literal(name) {
-                return Ok((name.to_owned(), vec![ip]));
-            }
-            let found =
-                tokio::time::timeout(shared.limits.resolve_timeout, shared.resolver.resolve(name))
-                    .await
-                    .map_err(|_| Refusal::Timeout(format!("resolving {name} took too long")))?
-                    .map_err(|e| Refusal::Upstream(format!("cannot resolve {name}: {e}")))?;
-            let vetted = shared
-                .policy
-                .vet_addresses(name, &found)
-                .map_err(|e| Refusal::Blocked(e.reason))?;
-            Ok((name.to_owned(), vetted))
-        }
-        None => Err(Refusal::Bad("the destination has no host".to_owned())),
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let found = tokio::time::timeout(shared.limits.resolve_timeout, shared.guard.destination(url))
+        .await
+        .map_err(|_| Refusal::Timeout(format!("resolving {host} took too long")))?;
+    match found {
+        Ok(dest) => Ok((dest.host, dest.addrs)),
+        Err(EgressError::Blocked(b)) => Err(Refusal::Blocked(b)),
+        Err(e) => Err(Refusal::Upstream(e.to_string())),
     }
 }
 

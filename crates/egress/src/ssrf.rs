@@ -1,6 +1,7 @@
-//! The SSRF guard: which URLs, host names and addresses `web_fetch` may
-//! reach (facts §15), and what the egress proxy of a local sandbox lets
-//! through.
+//! The SSRF rules: which URLs, host names and addresses an outbound
+//! connection may reach (facts §15). [`crate::EgressGuard`] applies them to
+//! every consumer (web_fetch, web_search providers, MCP HTTP servers, the
+//! egress proxy of a local sandbox).
 //!
 //! Three checks, each failing closed:
 //! 1. [`SsrfPolicy::check_url`], before any request: only `http`/`https`,
@@ -11,12 +12,16 @@
 //! 2. [`SsrfPolicy::vet_addresses`], after DNS: every resolved address must
 //!    pass; one bad address refuses the whole name (no "pick the good one").
 //! 3. The vetted addresses are the only ones the HTTP client connects to
-//!    (the pinned resolver in `resolve.rs`), so a second DNS answer cannot
+//!    ([`crate::EgressGuard`]: its pinned resolver), so a second DNS answer cannot
 //!    swap in a private address.
 //!
-//! The operator's [`SsrfAllowlistConfig`] opens named hosts and networks;
-//! an empty allowlist opens nothing. `0.0.0.0` and `::` are never reachable,
-//! not even through the allowlist (GHSA-72p2-79fg-pvph).
+//! The operator's [`SsrfAllowlistConfig`] opens named hosts and networks,
+//! and [`SsrfPolicy::with_private_network`] opens the private networks as
+//! a whole; an empty allowlist opens nothing. `0.0.0.0` and `::` are never
+//! reachable, not even through the allowlist (GHSA-72p2-79fg-pvph), and
+//! neither is a cloud metadata endpoint (`crate::metadata`): that class is
+//! checked first, has its own code ([`METADATA_BLOCKED_CODE`]) and no
+//! opt-in.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -25,33 +30,84 @@ use ipnet::IpNet;
 use url::{Host, Url};
 
 use crate::allowlist::{AllowlistError, SsrfAllowlistConfig};
+use crate::metadata::{is_metadata_hostname, metadata_endpoint};
 
 /// The stable code of a refused URL, in the error message and in the
 /// error's [`SsrfBlocked::code`].
 pub const SSRF_BLOCKED_CODE: &str = "ssrf_blocked";
 
+/// The stable code of a refused cloud metadata endpoint: refused whatever
+/// the allowlist or the private-network opt-in says.
+pub const METADATA_BLOCKED_CODE: &str = "metadata_blocked";
+
+/// What class of destination the guard refused; it decides the code and
+/// whether an opt-in could open it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BlockKind {
+    /// Never reachable, whatever the configuration: a scheme other than
+    /// http(s), user:password@, no host, a legacy or malformed IP literal,
+    /// an unspecified address, a name that resolved to nothing.
+    Invalid,
+    /// A private, loopback, link-local or other special-use address, or a
+    /// local name (`localhost`, `*.local`, `*.internal`): the explicit
+    /// opt-in (an allowlist entry, `allowPrivateNetwork`) opens it.
+    Private,
+    /// A cloud metadata endpoint ([`crate::metadata_endpoint`],
+    /// [`crate::METADATA_HOSTNAMES`]): nothing opens it.
+    Metadata,
+}
+
+impl BlockKind {
+    /// [`METADATA_BLOCKED_CODE`] for metadata, [`SSRF_BLOCKED_CODE`]
+    /// otherwise.
+    pub fn code(self) -> &'static str {
+        match self {
+            BlockKind::Metadata => METADATA_BLOCKED_CODE,
+            BlockKind::Invalid | BlockKind::Private => SSRF_BLOCKED_CODE,
+        }
+    }
+}
+
 /// A URL the SSRF guard refused, with the reason. Raised before any
 /// connection to the refused destination is attempted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("ssrf_blocked: {reason} (url: {url})")]
 pub struct SsrfBlocked {
     /// The URL (or host) that was refused.
     pub url: String,
     /// Why, e.g. `Blocked: resolves to private/internal/special-use IP
     /// address (127.0.0.1 is loopback)`.
     pub reason: String,
+    /// The class refused.
+    pub kind: BlockKind,
+    /// How to reach it on purpose, when the consumer has an opt-in (set by
+    /// [`crate::EgressGuard`], naming the consumer's config key).
+    pub fix: Option<String>,
+}
+
+impl fmt::Display for SsrfBlocked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} (url: {})", self.code(), self.reason, self.url)?;
+        if let Some(fix) = &self.fix {
+            write!(f, "; {fix}")?;
+        }
+        Ok(())
+    }
 }
 
 impl SsrfBlocked {
-    /// Always [`SSRF_BLOCKED_CODE`].
+    /// [`SSRF_BLOCKED_CODE`], or [`METADATA_BLOCKED_CODE`] for a metadata
+    /// endpoint.
     pub fn code(&self) -> &'static str {
-        SSRF_BLOCKED_CODE
+        self.kind.code()
     }
 
-    fn new(url: impl Into<String>, reason: impl Into<String>) -> Self {
+    fn new(url: impl Into<String>, kind: BlockKind, reason: impl Into<String>) -> Self {
         SsrfBlocked {
             url: url.into(),
             reason: reason.into(),
+            kind,
+            fix: None,
         }
     }
 }
@@ -92,15 +148,14 @@ pub fn normalize_hostname(host: &str) -> String {
 }
 
 /// Whether a (normalised) host name is blocked by name: `localhost`,
-/// `localhost.localdomain`, `metadata.google.internal`, or a name under
-/// `.localhost`, `.local` or `.internal`. The empty name is blocked too.
+/// `localhost.localdomain`, a metadata service name
+/// ([`crate::METADATA_HOSTNAMES`]), or a name under `.localhost`, `.local`
+/// or `.internal`. The empty name is blocked too.
 pub fn is_blocked_hostname(host: &str) -> bool {
     let h = normalize_hostname(host);
     h.is_empty()
-        || matches!(
-            h.as_str(),
-            "localhost" | "localhost.localdomain" | "metadata.google.internal"
-        )
+        || is_metadata_hostname(&h)
+        || matches!(h.as_str(), "localhost" | "localhost.localdomain")
         || h.ends_with(".localhost")
         || h.ends_with(".local")
         || h.ends_with(".internal")
@@ -244,7 +299,7 @@ const V6_RANGES: &[(u128, u32, &str)] = &[
 ];
 
 /// Where an IPv6 address carries an IPv4 address, and which.
-fn embedded_v4(ip: Ipv6Addr) -> Vec<(&'static str, Ipv4Addr)> {
+pub(crate) fn embedded_v4(ip: Ipv6Addr) -> Vec<(&'static str, Ipv4Addr)> {
     let n = u128::from(ip);
     let low32 = Ipv4Addr::from((n & 0xffff_ffff) as u32);
     let mut out = Vec::new();
@@ -335,11 +390,31 @@ enum HostPattern {
     Subdomains(String),
 }
 
+/// The special-use classes the private-network opt-in opens: the networks
+/// a self-hosted service lives on. Multicast, broadcast, documentation,
+/// reserved and the like stay refused (nothing legitimate listens there).
+const PRIVATE_NETWORK_CLASSES: &[&str] = &[
+    "loopback",
+    "private",
+    "linkLocal",
+    "carrierGradeNat",
+    "uniqueLocal",
+    "siteLocal",
+];
+
+/// The config key an allowlist is read from when none is given.
+const DEFAULT_ALLOWLIST_KEY: &str = "tools.web.fetch.ssrfAllowlist";
+
 /// The SSRF rules with the operator's allowlist, compiled once.
+///
+/// Order of every decision: cloud metadata first (refused, nothing opens
+/// it), then unspecified addresses (refused), then the allowlist, then the
+/// private-network opt-in, then the special-use classes.
 #[derive(Debug, Clone, Default)]
 pub struct SsrfPolicy {
     hosts: Vec<HostPattern>,
     cidrs: Vec<IpNet>,
+    private_network: bool,
 }
 
 impl SsrfPolicy {
@@ -351,6 +426,13 @@ impl SsrfPolicy {
     /// Compile `tools.web.fetch.ssrfAllowlist`. An entry that is not a
     /// host name, a `*.suffix` pattern or a CIDR is an error naming it.
     pub fn from_config(allow: &SsrfAllowlistConfig) -> Result<Self, AllowlistError> {
+        Self::from_config_at(allow, DEFAULT_ALLOWLIST_KEY)
+    }
+
+    /// Compile an allowlist read from `key` (e.g.
+    /// `tools.web.search.ssrfAllowlist`); errors name `key.hosts` or
+    /// `key.cidrs`.
+    pub fn from_config_at(allow: &SsrfAllowlistConfig, key: &str) -> Result<Self, AllowlistError> {
         let mut hosts = Vec::new();
         for raw in &allow.hosts {
             let h = normalize_hostname(raw);
@@ -367,7 +449,7 @@ impl SsrfPolicy {
                     .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
             if !valid {
                 return Err(AllowlistError::new(
-                    "tools.web.fetch.ssrfAllowlist.hosts",
+                    format!("{key}.hosts"),
                     format!(
                         "`{raw}` is not a host name or `*.suffix` pattern; write e.g. `intranet.example.com` or `*.example.com`"
                     ),
@@ -379,13 +461,31 @@ impl SsrfPolicy {
         for raw in &allow.cidrs {
             let net: IpNet = raw.trim().parse().map_err(|_| {
                 AllowlistError::new(
-                    "tools.web.fetch.ssrfAllowlist.cidrs",
+                    format!("{key}.cidrs"),
                     format!("`{raw}` is not a CIDR; write e.g. `10.1.0.0/16` or `fd00::/8`"),
                 )
             })?;
             cidrs.push(net);
         }
-        Ok(SsrfPolicy { hosts, cidrs })
+        Ok(SsrfPolicy {
+            hosts,
+            cidrs,
+            private_network: false,
+        })
+    }
+
+    /// Builder: `true` opens the private networks (loopback, RFC 1918,
+    /// link-local, CGNAT, unique-local, site-local addresses and the names
+    /// `localhost`, `*.localhost`, `*.local`, `*.internal`). Cloud metadata
+    /// endpoints and unspecified addresses stay refused.
+    pub fn with_private_network(mut self, open: bool) -> Self {
+        self.private_network = open;
+        self
+    }
+
+    /// Whether the private networks are open ([`Self::with_private_network`]).
+    pub fn private_network(&self) -> bool {
+        self.private_network
     }
 
     /// Whether the operator opened this host name explicitly.
@@ -399,17 +499,29 @@ impl SsrfPolicy {
         })
     }
 
-    /// Why `ip` is not reachable, `None` when it is. Unspecified addresses
-    /// are refused even when allowlisted.
+    /// Why `ip` is not reachable, `None` when it is. Metadata endpoints
+    /// and unspecified addresses are refused even when allowlisted.
     pub fn ip_refusal(&self, ip: IpAddr) -> Option<String> {
+        self.ip_block(ip).map(|(_, why)| why)
+    }
+
+    /// [`Self::ip_refusal`] with the class refused.
+    pub fn ip_block(&self, ip: IpAddr) -> Option<(BlockKind, String)> {
         let ip = canonical_ip(ip);
+        if let Some(what) = metadata_endpoint(ip) {
+            return Some((BlockKind::Metadata, format!("{ip} is {what}")));
+        }
         if ip.is_unspecified() {
-            return Some(format!("{ip} is unspecified"));
+            return Some((BlockKind::Invalid, format!("{ip} is unspecified")));
         }
         if self.cidrs.iter().any(|net| net.contains(&ip)) {
             return None;
         }
-        classify_ip(ip).map(|block| format!("{ip} is {block}"))
+        let block = classify_ip(ip)?;
+        if self.private_network && PRIVATE_NETWORK_CLASSES.contains(&block.class) {
+            return None;
+        }
+        Some((BlockKind::Private, format!("{ip} is {block}")))
     }
 
     /// Check a URL before any request: scheme, userinfo, host name and IP
@@ -422,6 +534,7 @@ impl SsrfPolicy {
             other => {
                 return Err(SsrfBlocked::new(
                     shown,
+                    BlockKind::Invalid,
                     format!("Blocked scheme `{other}:`; only http and https URLs can be fetched"),
                 ));
             }
@@ -429,15 +542,30 @@ impl SsrfPolicy {
         if !url.username().is_empty() || url.password().is_some() {
             return Err(SsrfBlocked::new(
                 shown,
+                BlockKind::Invalid,
                 "Blocked: URLs with credentials (user:password@) are not fetched",
             ));
         }
         let pre_dns = "Blocked hostname or private/internal/special-use IP address";
         match url.host() {
-            None => Err(SsrfBlocked::new(shown, "Blocked: the URL has no host")),
+            None => Err(SsrfBlocked::new(
+                shown,
+                BlockKind::Invalid,
+                "Blocked: the URL has no host",
+            )),
             Some(Host::Ipv4(v4)) => self.check_literal(shown, IpAddr::V4(v4), pre_dns),
             Some(Host::Ipv6(v6addr)) => self.check_literal(shown, IpAddr::V6(v6addr), pre_dns),
             Some(Host::Domain(name)) => {
+                if is_metadata_hostname(name) {
+                    return Err(SsrfBlocked::new(
+                        shown,
+                        BlockKind::Metadata,
+                        format!(
+                            "Blocked cloud metadata endpoint (`{}` is a metadata service name)",
+                            normalize_hostname(name)
+                        ),
+                    ));
+                }
                 if self.host_allowed(name) {
                     return Ok(());
                 }
@@ -445,16 +573,23 @@ impl SsrfPolicy {
                     HostLiteral::Ip(ip) => self.check_literal(shown, ip, pre_dns),
                     HostLiteral::LegacyIpv4 => Err(SsrfBlocked::new(
                         shown,
+                        BlockKind::Invalid,
                         format!("{pre_dns} (`{name}` is a non-canonical IPv4 literal)"),
                     )),
                     HostLiteral::MalformedIpv6 => Err(SsrfBlocked::new(
                         shown,
+                        BlockKind::Invalid,
                         format!("{pre_dns} (`{name}` is a malformed IPv6 literal)"),
                     )),
-                    HostLiteral::Name(n) if is_blocked_hostname(&n) => Err(SsrfBlocked::new(
-                        shown,
-                        format!("{pre_dns} (`{n}` is a blocked host name)"),
-                    )),
+                    HostLiteral::Name(n)
+                        if is_blocked_hostname(&n) && (!self.private_network || n.is_empty()) =>
+                    {
+                        Err(SsrfBlocked::new(
+                            shown,
+                            BlockKind::Private,
+                            format!("{pre_dns} (`{n}` is a blocked host name)"),
+                        ))
+                    }
                     HostLiteral::Name(_) => Ok(()),
                 }
             }
@@ -462,36 +597,45 @@ impl SsrfPolicy {
     }
 
     fn check_literal(&self, shown: &str, ip: IpAddr, pre_dns: &str) -> Result<(), SsrfBlocked> {
-        match self.ip_refusal(ip) {
-            Some(why) => Err(SsrfBlocked::new(shown, format!("{pre_dns} ({why})"))),
+        match self.ip_block(ip) {
+            Some((BlockKind::Metadata, why)) => Err(SsrfBlocked::new(
+                shown,
+                BlockKind::Metadata,
+                format!("Blocked cloud metadata endpoint ({why})"),
+            )),
+            Some((kind, why)) => Err(SsrfBlocked::new(shown, kind, format!("{pre_dns} ({why})"))),
             None => Ok(()),
         }
     }
 
     /// Vet what `host` resolved to: refused if it resolved to nothing or if
     /// ANY address is blocked (unless the host is allowlisted, and even
-    /// then unspecified addresses are refused). Returns the addresses to
-    /// connect to.
+    /// then metadata endpoints and unspecified addresses are refused).
+    /// Returns the addresses to connect to.
     pub fn vet_addresses(&self, host: &str, addrs: &[IpAddr]) -> Result<Vec<IpAddr>, SsrfBlocked> {
         if addrs.is_empty() {
             return Err(SsrfBlocked::new(
                 host,
+                BlockKind::Invalid,
                 "Blocked: the host name resolved to no address",
             ));
         }
         let allowed_host = self.host_allowed(host);
         for ip in addrs {
-            let ip = canonical_ip(*ip);
-            let refusal = if allowed_host {
-                ip.is_unspecified().then(|| format!("{ip} is unspecified"))
-            } else {
-                self.ip_refusal(ip)
+            let refusal = match self.ip_block(*ip) {
+                Some((BlockKind::Private, _)) if allowed_host => None,
+                other => other,
             };
-            if let Some(why) = refusal {
-                return Err(SsrfBlocked::new(
-                    host,
-                    format!("Blocked: resolves to private/internal/special-use IP address ({why})"),
-                ));
+            if let Some((kind, why)) = refusal {
+                let reason = match kind {
+                    BlockKind::Metadata => {
+                        format!("Blocked: resolves to a cloud metadata endpoint ({why})")
+                    }
+                    _ => format!(
+                        "Blocked: resolves to private/internal/special-use IP address ({why})"
+                    ),
+                };
+                return Err(SsrfBlocked::new(host, kind, reason));
             }
         }
         Ok(addrs.to_vec())

@@ -240,17 +240,91 @@ fn every_loopback_spelling_is_refused_before_dns() {
 fn metadata_and_private_targets_are_refused() {
     let policy = SsrfPolicy::strict();
     for (url, why) in [
-        ("http://169.254.169.254/latest/meta-data/", "linkLocal"),
-        ("http://100.100.100.200/", "carrierGradeNat"),
-        ("http://[fd00:ec2::254]/", "uniqueLocal"),
-        ("http://metadata.google.internal/", "blocked host name"),
         ("http://10.1.2.3:8080/x", "private"),
         ("https://192.168.0.1/", "private"),
+        ("http://169.254.1.1/", "linkLocal"),
     ] {
         let err = refuse(&policy, url);
+        assert_eq!(err.kind, BlockKind::Private);
         assert!(err.reason.contains(why), "{url}: {}", err.reason);
         assert!(err.to_string().starts_with("ssrf_blocked: "), "{err}");
     }
+    for (url, why) in [
+        (
+            "http://169.254.169.254/latest/meta-data/",
+            "169.254.169.254 is the cloud instance metadata service",
+        ),
+        ("http://100.100.100.200/", "Alibaba"),
+        ("http://[fd00:ec2::254]/", "AWS instance metadata (IPv6)"),
+        ("http://168.63.129.16/", "Azure WireServer"),
+        (
+            "http://metadata.google.internal/",
+            "`metadata.google.internal` is a metadata service name",
+        ),
+    ] {
+        let err = refuse(&policy, url);
+        assert_eq!(err.kind, BlockKind::Metadata, "{url}");
+        assert!(err.reason.contains(why), "{url}: {}", err.reason);
+        assert!(err.to_string().starts_with("metadata_blocked: "), "{err}");
+    }
+}
+
+#[test]
+fn metadata_addresses_are_matched_through_every_embedding() {
+    for addr in [
+        "169.254.169.254",
+        "::ffff:169.254.169.254",
+        "::169.254.169.254",
+        "64:ff9b::a9fe:a9fe",
+        "2002:a9fe:a9fe::1",
+        "::ffff:168.63.129.16",
+        "fd00:ec2::254",
+        "fd20:ce::254",
+    ] {
+        assert!(crate::metadata_endpoint(ip(addr)).is_some(), "{addr}");
+    }
+    for addr in [
+        "169.254.169.253",
+        "168.63.129.17",
+        "fd00:ec2::255",
+        "8.8.8.8",
+    ] {
+        assert_eq!(crate::metadata_endpoint(ip(addr)), None, "{addr}");
+    }
+    // A metadata address resolved for an allowlisted name is still refused.
+    let policy = SsrfPolicy::from_config(&SsrfAllowlistConfig {
+        hosts: vec!["intranet.test".into()],
+        cidrs: vec!["169.254.0.0/16".into()],
+    })
+    .unwrap()
+    .with_private_network(true);
+    let err = policy
+        .vet_addresses("intranet.test", &[ip("10.0.0.1"), ip("169.254.169.254")])
+        .unwrap_err();
+    assert_eq!(err.kind, BlockKind::Metadata);
+    assert!(
+        policy
+            .vet_addresses("intranet.test", &[ip("10.0.0.1")])
+            .is_ok()
+    );
+    assert_eq!(
+        policy.ip_block(ip("169.254.169.254")).map(|(k, _)| k),
+        Some(BlockKind::Metadata)
+    );
+    assert_eq!(policy.ip_block(ip("169.254.1.1")), None);
+}
+
+#[test]
+fn allowlist_errors_name_the_key_they_were_read_from() {
+    let err = SsrfPolicy::from_config_at(
+        &SsrfAllowlistConfig {
+            hosts: vec![],
+            cidrs: vec!["10.0.0.0/99".into()],
+        },
+        "tools.web.search.ssrfAllowlist",
+    )
+    .unwrap_err();
+    assert_eq!(err.key, "tools.web.search.ssrfAllowlist.cidrs");
 }
 
 #[test]

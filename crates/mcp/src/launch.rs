@@ -1,16 +1,21 @@
 //! Starting one server's session: a stdio child in its own contained
 //! process tree (a `talon-proc-tree` leaf; environment filtered by the
-//! exec-env policy), or a streamable-HTTP connection with its headers; then
-//! the MCP handshake.
+//! exec-env policy), or a streamable-HTTP connection with its headers
+//! through the `talon-egress` guard (its URL vetted first, every connection
+//! pinned to vetted addresses, private networks only with
+//! `allowPrivateNetwork`, metadata endpoints never); then the MCP
+//! handshake.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use talon_egress::{EgressGuard, HostResolver, HttpOptions, Redirects, SsrfPolicy};
 use talon_exec_env::{EnvPolicy, process_env, sanitize_env_overrides};
 use talon_proc_tree::{Leaf, Limits, Supervisor};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -139,12 +144,57 @@ pub(crate) fn server_headers(
     Ok(out)
 }
 
-/// Start the session of one server.
+/// The most same-origin 307/308 hops one request follows (rmcp's own
+/// default client follows as many).
+const MAX_REDIRECTS: usize = 10;
+
+/// The egress guard of an HTTP server: the strict rules, or with the
+/// private networks open when the server sets `allowPrivateNetwork`
+/// (metadata endpoints stay refused either way).
+pub(crate) fn server_guard(
+    name: &str,
+    config: &McpServerConfig,
+    resolver: Arc<dyn HostResolver>,
+) -> EgressGuard {
+    let policy = SsrfPolicy::strict().with_private_network(config.allows_private_network());
+    EgressGuard::new(Arc::new(policy), resolver).with_opt_in(format!(
+        "set `allowPrivateNetwork: true` on MCP server `{name}` (mcp.servers.{name}, or its entry under agents.list[].mcp.servers)"
+    ))
+}
+
+/// The reqwest client an HTTP server's session uses: the guard's (no
+/// proxy, names resolved and vetted by the guard, same-origin 307/308
+/// redirects re-checked), after the server's URL itself was vetted.
+async fn guarded_client(
+    name: &str,
+    config: &McpServerConfig,
+    resolver: Arc<dyn HostResolver>,
+) -> Result<reqwest::Client, String> {
+    let raw = config.url.clone().unwrap_or_default();
+    let url = url::Url::parse(&raw).map_err(|e| format!("`{raw}` is not a URL: {e}"))?;
+    let guarded = server_guard(name, config, resolver)
+        .http_client(HttpOptions {
+            user_agent: None,
+            redirects: Redirects::SameOrigin { max: MAX_REDIRECTS },
+            // rmcp's default: no idle pooling (it avoids delayed-ACK stalls
+            // when a body was not read to the end).
+            pool_max_idle_per_host: Some(0),
+        })
+        .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)))?;
+    guarded.client_for(&url).await.map_err(|e| {
+        tracing::warn!(target: "talon::mcp", server = %name, code = e.code(), "mcp server URL refused by the egress guard");
+        e.to_string()
+    })
+}
+
+/// Start the session of one server; an HTTP server's names resolve through
+/// `resolver` (vetted by the egress guard).
 pub(crate) async fn launch(
     name: &str,
     config: &McpServerConfig,
     env_policy: &EnvPolicy,
     events: ClientEvents,
+    resolver: Arc<dyn HostResolver>,
 ) -> Result<Launched, String> {
     match config.transport() {
         Transport::Stdio => {
@@ -210,6 +260,9 @@ pub(crate) async fn launch(
         }
         Transport::StreamableHttp => {
             let url = config.url.clone().unwrap_or_default();
+            // Vetted before the headers (which may carry a token) are even
+            // read.
+            let client = guarded_client(name, config, resolver).await?;
             let headers = server_headers(name, config)?;
             // rmcp reads each JSON body and SSE event within a byte limit
             // before parsing; hold it to the same hard budget as a stdio
@@ -220,7 +273,7 @@ pub(crate) async fn launch(
                 .custom_headers(headers)
                 .max_sse_event_size(limits.hard_line)
                 .max_json_response_size(limits.hard_line);
-            let transport = StreamableHttpClientTransport::from_config(cfg);
+            let transport = StreamableHttpClientTransport::with_client(client, cfg);
             let service = events
                 .serve(transport)
                 .await

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use talon_exec_env::EnvPolicy;
+use talon_egress::{HostResolver, SystemResolver};
 use talon_tool_catalog::Tool;
 
 use crate::config::{McpConfig, McpServerConfig};
@@ -47,6 +48,7 @@ pub struct McpManager {
     env_agents: BTreeMap<String, Arc<EnvPolicy>>,
     instances: Mutex<BTreeMap<String, Arc<AgentServers>>>,
     generation: Arc<AtomicU64>,
+    resolver: Arc<dyn HostResolver>,
 }
 
 impl std::fmt::Debug for McpManager {
@@ -81,6 +83,7 @@ impl McpManager {
             env_agents: BTreeMap::new(),
             instances: Mutex::new(BTreeMap::new()),
             generation: Arc::new(AtomicU64::new(0)),
+            resolver: Arc::new(SystemResolver),
         }
     }
 
@@ -108,6 +111,14 @@ impl McpManager {
                 .get(&agent.trim().to_lowercase())
                 .unwrap_or(&self.env_global),
         )
+    }
+
+    /// Builder: resolve HTTP servers' host names with `resolver` instead of
+    /// the system resolver (every answer is still vetted by the egress
+    /// guard; tests make a name resolve to a private address).
+    pub fn with_resolver(mut self, resolver: Arc<dyn HostResolver>) -> Self {
+        self.resolver = resolver;
+        self
     }
 
     /// A counter that moves whenever some server's tool list changes (a
@@ -160,6 +171,7 @@ impl McpManager {
                         cfg.clone(),
                         Arc::clone(&env_policy),
                         Arc::clone(&self.generation),
+                        Arc::clone(&self.resolver),
                     ))
                 })
                 .collect();

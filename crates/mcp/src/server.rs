@@ -11,6 +11,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as McpTool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::{Map, Value};
 use talon_exec_env::EnvPolicy;
+use talon_egress::HostResolver;
 use talon_tool_catalog::{CancelExt, CancellationToken, ToolError, ToolErrorCode};
 
 use crate::config::{McpServerConfig, Transport};
@@ -111,6 +112,9 @@ pub(crate) struct Server {
     /// The owning agent's exec environment policy (a stdio server's base
     /// environment).
     env_policy: Arc<EnvPolicy>,
+    /// How an HTTP server's host name is resolved (vetted by the egress
+    /// guard before any connection).
+    resolver: Arc<dyn HostResolver>,
     slot: tokio::sync::Mutex<Slot>,
     pub(crate) shared: Arc<Shared>,
     failures: AtomicU32,
@@ -140,6 +144,7 @@ impl Server {
         config: McpServerConfig,
         env_policy: Arc<EnvPolicy>,
         generation: Arc<AtomicU64>,
+        resolver: Arc<dyn HostResolver>,
     ) -> Self {
         let state = if config.is_enabled() {
             ServerState::Idle
@@ -151,6 +156,7 @@ impl Server {
             safe_name,
             config,
             env_policy,
+            resolver,
             slot: tokio::sync::Mutex::new(Slot::default()),
             shared: Arc::new(Shared {
                 snapshot: Mutex::new(Snapshot {
@@ -252,7 +258,14 @@ impl Server {
             tree,
             child,
             verdict,
-        } = launch(&self.name, &self.config, &self.env_policy, events.clone()).await?;
+        } = launch(
+            &self.name,
+            &self.config,
+            &self.env_policy,
+            events.clone(),
+            Arc::clone(&self.resolver),
+        )
+        .await?;
         match self.verdict.lock() {
             Ok(mut v) => *v = verdict,
             Err(p) => *p.into_inner() = verdict,

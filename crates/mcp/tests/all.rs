@@ -6,8 +6,9 @@ mod support;
 mod suite {
     mod bounds;
     pub(crate) mod calls;
+    mod egress;
     mod lifecycle;
     mod listing;
-    mod peers;
+    pub(crate) mod peers;
     mod runtime;
 }

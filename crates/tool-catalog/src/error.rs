@@ -195,6 +195,9 @@ tool_error_codes! {
 
     /// The SSRF guard refused the URL or an address it resolved to.
     WebSsrfBlocked = "web.ssrf_blocked" => Unauthorized,
+    /// The URL or an address it resolved to is a cloud metadata endpoint,
+    /// which no allowlist or private-network opt-in opens.
+    WebMetadataBlocked = "web.metadata_blocked" => Unauthorized,
     /// The request could not be sent or the connection failed.
     WebRequestFailed = "web.request_failed" => Execution,
     /// The request ran past its deadline.

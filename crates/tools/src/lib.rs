@@ -65,12 +65,12 @@ pub use crate::process::{
 };
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 pub use crate::web::{
-    BraveProvider, ChatSearchProvider, EnvLookup, Freshness, GeminiProvider, GrokProvider,
-    HostLiteral, HostResolver, IpBlock, SEARCH_PROVIDERS, SSRF_BLOCKED_CODE, SearchProvider,
-    SearchProviderConfig, SearchRequest, SsrfAllowlistConfig, SsrfBlocked, SsrfPolicy,
-    StaticResolver, SystemResolver, WebError, WebFetchConfig, WebFetchTool, WebSearchConfig,
-    WebSearchTool, WebToolsConfig, classify_ip, is_blocked_hostname, normalize_cache_key,
-    normalize_hostname, parse_host_literal,
+    BlockKind, BraveProvider, ChatSearchProvider, EnvLookup, Freshness, GeminiProvider,
+    GrokProvider, HostLiteral, HostResolver, IpBlock, METADATA_BLOCKED_CODE, SEARCH_PROVIDERS,
+    SSRF_BLOCKED_CODE, SearchProvider, SearchProviderConfig, SearchRequest, SsrfAllowlistConfig,
+    SsrfBlocked, SsrfPolicy, StaticResolver, SystemResolver, WebError, WebFetchConfig,
+    WebFetchTool, WebSearchConfig, WebSearchTool, WebToolsConfig, classify_ip, is_blocked_hostname,
+    normalize_cache_key, normalize_hostname, parse_host_literal,
 };
 
 mod cron_tool;

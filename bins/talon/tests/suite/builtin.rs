@@ -172,12 +172,19 @@ fn web_fetch_refuses_private_addresses_before_connecting() {
         "http://2130706433/",
         "http://0x7f.1/",
         "http://[::ffff:127.0.0.1]/",
-        "http://169.254.169.254/latest/meta-data/",
     ] {
         let r = w.call("web_fetch", serde_json::json!({ "url": url }), &[]);
         assert_eq!(r.code, 2, "{url}: {r:?}");
         assert!(r.stdout.contains("ssrf_blocked"), "{url}: {}", r.stdout);
     }
+    // A cloud metadata endpoint is its own class, whatever is configured.
+    let r = w.call(
+        "web_fetch",
+        serde_json::json!({ "url": "http://169.254.169.254/latest/meta-data/" }),
+        &[],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.contains("web.metadata_blocked"), "{}", r.stdout);
 }
 
 #[test]

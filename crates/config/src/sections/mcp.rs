@@ -99,6 +99,14 @@ pub struct McpServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1_024, max = 16_777_216))]
     pub max_output_bytes: Option<usize>,
+    /// Talon, `url` servers only: `true` lets the server's URL reach a
+    /// private network (loopback, RFC 1918, link-local, CGNAT, unique-local
+    /// addresses and names like `localhost` or `*.internal`), which the
+    /// egress guard refuses otherwise. Cloud metadata endpoints
+    /// (`169.254.169.254`, `fd00:ec2::254`, `metadata.google.internal`,
+    /// ...) stay refused even then. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_private_network: Option<bool>,
 }
 
 impl schemars::JsonSchema for McpServers {
@@ -147,6 +155,12 @@ impl McpServerConfig {
         Duration::from_millis(self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS))
     }
 
+    /// Whether the server's URL may reach a private network
+    /// (`allowPrivateNetwork`, default false).
+    pub fn allows_private_network(&self) -> bool {
+        self.allow_private_network == Some(true)
+    }
+
     /// The result cap in bytes.
     pub fn max_output_bytes(&self) -> usize {
         self.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES)
@@ -180,6 +194,12 @@ impl McpServerConfig {
             out.push((
                 format!("{key}.headers"),
                 "headers only apply to `url` servers".to_owned(),
+            ));
+        }
+        if self.command.is_some() && self.allow_private_network.is_some() {
+            out.push((
+                format!("{key}.allowPrivateNetwork"),
+                "allowPrivateNetwork only applies to `url` servers (a stdio server makes no connection through Talon); remove it".to_owned(),
             ));
         }
         if self.url.is_some()

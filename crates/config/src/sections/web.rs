@@ -1,6 +1,6 @@
 //! Config of the web tools: the keys Talon honours under OpenClaw's
 //! `tools.web.fetch.*` and `tools.web.search.*`, plus Talon's own
-//! `tools.web.fetch.ssrfAllowlist`.
+//! `tools.web.fetch.ssrfAllowlist` and `tools.web.search.ssrfAllowlist`.
 //!
 //! Every field is optional; the defaults are OpenClaw's (facts §15, seed
 //! 002 §4). Unknown keys are refused so that a misspelt limit never
@@ -80,8 +80,10 @@ pub struct WebFetchConfig {
     /// whole body (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readability: Option<bool>,
-    /// Talon: hosts and networks `web_fetch` may reach although they are
-    /// private or special-use. Empty means none (never "all").
+    /// Talon: hosts and networks `web_fetch` (and a local sandbox's egress
+    /// proxy) may reach although they are private or special-use. Empty
+    /// means none (never "all"); cloud metadata endpoints stay refused
+    /// whatever it lists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssrf_allowlist: Option<SsrfAllowlistConfig>,
 }
@@ -143,6 +145,13 @@ pub struct WebSearchConfig {
     /// Moonshot Kimi settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kimi: Option<SearchProviderConfig>,
+    /// Talon: hosts and networks a provider `baseUrl` may reach although
+    /// they are private or special-use (a self-hosted, compatible
+    /// endpoint), in the same form as `tools.web.fetch.ssrfAllowlist`.
+    /// Empty means none (never "all"); cloud metadata endpoints stay
+    /// refused whatever it lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssrf_allowlist: Option<SsrfAllowlistConfig>,
 }
 
 /// One search provider's block.

@@ -243,3 +243,29 @@ fn a_non_empty_allow_list_and_an_empty_deny_list_load() {
     )
     .unwrap();
 }
+
+#[test]
+fn egress_opt_ins_are_known_keys_and_their_misspellings_are_refused() {
+    // The opt-ins load.
+    let ok = "{ tools: { web: { search: { ssrfAllowlist: { hosts: ['search.internal'], cidrs: ['127.0.0.1/32'] } } } },\n  mcp: { servers: { local: { url: 'http://127.0.0.1:9000/mcp', allowPrivateNetwork: true } } } }";
+    let loaded = load_str(ok, "talon.json").unwrap();
+    let search = loaded.config.tools.unwrap().web.unwrap().search.unwrap();
+    assert_eq!(search.ssrf_allowlist.unwrap().cidrs, vec!["127.0.0.1/32"]);
+    let mcp = loaded.config.mcp.unwrap();
+    assert!(mcp.servers.0[0].1.allows_private_network());
+    // A misspelt key is refused at its place, never ignored.
+    let got =
+        issues("{ tools: { web: { search: { ssrfAllowList: { cidrs: ['127.0.0.1/32'] } } } } }");
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].key_path, "tools.web.search.ssrfAllowList");
+    assert!(got[0].message.contains("ssrfAllowlist"), "{got:?}");
+    let got = issues(
+        "{ mcp: { servers: { local: { url: 'http://127.0.0.1/', allowPrivateNetworks: true } } } }",
+    );
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].key_path, "mcp.servers.local.allowPrivateNetworks");
+    // The opt-in means nothing on a stdio server: refused naming the key.
+    let got = issues("{ mcp: { servers: { s: { command: 'srv', allowPrivateNetwork: true } } } }");
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].key_path, "mcp.servers.s.allowPrivateNetwork");
+}

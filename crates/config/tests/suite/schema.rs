@@ -80,6 +80,7 @@ fn the_mcp_section_schema_is_typed_and_its_refs_resolve() {
         "timeoutMs",
         "supportsParallelToolCalls",
         "maxOutputBytes",
+        "allowPrivateNetwork",
     ] {
         assert!(props.contains_key(key), "{key} missing: {resolved}");
     }

@@ -10,13 +10,13 @@ use crate::suite::calls::call;
 use crate::support::{fixture_bin, manager, python};
 
 /// The fixture serving streamable HTTP on a loopback port; killed on drop.
-struct HttpFixture {
-    child: Child,
-    url: String,
+pub(crate) struct HttpFixture {
+    pub(crate) child: Child,
+    pub(crate) url: String,
 }
 
 impl HttpFixture {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let mut child = Command::new(fixture_bin())
             .args(["--http", "127.0.0.1:0", "--label", "over-http"])
             .stdout(Stdio::piped())
@@ -48,7 +48,7 @@ async fn streamable_http_servers_list_and_call_with_env_headers() {
     // SAFETY of the test: a variable only this test reads.
     let var = "TALON_MCP_TEST_HTTP_TOKEN";
     let m = manager(
-        json!({"web": {"url": fixture.url, "headers": {"Authorization": format!("Bearer ${{{var}}}"), "X-Static": "1"}}}),
+        json!({"web": {"url": fixture.url, "allowPrivateNetwork": true, "headers": {"Authorization": format!("Bearer ${{{var}}}"), "X-Static": "1"}}}),
     );
     // Unset: a clear error naming the server and the header.
     let reports = m.ensure_agent("main").await;
@@ -62,7 +62,7 @@ async fn streamable_http_servers_list_and_call_with_env_headers() {
     m.shutdown().await;
 
     let m = manager(
-        json!({"web": {"url": fixture.url, "headers": {"X-Home": "${HOME}"}, "supportsParallelToolCalls": true}}),
+        json!({"web": {"url": fixture.url, "allowPrivateNetwork": true, "headers": {"X-Home": "${HOME}"}, "supportsParallelToolCalls": true}}),
     );
     let reports = m.ensure_agent("main").await;
     assert_eq!(reports[0].error, None);
@@ -139,7 +139,9 @@ async fn the_published_time_server_lists_and_answers() {
 #[tokio::test]
 async fn a_dead_http_server_fails_the_call_clearly() {
     let mut fixture = HttpFixture::start();
-    let m = manager(json!({"web": {"url": fixture.url, "timeoutMs": 2000}}));
+    let m = manager(
+        json!({"web": {"url": fixture.url, "allowPrivateNetwork": true, "timeoutMs": 2000}}),
+    );
     assert_eq!(m.ensure_agent("main").await[0].error, None);
     assert_eq!(
         call(&m, "web__echo", json!({"text": "up"}))
@@ -167,7 +169,9 @@ async fn an_http_answer_over_the_frame_budget_fails_the_call_and_the_next_works(
     // whole) is refused while it is read, promptly, without ending the
     // server.
     let fixture = HttpFixture::start();
-    let m = manager(json!({"web": {"url": fixture.url, "timeoutMs": 30_000}}));
+    let m = manager(
+        json!({"web": {"url": fixture.url, "allowPrivateNetwork": true, "timeoutMs": 30_000}}),
+    );
     assert_eq!(m.ensure_agent("main").await[0].error, None);
     let started = std::time::Instant::now();
     let err = call(&m, "web__huge", json!({"bytes": 10_000_000}))

@@ -13,10 +13,10 @@ use std::sync::{Arc, OnceLock};
 use talon_config::TalonConfig;
 use talon_hooks::exec_env::ExecEnvHooks;
 use talon_sandbox_core::SandboxBackendRegistry;
-use talon_tool_catalog::{Tool, ToolError, ToolSpec};
+use talon_tool_catalog::{Tool, ToolSpec};
 use talon_tools::{
-    ExecConfig, ProcessRegistry, ReadLimits, RegistryOptions, WebFetchTool, WebSearchTool,
-    WebToolsConfig,
+    ExecConfig, ProcessRegistry, ReadLimits, RegistryOptions, WebError, WebFetchTool,
+    WebSearchTool, WebToolsConfig,
 };
 
 pub(crate) use families::CronFamily;
@@ -95,12 +95,12 @@ impl Builtins {
         let fetch = fetch_config.is_enabled().then(|| {
             WebFetchTool::new(&fetch_config)
                 .map(|t| Arc::new(t) as Arc<dyn Tool>)
-                .map_err(|e| ToolError::execution(e.to_string()))
+                .map_err(WebError::into_tool_error)
         });
         let search = search_config.is_enabled().then(|| {
             WebSearchTool::new(&search_config)
                 .map(|t| Arc::new(t) as Arc<dyn Tool>)
-                .map_err(|e| ToolError::execution(e.to_string()))
+                .map_err(WebError::into_tool_error)
         });
         let mut web_tools = Vec::new();
         for (name, built) in [("web_fetch", fetch), ("web_search", search)] {

@@ -19,12 +19,17 @@ use crate::web::config::{
     DEFAULT_FETCH_TIMEOUT_SECONDS, DEFAULT_MAX_REDIRECTS, MAX_FETCH_MAX_RESPONSE_BYTES,
     MIN_FETCH_MAX_RESPONSE_BYTES, WebFetchConfig,
 };
-use crate::web::error::WebError;
+use crate::web::error::{WebError, egress_refusal};
 use crate::web::extract::{
     BodyKind, decode_body, html_to_markdown, markdown_to_text, pretty_json, truncate_chars,
 };
-use crate::web::resolve::PinnedResolver;
-use talon_egress::{HostResolver, SsrfBlocked, SsrfPolicy, SystemResolver};
+use talon_egress::{
+    EgressGuard, GuardedClient, HostResolver, HttpOptions, Redirects, SsrfBlocked, SsrfPolicy,
+    SystemResolver, blocked_in,
+};
+
+/// How an operator lets `web_fetch` reach a private destination.
+const FETCH_OPT_IN: &str = "add its host to `tools.web.fetch.ssrfAllowlist.hosts` or its network to `tools.web.fetch.ssrfAllowlist.cidrs`";
 
 /// The smallest `maxChars` a call gets.
 const MIN_MAX_CHARS: usize = 100;
@@ -71,8 +76,7 @@ struct Page {
 #[derive(Debug)]
 pub struct WebFetchTool {
     spec: ToolSpec,
-    client: reqwest::Client,
-    policy: Arc<SsrfPolicy>,
+    client: GuardedClient,
     cache: TtlCache<Page>,
     max_chars: usize,
     max_chars_cap: Option<usize>,
@@ -99,20 +103,19 @@ impl WebFetchTool {
             Some(allow) => SsrfPolicy::from_config(allow)?,
             None => SsrfPolicy::strict(),
         });
+        let guard = EgressGuard::new(policy, resolver).with_opt_in(FETCH_OPT_IN);
         let user_agent = config
             .user_agent
             .clone()
             .filter(|u| !u.trim().is_empty())
             .unwrap_or_else(|| DEFAULT_USER_AGENT.to_owned());
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .dns_resolver(PinnedResolver {
-                inner: resolver,
-                policy: Arc::clone(&policy),
+        // Redirects are followed here, hop by hop, each through the guard.
+        let client = guard
+            .http_client(HttpOptions {
+                user_agent: Some(user_agent),
+                redirects: Redirects::None,
+                pool_max_idle_per_host: None,
             })
-            .user_agent(user_agent)
-            .build()
             .map_err(|e| WebError::Client {
                 tool: "web_fetch",
                 message: e.to_string(),
@@ -139,7 +142,6 @@ impl WebFetchTool {
         Ok(WebFetchTool {
             spec,
             client,
-            policy,
             cache: TtlCache::new(Duration::from_secs(ttl_minutes.saturating_mul(60))),
             max_chars,
             max_chars_cap: config.max_chars_cap.map(|c| to_usize(c).max(MIN_MAX_CHARS)),
@@ -164,7 +166,7 @@ impl WebFetchTool {
 
     /// The compiled SSRF policy.
     pub fn policy(&self) -> &SsrfPolicy {
-        &self.policy
+        self.client.guard().policy()
     }
 
     fn read_params(&self, call: &ToolCall) -> Result<(Url, ExtractMode, usize), ToolError> {
@@ -217,10 +219,10 @@ impl WebFetchTool {
         let mut current = url.clone();
         let mut hops = 0u32;
         let response = loop {
-            self.policy.check_url(&current).map_err(ssrf_error)?;
             let response = self
                 .client
                 .get(current.clone())
+                .map_err(ssrf_error)?
                 .header(
                     ACCEPT,
                     "text/markdown, text/html;q=0.9, application/json;q=0.8, */*;q=0.1",
@@ -320,27 +322,14 @@ fn to_usize(n: u64) -> usize {
 }
 
 fn ssrf_error(blocked: SsrfBlocked) -> ToolError {
-    tracing::warn!(code = blocked.code(), reason = %blocked.reason, "web_fetch: refused by the SSRF guard");
-    ToolError::new(ToolErrorCode::WebSsrfBlocked, blocked.to_string())
-}
-
-/// The SSRF refusal inside a client error, if that is what it is.
-fn find_ssrf(err: &(dyn std::error::Error + 'static)) -> Option<SsrfBlocked> {
-    let mut current = Some(err);
-    while let Some(e) = current {
-        if let Some(blocked) = e.downcast_ref::<SsrfBlocked>() {
-            return Some(blocked.clone());
-        }
-        current = e.source();
-    }
-    None
+    egress_refusal("web_fetch", blocked)
 }
 
 fn request_error(err: &reqwest::Error, url: &Url) -> ToolError {
-    if let Some(blocked) = find_ssrf(err) {
+    if let Some(blocked) = blocked_in(err) {
         return ssrf_error(SsrfBlocked {
             url: url.to_string(),
-            reason: blocked.reason,
+            ..blocked
         });
     }
     let mut chain = Vec::new();
@@ -395,7 +384,7 @@ impl Tool for WebFetchTool {
         abort.check()?;
         let started = Instant::now();
         let (url, mode, max_chars) = self.read_params(call)?;
-        self.policy.check_url(&url).map_err(ssrf_error)?;
+        self.client.guard().check_url(&url).map_err(ssrf_error)?;
         let key = format!("{}|{}", mode.as_str(), url);
         let (page, cached) = match self.cache.get(&key) {
             Some(page) => (page, true),

@@ -1,13 +1,22 @@
 //! The web tools: `web_fetch` (behind the SSRF guard) and `web_search`.
 //!
-//! - [`WebFetchTool`] GETs one http(s) URL. Every URL and every redirect
-//!   hop passes [`SsrfPolicy::check_url`]; host names are resolved by a
-//!   [`HostResolver`] and every address is vetted before the HTTP client
-//!   may connect, and the client connects only to vetted addresses (DNS
-//!   pinning). Proxy environment variables are ignored. A refusal is a
-//!   tool error whose message starts with [`SSRF_BLOCKED_CODE`].
+//! Both reach the network only through `talon-egress`'s guarded client
+//! (`EgressGuard::http_client`): every URL passes [`SsrfPolicy::check_url`],
+//! host names are resolved by a [`HostResolver`] and every address is
+//! vetted before the client may connect, and the client connects only to
+//! vetted addresses (DNS pinning). Proxy environment variables are
+//! ignored. A refusal is a tool error (`web.ssrf_blocked`, or
+//! `web.metadata_blocked` for a cloud metadata endpoint, which no opt-in
+//! opens) whose message starts with the egress code ([`SSRF_BLOCKED_CODE`]
+//! or [`METADATA_BLOCKED_CODE`]) and names the key that opts in.
+//!
+//! - [`WebFetchTool`] GETs one http(s) URL, re-checking every redirect hop;
+//!   `tools.web.fetch.ssrfAllowlist` opens private destinations.
 //! - [`WebSearchTool`] asks one [`SearchProvider`] (Brave, Perplexity,
-//!   Grok, Gemini, Kimi) and caches the answer for 30 minutes.
+//!   Grok, Gemini, Kimi) and caches the answer for 30 minutes. A provider's
+//!   `baseUrl` is vetted like any URL (refused at build when it is a
+//!   private literal, at call time when its name resolves privately);
+//!   `tools.web.search.ssrfAllowlist` opens a self-hosted endpoint.
 //! - [`WebFetchConfig`] / [`WebSearchConfig`] are the `tools.web.fetch` /
 //!   `tools.web.search` config blocks (OpenClaw's key names).
 //!
@@ -42,7 +51,6 @@ pub(crate) mod extract;
 pub(crate) mod fetch;
 pub(crate) mod freshness;
 pub(crate) mod providers;
-pub(crate) mod resolve;
 pub(crate) mod search;
 
 pub use self::config::{
@@ -60,7 +68,7 @@ pub use self::providers::{
 };
 pub use self::search::{EnvLookup, SEARCH_PROVIDERS, WebSearchTool, normalize_cache_key};
 pub use talon_egress::{
-    HostLiteral, IpBlock, SSRF_BLOCKED_CODE, SsrfBlocked, SsrfPolicy, classify_ip,
-    is_blocked_hostname, normalize_hostname, parse_host_literal,
+    BlockKind, HostLiteral, IpBlock, METADATA_BLOCKED_CODE, SSRF_BLOCKED_CODE, SsrfBlocked,
+    SsrfPolicy, classify_ip, is_blocked_hostname, normalize_hostname, parse_host_literal,
 };
 pub use talon_egress::{HostResolver, StaticResolver, SystemResolver};

@@ -5,8 +5,10 @@
 use std::fmt;
 
 use serde_json::{Map, Value, json};
+use talon_egress::{GuardedClient, blocked_in};
 use talon_tool_catalog::{ToolError, ToolErrorCode};
 
+use crate::web::error::egress_refusal;
 use crate::web::freshness::Freshness;
 
 /// One search, after validation.
@@ -41,9 +43,9 @@ pub trait SearchProvider: Send + Sync + fmt::Debug {
         default_check(self.id(), req)
     }
 
-    /// Run the search; the payload is what the model sees.
-    async fn search(&self, http: &reqwest::Client, req: &SearchRequest)
-    -> Result<Value, ToolError>;
+    /// Run the search through `http`, the guarded client (it reaches only
+    /// what the egress guard vetted); the payload is what the model sees.
+    async fn search(&self, http: &GuardedClient, req: &SearchRequest) -> Result<Value, ToolError>;
 }
 
 /// The HTTP part every provider shares: send, read a bounded body, turn a
@@ -81,6 +83,20 @@ async fn send_json(provider: &str, request: reqwest::RequestBuilder) -> Result<V
         .map_err(|e| provider_failed(format!("{provider} search API returned invalid JSON: {e}")))
 }
 
+/// A request to `url` through the guarded client: a URL the egress guard
+/// refuses fails here, before anything is sent (the API key included).
+fn guarded_request(
+    http: &GuardedClient,
+    method: reqwest::Method,
+    provider: &str,
+    url: &str,
+) -> Result<reqwest::RequestBuilder, ToolError> {
+    let parsed = url::Url::parse(url)
+        .map_err(|e| provider_failed(format!("{provider} base URL {url:?} is not a URL: {e}")))?;
+    http.request(method, parsed)
+        .map_err(|b| egress_refusal("web_search", b))
+}
+
 /// A provider answer that cannot be used.
 fn provider_failed(message: impl Into<String>) -> ToolError {
     ToolError::new(ToolErrorCode::WebProviderFailed, message)
@@ -89,6 +105,9 @@ fn provider_failed(message: impl Into<String>) -> ToolError {
 /// A request that could not be sent or read (`web.timeout` when the
 /// client's deadline passed).
 fn request_failed(provider: &str, what: &str, e: &reqwest::Error) -> ToolError {
+    if let Some(blocked) = blocked_in(e) {
+        return egress_refusal("web_search", blocked);
+    }
     let code = if e.is_timeout() {
         ToolErrorCode::WebTimeout
     } else {
@@ -179,11 +198,7 @@ impl SearchProvider for BraveProvider {
         Ok(())
     }
 
-    async fn search(
-        &self,
-        http: &reqwest::Client,
-        req: &SearchRequest,
-    ) -> Result<Value, ToolError> {
+    async fn search(&self, http: &GuardedClient, req: &SearchRequest) -> Result<Value, ToolError> {
         let mut url =
             url::Url::parse(&join_url(&self.base_url, "res/v1/web/search")).map_err(|e| {
                 provider_failed(format!(
@@ -207,6 +222,7 @@ impl SearchProvider for BraveProvider {
         }
         let request = http
             .get(url)
+            .map_err(|b| egress_refusal("web_search", b))?
             .header("Accept", "application/json")
             .header("X-Subscription-Token", &self.api_key);
         let data = send_json("Brave", request).await?;
@@ -310,7 +326,7 @@ impl ChatSearchProvider {
 
     async fn perplexity_search(
         &self,
-        http: &reqwest::Client,
+        http: &GuardedClient,
         req: &SearchRequest,
     ) -> Result<Value, ToolError> {
         let mut body = json!({
@@ -329,13 +345,17 @@ impl ChatSearchProvider {
                 Value::String(recency.into()),
             );
         }
-        let request = http
-            .post(join_url(&self.base_url, "chat/completions"))
-            .bearer_auth(&self.api_key)
-            .header("HTTP-Referer", "https://talon.invalid")
-            .header("X-Title", "Talon web_search")
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
+        let request = guarded_request(
+            http,
+            reqwest::Method::POST,
+            "Perplexity",
+            &join_url(&self.base_url, "chat/completions"),
+        )?
+        .bearer_auth(&self.api_key)
+        .header("HTTP-Referer", "https://talon.invalid")
+        .header("X-Title", "Talon web_search")
+        .header("Content-Type", "application/json")
+        .body(body.to_string());
         let data = send_json("Perplexity", request).await?;
         let content = data
             .pointer("/choices/0/message/content")
@@ -362,7 +382,7 @@ impl ChatSearchProvider {
 
     async fn kimi_search(
         &self,
-        http: &reqwest::Client,
+        http: &GuardedClient,
         req: &SearchRequest,
     ) -> Result<Value, ToolError> {
         let mut messages = vec![json!({ "role": "user", "content": req.query })];
@@ -375,11 +395,15 @@ impl ChatSearchProvider {
                 "messages": messages,
                 "tools": tools,
             });
-            let request = http
-                .post(join_url(&self.base_url, "chat/completions"))
-                .bearer_auth(&self.api_key)
-                .header("Content-Type", "application/json")
-                .body(body.to_string());
+            let request = guarded_request(
+                http,
+                reqwest::Method::POST,
+                "Kimi",
+                &join_url(&self.base_url, "chat/completions"),
+            )?
+            .bearer_auth(&self.api_key)
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
             let data = send_json("Kimi", request).await?;
             let choice = data.pointer("/choices/0").cloned().unwrap_or(Value::Null);
             let message = choice.get("message").cloned().unwrap_or(Value::Null);
@@ -442,11 +466,7 @@ impl SearchProvider for ChatSearchProvider {
         default_check(self.id, req)
     }
 
-    async fn search(
-        &self,
-        http: &reqwest::Client,
-        req: &SearchRequest,
-    ) -> Result<Value, ToolError> {
+    async fn search(&self, http: &GuardedClient, req: &SearchRequest) -> Result<Value, ToolError> {
         if self.id == "kimi" {
             self.kimi_search(http, req).await
         } else {
@@ -512,21 +532,21 @@ impl SearchProvider for GrokProvider {
         Some(&self.model)
     }
 
-    async fn search(
-        &self,
-        http: &reqwest::Client,
-        req: &SearchRequest,
-    ) -> Result<Value, ToolError> {
+    async fn search(&self, http: &GuardedClient, req: &SearchRequest) -> Result<Value, ToolError> {
         let body = json!({
             "model": self.model,
             "input": [{ "role": "user", "content": req.query }],
             "tools": [{ "type": "web_search" }],
         });
-        let request = http
-            .post(join_url(&self.base_url, "responses"))
-            .bearer_auth(&self.api_key)
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
+        let request = guarded_request(
+            http,
+            reqwest::Method::POST,
+            "Grok",
+            &join_url(&self.base_url, "responses"),
+        )?
+        .bearer_auth(&self.api_key)
+        .header("Content-Type", "application/json")
+        .body(body.to_string());
         let data = send_json("Grok", request).await?;
         let mut texts = Vec::new();
         let mut citations = Vec::new();
@@ -628,21 +648,21 @@ impl SearchProvider for GeminiProvider {
         Some(&self.model)
     }
 
-    async fn search(
-        &self,
-        http: &reqwest::Client,
-        req: &SearchRequest,
-    ) -> Result<Value, ToolError> {
+    async fn search(&self, http: &GuardedClient, req: &SearchRequest) -> Result<Value, ToolError> {
         let body = json!({
             "contents": [{ "parts": [{ "text": req.query }] }],
             "tools": [{ "google_search": {} }],
         });
         let path = format!("models/{}:generateContent", self.model);
-        let request = http
-            .post(join_url(&self.base_url, &path))
-            .header("x-goog-api-key", &self.api_key)
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
+        let request = guarded_request(
+            http,
+            reqwest::Method::POST,
+            "Gemini",
+            &join_url(&self.base_url, &path),
+        )?
+        .header("x-goog-api-key", &self.api_key)
+        .header("Content-Type", "application/json")
+        .body(body.to_string());
         let data = send_json("Gemini", request).await?;
         let candidate = data
             .pointer("/candidates/0")

@@ -22,6 +22,12 @@ use crate::web::freshness::Freshness;
 use crate::web::providers::{
     BraveProvider, ChatSearchProvider, GeminiProvider, GrokProvider, SearchProvider, SearchRequest,
 };
+use talon_egress::{
+    EgressGuard, GuardedClient, HostResolver, HttpOptions, Redirects, SsrfPolicy, SystemResolver,
+};
+
+/// How an operator lets a provider `baseUrl` reach a private destination.
+const SEARCH_OPT_IN: &str = "add its host to `tools.web.search.ssrfAllowlist.hosts` or its network to `tools.web.search.ssrfAllowlist.cidrs`";
 
 /// The providers, in auto-detection order.
 pub const SEARCH_PROVIDERS: [&str; 5] = ["brave", "gemini", "grok", "kimi", "perplexity"];
@@ -66,7 +72,7 @@ pub struct WebSearchTool {
     spec: ToolSpec,
     config: WebSearchConfig,
     explicit_provider: Option<&'static str>,
-    http: reqwest::Client,
+    http: GuardedClient,
     cache: TtlCache<Value>,
     env: EnvLookup,
     timeout: Duration,
@@ -84,9 +90,20 @@ impl fmt::Debug for WebSearchTool {
 
 impl WebSearchTool {
     /// The tool, reading keys from the process environment when the config
-    /// has none. Checks the provider name and base URLs now; a missing key
-    /// is reported when a search is made.
+    /// has none. Checks the provider name and base URLs now (a `baseUrl`
+    /// the egress guard refuses by its literal or name is an error naming
+    /// its key); a missing key is reported when a search is made.
     pub fn new(config: &WebSearchConfig) -> Result<Self, WebError> {
+        Self::with_resolver(config, Arc::new(SystemResolver))
+    }
+
+    /// [`WebSearchTool::new`] resolving host names with `resolver` (tests
+    /// make a "public" name resolve to a loopback address with a
+    /// [`crate::web::StaticResolver`]).
+    pub fn with_resolver(
+        config: &WebSearchConfig,
+        resolver: Arc<dyn HostResolver>,
+    ) -> Result<Self, WebError> {
         let explicit_provider = match config.provider.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(p) => {
@@ -103,23 +120,32 @@ impl WebSearchTool {
                 })?)
             }
         };
+        let policy = match &config.ssrf_allowlist {
+            Some(allow) => SsrfPolicy::from_config_at(allow, "tools.web.search.ssrfAllowlist")?,
+            None => SsrfPolicy::strict(),
+        };
+        let guard = EgressGuard::new(Arc::new(policy), resolver).with_opt_in(SEARCH_OPT_IN);
         for id in SEARCH_PROVIDERS {
             if let Some(base) = provider_block(config, id).and_then(|b| b.base_url.as_deref()) {
-                let ok = url::Url::parse(base)
-                    .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
-                if !ok {
-                    return Err(WebError::config(
-                        format!("tools.web.search.{id}.baseUrl"),
-                        format!("`{base}` is not an http(s) URL"),
-                    ));
-                }
+                let key = format!("tools.web.search.{id}.baseUrl");
+                let parsed = url::Url::parse(base)
+                    .ok()
+                    .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+                    .ok_or_else(|| {
+                        WebError::config(key.clone(), format!("`{base}` is not an http(s) URL"))
+                    })?;
+                guard
+                    .check_url(&parsed)
+                    .map_err(|blocked| WebError::Blocked { key, blocked })?;
             }
         }
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("Talon-web_search/", env!("CARGO_PKG_VERSION")))
-            .build()
+        // No redirects are followed: a provider API answers in place.
+        let http = guard
+            .http_client(HttpOptions {
+                user_agent: Some(concat!("Talon-web_search/", env!("CARGO_PKG_VERSION")).into()),
+                redirects: Redirects::None,
+                pool_max_idle_per_host: None,
+            })
             .map_err(|e| WebError::Client {
                 tool: "web_search",
                 message: e.to_string(),

@@ -7,6 +7,8 @@ mod server;
 mod fetch;
 mod gateway;
 mod search;
+#[path = "web/search_egress.rs"]
+mod search_egress;
 #[path = "web/ssrf_e2e.rs"]
 mod ssrf_e2e;
 

@@ -3,7 +3,9 @@
 //! is asserted.
 
 use serde_json::{Value, json};
-use talon_tools::{SearchProviderConfig, WebError, WebSearchConfig, WebSearchTool};
+use talon_tools::{
+    SearchProviderConfig, SsrfAllowlistConfig, WebError, WebSearchConfig, WebSearchTool,
+};
 
 use super::call;
 use super::server::{Reply, TestServer};
@@ -13,6 +15,15 @@ fn block(server: &TestServer, key: &str) -> Option<SearchProviderConfig> {
         api_key: Some(key.into()),
         base_url: Some(server.url("")),
         model: None,
+    })
+}
+
+/// The fake providers listen on loopback: the explicit opt-in a
+/// self-hosted endpoint needs.
+fn loopback_opt_in() -> Option<SsrfAllowlistConfig> {
+    Some(SsrfAllowlistConfig {
+        hosts: vec![],
+        cidrs: vec!["127.0.0.1/32".into()],
     })
 }
 
@@ -40,6 +51,7 @@ async fn brave_request_shape_and_results() {
     let config = WebSearchConfig {
         provider: Some("brave".into()),
         brave: block(&server, "BSA-key"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -83,6 +95,7 @@ async fn perplexity_request_shape_and_citations() {
     let config = WebSearchConfig {
         provider: Some("perplexity".into()),
         perplexity: block(&server, "pplx-secret"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -125,6 +138,7 @@ async fn perplexity_through_openrouter_uses_its_model_name() {
             base_url: Some(format!("{}/openrouter/api/v1", server.url(""))),
             model: None,
         }),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -153,6 +167,7 @@ async fn grok_request_shape_and_annotations() {
     let config = WebSearchConfig {
         provider: Some("grok".into()),
         grok: block(&server, "xai-key"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -192,6 +207,7 @@ async fn gemini_request_shape_and_grounding() {
             base_url: Some(server.url("/v1beta")),
             model: Some("gemini-2.5-pro".into()),
         }),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -237,6 +253,7 @@ async fn kimi_echoes_the_builtin_search_call_then_answers() {
     let config = WebSearchConfig {
         provider: Some("kimi".into()),
         kimi: block(&server, "moon-key"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -271,6 +288,7 @@ async fn key_comes_from_the_environment_when_config_has_none() {
             base_url: Some(server.url("")),
             model: None,
         }),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = WebSearchTool::new(&config)
@@ -295,6 +313,7 @@ async fn provider_is_auto_detected_from_the_available_key() {
             base_url: Some(server.url("")),
             model: None,
         }),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = WebSearchTool::new(&config)
@@ -319,6 +338,7 @@ async fn missing_key_names_the_config_key_and_env_var() {
     );
     let config = WebSearchConfig {
         provider: Some("kimi".into()),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -336,6 +356,7 @@ async fn freshness_is_validated_before_any_request() {
     let config = WebSearchConfig {
         provider: Some("brave".into()),
         brave: block(&server, "k"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -391,6 +412,7 @@ async fn unsupported_options_are_refused_per_provider() {
     let config = WebSearchConfig {
         provider: Some("grok".into()),
         grok: block(&server, "k"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -405,6 +427,7 @@ async fn unsupported_options_are_refused_per_provider() {
     let config = WebSearchConfig {
         provider: Some("perplexity".into()),
         perplexity: block(&server, "pplx-k"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -424,6 +447,7 @@ async fn results_are_cached_under_the_normalised_key() {
     let server = brave_server().await;
     let config = WebSearchConfig {
         brave: block(&server, "k"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -450,6 +474,7 @@ async fn count_is_clamped_to_one_through_ten() {
     let config = WebSearchConfig {
         brave: block(&server, "k"),
         cache_ttl_minutes: Some(0),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -476,6 +501,7 @@ async fn provider_errors_carry_status_and_text_but_not_the_key() {
     .await;
     let config = WebSearchConfig {
         brave: block(&server, "super-secret-key"),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     };
     let tool = no_env(WebSearchTool::new(&config).unwrap());
@@ -493,6 +519,7 @@ async fn provider_errors_carry_status_and_text_but_not_the_key() {
 async fn bad_config_is_refused_with_the_key() {
     let err = WebSearchTool::new(&WebSearchConfig {
         provider: Some("bing".into()),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     })
     .unwrap_err();
@@ -509,6 +536,7 @@ async fn bad_config_is_refused_with_the_key() {
             base_url: Some("ftp://x".into()),
             ..SearchProviderConfig::default()
         }),
+        ssrf_allowlist: loopback_opt_in(),
         ..WebSearchConfig::default()
     })
     .unwrap_err();

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use talon_tools::{
-    SSRF_BLOCKED_CODE, SsrfAllowlistConfig, StaticResolver, WebFetchConfig, WebFetchTool,
+    METADATA_BLOCKED_CODE, SSRF_BLOCKED_CODE, SsrfAllowlistConfig, StaticResolver, WebFetchConfig,
+    WebFetchTool,
 };
 
 use super::call;
@@ -61,17 +62,45 @@ async fn every_loopback_spelling_is_refused_without_connecting() {
 #[tokio::test]
 async fn metadata_endpoints_userinfo_and_schemes_are_refused() {
     let tool = WebFetchTool::new(&WebFetchConfig::default()).unwrap();
+    // Metadata endpoints have their own code, also under an allowlist that
+    // names them.
+    let wide = WebFetchConfig {
+        ssrf_allowlist: Some(SsrfAllowlistConfig {
+            hosts: vec!["metadata.google.internal".into()],
+            cidrs: vec![
+                "169.254.0.0/16".into(),
+                "100.64.0.0/10".into(),
+                "fd00::/8".into(),
+            ],
+        }),
+        ..WebFetchConfig::default()
+    };
+    let wide = WebFetchTool::new(&wide).unwrap();
     for (url, why) in [
-        ("http://169.254.169.254/latest/meta-data/", "linkLocal"),
         (
-            "http://100.100.100.200/latest/meta-data/",
-            "carrierGradeNat",
+            "http://169.254.169.254/latest/meta-data/",
+            "cloud instance metadata",
         ),
-        ("http://[fd00:ec2::254]/latest/meta-data/", "uniqueLocal"),
+        ("http://100.100.100.200/latest/meta-data/", "Alibaba"),
+        (
+            "http://[fd00:ec2::254]/latest/meta-data/",
+            "AWS instance metadata",
+        ),
+        ("http://168.63.129.16/machine", "Azure WireServer"),
         (
             "http://metadata.google.internal/computeMetadata/v1/",
-            "blocked host name",
+            "metadata service name",
         ),
+    ] {
+        for t in [&tool, &wide] {
+            let err = call(t, json!({ "url": url })).await.unwrap_err();
+            assert_eq!(err.code().as_str(), "web.metadata_blocked", "{url}: {err}");
+            let msg = err.to_string();
+            assert!(msg.starts_with(METADATA_BLOCKED_CODE), "{msg}");
+            assert!(msg.contains(why), "expected {why:?} in {msg}");
+        }
+    }
+    for (url, why) in [
         ("http://user:pw@example.com/", "credentials"),
         ("file:///etc/passwd", "Blocked scheme `file:`"),
         ("ftp://example.com/pub", "Blocked scheme `ftp:`"),
@@ -169,7 +198,6 @@ async fn redirects_to_private_targets_are_refused_per_hop() {
 
     for (path, why) in [
         ("/to-private", "10.0.0.1 is private"),
-        ("/to-metadata", "169.254.169.254 is linkLocal"),
         ("/to-localhost", "blocked host name"),
         ("/to-file", "Blocked scheme `file:`"),
     ] {
@@ -178,6 +206,10 @@ async fn redirects_to_private_targets_are_refused_per_hop() {
             .unwrap_err();
         assert_blocked(&err.to_string(), why);
     }
+    let err = call(&tool, json!({ "url": server.url("/to-metadata") }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "web.metadata_blocked", "{err}");
 }
 
 #[tokio::test]
