@@ -262,11 +262,13 @@ impl Gate {
                 params,
                 rewritten: false,
                 approval: None,
+                exec_pin: None,
             },
             GateOutcome::AllowRewritten { params } => GateVerdict::Run {
                 params,
                 rewritten: true,
                 approval: None,
+                exec_pin: None,
             },
             GateOutcome::NeedsApproval {
                 params,
@@ -417,8 +419,12 @@ impl Gate {
         ctx: &HookContext,
     ) -> GateVerdict {
         let mut last = None;
+        let mut exec_pin = None;
         let mut queue = approvals.into_iter();
         while let Some(spec) = queue.next() {
+            if spec.exec_pin.is_some() {
+                exec_pin.clone_from(&spec.exec_pin);
+            }
             match self
                 .resolve_approval(tool, call_id, &params, spec, ctx)
                 .await
@@ -436,6 +442,7 @@ impl Gate {
             params,
             rewritten,
             approval: last,
+            exec_pin,
         }
     }
 

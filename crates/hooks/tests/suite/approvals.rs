@@ -77,6 +77,7 @@ async fn allow_once_runs_the_frozen_params_and_tells_on_resolution() {
             params: p,
             rewritten,
             approval,
+            ..
         } => {
             assert_eq!(p, params(json!({"command": "ls -la"})));
             assert!(rewritten);
