@@ -476,6 +476,20 @@ impl Gate {
             &ctx.session_key,
             self.approval_timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT),
         );
+        if let Some(shown) = request.too_large_to_show() {
+            // Never ask about something the approver cannot see whole.
+            notify_resolution(&approval, ApprovalDecision::Cancelled);
+            return Err(BlockedCall::new(
+                DeniedReason::ApprovalUnavailable,
+                format!(
+                    "the call needs approval but what the approver must read is {shown} bytes, \
+                     more than the {} that are shown whole; nothing was asked or run. Split the \
+                     command or move its content into a file",
+                    crate::approval::APPROVAL_DISPLAY_MAX_BYTES
+                ),
+            )
+            .source(source));
+        }
         let resolution = broker.request(request, ctx.abort.token()).await;
         notify_resolution(&approval, resolution.decision);
         let decision = resolution.decision;
