@@ -536,6 +536,16 @@ pub(crate) enum ApprovalsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// One pending approval, whole: the exact command (control, ANSI,
+    /// bidi and zero-width characters written out), environment and
+    /// parameters.
+    Show {
+        /// Approval id.
+        id: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Allow a pending call (once, or --always to remember the grant).
     Approve {
         /// Approval id.

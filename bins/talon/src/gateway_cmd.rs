@@ -276,6 +276,58 @@ fn run_daemon(
     )
 }
 
+/// Approval JSON for a terminal: still JSON, with every character that
+/// could move the cursor, send an escape sequence or reorder text written
+/// as a `\uXXXX` escape (`talon_hooks::approval::display_json`).
+fn print_visible(v: &Value, out: &mut String) -> Result<()> {
+    out.push_str(&talon_hooks::approval::display_json(
+        &serde_json::to_string_pretty(v)?,
+    ));
+    out.push('\n');
+    Ok(())
+}
+
+/// One pending approval as text: the exec command and environment whole
+/// and rendered visibly, then the request and its whole parameters.
+fn write_approval(a: &Value, out: &mut String) -> Result<()> {
+    use talon_hooks::approval::{display_command, display_text};
+    let id = display_command(a["id"].as_str().unwrap_or("?"));
+    let session = display_command(a["sessionKey"].as_str().unwrap_or("?"));
+    // A gateway that sends `commandDisplay` rendered it with the same
+    // function; an older one sends only `command`.
+    let command = a["commandDisplay"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| a["command"].as_str().map(display_command));
+    if let Some(command) = command {
+        writeln!(
+            out,
+            "{id}  {session}  exec command (exactly what runs, {} characters):\n    {command}",
+            a["command"].as_str().map_or(0, |c| c.chars().count()),
+        )?;
+    }
+    if let Some(env) = a["env"].as_object() {
+        writeln!(out, "    environment the call sets (exactly what runs):")?;
+        for (key, value) in env {
+            writeln!(
+                out,
+                "      {}={}",
+                display_command(key),
+                display_command(value.as_str().unwrap_or("")),
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "{id}  {session}  {}  {}: {}\n    params: {}",
+        display_command(a["toolName"].as_str().unwrap_or("?")),
+        display_text(a["title"].as_str().unwrap_or("")),
+        display_text(a["description"].as_str().unwrap_or("")),
+        display_text(a["paramsPreview"].as_str().unwrap_or("")),
+    )?;
+    Ok(())
+}
+
 pub(crate) fn approvals(
     target: &GatewayTarget,
     cmd: &ApprovalsCommand,
@@ -289,50 +341,46 @@ pub(crate) fn approvals(
                 Err(e) => return finish(Err(e), out),
             };
             if *json {
-                print(&json!(v.approvals), out)?;
+                print_visible(&json!(v.approvals), out)?;
             } else {
-                let list = v.approvals;
-                if list.is_empty() {
+                if v.approvals.is_empty() {
                     writeln!(out, "no approvals pending")?;
                 }
-                for a in list {
-                    if let Some(command) = a["command"].as_str() {
-                        writeln!(
-                            out,
-                            "{}  {}  exec command (exactly what runs):\n    {}",
-                            a["id"].as_str().unwrap_or("?"),
-                            a["sessionKey"].as_str().unwrap_or("?"),
-                            talon_hooks::approval::display_command(command),
-                        )?;
-                    }
-                    if let Some(env) = a["env"].as_object() {
-                        writeln!(out, "    environment the call sets (exactly what runs):")?;
-                        for (key, value) in env {
-                            writeln!(
-                                out,
-                                "      {}={}",
-                                talon_hooks::approval::display_command(key),
-                                talon_hooks::approval::display_command(
-                                    value.as_str().unwrap_or("")
-                                ),
-                            )?;
-                        }
-                    }
+                for a in &v.approvals {
+                    write_approval(a, out)?;
+                }
+            }
+            Ok(Status::Ok)
+        }
+        ApprovalsCommand::Show { id, json } => {
+            let answer = call_method::<m::ApprovalsList>(target, &NoParams, TIMEOUT)?;
+            let v = match answer {
+                Ok(v) => v,
+                Err(e) => return finish(Err(e), out),
+            };
+            let Some(a) = v
+                .approvals
+                .iter()
+                .find(|a| a["id"].as_str() == Some(id.as_str()))
+            else {
+                if *json {
+                    print_visible(
+                        &json!({"error": {"message": format!("no pending approval {id}")}}),
+                        out,
+                    )?;
+                } else {
                     writeln!(
                         out,
-                        "{}  {}  {}  {}: {}\n    params: {}",
-                        a["id"].as_str().unwrap_or("?"),
-                        a["sessionKey"].as_str().unwrap_or("?"),
-                        a["toolName"].as_str().unwrap_or("?"),
-                        talon_hooks::approval::display_text(a["title"].as_str().unwrap_or("")),
-                        talon_hooks::approval::display_text(
-                            a["description"].as_str().unwrap_or("")
-                        ),
-                        talon_hooks::approval::display_text(
-                            a["paramsPreview"].as_str().unwrap_or("")
-                        ),
+                        "no pending approval {} (it was decided, timed out, or never existed; see `talon approvals list`)",
+                        talon_hooks::approval::display_command(id)
                     )?;
                 }
+                return Ok(Status::No);
+            };
+            if *json {
+                print_visible(a, out)?;
+            } else {
+                write_approval(a, out)?;
             }
             Ok(Status::Ok)
         }

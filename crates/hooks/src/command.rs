@@ -128,6 +128,7 @@ impl CommandApproval {
             on_resolution: None,
             exec_command: None,
             exec_env: None,
+            exec_pin: None,
         }
     }
 }

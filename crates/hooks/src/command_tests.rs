@@ -143,6 +143,7 @@ fn camel_and_snake_case_answers_parse() {
         on_resolution: None,
         exec_command: None,
         exec_env: None,
+        exec_pin: None,
     });
     let snake = r#"{"require_approval": {"title": "t", "description": "d",
         "scope": "session", "severity": "info", "timeout_ms": 5000,

@@ -48,6 +48,12 @@ pub struct HookContext {
     /// [`token`](Canceller::token) to cancellable I/O; the loop detector's
     /// circuit breaker cancels it.
     pub abort: Canceller,
+    /// Where an `exec` call of this run would start, for binding an exec
+    /// approval to its canonical working directory and file operands
+    /// ([`ExecPin`](crate::exec_approvals::ExecPin)). Set by the runtime
+    /// for runs whose `exec` runs on the host; without it an approval is
+    /// not pinned.
+    pub exec_workdir: Option<Arc<dyn crate::exec_approvals::ExecWorkdir>>,
 }
 
 impl HookContext {
@@ -221,6 +227,12 @@ pub struct ApprovalSpec {
     /// exactly as the model gave them; never a host value), shown whole.
     #[serde(skip)]
     pub exec_env: Option<std::collections::BTreeMap<String, String>>,
+    /// Set only by the gate's exec-approvals step, with `exec_command`:
+    /// the working directory and file operands the approval is bound to,
+    /// taken when the approver is asked and checked by the exec tool
+    /// immediately before the command starts.
+    #[serde(skip)]
+    pub exec_pin: Option<Arc<crate::exec_approvals::ExecPin>>,
 }
 
 impl std::fmt::Debug for ApprovalSpec {
@@ -236,6 +248,7 @@ impl std::fmt::Debug for ApprovalSpec {
             .field("on_resolution", &self.on_resolution.is_some())
             .field("exec_command", &self.exec_command)
             .field("exec_env", &self.exec_env)
+            .field("exec_pin", &self.exec_pin)
             .finish()
     }
 }
@@ -251,6 +264,7 @@ impl PartialEq for ApprovalSpec {
             && self.plugin_id == other.plugin_id
             && self.exec_command == other.exec_command
             && self.exec_env == other.exec_env
+            && self.exec_pin == other.exec_pin
     }
 }
 

@@ -262,11 +262,13 @@ impl Gate {
                 params,
                 rewritten: false,
                 approval: None,
+                exec_pin: None,
             },
             GateOutcome::AllowRewritten { params } => GateVerdict::Run {
                 params,
                 rewritten: true,
                 approval: None,
+                exec_pin: None,
             },
             GateOutcome::NeedsApproval {
                 params,
@@ -417,8 +419,12 @@ impl Gate {
         ctx: &HookContext,
     ) -> GateVerdict {
         let mut last = None;
+        let mut exec_pin = None;
         let mut queue = approvals.into_iter();
         while let Some(spec) = queue.next() {
+            if spec.exec_pin.is_some() {
+                exec_pin.clone_from(&spec.exec_pin);
+            }
             match self
                 .resolve_approval(tool, call_id, &params, spec, ctx)
                 .await
@@ -436,6 +442,7 @@ impl Gate {
             params,
             rewritten,
             approval: last,
+            exec_pin,
         }
     }
 
@@ -469,6 +476,20 @@ impl Gate {
             &ctx.session_key,
             self.approval_timeout.unwrap_or(DEFAULT_APPROVAL_TIMEOUT),
         );
+        if let Some(shown) = request.too_large_to_show() {
+            // Never ask about something the approver cannot see whole.
+            notify_resolution(&approval, ApprovalDecision::Cancelled);
+            return Err(BlockedCall::new(
+                DeniedReason::ApprovalUnavailable,
+                format!(
+                    "the call needs approval but what the approver must read is {shown} bytes, \
+                     more than the {} that are shown whole; nothing was asked or run. Split the \
+                     command or move its content into a file",
+                    crate::approval::APPROVAL_DISPLAY_MAX_BYTES
+                ),
+            )
+            .source(source));
+        }
         let resolution = broker.request(request, ctx.abort.token()).await;
         notify_resolution(&approval, resolution.decision);
         let decision = resolution.decision;

@@ -170,6 +170,10 @@ pub enum GateVerdict {
         rewritten: bool,
         /// The (last) approval that let it through, if one was needed.
         approval: Option<ApprovalResolution>,
+        /// What an exec approval was bound to (working directory and file
+        /// operands): the exec tool verifies it immediately before the
+        /// command starts and refuses to run when it changed.
+        exec_pin: Option<std::sync::Arc<crate::exec_approvals::ExecPin>>,
     },
     /// Do not run it.
     Blocked(BlockedCall),

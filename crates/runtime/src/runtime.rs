@@ -614,6 +614,17 @@ impl Runtime {
         ctx.session_id = run.session_id.clone();
         ctx.run_id = run.run_id.clone();
         ctx.requester = run.requester.clone();
+        // An exec approval of a host run is pinned to the directory the
+        // command would start in (a sandboxed run's files live in its
+        // sandbox and are not pinned).
+        if !sandbox.sandboxed
+            && let Some(builtins) = &self.builtins
+        {
+            ctx.exec_workdir = Some(Arc::new(crate::builtin::HostWorkdir {
+                targets: Arc::clone(&builtins.targets),
+                run: run.clone(),
+            }));
+        }
         lap("hook-wrap", &mut timings);
 
         let unavailable: Vec<String> = policy

@@ -13,8 +13,8 @@ use talon_hooks::{
 };
 use talon_schema_dialects::decode_arguments;
 use talon_tool_catalog::{
-    Canceller, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode, ToolResult, ToolSpec,
-    json_result, normalize_tool_name, runs_commands,
+    ApprovalPin, Canceller, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode, ToolResult,
+    ToolSpec, json_result, normalize_tool_name, runs_commands,
 };
 use talon_tool_policy::PolicyOutcome;
 
@@ -252,14 +252,18 @@ impl ToolTable {
         let event = BeforeToolCallEvent::new(name.clone(), raw)
             .with_call_id(call.id.clone())
             .with_run_id(self.run.run_id.clone());
-        let (mut params, rewritten, approval) = match self.gate.check(event, &self.ctx).await {
-            GateVerdict::Run {
-                params,
-                rewritten,
-                approval,
-            } => (params, rewritten, approval),
-            GateVerdict::Blocked(blocked) => return self.finish_blocked(&name, &call.id, blocked),
-        };
+        let (mut params, rewritten, approval, exec_pin) =
+            match self.gate.check(event, &self.ctx).await {
+                GateVerdict::Run {
+                    params,
+                    rewritten,
+                    approval,
+                    exec_pin,
+                } => (params, rewritten, approval, exec_pin),
+                GateVerdict::Blocked(blocked) => {
+                    return self.finish_blocked(&name, &call.id, blocked);
+                }
+            };
         if let Some(narrowing) = &tool.narrowing {
             match narrowing.apply(params, declares_param(&tool.spec, "append")) {
                 Ok(p) => params = p,
@@ -293,7 +297,8 @@ impl ToolTable {
         };
         let params = &tool_call.params;
         let tool_ctx = ToolContext::new(&self.run.context.agent_id, &self.run.context.session_key)
-            .sandboxed(self.run.context.sandboxed);
+            .sandboxed(self.run.context.sandboxed)
+            .with_approval_pin(exec_pin.map(|pin| ApprovalPin::new(pin)));
         // The call's own token: it fires with the run's and detaches from
         // it when dropped here, so the run keeps nothing per finished call.
         let call_abort = self.ctx.abort.child_token();

@@ -96,4 +96,18 @@ pub trait ProcessLauncher: Send + Sync + std::fmt::Debug {
 
     /// Start a command.
     async fn launch(&self, request: LaunchRequest) -> Result<LaunchedProcess, SandboxError>;
+
+    /// For a launcher whose commands start on this host: the canonical
+    /// directory a request's `workdir` resolves to, by the same resolution
+    /// [`ProcessLauncher::launch`] uses (an exec approval is bound to it
+    /// and checked against it right before the launch). `None` for a
+    /// launcher whose commands start elsewhere (a container, a remote
+    /// host).
+    fn host_workdir(
+        &self,
+        workdir: Option<&str>,
+    ) -> Option<Result<std::path::PathBuf, SandboxError>> {
+        let _ = workdir;
+        None
+    }
 }

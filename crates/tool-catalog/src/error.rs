@@ -193,6 +193,17 @@ tool_error_codes! {
     /// The session already runs as many commands as it may.
     ExecSessionLimit = "exec.session_limit" => Unavailable,
 
+    /// An approval could not be bound to what the command runs (its
+    /// working directory does not resolve, or a file it runs is named only
+    /// at run time); nothing was asked or run.
+    ApprovalPinFailed = "approval.pin_failed" => Unauthorized,
+    /// The command's canonical working directory changed between approval
+    /// and run (e.g. a parent symlink was rebound); nothing was run.
+    ApprovalCwdChanged = "approval.cwd_changed" => Unauthorized,
+    /// A file the approved command runs (script, `./x`, sourced file)
+    /// changed between approval and run; nothing was run.
+    ApprovalOperandChanged = "approval.operand_changed" => Unauthorized,
+
     /// The SSRF guard refused the URL or an address it resolved to.
     WebSsrfBlocked = "web.ssrf_blocked" => Unauthorized,
     /// The URL or an address it resolved to is a cloud metadata endpoint,

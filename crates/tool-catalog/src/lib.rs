@@ -42,7 +42,7 @@ pub use crate::result::{
     ContentBlock, ResultStatus, ToolResult, image_result, json_result, text_result,
 };
 pub use crate::spec::{ExecutionMode, ToolFamily, ToolSpec, core_tool_specs};
-pub use crate::tool::{Tool, ToolCall, ToolContext};
+pub use crate::tool::{ApprovalPin, RunBinding, Tool, ToolCall, ToolContext};
 pub use tokio_util::sync::CancellationToken;
 
 mod cancel;

@@ -1,5 +1,7 @@
 //! The `Tool` trait, a call and its context.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -28,7 +30,44 @@ pub struct ToolContext {
     pub session_key: String,
     /// Whether the run is sandboxed.
     pub sandboxed: bool,
+    /// What an approval of this call was bound to (for `exec`: the
+    /// canonical working directory and the hashes of the files the command
+    /// runs). A tool that has one verifies it immediately before it starts
+    /// anything, and refuses to run when it no longer holds.
+    pub approval_pin: Option<ApprovalPin>,
 }
+
+/// Checks, immediately before a command starts, that what its approval was
+/// bound to still holds. Implemented by the hooks crate's exec pin.
+pub trait RunBinding: Send + Sync + std::fmt::Debug {
+    /// `Ok` when the command may start in `cwd` (the canonical directory
+    /// the launcher resolved), a typed error (`approval.*` codes) when not.
+    fn verify_before_run(&self, cwd: &std::path::Path) -> Result<(), ToolError>;
+}
+
+/// A shared [`RunBinding`]; two are equal when they are the same binding.
+#[derive(Debug, Clone)]
+pub struct ApprovalPin(Arc<dyn RunBinding>);
+
+impl ApprovalPin {
+    /// Wrap a binding.
+    pub fn new(binding: Arc<dyn RunBinding>) -> Self {
+        ApprovalPin(binding)
+    }
+
+    /// Verify the binding (see [`RunBinding::verify_before_run`]).
+    pub fn verify_before_run(&self, cwd: &std::path::Path) -> Result<(), ToolError> {
+        self.0.verify_before_run(cwd)
+    }
+}
+
+impl PartialEq for ApprovalPin {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ApprovalPin {}
 
 impl ToolContext {
     /// A context for an agent and session.
@@ -37,7 +76,14 @@ impl ToolContext {
             agent_id: agent_id.into(),
             session_key: session_key.into(),
             sandboxed: false,
+            approval_pin: None,
         }
+    }
+
+    /// Builder: the binding an approval of this call carries.
+    pub fn with_approval_pin(mut self, pin: Option<ApprovalPin>) -> Self {
+        self.approval_pin = pin;
+        self
     }
 
     /// Builder: mark the run sandboxed.

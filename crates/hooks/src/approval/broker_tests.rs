@@ -38,6 +38,8 @@ fn requested_event_flattens_the_request() {
         created_at_ms: 20,
         command: None,
         env: None,
+        command_display: None,
+        env_display: None,
     };
     let event = ApprovalEvent::Requested(request);
     let value = serde_json::to_value(&event).unwrap();

@@ -19,16 +19,23 @@
 //! [fingerprint](ApprovalRequest::fingerprint) of its severity, title and
 //! description), and a `critical` request is never remembered nor answered
 //! from a grant. The approver sees the parameters
-//! ([`ApprovalRequest::params_preview`]); hook-supplied titles and
-//! descriptions go through [`display_text`] before they are printed.
+//! ([`ApprovalRequest::params_preview`]) and an exec command
+//! ([`ApprovalRequest::command_display`]) whole, never cut: a request that
+//! would show more than [`APPROVAL_DISPLAY_MAX_BYTES`] is refused instead.
+//! Control, ANSI-escape, bidi and zero-width characters are written out
+//! visibly by one renderer ([`display_command`]; [`display_json`] for JSON
+//! text); hook-supplied titles and descriptions go through
+//! [`display_text`] before they are printed.
 //! Timeouts are clamped to [`MAX_APPROVAL_TIMEOUT`].
 
 pub use self::broker::{ApprovalBroker, ApprovalEvent, ApprovalResolution, ResolveOutcome};
 pub use self::decision::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
 pub(crate) use self::display::is_unsafe_char;
-pub use self::display::{display_command, display_text};
+pub use self::display::{display_command, display_json, display_text};
 pub use self::grants::{GrantStore, MemoryGrantStore};
-pub use self::request::{ApprovalBinding, ApprovalRequest, GrantKey, MAX_APPROVAL_TIMEOUT};
+pub use self::request::{
+    APPROVAL_DISPLAY_MAX_BYTES, ApprovalBinding, ApprovalRequest, GrantKey, MAX_APPROVAL_TIMEOUT,
+};
 pub(crate) use self::request::{new_approval_id, now_ms};
 pub use self::sqlite::SqliteGrantStore;
 pub use self::store_broker::{Broker, MemoryApprovalBroker, SqliteApprovalBroker};

@@ -2,7 +2,6 @@
 //! and the binding a resolver may attach to its decision.
 
 use std::collections::hash_map::RandomState;
-use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -10,8 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::approval::display::is_unsafe_char;
 use crate::approval::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
+use crate::approval::{display_command, display_json};
 use crate::event::ApprovalSpec;
 use talon_canonical_json::{hash_json, sha256_hex};
 
@@ -28,9 +27,12 @@ pub const MAX_APPROVAL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// The shortest approval timeout, in milliseconds.
 pub(crate) const MIN_APPROVAL_TIMEOUT_MS: u64 = 1;
 
-/// The longest parameter preview, in characters (code points), before the
-/// trailing `…`.
-pub(crate) const PARAMS_PREVIEW_MAX_CHARS: usize = 4_000;
+/// The most an approver is shown of one request, in bytes: the parameters
+/// (`paramsPreview`) and the exec command and environment
+/// (`commandDisplay`, `envDisplay`), each whole. A request over it is not
+/// asked at all (the call is refused, [`ApprovalRequest::too_large_to_show`]):
+/// nothing an approver allows is ever hidden behind a cut.
+pub const APPROVAL_DISPLAY_MAX_BYTES: usize = 64 * 1024;
 
 /// How many hex characters of the SHA-256 a grant fingerprint keeps.
 pub(crate) const FINGERPRINT_HEX_CHARS: usize = 32;
@@ -48,11 +50,14 @@ pub struct ApprovalRequest {
     pub call_id: String,
     /// SHA-256 (hex) of the canonical JSON of the frozen parameters.
     pub params_hash: String,
-    /// The frozen parameters as compact JSON, for the approver to read: cut
-    /// at 4 000 characters with a trailing `…` when longer. Every control
-    /// character (C0, DEL, C1) and bidi control in it is a JSON `\uXXXX`
-    /// escape, so it is safe to print on a terminal. It is announced with
-    /// the request but never stored.
+    /// The frozen parameters as compact JSON, for the approver to read,
+    /// whole (never cut: a request whose parameters exceed
+    /// [`APPROVAL_DISPLAY_MAX_BYTES`] is refused instead). Every control
+    /// character (C0, DEL, C1), bidi control, zero-width and separator
+    /// character in it is a JSON `\uXXXX` escape
+    /// ([`display_json`](crate::approval::display_json)), so it is safe to
+    /// print on a terminal. It is announced with the request but never
+    /// stored.
     #[serde(default)]
     pub params_preview: String,
     /// The normalised tool name.
@@ -91,6 +96,15 @@ pub struct ApprovalRequest {
     /// [`display_command`](crate::approval::display_command).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// `command` as the approver must see it: whole, on one line, every
+    /// control, ANSI-escape, bidi and zero-width character written out
+    /// (`\u{001B}`, `\u{202E}`, …) by
+    /// [`display_command`](crate::approval::display_command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_display: Option<String>,
+    /// `env` with names and values rendered the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_display: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl ApprovalRequest {
@@ -140,7 +154,28 @@ impl ApprovalRequest {
             created_at_ms: now_ms(),
             command: spec.exec_command.clone(),
             env: spec.exec_env.clone(),
+            command_display: spec.exec_command.as_deref().map(display_command),
+            env_display: spec.exec_env.as_ref().map(|env| {
+                env.iter()
+                    .map(|(k, v)| (display_command(k), display_command(v)))
+                    .collect()
+            }),
         }
+    }
+
+    /// How many bytes the approver would be shown (parameters, command,
+    /// environment), when that is over [`APPROVAL_DISPLAY_MAX_BYTES`]: such
+    /// a request is refused rather than shown in part.
+    pub fn too_large_to_show(&self) -> Option<usize> {
+        let env: usize = self
+            .env_display
+            .iter()
+            .flatten()
+            .map(|(k, v)| k.len() + v.len())
+            .sum();
+        let shown =
+            self.params_preview.len() + self.command_display.as_ref().map_or(0, String::len) + env;
+        (shown > APPROVAL_DISPLAY_MAX_BYTES).then_some(shown)
     }
 
     /// The key an `allow-always` answer to this request is remembered under:
@@ -266,30 +301,11 @@ pub(crate) fn clamp_timeout_ms(timeout_ms: u64) -> u64 {
     timeout_ms.clamp(MIN_APPROVAL_TIMEOUT_MS, max)
 }
 
-/// `params` as compact JSON for the approver: `serde_json` escapes C0
-/// controls, and DEL, C1 controls and bidi controls (which it leaves raw)
-/// are escaped as `\uXXXX` here, so the text stays valid JSON (they can
-/// only occur inside strings) and is safe to print on a terminal. Cut at
-/// [`PARAMS_PREVIEW_MAX_CHARS`] characters, on a char boundary, with `…`
-/// appended when cut.
+/// `params` as compact JSON for the approver, whole: `serde_json` escapes
+/// C0 controls, and everything else unsafe on a terminal is escaped by
+/// [`display_json`], so the text stays valid JSON.
 pub(crate) fn params_preview(params: &Value) -> String {
-    let json = serde_json::to_string(params).unwrap_or_default();
-    let mut escaped = String::with_capacity(json.len());
-    for c in json.chars() {
-        if is_unsafe_char(c) {
-            let _ = write!(escaped, "\\u{:04x}", u32::from(c));
-        } else {
-            escaped.push(c);
-        }
-    }
-    match escaped.char_indices().nth(PARAMS_PREVIEW_MAX_CHARS) {
-        Some((cut, _)) => {
-            escaped.truncate(cut);
-            escaped.push('…');
-            escaped
-        }
-        None => escaped,
-    }
+    display_json(&serde_json::to_string(params).unwrap_or_default())
 }
 
 /// The current time in Unix milliseconds (0 if the clock is before 1970).

@@ -47,11 +47,17 @@ pub use self::file::{
     ALL_AGENTS, AgentApprovals, AgentView, EXEC_APPROVALS_FILE, EXEC_APPROVALS_VERSION,
     ExecApprovalsError, ExecApprovalsFile, ExecApprovalsStore, FilePolicy,
 };
+pub use self::operands::{MAX_DEPTH, MAX_OPERANDS, Operand, OperandRole, Operands, file_operands};
+pub use self::pin::{
+    ExecPin, ExecPinError, ExecWorkdir, MAX_HASHED_BYTES, OperandState, PinnedOperand,
+};
 pub use self::policy::{ExecAsk, ExecPolicy, ExecSecurity, PolicyDecision};
 pub use self::shell::{Analysis, OpaqueReason, Segment, Word, analyze};
 
 mod allowlist;
 mod file;
+mod operands;
+mod pin;
 mod policy;
 mod shell;
 
@@ -105,7 +111,11 @@ impl ExecApprovals {
         policy.ask_fallback = view.ask_fallback.unwrap_or(ExecSecurity::Deny);
         let analysis = analyze(command);
         let evaluation = allowlist::evaluate(&analysis, &view.entries);
-        let entries_to_add = if analysis.is_complete() {
+        // A command that runs a file (`python run.py`, `./x`) is never
+        // remembered: an allowlist entry cannot say which contents of the
+        // file were approved, so `allow-always` runs it once.
+        let runs_files = !file_operands(command).operands.is_empty();
+        let entries_to_add = if analysis.is_complete() && !runs_files {
             evaluation
                 .misses
                 .iter()
@@ -237,6 +247,21 @@ impl ExecApprovals {
             PolicyDecision::Ask => {
                 let mut spec = self.spec(agent, command, &check, &why);
                 spec.exec_env = call_env(params);
+                if let Some(resolver) = &ctx.exec_workdir {
+                    match pin_command(resolver.as_ref(), params, command) {
+                        Ok(pin) => {
+                            spec.description = format!("{} {}.", spec.description, pin.summary());
+                            spec.exec_pin = Some(Arc::new(pin));
+                        }
+                        Err(error) => {
+                            tracing::warn!(target: "talon::tools", agent, code = error.code().as_str(), "exec approval cannot be pinned; refusing");
+                            return block(
+                                format!("{error}; nothing was asked or run"),
+                                "tools.exec.ask",
+                            );
+                        }
+                    }
+                }
                 Review::Ask(Box::new(spec))
             }
         }
@@ -251,7 +276,10 @@ impl ExecApprovals {
             )
         };
         let description = if check.entries_to_add.is_empty() {
-            format!("{description} allow-always cannot record this command; it would run once.")
+            format!(
+                "{description} allow-always cannot record this command (it runs a file whose \
+                 contents an allowlist entry cannot fix, or it cannot be analysed); it would run once."
+            )
         } else {
             let patterns: Vec<String> = check
                 .entries_to_add
@@ -302,6 +330,25 @@ impl ExecApprovals {
             ..ApprovalSpec::default()
         }
     }
+}
+
+/// Pin `command` in the directory its call's `workdir` resolves to.
+fn pin_command(
+    resolver: &dyn ExecWorkdir,
+    params: &Map<String, Value>,
+    command: &str,
+) -> Result<ExecPin, ExecPinError> {
+    // The same reading of `workdir` as the exec tool's.
+    let workdir = talon_tool_catalog::params::read_string(
+        params,
+        "workdir",
+        talon_tool_catalog::params::StringOpts::default(),
+    )
+    .map_err(|e| ExecPinError::Workdir {
+        reason: e.to_string(),
+    })?;
+    let cwd = resolver.resolve(workdir.as_deref())?;
+    ExecPin::take(cwd, command)
 }
 
 /// The variables the exec call sets (`env`), exactly as given, for the

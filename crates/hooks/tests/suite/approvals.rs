@@ -77,6 +77,7 @@ async fn allow_once_runs_the_frozen_params_and_tells_on_resolution() {
             params: p,
             rewritten,
             approval,
+            ..
         } => {
             assert_eq!(p, params(json!({"command": "ls -la"})));
             assert!(rewritten);
@@ -289,4 +290,22 @@ async fn a_trusted_approval_does_not_swallow_a_plugin_approval() {
         ]
     );
     assert_eq!(log.lock().unwrap().clone(), vec![ApprovalDecision::Deny]);
+}
+
+#[tokio::test]
+async fn a_call_too_large_to_show_whole_is_refused_without_asking() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let broker: Arc<dyn ApprovalBroker> = Arc::new(MemoryApprovalBroker::in_memory());
+    let gate = Gate::new(hooks_asking(None, &log)).with_broker(Arc::clone(&broker));
+    let mut events = broker.subscribe();
+    let pad = "x".repeat(talon_hooks::approval::APPROVAL_DISPLAY_MAX_BYTES);
+    match gate.check(event("exec", json!({"pad": pad})), &ctx()).await {
+        GateVerdict::Blocked(b) => {
+            assert_eq!(b.denied_reason, DeniedReason::ApprovalUnavailable);
+            assert!(b.reason.contains("shown whole"), "{}", b.reason);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(events.try_recv().is_err(), "the approver was asked");
+    assert_eq!(*log.lock().unwrap(), vec![ApprovalDecision::Cancelled]);
 }

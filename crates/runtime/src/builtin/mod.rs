@@ -27,7 +27,7 @@ pub use families::{
 use crate::error::Result;
 use crate::family::ToolFamily;
 use families::{CodingFamily, GatewayFamily, ShellFamily, WebFamily};
-pub(crate) use targets::Targets;
+pub(crate) use targets::{HostWorkdir, Targets};
 
 /// What `RuntimeBuilder::from_config` adds: the families, plus the parts
 /// the builder completes later (the `resolve_exec_env` handlers, frozen
@@ -42,6 +42,9 @@ pub(crate) struct Builtins {
     /// The config file, set by `RuntimeBuilder::config_file` (shared with
     /// the sandbox targets).
     pub(crate) config_file: Arc<OnceLock<PathBuf>>,
+    /// Where each run's tools act (the exec approval pin resolves a host
+    /// run's working directory through the same launcher).
+    pub(crate) targets: Arc<Targets>,
 }
 
 impl std::fmt::Debug for Builtins {
@@ -136,6 +139,7 @@ impl Builtins {
             registry,
             state_dir,
             config_file,
+            targets,
         })
     }
 }

@@ -294,3 +294,33 @@ fn host_bridge(workspace: &Path, workspace_only: bool) -> Result<MountBridge, To
     };
     bridge.map_err(|e| ToolError::execution(e.to_string()))
 }
+
+/// Resolves a host run's exec `workdir` through the run's own launcher,
+/// so an exec approval is pinned to the directory the command would start
+/// in ([`talon_hooks::exec_approvals::ExecWorkdir`]).
+#[derive(Debug)]
+pub(crate) struct HostWorkdir {
+    pub(crate) targets: Arc<Targets>,
+    pub(crate) run: RunSpec,
+}
+
+impl talon_hooks::exec_approvals::ExecWorkdir for HostWorkdir {
+    fn resolve(
+        &self,
+        workdir: Option<&str>,
+    ) -> Result<PathBuf, talon_hooks::exec_approvals::ExecPinError> {
+        let failed = |reason: String| talon_hooks::exec_approvals::ExecPinError::Workdir { reason };
+        let target = self
+            .targets
+            .for_run(&self.run)
+            .map_err(|e| failed(e.to_string()))?;
+        match target.launcher.host_workdir(workdir) {
+            Some(Ok(dir)) => Ok(dir),
+            Some(Err(e)) => Err(failed(e.to_string())),
+            None => Err(failed(format!(
+                "the run's commands start on {}, not on this host",
+                target.launcher.id()
+            ))),
+        }
+    }
+}

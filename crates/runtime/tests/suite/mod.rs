@@ -1,6 +1,7 @@
 mod assembly;
 mod builtin_routing;
 mod cron_family;
+mod exec_approval_pin;
 mod exec_approvals;
 mod from_config;
 mod invoke;

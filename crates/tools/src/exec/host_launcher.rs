@@ -196,6 +196,10 @@ impl ProcessLauncher for HostLauncher {
         "host"
     }
 
+    fn host_workdir(&self, workdir: Option<&str>) -> Option<Result<PathBuf, SandboxError>> {
+        Some(self.resolve_workdir(workdir))
+    }
+
     async fn launch(&self, request: LaunchRequest) -> Result<LaunchedProcess, SandboxError> {
         if request.command.contains('\0') {
             return Err(SandboxError::Config(

@@ -13,8 +13,8 @@ use talon_sandbox_core::{
     ExitStatus, LaunchRequest, ProcessLauncher, SandboxError, SandboxErrorKind,
 };
 use talon_tool_catalog::{
-    CancelExt, CancellationToken, Canceller, ContentBlock, Section, Tool, ToolCall, ToolContext,
-    ToolError, ToolErrorCode, ToolFamily, ToolResult, ToolSpec,
+    ApprovalPin, CancelExt, CancellationToken, Canceller, ContentBlock, Section, Tool, ToolCall,
+    ToolContext, ToolError, ToolErrorCode, ToolFamily, ToolResult, ToolSpec,
 };
 
 use crate::exec::config::{ExecConfig, ExecConfigError};
@@ -193,6 +193,35 @@ impl ExecTool {
         self
     }
 
+    /// The canonical directory the command starts in, after checking the
+    /// approval's binding against it (and the files it pinned).
+    fn pinned_workdir(&self, pin: &ApprovalPin, params: &ExecParams) -> Result<String, ToolError> {
+        let resolved = self
+            .launcher
+            .host_workdir(params.workdir.as_deref())
+            .ok_or_else(|| {
+                ToolError::new(
+                    ToolErrorCode::ApprovalPinFailed,
+                    format!(
+                        "the approval of this command is bound to a host directory, but the {} \
+                         launcher cannot resolve one; nothing was run",
+                        self.launcher.id()
+                    ),
+                )
+            })?
+            .map_err(|e| launch_error(e, params, self.launcher.id()))?;
+        pin.verify_before_run(&resolved)?;
+        resolved.to_str().map(str::to_owned).ok_or_else(|| {
+            ToolError::new(
+                ToolErrorCode::ApprovalPinFailed,
+                format!(
+                    "the working directory {} is not UTF-8; nothing was run",
+                    resolved.display()
+                ),
+            )
+        })
+    }
+
     /// Runs the `resolve_exec_env` handlers, if any.
     async fn plugin_env(&self, ctx: &ToolContext, abort: &CancellationToken) -> ResolvedExecEnv {
         let Some(hooks) = self.hooks.as_ref().filter(|h| !h.is_empty()) else {
@@ -320,9 +349,16 @@ impl Tool for ExecTool {
         for (key, value) in MARKERS {
             env.insert(key.to_owned(), value.to_owned());
         }
+        // An approved command starts only if what its approval was bound to
+        // still holds, checked last, right before the launch; it then
+        // starts in the canonical directory that was checked.
+        let workdir = match &ctx.approval_pin {
+            Some(pin) => Some(self.pinned_workdir(pin, &params)?),
+            None => params.workdir.clone(),
+        };
         let request = LaunchRequest {
             command: params.command.clone(),
-            workdir: params.workdir.clone(),
+            workdir,
             env,
             pty: params.pty,
         };
