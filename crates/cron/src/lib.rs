@@ -37,14 +37,17 @@
 #![deny(missing_docs)]
 
 pub use crate::clock::TokioClock;
-pub use crate::config::{CronConfig, CronRetryConfig};
-pub use crate::error::{CronError, Result};
+pub use crate::config::{CronConfig, CronQuotasConfig, CronRetryConfig};
+pub use crate::error::{CronError, QuotaLimit, Result};
 pub use crate::input::{
     Creator, JobPatch, JobSpec, MAX_NAME_CHARS, MAX_TEXT_CHARS, apply_patch, build_job, cap_tools,
     infer_delivery_from_session_key, parse_delivery, parse_payload, parse_schedule,
 };
 pub use crate::job::{
     CronJob, Delivery, DeliveryMode, JobState, Payload, RunRecord, RunStatus, WakeMode,
+};
+pub use crate::quota::{
+    CronQuotas, DEFAULT_MAX_JOBS_PER_AGENT, DEFAULT_MAX_JOBS_PER_CREATOR, DEFAULT_MIN_INTERVAL_MS,
 };
 pub use crate::runner::{
     AgentRunner, IsolatedRun, RunFailure, RunReport, RunReportStatus, SystemEventRequest,
@@ -68,6 +71,7 @@ mod config;
 mod error;
 mod input;
 mod job;
+mod quota;
 mod runner;
 mod schedule;
 mod service;

@@ -38,8 +38,12 @@ pub struct IsolatedRun {
     /// Fired when the run times out or the service stops: the runner must
     /// stop the turn.
     pub cancel: CancellationToken,
-    /// The run's time budget (the service also enforces it).
+    /// The run's time budget (`timeoutSeconds`, or the service default).
     pub timeout: Duration,
+    /// When the budget runs out: at this instant the service records the
+    /// run as `timeout`, fires `cancel` and stops waiting for the runner,
+    /// so a runner that sees `cancel` at or after it knows why.
+    pub deadline: tokio::time::Instant,
 }
 
 impl IsolatedRun {
@@ -114,7 +118,8 @@ pub struct RunFailure {
     /// Whether a retry may help (rate limit, overload, network, timeout,
     /// 5xx): one-shot jobs retry only transient failures.
     pub transient: bool,
-    /// Whether the failure was the time budget running out.
+    /// Whether the failure was the time budget running out (recorded as
+    /// `timeout`).
     pub timed_out: bool,
 }
 
@@ -126,6 +131,18 @@ impl RunFailure {
             transient: is_transient_error(&message),
             message,
             timed_out: false,
+        }
+    }
+
+    /// The run ran past its time budget (recorded as `timeout`).
+    pub fn timed_out(timeout: Duration) -> Self {
+        RunFailure {
+            message: format!(
+                "timed out after {} s (the job's timeoutSeconds); the run was cancelled",
+                timeout.as_secs_f64()
+            ),
+            transient: true,
+            timed_out: true,
         }
     }
 

@@ -193,6 +193,11 @@ tool_error_codes! {
     /// The session already runs as many commands as it may.
     ExecSessionLimit = "exec.session_limit" => Unavailable,
 
+    /// A cron quota (`cron.quotas.*`: jobs per creator or per agent, the
+    /// minimum interval) refused the job; the message names the limit and
+    /// its config key.
+    CronQuota = "cron.quota" => Input,
+
     /// The SSRF guard refused the URL or an address it resolved to.
     WebSsrfBlocked = "web.ssrf_blocked" => Unauthorized,
     /// The request could not be sent or the connection failed.
