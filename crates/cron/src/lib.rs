@@ -16,7 +16,12 @@
 //!   [`AgentRunner`] with `trigger: cron`, a fresh session and the job's
 //!   tools capped by its creator, OpenClaw's backoff
 //!   ([`ERROR_BACKOFF_MS`]), restart recovery and catch-up (see
-//!   [`CronService::start`]).
+//!   [`CronService::start`]). A run is over at its deadline
+//!   (`timeoutSeconds`): its token fires and it is recorded
+//!   [`RunStatus::Timeout`].
+//! - [`CronQuotas`]: jobs per creating session and per agent, and the
+//!   shortest recurring interval (`cron.quotas`); a job over a limit is
+//!   refused with [`CronError::Quota`] naming the limit and its key.
 //!
 //! ```
 //! use talon_cron::Schedule;

@@ -5,7 +5,9 @@
 
 use crate::config::CronQuotasConfig;
 use crate::error::{CronError, QuotaLimit, Result};
+use crate::job::CronJob;
 use crate::schedule::{CronExpr, Schedule};
+use crate::store::CronStore;
 
 /// Default of `cron.quotas.maxJobsPerCreator`.
 pub const DEFAULT_MAX_JOBS_PER_CREATOR: u64 = 100;
@@ -68,8 +70,20 @@ impl CronQuotas {
         q
     }
 
+    /// Admit a new job into `store`: its schedule meets the minimum
+    /// interval and neither its creating session nor its agent holds its
+    /// most jobs. Call it and store the job under one lock (the service
+    /// does; so does `talon cron add`).
+    pub fn admit(self, store: &CronStore, job: &CronJob, now_ms: i64) -> Result<()> {
+        self.check_interval(&job.schedule, now_ms, "job.schedule")?;
+        if let Some(session) = &job.creator_session_key {
+            self.check_creator(store.count_for_creator(session)?, session)?;
+        }
+        self.check_agent(store.count_for_agent(&job.agent_id)?, &job.agent_id)
+    }
+
     /// Refuse one more job for a creating session that holds `held`.
-    pub(crate) fn check_creator(self, held: u64, session_key: &str) -> Result<()> {
+    fn check_creator(self, held: u64, session_key: &str) -> Result<()> {
         check_count(
             QuotaLimit::JobsPerCreator,
             self.max_jobs_per_creator,
@@ -79,7 +93,7 @@ impl CronQuotas {
     }
 
     /// Refuse one more job for an agent that holds `held`.
-    pub(crate) fn check_agent(self, held: u64, agent_id: &str) -> Result<()> {
+    fn check_agent(self, held: u64, agent_id: &str) -> Result<()> {
         check_count(
             QuotaLimit::JobsPerAgent,
             self.max_jobs_per_agent,

@@ -199,7 +199,10 @@ pub fn is_transient_error(message: &str) -> bool {
 #[async_trait::async_trait]
 pub trait AgentRunner: Send + Sync + Debug {
     /// Run an isolated agent turn. Must honour `run.cancel` and must build
-    /// the run's tool table from [`IsolatedRun::run_context`].
+    /// the run's tool table from [`IsolatedRun::run_context`]. At
+    /// `run.deadline` the service stops waiting and drops this future: an
+    /// implementation that handed the run elsewhere must clean up on drop
+    /// (the gateway's hub tells its runner with `runner.cancel`).
     async fn run_isolated(&self, run: IsolatedRun) -> Result<RunReport, RunFailure>;
 
     /// Deliver a system event to a session (and wake it per the mode).

@@ -382,16 +382,11 @@ impl CronService {
     pub fn add(&self, spec: JobSpec, creator: &Creator) -> Result<JobChange> {
         let now = self.now();
         let (job, dropped_tools) = build_job(new_id("job"), spec, creator, now)?;
-        let quotas = self.inner.opts.quotas;
-        quotas.check_interval(&job.schedule, now, "job.schedule")?;
         {
             // Counted and stored under one lock: concurrent adds cannot
             // both pass the count.
             let mut store = lock(&self.inner.store);
-            if let Some(session) = &job.creator_session_key {
-                quotas.check_creator(store.count_for_creator(session)?, session)?;
-            }
-            quotas.check_agent(store.count_for_agent(&job.agent_id)?, &job.agent_id)?;
+            self.inner.opts.quotas.admit(&store, &job, now)?;
             store.put(&job)?;
         }
         tracing::info!(job = %job.id, agent = %job.agent_id, kind = job.schedule.kind(), "cron job added");
