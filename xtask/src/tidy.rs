@@ -30,11 +30,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "schedule parser; its message is wrapped into CronError at the crate edge",
     ),
     (
-        "crates/gateway-core/src/runner.rs",
-        RESULT_STRING,
-        "runner.complete bookkeeping; turned into an RpcError by the caller",
-    ),
-    (
         "crates/gateway-core/src/settings.rs",
         RESULT_STRING,
         "gateway section parser; replaced by the typed-config package of issue 17",

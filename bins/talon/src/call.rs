@@ -251,7 +251,7 @@ pub(crate) fn tools_call(
         let service = talon_cron::CronService::open(
             &db,
             Arc::new(NoAgentRunner),
-            talon_cron::CronOptions::default(),
+            talon_cron::CronOptions::from_config(&loaded.config.cron_config()),
         )
         .map_err(|e| anyhow!("{e}"))?;
         builder = builder.cron_service(service);

@@ -35,7 +35,14 @@ fn open_store() -> Result<CronStore> {
 /// An input error: printed (JSON or text) and exit 1.
 fn invalid(err: &CronError, json: bool, out: &mut String) -> Result<Status> {
     if json {
-        let v = json!({ "error": { "field": err.field(), "message": err.to_string() } });
+        let mut v = json!({ "error": { "field": err.field(), "message": err.to_string() } });
+        if let CronError::Quota {
+            limit, config_key, ..
+        } = err
+        {
+            v["error"]["code"] = json!(limit.code());
+            v["error"]["configKey"] = json!(config_key);
+        }
         out.push_str(&serde_json::to_string_pretty(&v)?);
         out.push('\n');
     } else {
@@ -291,7 +298,19 @@ fn add(ctx: &ContextArgs, spec: JobSpec, json: bool, out: &mut String) -> Result
         Ok(j) => j,
         Err(e) => return invalid(&e, json, out),
     };
-    open_store()?.put(&job)?;
+    // The quotas of `cron.quotas` hold for the operator's jobs too.
+    let quotas = talon_cron::CronQuotas::from_config(
+        crate::commands::load_config(ctx)?
+            .config
+            .cron_config()
+            .quotas
+            .as_ref(),
+    );
+    let mut store = open_store()?;
+    if let Err(e) = quotas.admit(&store, &job, now_ms()) {
+        return invalid(&e, json, out);
+    }
+    store.put(&job)?;
     if json {
         return print_json(&serde_json::to_value(&job)?, out);
     }

@@ -120,7 +120,7 @@ pub use crate::model::{
     AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,
     ResolvedSandbox, TalonConfig,
 };
-pub use crate::sections::cron::{CronConfig, CronRetryConfig};
+pub use crate::sections::cron::{CronConfig, CronQuotasConfig, CronRetryConfig};
 pub use crate::sections::exec::{AgentExecConfig, ExecConfig, ExecConfigError};
 pub use crate::sections::fs::FsToolsConfig;
 pub use crate::sections::mcp::{McpConfig, McpServerConfig, McpServers};

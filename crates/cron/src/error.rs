@@ -33,12 +33,57 @@ pub enum CronError {
         /// The decode error.
         message: String,
     },
+    /// A quota would be exceeded: the change is refused and nothing is
+    /// stored. Names the limit and the config key that sets it.
+    #[error("{message} (limit {max}, set by `{config_key}`)")]
+    Quota {
+        /// Which limit.
+        limit: QuotaLimit,
+        /// The config key that sets it (`cron.quotas.maxJobsPerCreator`, …).
+        config_key: &'static str,
+        /// The limit in force.
+        max: u64,
+        /// What was refused and how to get under the limit.
+        message: String,
+    },
     /// The task ledger failed.
     #[error(transparent)]
     Tasks(Box<talon_tasks::TaskError>),
     /// The service is not running inside a tokio runtime or was stopped.
     #[error("the cron service is not running: {0}")]
     NotRunning(String),
+}
+
+/// The cron quotas ([`CronError::Quota`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QuotaLimit {
+    /// Jobs held by one creating session.
+    JobsPerCreator,
+    /// Jobs held by one agent.
+    JobsPerAgent,
+    /// The shortest gap between two runs of a recurring job.
+    MinInterval,
+}
+
+impl QuotaLimit {
+    /// The stable code (`cron.quota.jobs_per_creator`, …).
+    pub fn code(self) -> &'static str {
+        match self {
+            QuotaLimit::JobsPerCreator => "cron.quota.jobs_per_creator",
+            QuotaLimit::JobsPerAgent => "cron.quota.jobs_per_agent",
+            QuotaLimit::MinInterval => "cron.quota.min_interval",
+        }
+    }
+
+    /// The config key that sets it.
+    pub fn config_key(self) -> &'static str {
+        match self {
+            QuotaLimit::JobsPerCreator => "cron.quotas.maxJobsPerCreator",
+            QuotaLimit::JobsPerAgent => "cron.quotas.maxJobsPerAgent",
+            QuotaLimit::MinInterval => "cron.quotas.minIntervalSeconds",
+        }
+    }
 }
 
 impl CronError {

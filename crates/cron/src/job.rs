@@ -102,6 +102,8 @@ pub enum RunStatus {
     Skipped,
     /// Failed.
     Error,
+    /// Ran past its time budget (`timeoutSeconds`) and was cancelled.
+    Timeout,
     /// The process stopped while it ran; found at the next start.
     Interrupted,
 }
@@ -114,6 +116,7 @@ impl RunStatus {
             RunStatus::Ok => "ok",
             RunStatus::Skipped => "skipped",
             RunStatus::Error => "error",
+            RunStatus::Timeout => "timeout",
             RunStatus::Interrupted => "interrupted",
         }
     }
@@ -125,6 +128,7 @@ impl RunStatus {
             "ok" => RunStatus::Ok,
             "skipped" => RunStatus::Skipped,
             "error" => RunStatus::Error,
+            "timeout" => RunStatus::Timeout,
             "interrupted" => RunStatus::Interrupted,
             _ => return None,
         })

@@ -16,7 +16,12 @@
 //!   [`AgentRunner`] with `trigger: cron`, a fresh session and the job's
 //!   tools capped by its creator, OpenClaw's backoff
 //!   ([`ERROR_BACKOFF_MS`]), restart recovery and catch-up (see
-//!   [`CronService::start`]).
+//!   [`CronService::start`]). A run is over at its deadline
+//!   (`timeoutSeconds`): its token fires and it is recorded
+//!   [`RunStatus::Timeout`].
+//! - [`CronQuotas`]: jobs per creating session and per agent, and the
+//!   shortest recurring interval (`cron.quotas`); a job over a limit is
+//!   refused with [`CronError::Quota`] naming the limit and its key.
 //!
 //! ```
 //! use talon_cron::Schedule;
@@ -37,14 +42,17 @@
 #![deny(missing_docs)]
 
 pub use crate::clock::TokioClock;
-pub use crate::config::{CronConfig, CronRetryConfig};
-pub use crate::error::{CronError, Result};
+pub use crate::config::{CronConfig, CronQuotasConfig, CronRetryConfig};
+pub use crate::error::{CronError, QuotaLimit, Result};
 pub use crate::input::{
     Creator, JobPatch, JobSpec, MAX_NAME_CHARS, MAX_TEXT_CHARS, apply_patch, build_job, cap_tools,
     infer_delivery_from_session_key, parse_delivery, parse_payload, parse_schedule,
 };
 pub use crate::job::{
     CronJob, Delivery, DeliveryMode, JobState, Payload, RunRecord, RunStatus, WakeMode,
+};
+pub use crate::quota::{
+    CronQuotas, DEFAULT_MAX_JOBS_PER_AGENT, DEFAULT_MAX_JOBS_PER_CREATOR, DEFAULT_MIN_INTERVAL_MS,
 };
 pub use crate::runner::{
     AgentRunner, IsolatedRun, RunFailure, RunReport, RunReportStatus, SystemEventRequest,
@@ -68,6 +76,7 @@ mod config;
 mod error;
 mod input;
 mod job;
+mod quota;
 mod runner;
 mod schedule;
 mod service;

@@ -38,8 +38,12 @@ pub struct IsolatedRun {
     /// Fired when the run times out or the service stops: the runner must
     /// stop the turn.
     pub cancel: CancellationToken,
-    /// The run's time budget (the service also enforces it).
+    /// The run's time budget (`timeoutSeconds`, or the service default).
     pub timeout: Duration,
+    /// When the budget runs out: at this instant the service records the
+    /// run as `timeout`, fires `cancel` and stops waiting for the runner,
+    /// so a runner that sees `cancel` at or after it knows why.
+    pub deadline: tokio::time::Instant,
 }
 
 impl IsolatedRun {
@@ -114,7 +118,8 @@ pub struct RunFailure {
     /// Whether a retry may help (rate limit, overload, network, timeout,
     /// 5xx): one-shot jobs retry only transient failures.
     pub transient: bool,
-    /// Whether the failure was the time budget running out.
+    /// Whether the failure was the time budget running out (recorded as
+    /// `timeout`).
     pub timed_out: bool,
 }
 
@@ -126,6 +131,18 @@ impl RunFailure {
             transient: is_transient_error(&message),
             message,
             timed_out: false,
+        }
+    }
+
+    /// The run ran past its time budget (recorded as `timeout`).
+    pub fn timed_out(timeout: Duration) -> Self {
+        RunFailure {
+            message: format!(
+                "timed out after {} s (the job's timeoutSeconds); the run was cancelled",
+                timeout.as_secs_f64()
+            ),
+            transient: true,
+            timed_out: true,
         }
     }
 
@@ -182,7 +199,10 @@ pub fn is_transient_error(message: &str) -> bool {
 #[async_trait::async_trait]
 pub trait AgentRunner: Send + Sync + Debug {
     /// Run an isolated agent turn. Must honour `run.cancel` and must build
-    /// the run's tool table from [`IsolatedRun::run_context`].
+    /// the run's tool table from [`IsolatedRun::run_context`]. At
+    /// `run.deadline` the service stops waiting and drops this future: an
+    /// implementation that handed the run elsewhere must clean up on drop
+    /// (the gateway's hub tells its runner with `runner.cancel`).
     async fn run_isolated(&self, run: IsolatedRun) -> Result<RunReport, RunFailure>;
 
     /// Deliver a system event to a session (and wake it per the mode).

@@ -19,6 +19,7 @@ use crate::config::CronConfig;
 use crate::error::{CronError, Result};
 use crate::input::{Creator, JobPatch, JobSpec, apply_patch, build_job};
 use crate::job::{CronJob, Payload, RunRecord, RunStatus, WakeMode};
+use crate::quota::CronQuotas;
 use crate::runner::{
     AgentRunner, IsolatedRun, RunFailure, RunReport, RunReportStatus, SystemEventRequest,
 };
@@ -61,6 +62,9 @@ pub struct CronOptions {
     pub clock: Arc<dyn Clock>,
     /// Record each run in this task ledger (runtime `cron`).
     pub ledger: Option<TaskLedger>,
+    /// Jobs per creator and per agent, and the shortest recurring interval
+    /// (`cron.quotas`).
+    pub quotas: CronQuotas,
 }
 
 impl Default for CronOptions {
@@ -72,6 +76,7 @@ impl Default for CronOptions {
             default_timeout: DEFAULT_RUN_TIMEOUT,
             clock: Arc::new(SystemClock),
             ledger: None,
+            quotas: CronQuotas::default(),
         }
     }
 }
@@ -79,7 +84,10 @@ impl Default for CronOptions {
 impl CronOptions {
     /// Options from the `cron` config section (unset keys keep defaults).
     pub fn from_config(config: &CronConfig) -> Self {
-        let mut o = CronOptions::default();
+        let mut o = CronOptions {
+            quotas: CronQuotas::from_config(config.quotas.as_ref()),
+            ..CronOptions::default()
+        };
         if let Some(n) = config.max_concurrent_runs {
             o.max_concurrent_runs = usize::try_from(n.max(1)).unwrap_or(1);
         }
@@ -367,11 +375,20 @@ impl CronService {
         }
     }
 
-    /// Add a job for `creator` (its tools cap the job's).
+    /// Add a job for `creator` (its tools cap the job's). Refused with
+    /// [`CronError::Quota`] when the creating session or the agent already
+    /// holds its most jobs, or a recurring schedule runs more often than
+    /// the minimum interval (`cron.quotas`).
     pub fn add(&self, spec: JobSpec, creator: &Creator) -> Result<JobChange> {
         let now = self.now();
         let (job, dropped_tools) = build_job(new_id("job"), spec, creator, now)?;
-        lock(&self.inner.store).put(&job)?;
+        {
+            // Counted and stored under one lock: concurrent adds cannot
+            // both pass the count.
+            let mut store = lock(&self.inner.store);
+            self.inner.opts.quotas.admit(&store, &job, now)?;
+            store.put(&job)?;
+        }
         tracing::info!(job = %job.id, agent = %job.agent_id, kind = job.schedule.kind(), "cron job added");
         Inner::arm(&self.inner);
         Ok(JobChange { job, dropped_tools })
@@ -385,7 +402,16 @@ impl CronService {
             let mut job = store
                 .get(id)?
                 .ok_or_else(|| CronError::NotFound(id.to_owned()))?;
+            let before = job.schedule.clone();
             let dropped_tools = apply_patch(&mut job, patch, creator, now)?;
+            // A schedule that changed meets the minimum interval (an
+            // unchanged one, stored before a lower limit, is left alone).
+            if job.schedule != before {
+                self.inner
+                    .opts
+                    .quotas
+                    .check_interval(&job.schedule, now, "patch.schedule")?;
+            }
             store.put(&job)?;
             JobChange { job, dropped_tools }
         };
@@ -751,6 +777,11 @@ impl Inner {
                     }
                     _ => this.opts.default_timeout,
                 };
+                // A budget too large to add (1e15 s) is as good as none.
+                let start = tokio::time::Instant::now();
+                let deadline = start
+                    .checked_add(timeout)
+                    .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 86_400));
                 let run = IsolatedRun {
                     job_id: job.id.clone(),
                     job_name: job.name.clone(),
@@ -765,17 +796,19 @@ impl Inner {
                     delivery: job.delivery.clone(),
                     cancel: token.clone(),
                     timeout,
+                    deadline,
                 };
+                // At `deadline` the run is over whatever the runner does:
+                // the token is cancelled and the runner's future dropped
+                // (the runner tells the timeout from other cancellations by
+                // the deadline having passed).
                 tokio::select! {
-                    r = this.runner.run_isolated(run) => r,
-                    () = tokio::time::sleep(timeout) => {
+                    biased;
+                    () = tokio::time::sleep_until(deadline) => {
                         token.cancel();
-                        Err(RunFailure {
-                            message: format!("timed out after {} s", timeout.as_secs_f64()),
-                            transient: true,
-                            timed_out: true,
-                        })
+                        Err(RunFailure::timed_out(timeout))
                     }
+                    r = this.runner.run_isolated(run) => r,
                     () = token.cancelled() => Err(RunFailure::permanent("cancelled (job removed or service stopped)")),
                 }
             }
@@ -844,11 +877,15 @@ impl Inner {
                     }
                 }
                 Err(f) => {
-                    record.status = RunStatus::Error;
+                    record.status = if f.timed_out {
+                        RunStatus::Timeout
+                    } else {
+                        RunStatus::Error
+                    };
                     record.error = Some(f.message.clone());
                     task_status = if f.timed_out { TaskStatus::TimedOut } else { TaskStatus::Failed };
                     task_error = Some(f.message.clone());
-                    job.state.last_status = Some(RunStatus::Error);
+                    job.state.last_status = Some(record.status);
                     job.state.last_error = Some(f.message.clone());
                     job.state.consecutive_errors += 1;
                     let backoff = opts.backoff(job.state.consecutive_errors);

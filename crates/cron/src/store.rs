@@ -243,6 +243,31 @@ impl CronStore {
             .map_err(|e| self.db(e))
     }
 
+    /// How many jobs `agent_id` holds.
+    pub fn count_for_agent(&self, agent_id: &str) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM cron_jobs WHERE agent_id = ?1",
+                params![agent_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(|e| self.db(e))
+    }
+
+    /// How many jobs the session `session_key` created.
+    pub fn count_for_creator(&self, session_key: &str) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM cron_jobs
+                 WHERE json_extract(data, '$.creatorSessionKey') = ?1",
+                params![session_key],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| u64::try_from(n).unwrap_or(0))
+            .map_err(|e| self.db(e))
+    }
+
     /// Jobs whose `running_at` is set (in flight, or orphaned by a crash).
     pub fn running(&self) -> Result<Vec<CronJob>> {
         let mut stmt = self

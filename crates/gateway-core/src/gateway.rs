@@ -211,7 +211,12 @@ impl Gateway {
         }
         let limits = section.limits.clone();
         let events = Events::new();
-        let runners = Arc::new(RunnerHub::new(limits.runner_wait, events.clone()));
+        let link: Link = Arc::new(OnceLock::new());
+        let runners = Arc::new(RunnerHub::new(
+            limits.runner_wait,
+            events.clone(),
+            Arc::clone(&link),
+        ));
         let db = state_dir.join(talon_tasks::DB_FILE_NAME);
         let cron_options = cron_options(&loaded.config);
         let cron = talon_cron::CronService::open(&db, Arc::clone(&runners) as _, cron_options)
@@ -223,7 +228,6 @@ impl Gateway {
             path: db.clone(),
             message: format!("tasks: {e}"),
         })?;
-        let link: Link = Arc::new(OnceLock::new());
         let broker = Arc::new(broker);
         let next_generation = AtomicU64::new(1);
         let first = build_generation(

@@ -3,8 +3,17 @@
 //! `runner.subscribe`. With none connected, the run waits for one (up to
 //! `gateway.limits.runnerWaitMs`), then ends as a recorded failure with the
 //! reason; it is never silently dropped.
+//!
+//! While a run is in flight the gateway binds its session key to it
+//! ([`crate::sessions::CronRunBinding`]): the session the runner opens
+//! under that key gets the job's tool cap, whatever the runner asks. When
+//! the run ends, however it ends, the binding goes, the session closes and
+//! its calls in flight are cancelled. A run that outlives its budget
+//! (`timeoutSeconds`) is cancelled: the runner gets `runner.cancel`
+//! (`reason: "timeout"`) and a later `runner.complete` for it is refused
+//! with [`RunnerError::TimedOut`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -14,19 +23,124 @@ use talon_cron::{AgentRunner, IsolatedRun, RunFailure, RunReport, SystemEventReq
 use talon_gateway_protocol::Notification;
 use tokio::sync::oneshot;
 
-use crate::gateway::Events;
+use crate::gateway::{Events, Gateway, Link};
 use crate::outbound::Outbound;
 use crate::rpc::notification;
+use crate::sessions::CronRunBinding;
 
 type Reply = oneshot::Sender<Result<RunReport, RunFailure>>;
+
+/// How many ended runs are remembered, so a late `runner.complete` is told
+/// why it is refused (older ones get [`RunnerError::Unknown`]).
+const ENDED_REMEMBERED: usize = 4096;
+
+/// How a run handed to a runner ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunEnd {
+    /// The runner reported its result.
+    Completed,
+    /// Its time budget ran out: cancelled and recorded `timeout`.
+    TimedOut,
+    /// Cancelled for another reason (job removed, task cancelled, gateway
+    /// stopping) or its runner went away.
+    Cancelled,
+}
+
+/// Why `runner.complete` was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RunnerError {
+    /// The run's time budget ran out before the result came.
+    #[error(
+        "run `{run_id}` timed out (its job's timeoutSeconds): it was cancelled with runner.cancel and recorded `timeout`, so this late result is refused"
+    )]
+    TimedOut {
+        /// The run.
+        run_id: String,
+    },
+    /// The run was cancelled before the result came.
+    #[error(
+        "run `{run_id}` was cancelled (its job was removed, its task cancelled, its runner went away or the gateway is stopping); its result is refused"
+    )]
+    Cancelled {
+        /// The run.
+        run_id: String,
+    },
+    /// The run's result was already reported.
+    #[error("run `{run_id}` already reported its result; a second one is refused")]
+    AlreadyCompleted {
+        /// The run.
+        run_id: String,
+    },
+    /// No such run was handed out (or it ended long ago).
+    #[error(
+        "no run `{run_id}` is waiting for a result (it was never handed out, or it ended long ago)"
+    )]
+    Unknown {
+        /// The run.
+        run_id: String,
+    },
+    /// The run was handed to another connection.
+    #[error("run `{run_id}` was handed to another runner connection")]
+    NotYours {
+        /// The run.
+        run_id: String,
+    },
+}
+
+impl RunnerError {
+    /// The stable code (`data.errorCode` on the wire).
+    pub(crate) fn code(&self) -> &'static str {
+        match self {
+            RunnerError::TimedOut { .. } => "runner.run_timed_out",
+            RunnerError::Cancelled { .. } => "runner.run_cancelled",
+            RunnerError::AlreadyCompleted { .. } => "runner.run_already_completed",
+            RunnerError::Unknown { .. } => "runner.run_unknown",
+            RunnerError::NotYours { .. } => "runner.run_not_yours",
+        }
+    }
+
+    /// The run.
+    pub(crate) fn run_id(&self) -> &str {
+        match self {
+            RunnerError::TimedOut { run_id }
+            | RunnerError::Cancelled { run_id }
+            | RunnerError::AlreadyCompleted { run_id }
+            | RunnerError::Unknown { run_id }
+            | RunnerError::NotYours { run_id } => run_id,
+        }
+    }
+}
+
+/// Runs that ended, newest last, bounded.
+#[derive(Debug, Default)]
+struct Ended {
+    order: VecDeque<String>,
+    by_run: HashMap<String, RunEnd>,
+}
+
+impl Ended {
+    fn record(&mut self, run_id: &str, end: RunEnd) {
+        if self.by_run.insert(run_id.to_owned(), end).is_none() {
+            self.order.push_back(run_id.to_owned());
+        }
+        while self.order.len() > ENDED_REMEMBERED {
+            if let Some(old) = self.order.pop_front() {
+                self.by_run.remove(&old);
+            }
+        }
+    }
+}
 
 /// The subscribed runner clients and the runs handed to them.
 pub(crate) struct RunnerHub {
     wait: Duration,
     runners: Mutex<Vec<Outbound>>,
     pending: Mutex<HashMap<String, (u64, Reply)>>,
+    ended: Mutex<Ended>,
     next: AtomicUsize,
     events: Events,
+    /// The gateway, for the sessions area (run bindings).
+    link: Link,
 }
 
 impl std::fmt::Debug for RunnerHub {
@@ -44,15 +158,85 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// Ends one run handed out by [`RunnerHub::run_isolated`] exactly once,
+/// whichever way it ends, including the cron service dropping the run's
+/// future at its deadline: the pending entry goes, the runner gets
+/// `runner.cancel` unless it reported the result, the end is remembered
+/// for late results, and the run's session binding goes (its calls in
+/// flight are cancelled).
+struct RunGuard<'a> {
+    hub: &'a RunnerHub,
+    run_id: String,
+    session_key: String,
+    deadline: tokio::time::Instant,
+    /// The connection the run was last handed to.
+    runner: Option<Outbound>,
+    /// Set when the run ended with the runner's result.
+    completed: bool,
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.hub.pending).remove(&self.run_id);
+        let end = if self.completed {
+            RunEnd::Completed
+        } else if tokio::time::Instant::now() >= self.deadline {
+            RunEnd::TimedOut
+        } else {
+            RunEnd::Cancelled
+        };
+        lock(&self.hub.ended).record(&self.run_id, end);
+        let reason = match end {
+            RunEnd::Completed => "the cron run ended",
+            RunEnd::TimedOut => "the cron run timed out (its job's timeoutSeconds)",
+            RunEnd::Cancelled => "the cron run was cancelled",
+        };
+        if end != RunEnd::Completed
+            && let Some(out) = &self.runner
+        {
+            let wire = if end == RunEnd::TimedOut {
+                "timeout"
+            } else {
+                "cancelled"
+            };
+            let _ = out.send(
+                notification(
+                    Notification::RunnerCancel.as_str(),
+                    json!({"runId": self.run_id, "reason": wire, "message": reason}),
+                )
+                .to_string(),
+            );
+        }
+        if let Some(gw) = self.hub.gateway() {
+            let g = gw.generation();
+            gw.inner.sessions.end_cron_run(
+                &self.session_key,
+                reason,
+                g.runtime.process_registry().map(AsRef::as_ref),
+            );
+        }
+        tracing::info!(run = %self.run_id, end = ?end, "cron run handed to a runner ended");
+    }
+}
+
 impl RunnerHub {
-    pub(crate) fn new(wait: Duration, events: Events) -> Self {
+    pub(crate) fn new(wait: Duration, events: Events, link: Link) -> Self {
         RunnerHub {
             wait,
             runners: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
+            ended: Mutex::new(Ended::default()),
             next: AtomicUsize::new(0),
             events,
+            link,
         }
+    }
+
+    fn gateway(&self) -> Option<Gateway> {
+        self.link
+            .get()
+            .and_then(std::sync::Weak::upgrade)
+            .map(|inner| Gateway { inner })
     }
 
     pub(crate) fn count(&self) -> usize {
@@ -100,24 +284,44 @@ impl RunnerHub {
     }
 
     /// A runner reports a run's end. Only the connection the run was
-    /// handed to may finish it.
+    /// handed to may finish it, and only while the run is in flight: a
+    /// result for a run that timed out, was cancelled or already reported
+    /// is refused, saying which.
     pub(crate) fn complete(
         &self,
         conn_id: u64,
         run_id: &str,
         result: Result<RunReport, RunFailure>,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunnerError> {
+        let run_id_owned = || run_id.to_owned();
         let mut p = lock(&self.pending);
         match p.get(run_id) {
-            None => Err(format!(
-                "no run `{run_id}` is waiting for a result (it finished, timed out or was never handed out)"
-            )),
-            Some((owner, _)) if *owner != conn_id => Err(format!(
-                "run `{run_id}` was handed to another runner connection"
-            )),
+            None => Err(match lock(&self.ended).by_run.get(run_id) {
+                Some(RunEnd::TimedOut) => RunnerError::TimedOut {
+                    run_id: run_id_owned(),
+                },
+                Some(RunEnd::Cancelled) => RunnerError::Cancelled {
+                    run_id: run_id_owned(),
+                },
+                Some(RunEnd::Completed) => RunnerError::AlreadyCompleted {
+                    run_id: run_id_owned(),
+                },
+                None => RunnerError::Unknown {
+                    run_id: run_id_owned(),
+                },
+            }),
+            Some((owner, _)) if *owner != conn_id => Err(RunnerError::NotYours {
+                run_id: run_id_owned(),
+            }),
             Some(_) => {
                 if let Some((_, tx)) = p.remove(run_id) {
-                    let _ = tx.send(result);
+                    // The run's task may have given up in this instant (its
+                    // deadline): then the result is not taken either.
+                    if tx.send(result).is_err() {
+                        return Err(RunnerError::TimedOut {
+                            run_id: run_id_owned(),
+                        });
+                    }
                 }
                 Ok(())
             }
@@ -174,11 +378,30 @@ impl AgentRunner for RunnerHub {
             "agentId": run.agent_id,
             "sessionKey": run.session_key,
         });
+        // The run's session key is bound before anyone hears of it.
+        if let Some(gw) = self.gateway() {
+            gw.inner.sessions.bind_cron_run(CronRunBinding {
+                run_id: run.run_id.clone(),
+                job_id: run.job_id.clone(),
+                agent_id: run.agent_id.clone(),
+                session_key: run.session_key.clone(),
+                tools: run.tools.clone(),
+            });
+        }
+        let mut guard = RunGuard {
+            hub: self,
+            run_id: run.run_id.clone(),
+            session_key: run.session_key.clone(),
+            deadline: run.deadline,
+            runner: None,
+            completed: false,
+        };
         self.announce(Notification::CronFired, fired);
         loop {
             let out = self.wait_for_runner(Some(&run.cancel)).await?;
             let (tx, rx) = oneshot::channel();
             lock(&self.pending).insert(run.run_id.clone(), (out.id, tx));
+            guard.runner = Some(out.clone());
             let frame = notification(
                 Notification::RunnerRun.as_str(),
                 json!({
@@ -200,15 +423,28 @@ impl AgentRunner for RunnerHub {
             .to_string();
             if !out.send(frame) {
                 lock(&self.pending).remove(&run.run_id);
+                guard.runner = None;
                 self.disconnected(out.id);
                 continue;
             }
             return tokio::select! {
-                r = rx => r.unwrap_or_else(|_| Err(RunFailure::permanent("the runner client went away during the run; it was not re-run"))),
+                r = rx => match r {
+                    Ok(result) => {
+                        guard.completed = true;
+                        result
+                    }
+                    Err(_) => Err(RunFailure::permanent("the runner client went away during the run; it was not re-run")),
+                },
+                () = tokio::time::sleep_until(run.deadline) => {
+                    // The guard tells the runner (`reason: "timeout"`).
+                    Err(RunFailure::timed_out(run.timeout))
+                }
                 () = run.cancel.cancelled() => {
-                    lock(&self.pending).remove(&run.run_id);
-                    let _ = out.send(notification(Notification::RunnerCancel.as_str(), json!({"runId": run.run_id})).to_string());
-                    Err(RunFailure::permanent("the run was cancelled (its time budget ran out or the gateway is stopping)"))
+                    if tokio::time::Instant::now() >= run.deadline {
+                        Err(RunFailure::timed_out(run.timeout))
+                    } else {
+                        Err(RunFailure::permanent("the run was cancelled (its job was removed, its task cancelled or the gateway is stopping)"))
+                    }
                 }
             };
         }

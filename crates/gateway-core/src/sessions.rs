@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use talon_gateway_protocol::{SessionInfo, SessionParams, SessionTrigger};
 use talon_hooks::Requester;
 use talon_runtime::{RunSpec, Runtime, ToolTable};
+use talon_tool_catalog::normalize_tool_name;
 use talon_tool_policy::{RunContext, SubagentKind, Trigger};
 
 use crate::rpc::RpcError;
@@ -311,6 +312,85 @@ pub(crate) fn build_session(
         mcp_ready: AtomicU64::new(0),
         mcp_retry: Mutex::new(None),
     })
+}
+
+/// A cron run in flight, bound by the gateway to the session key it
+/// issued for the run (`agent:<agent>:cron:<job>:run:<run>`). The binding,
+/// not anything the runner sends, decides the run's session: its agent,
+/// `trigger: cron`, the job (for the `cron` tool's self-scope) and the
+/// job's effective tools as the `inherited` cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CronRunBinding {
+    pub(crate) run_id: String,
+    pub(crate) job_id: String,
+    pub(crate) agent_id: String,
+    pub(crate) session_key: String,
+    /// The job's effective tools (its allow list capped by its creator);
+    /// `None` only for an operator's job (CLI), which has no cap.
+    pub(crate) tools: Option<Vec<String>>,
+}
+
+/// Whether `key` has the shape of a cron run's session key. Such keys are
+/// reserved: a session under one opens only while its run is in flight,
+/// and then always with the run's cap.
+pub(crate) fn is_cron_run_key(key: &str) -> bool {
+    let key = key.trim().to_lowercase();
+    key.strip_prefix("agent:")
+        .and_then(|rest| rest.split_once(":cron:"))
+        .is_some_and(|(_, tail)| tail.contains(":run:"))
+}
+
+/// Build the session of a cron run in flight. The runner may name the
+/// run's key, its agent and `trigger: cron` (anything else is refused,
+/// never silently replaced); the agent, trigger, job and tool cap come
+/// from the binding. With a parent as well, the cap is the intersection
+/// of both.
+pub(crate) fn build_cron_run_session(
+    mut params: SessionParams,
+    binding: &CronRunBinding,
+    default_agent: &str,
+    runtime: &Runtime,
+    parent: Option<(&Session, &[String])>,
+    key_suffix: &str,
+) -> Result<Session, RpcError> {
+    if let Some(agent) = params.agent_id.as_deref()
+        && !agent.trim().eq_ignore_ascii_case(&binding.agent_id)
+    {
+        return Err(RpcError::params(format!(
+            "agentId: session `{}` belongs to cron run `{}` of agent `{}`, not `{agent}`",
+            binding.session_key, binding.run_id, binding.agent_id
+        ))
+        .with_data(
+            serde_json::json!({"param": "agentId", "errorCode": "session.cron_run_mismatch"}),
+        ));
+    }
+    if let Some(t) = params.trigger
+        && t != SessionTrigger::Cron
+    {
+        return Err(RpcError::params(format!(
+            "trigger: session `{}` belongs to cron run `{}`, whose trigger is `cron`; omit trigger or pass \"cron\"",
+            binding.session_key, binding.run_id
+        ))
+        .with_data(serde_json::json!({"param": "trigger", "errorCode": "session.cron_run_mismatch"})));
+    }
+    params.agent_id = Some(binding.agent_id.clone());
+    params.trigger = Some(SessionTrigger::Cron);
+    params.session_key = Some(binding.session_key.clone());
+    let mut session = build_session(params, default_agent, runtime, parent, key_suffix)?;
+    if let Some(cap) = &binding.tools {
+        let cap: Vec<String> = cap.iter().map(|t| normalize_tool_name(t)).collect();
+        let inherited = match session.spec.context.inherited.take() {
+            Some(parent) => parent
+                .into_iter()
+                .filter(|t| cap.contains(&normalize_tool_name(t)))
+                .collect(),
+            None => cap,
+        };
+        session.spec.context.inherited = Some(inherited);
+    }
+    session.spec.cron_job_id = Some(binding.job_id.clone());
+    session.spec.run_id = Some(binding.run_id.clone());
+    Ok(session)
 }
 
 #[cfg(test)]

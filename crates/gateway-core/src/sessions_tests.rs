@@ -243,3 +243,90 @@ fn a_child_is_never_less_confined_than_its_sandboxed_parent() {
     assert!(ok.info.sandboxed);
     assert_eq!(ok.spec.parent_context.as_ref(), Some(&parent.spec.context));
 }
+
+#[test]
+fn cron_run_keys_are_recognised_whatever_their_case() {
+    assert!(is_cron_run_key("agent:main:cron:job-1:run:cronrun-2"));
+    assert!(is_cron_run_key(" Agent:Main:CRON:j:RUN:r "));
+    for key in [
+        "main",
+        "agent:main:main",
+        "agent:main:cron:job-1",
+        "cron:job:run:x",
+        "agent:main:gw:abc",
+    ] {
+        assert!(!is_cron_run_key(key), "{key}");
+    }
+}
+
+/// A cron run's session takes its agent, trigger, job and cap from the
+/// binding; a parent narrows the cap further, never widens it; another
+/// agent or trigger is refused.
+#[test]
+fn a_cron_run_session_takes_its_cap_from_the_binding() {
+    let binding = CronRunBinding {
+        run_id: "cronrun-1".into(),
+        job_id: "job-1".into(),
+        agent_id: "main".into(),
+        session_key: "agent:main:cron:job-1:run:cronrun-1".into(),
+        tools: Some(vec!["read".into(), "Session_Status".into()]),
+    };
+    let s = build_cron_run_session(
+        SessionParams {
+            session_key: Some(binding.session_key.to_uppercase()),
+            ..SessionParams::default()
+        },
+        &binding,
+        "main",
+        &off(),
+        None,
+        "k",
+    )
+    .unwrap();
+    assert_eq!(s.info.session_key, binding.session_key);
+    assert_eq!(s.spec.context.trigger, Trigger::Cron);
+    assert_eq!(s.spec.cron_job_id.as_deref(), Some("job-1"));
+    assert_eq!(s.spec.run_id.as_deref(), Some("cronrun-1"));
+    assert_eq!(
+        s.spec.context.inherited,
+        Some(vec!["read".to_owned(), "session_status".to_owned()])
+    );
+    let parent_tools = vec!["session_status".to_owned(), "exec".to_owned()];
+    let child = build_cron_run_session(
+        SessionParams {
+            session_key: Some(binding.session_key.clone()),
+            ..SessionParams::default()
+        },
+        &binding,
+        "main",
+        &off(),
+        Some((&s, &parent_tools)),
+        "k2",
+    )
+    .unwrap();
+    assert_eq!(
+        child.spec.context.inherited,
+        Some(vec!["session_status".to_owned()])
+    );
+    for (params, param) in [
+        (
+            SessionParams {
+                agent_id: Some("other".into()),
+                ..SessionParams::default()
+            },
+            "agentId",
+        ),
+        (
+            SessionParams {
+                trigger: Some(SessionTrigger::User),
+                ..SessionParams::default()
+            },
+            "trigger",
+        ),
+    ] {
+        let err = build_cron_run_session(params, &binding, "main", &off(), None, "k3")
+            .err()
+            .unwrap();
+        assert_eq!(err.data.as_ref().unwrap()["param"], param, "{err}");
+    }
+}

@@ -258,7 +258,7 @@ protocol_methods! {
     McpStatus = "mcp.status", ReadOnly, NoParams => McpStatusResponse;
     /// Serve cron's agent runs on this connection (`runner.run` notifications).
     RunnerSubscribe = "runner.subscribe", Agent, NoParams => RunnerSubscribeResponse;
-    /// Report the end of a run this connection was handed.
+    /// Report the end of a run this connection was handed, while it is in flight (a run that timed out, was cancelled or already reported is refused with `data.errorCode`).
     RunnerComplete = "runner.complete", Agent, RunnerCompleteParams => RunnerCompleteResponse;
     /// Reload the configuration (the last good one stays on failure).
     GatewayReload = "gateway.reload", Operator, NoParams => ReloadReport;

@@ -52,9 +52,9 @@ notifications! {
     TaskUpdated = "task.updated", Audience::Scope(Scope::ReadOnly);
     /// A cron job fired (`{jobId, jobName, runId, agentId, sessionKey}`).
     CronFired = "cron.fired", Audience::Scope(Scope::ReadOnly);
-    /// A run for the runner to execute (`{runId, jobId, agentId, sessionKey, message, model, tools, timeoutMs, …}`); answer with `runner.complete`.
+    /// A run for the runner to execute (`{runId, jobId, agentId, sessionKey, message, model, tools, timeoutMs, …}`); answer with `runner.complete`. The gateway binds `sessionKey` to the run: the session opened under it (`sessions.create`, or on first use by `tools.list`/`tools.invoke`) gets `trigger: cron` and at most the job's `tools`, whatever the runner asks, and exists only while the run is in flight.
     RunnerRun = "runner.run", Audience::Runner;
-    /// A run handed out earlier was cancelled (`{runId}`).
+    /// A run handed out earlier is over without its result: stop it (`{runId, reason, message}`; `reason` is `timeout` when the job's `timeoutSeconds` ran out, the run then recorded `timeout`, else `cancelled`). Its session is closed and its calls in flight are cancelled; a later `runner.complete` for it is refused (`data.errorCode` `runner.run_timed_out` or `runner.run_cancelled`).
     RunnerCancel = "runner.cancel", Audience::Runner;
     /// A system event for an agent's session (`{agentId, sessionKey, text, wakeMode, jobId}`).
     RunnerSystemEvent = "runner.systemEvent", Audience::Runner;

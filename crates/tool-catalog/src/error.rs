@@ -204,6 +204,11 @@ tool_error_codes! {
     /// changed between approval and run; nothing was run.
     ApprovalOperandChanged = "approval.operand_changed" => Unauthorized,
 
+    /// A cron quota (`cron.quotas.*`: jobs per creator or per agent, the
+    /// minimum interval) refused the job; the message names the limit and
+    /// its config key.
+    CronQuota = "cron.quota" => Input,
+
     /// The SSRF guard refused the URL or an address it resolved to.
     WebSsrfBlocked = "web.ssrf_blocked" => Unauthorized,
     /// The URL or an address it resolved to is a cloud metadata endpoint,

@@ -1,5 +1,6 @@
 mod e2e_api;
 mod e2e_containment;
+mod e2e_cron;
 mod e2e_docker;
 mod e2e_faults;
 mod e2e_lifecycle;

@@ -241,3 +241,60 @@ fn tasks_list_show_cancel() {
     assert_eq!(refused.code, 1);
     assert!(refused.stdout.contains("succeeded"), "{}", refused.stdout);
 }
+
+/// `talon cron add` holds to `cron.quotas` like every other way in: a
+/// too-short interval and the job past the agent's limit are refused with
+/// the limit's code and config key, and nothing is stored.
+#[test]
+fn cron_add_is_refused_over_the_quotas() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let config = d.join("talon.json");
+    std::fs::write(&config, r#"{"cron": {"quotas": {"maxJobsPerAgent": 1}}}"#).unwrap();
+    let config = config.display().to_string();
+    let add = |name: &str, expr: &str| {
+        talon(
+            d,
+            &[
+                "--config",
+                &config,
+                "cron",
+                "add",
+                "--name",
+                name,
+                "--cron",
+                expr,
+                "--tz",
+                "UTC",
+                "--message",
+                "m",
+                "--json",
+            ],
+        )
+    };
+    let fast = add("fast", "*/10 * * * * *");
+    assert_eq!(fast.code, 1, "{}{}", fast.stdout, fast.stderr);
+    assert_eq!(
+        fast.json()["error"]["code"],
+        json!("cron.quota.min_interval")
+    );
+    assert_eq!(
+        fast.json()["error"]["configKey"],
+        json!("cron.quotas.minIntervalSeconds")
+    );
+    let first = add("first", "0 9 * * *");
+    assert_eq!(first.code, 0, "{}{}", first.stdout, first.stderr);
+    let second = add("second", "0 10 * * *");
+    assert_eq!(second.code, 1, "{}{}", second.stdout, second.stderr);
+    assert_eq!(
+        second.json()["error"]["code"],
+        json!("cron.quota.jobs_per_agent")
+    );
+    let list = talon(d, &["cron", "list", "--json"]);
+    assert_eq!(
+        list.json().as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        list.stdout
+    );
+}

@@ -16,6 +16,25 @@ pub struct CronRetryConfig {
     pub backoff_ms: Option<Vec<u64>>,
 }
 
+/// `cron.quotas`: how much one creator may schedule. Talon keys (OpenClaw
+/// has no quota); unset keys keep the defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CronQuotasConfig {
+    /// Most jobs one creating session may hold (default 100). Jobs created
+    /// without a session (the CLI) count only against `maxJobsPerAgent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_jobs_per_creator: Option<u32>,
+    /// Most jobs one agent may hold, whoever created them (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_jobs_per_agent: Option<u32>,
+    /// The shortest gap between two runs of a recurring job, in seconds
+    /// (default 60): an `every` interval, or the smallest gap between
+    /// consecutive fire times of a `cron` expression.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_interval_seconds: Option<u32>,
+}
+
 /// The `cron` section.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -29,4 +48,7 @@ pub struct CronConfig {
     /// Retry policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<CronRetryConfig>,
+    /// Per-creator and per-agent job quotas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quotas: Option<CronQuotasConfig>,
 }

@@ -133,6 +133,8 @@ pub(crate) fn service(
 ) -> CronService {
     let opts = CronOptions {
         clock,
+        // Most tests use short intervals; the quota tests set their own.
+        quotas: CronQuotas::unlimited(),
         ..CronOptions::default()
     };
     CronService::open(&dir.join("talon.db"), runner, opts).unwrap()

@@ -1,4 +1,5 @@
 mod common;
+mod limits;
 mod recovery;
 mod schedule;
 mod service;

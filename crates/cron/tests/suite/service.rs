@@ -224,6 +224,7 @@ async fn system_events_go_to_the_main_session_and_runs_enter_the_ledger() {
     let opts = CronOptions {
         clock,
         ledger: Some(ledger.clone()),
+        quotas: CronQuotas::unlimited(),
         ..CronOptions::default()
     };
     let svc = CronService::open(&dir.path().join("talon.db"), runner.clone(), opts).unwrap();

@@ -53,6 +53,16 @@ pub(crate) fn cron_error(e: CronError) -> RpcError {
             "no cron job with id `{id}`; cron.list shows the jobs"
         ))
         .with_data(json!({"param": "jobId"})),
+        CronError::Quota {
+            limit,
+            config_key,
+            max,
+            message,
+        } => RpcError::new(
+            crate::rpc::FORBIDDEN,
+            format!("{message} (limit {max}, set by `{config_key}`)"),
+        )
+        .with_data(json!({"errorCode": limit.code(), "configKey": config_key, "limit": max})),
         other => RpcError::internal(other.to_string()),
     }
 }

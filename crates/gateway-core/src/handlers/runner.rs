@@ -6,8 +6,8 @@ use talon_gateway_protocol::{
 };
 
 use crate::dispatch::Caller;
-use crate::rpc::RpcError;
-use crate::runner::RunnerHub;
+use crate::rpc::{FORBIDDEN, NOT_FOUND, RpcError};
+use crate::runner::{RunnerError, RunnerHub};
 
 /// `runner.subscribe`.
 pub(crate) fn subscribe(
@@ -26,7 +26,10 @@ pub(crate) fn subscribe(
 }
 
 /// `runner.complete`: only the connection a run was handed to may finish
-/// it.
+/// it, and only while it is in flight. A refusal carries
+/// `data.errorCode` (`runner.run_timed_out`, `runner.run_cancelled`,
+/// `runner.run_already_completed`, `runner.run_unknown`,
+/// `runner.run_not_yours`) and `data.runId`.
 pub(crate) fn complete(
     hub: &RunnerHub,
     caller: &Caller,
@@ -48,6 +51,20 @@ pub(crate) fn complete(
         )),
     };
     hub.complete(conn, &p.run_id, result)
-        .map_err(RpcError::not_found)?;
+        .map_err(|e| runner_error(&e))?;
     Ok(RunnerCompleteResponse { accepted: true })
+}
+
+/// The wire error of a refused `runner.complete`.
+fn runner_error(e: &RunnerError) -> RpcError {
+    let code = match e {
+        RunnerError::NotYours { .. } => FORBIDDEN,
+        RunnerError::TimedOut { .. }
+        | RunnerError::Cancelled { .. }
+        | RunnerError::AlreadyCompleted { .. }
+        | RunnerError::Unknown { .. } => NOT_FOUND,
+    };
+    RpcError::new(code, e.to_string()).with_data(
+        serde_json::json!({"errorCode": e.code(), "runId": e.run_id(), "param": "runId"}),
+    )
 }

@@ -2,7 +2,8 @@
 //! key is resolved (an open session, or an agent's main session created on
 //! first use).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use talon_gateway_protocol::{
     SessionParams, SessionRef, SessionsCloseResponse, SessionsCreateResponse, SessionsListResponse,
@@ -10,12 +11,24 @@ use talon_gateway_protocol::{
 
 use crate::gateway::Generation;
 use crate::rpc::RpcError;
-use crate::sessions::{Session, SessionRegistry, build_session, main_session_agent};
+use crate::sessions::{
+    CronRunBinding, Session, SessionRegistry, build_cron_run_session, build_session,
+    is_cron_run_key, main_session_agent,
+};
 
-/// The open sessions.
+/// The open sessions, and the cron runs in flight whose sessions the
+/// gateway binds (by lowercased session key).
 #[derive(Debug, Default)]
 pub(crate) struct SessionsHandler {
     pub(crate) registry: SessionRegistry,
+    cron_runs: Mutex<HashMap<String, CronRunBinding>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
 }
 
 impl SessionsHandler {
@@ -64,13 +77,72 @@ impl SessionsHandler {
         }
     }
 
+    /// A cron run is in flight: from now on its session key opens only as
+    /// the run's session, capped by the job's tools. A session already
+    /// open under that key (it cannot have come from this run) is closed.
+    pub(crate) fn bind_cron_run(&self, binding: CronRunBinding) {
+        let key = binding.session_key.to_lowercase();
+        if let Some(stale) = self.registry.remove(&binding.session_key) {
+            tracing::warn!(session = %binding.session_key, "a session was open under a cron run's key before the run; closed");
+            if let Some(t) = stale.current_table() {
+                t.table.canceller().cancel("the key belongs to a cron run");
+            }
+        }
+        lock(&self.cron_runs).insert(key, binding);
+    }
+
+    /// A cron run ended (result, timeout, cancellation, lost runner): its
+    /// session closes and the calls in flight in it are cancelled (their
+    /// processes end with them); the key opens nothing any more.
+    pub(crate) fn end_cron_run(
+        &self,
+        session_key: &str,
+        reason: &str,
+        processes: Option<&talon_tools::ProcessRegistry>,
+    ) {
+        let binding = lock(&self.cron_runs).remove(&session_key.to_lowercase());
+        let key = binding.map_or_else(|| session_key.to_owned(), |b| b.session_key);
+        if let Some(s) = self.registry.remove(&key)
+            && let Some(t) = s.current_table()
+        {
+            t.table.canceller().cancel(reason);
+        }
+        // Commands the run moved to the background end with it too.
+        if let Some(registry) = processes {
+            let killed = registry.kill_owner(&key);
+            if killed > 0 {
+                tracing::info!(session = %key, killed, "cron run ended: its background commands were killed");
+            }
+        }
+    }
+
+    /// The binding of the cron run in flight under `key`, if any.
+    fn cron_run(&self, key: &str) -> Option<CronRunBinding> {
+        lock(&self.cron_runs)
+            .get(&key.trim().to_lowercase())
+            .cloned()
+    }
+
     /// Open a session under generation `g` (a sub-agent's tools are capped
-    /// by its parent's effective tools).
+    /// by its parent's effective tools; a cron run's session by its job's).
     pub(crate) fn open(
         &self,
         g: &Generation,
         params: SessionParams,
     ) -> Result<Arc<Session>, RpcError> {
+        let cron_run = match params.session_key.as_deref() {
+            Some(key) => match self.cron_run(key) {
+                Some(b) => Some(b),
+                None if is_cron_run_key(key) => {
+                    return Err(RpcError::params(format!(
+                        "sessionKey `{key}` is a cron run's key, but no such run is in flight (it ended, timed out or never started); a cron run's session opens only while the gateway runs it"
+                    ))
+                    .with_data(serde_json::json!({"param": "sessionKey", "errorCode": "session.cron_run_not_in_flight"})));
+                }
+                None => None,
+            },
+            None => None,
+        };
         let parent = match params.parent_session_key.as_deref() {
             Some(pk) => {
                 let p = self.registry.get(pk).ok_or_else(|| {
@@ -86,14 +158,39 @@ impl SessionsHandler {
             None => None,
         };
         let suffix = crate::auth::random_hex(6).map_err(|e| RpcError::internal(e.to_string()))?;
-        let session = build_session(
-            params,
-            &g.config.default_agent_id(),
-            &g.runtime,
-            parent.as_ref().map(|(p, t)| (p.as_ref(), t.as_slice())),
-            &suffix,
-        )?;
-        self.registry.insert(session, g.section.limits.max_sessions)
+        let parent = parent.as_ref().map(|(p, t)| (p.as_ref(), t.as_slice()));
+        let default_agent = g.config.default_agent_id();
+        let session = match &cron_run {
+            Some(binding) => build_cron_run_session(
+                params,
+                binding,
+                &default_agent,
+                &g.runtime,
+                parent,
+                &suffix,
+            )?,
+            None => build_session(params, &default_agent, &g.runtime, parent, &suffix)?,
+        };
+        let opened = self
+            .registry
+            .insert(session, g.section.limits.max_sessions)?;
+        // The run may have ended while the session was being built: then
+        // the session goes again and nothing runs in it.
+        if let Some(binding) = cron_run
+            && self.cron_run(&binding.session_key).is_none()
+        {
+            self.end_cron_run(
+                &binding.session_key,
+                "the cron run ended",
+                g.runtime.process_registry().map(AsRef::as_ref),
+            );
+            return Err(RpcError::params(format!(
+                "cron run `{}` ended while its session was being opened",
+                binding.run_id
+            ))
+            .with_data(serde_json::json!({"param": "sessionKey", "errorCode": "session.cron_run_not_in_flight"})));
+        }
+        Ok(opened)
     }
 
     /// The session named, or — for an agent's main session
@@ -106,6 +203,17 @@ impl SessionsHandler {
     ) -> Result<Arc<Session>, RpcError> {
         if let Some(s) = self.registry.get(key) {
             return Ok(s);
+        }
+        // A cron run's session opens on first use, bound to its run.
+        if let Some(binding) = self.cron_run(key) {
+            if let Some(s) = self.registry.get(&binding.session_key) {
+                return Ok(s);
+            }
+            let params = SessionParams {
+                session_key: Some(binding.session_key),
+                ..Default::default()
+            };
+            return self.open(g, params);
         }
         let default_agent = g.config.default_agent_id();
         let main = g.config.main_session();

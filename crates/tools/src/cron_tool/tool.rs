@@ -44,6 +44,9 @@ fn cron_err(e: CronError) -> ToolError {
             "jobId",
             format!("no cron job with id `{id}`; use action list to see the jobs"),
         ),
+        e @ CronError::Quota { .. } => {
+            ToolError::new(talon_tool_catalog::ToolErrorCode::CronQuota, e.to_string())
+        }
         other => ToolError::execution(other.to_string()),
     }
 }

@@ -408,3 +408,54 @@ async fn run_and_runs_round_trip() {
     assert_eq!(runs["runs"][0]["status"], json!("ok"));
     assert_eq!(runs["runs"][0]["reason"], json!("manual"));
 }
+
+/// Over a quota the model gets a typed `cron.quota` error naming the
+/// config key, and nothing is stored.
+#[tokio::test]
+async fn a_job_over_a_quota_is_refused_with_the_quota_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = CronOptions {
+        clock: Arc::new(ManualClock::new(NOW)),
+        quotas: talon_cron::CronQuotas {
+            max_jobs_per_creator: 1,
+            ..talon_cron::CronQuotas::default()
+        },
+        ..CronOptions::default()
+    };
+    let svc = CronService::open(
+        &dir.path().join("talon.db"),
+        Arc::new(Runner::default()),
+        opts,
+    )
+    .unwrap();
+    let tool = CronTool::new(svc.clone(), restricted_scope());
+    let fast = call(
+        &tool,
+        json!({ "action": "add", "job": job("fast", json!({ "schedule": { "kind": "every", "everyMs": 1000 } })) }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(fast.code(), talon_tool_catalog::ToolErrorCode::CronQuota);
+    assert!(
+        fast.to_string().contains("cron.quotas.minIntervalSeconds"),
+        "{fast}"
+    );
+    call(
+        &tool,
+        json!({ "action": "add", "job": job("one", json!({})) }),
+    )
+    .await
+    .unwrap();
+    let over = call(
+        &tool,
+        json!({ "action": "add", "job": job("two", json!({})) }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(over.code(), talon_tool_catalog::ToolErrorCode::CronQuota);
+    assert!(
+        over.to_string().contains("cron.quotas.maxJobsPerCreator"),
+        "{over}"
+    );
+    assert_eq!(svc.list(true).unwrap().len(), 1);
+}

@@ -150,6 +150,23 @@ impl ProcessRegistry {
             .count()
     }
 
+    /// Kills every live command `owner` (a session key) started,
+    /// foreground and background, and returns how many: a session that
+    /// ended (a cron run that timed out) leaves nothing running.
+    pub fn kill_owner(&self, owner: &str) -> usize {
+        let live: Vec<Arc<Session>> = self
+            .inner
+            .sessions()
+            .values()
+            .filter(|s| s.info.owner == owner && !s.is_finished())
+            .cloned()
+            .collect();
+        for s in &live {
+            s.request_kill(KillReason::Abort);
+        }
+        live.len()
+    }
+
     /// Kills every live process group, waits (bounded) until each is
     /// reaped, forgets every session and refuses new ones.
     pub async fn shutdown(&self) {
