@@ -43,6 +43,9 @@ fn invalid(err: &CronError, json: bool, out: &mut String) -> Result<Status> {
             v["error"]["code"] = json!(limit.code());
             v["error"]["configKey"] = json!(config_key);
         }
+        if let CronError::Egress { blocked, .. } = err {
+            v["error"]["code"] = json!(blocked.code());
+        }
         out.push_str(&serde_json::to_string_pretty(&v)?);
         out.push('\n');
     } else {
@@ -298,16 +301,13 @@ fn add(ctx: &ContextArgs, spec: JobSpec, json: bool, out: &mut String) -> Result
         Ok(j) => j,
         Err(e) => return invalid(&e, json, out),
     };
-    // The quotas of `cron.quotas` hold for the operator's jobs too.
-    let quotas = talon_cron::CronQuotas::from_config(
-        crate::commands::load_config(ctx)?
-            .config
-            .cron_config()
-            .quotas
-            .as_ref(),
+    // The quotas and webhook rules of `cron` hold for the operator's jobs
+    // too.
+    let opts = talon_cron::CronOptions::from_config(
+        &crate::commands::load_config(ctx)?.config.cron_config(),
     );
     let mut store = open_store()?;
-    if let Err(e) = quotas.admit(&store, &job, now_ms()) {
+    if let Err(e) = opts.admit(&store, &job, now_ms()) {
         return invalid(&e, json, out);
     }
     store.put(&job)?;

@@ -46,6 +46,17 @@ pub enum CronError {
         /// What was refused and how to get under the limit.
         message: String,
     },
+    /// A webhook URL the egress guard refuses (a private, loopback or
+    /// metadata address, a blocked name, a scheme other than http(s)).
+    /// Nothing is stored and no runner is told to post there.
+    #[error("{field}: {blocked}")]
+    Egress {
+        /// The field holding the URL (`delivery.to`, ...).
+        field: String,
+        /// The guard's refusal (kind, code, reason, how to opt in).
+        #[source]
+        blocked: talon_egress::SsrfBlocked,
+    },
     /// The task ledger failed.
     #[error(transparent)]
     Tasks(Box<talon_tasks::TaskError>),
@@ -98,7 +109,7 @@ impl CronError {
     /// The field path of an input error.
     pub fn field(&self) -> Option<&str> {
         match self {
-            CronError::Invalid { field, .. } => Some(field),
+            CronError::Invalid { field, .. } | CronError::Egress { field, .. } => Some(field),
             _ => None,
         }
     }

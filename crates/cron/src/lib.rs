@@ -69,6 +69,7 @@ pub use crate::service::{
     STUCK_RUN_MS, TimerStats, parse_wake_mode,
 };
 pub use crate::store::CronStore;
+pub use crate::webhook::{WEBHOOK_ALLOWLIST_KEY, WebhookGuard};
 pub use talon_tasks::{Clock, ManualClock, SystemClock};
 
 mod clock;
@@ -81,3 +82,4 @@ mod runner;
 mod schedule;
 mod service;
 mod store;
+mod webhook;

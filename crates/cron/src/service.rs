@@ -25,6 +25,7 @@ use crate::runner::{
 };
 use crate::schedule::Schedule;
 use crate::store::CronStore;
+use crate::webhook::WebhookGuard;
 
 /// When the next run is already due, the timer still waits this long
 /// (2 s): no hot loop while a job is stuck running.
@@ -65,6 +66,9 @@ pub struct CronOptions {
     /// Jobs per creator and per agent, and the shortest recurring interval
     /// (`cron.quotas`).
     pub quotas: CronQuotas,
+    /// The egress rules a job's webhook URL passes
+    /// (`cron.webhookSsrfAllowlist`).
+    pub webhooks: WebhookGuard,
 }
 
 impl Default for CronOptions {
@@ -77,6 +81,7 @@ impl Default for CronOptions {
             clock: Arc::new(SystemClock),
             ledger: None,
             quotas: CronQuotas::default(),
+            webhooks: WebhookGuard::default(),
         }
     }
 }
@@ -86,6 +91,7 @@ impl CronOptions {
     pub fn from_config(config: &CronConfig) -> Self {
         let mut o = CronOptions {
             quotas: CronQuotas::from_config(config.quotas.as_ref()),
+            webhooks: WebhookGuard::from_config(config.webhook_ssrf_allowlist.as_ref()),
             ..CronOptions::default()
         };
         if let Some(n) = config.max_concurrent_runs {
@@ -105,6 +111,15 @@ impl CronOptions {
             }
         }
         o
+    }
+
+    /// Admit a new job into `store`: its webhook target passes the egress
+    /// rules and it fits the quotas ([`CronQuotas::admit`]). Call it and
+    /// store the job under one lock (the service does; so does `talon cron
+    /// add`).
+    pub fn admit(&self, store: &CronStore, job: &CronJob, now_ms: i64) -> Result<()> {
+        self.webhooks.vet(job.delivery.as_ref(), "delivery")?;
+        self.quotas.admit(store, job, now_ms)
     }
 
     fn backoff(&self, consecutive_errors: u32) -> i64 {
@@ -386,7 +401,7 @@ impl CronService {
             // Counted and stored under one lock: concurrent adds cannot
             // both pass the count.
             let mut store = lock(&self.inner.store);
-            self.inner.opts.quotas.admit(&store, &job, now)?;
+            self.inner.opts.admit(&store, &job, now)?;
             store.put(&job)?;
         }
         tracing::info!(job = %job.id, agent = %job.agent_id, kind = job.schedule.kind(), "cron job added");
@@ -404,6 +419,10 @@ impl CronService {
                 .ok_or_else(|| CronError::NotFound(id.to_owned()))?;
             let before = job.schedule.clone();
             let dropped_tools = apply_patch(&mut job, patch, creator, now)?;
+            self.inner
+                .opts
+                .webhooks
+                .vet(job.delivery.as_ref(), "patch.delivery")?;
             // A schedule that changed meets the minimum interval (an
             // unchanged one, stored before a lower limit, is left alone).
             if job.schedule != before {
@@ -793,7 +812,19 @@ impl Inner {
                     model: model.clone(),
                     thinking: thinking.clone(),
                     tools: job.effective_run_tools(),
-                    delivery: job.delivery.clone(),
+                    // Vetted again now: the allowlist may have narrowed
+                    // since the job was stored. A refused target is not
+                    // handed to the runner; the run goes on undelivered.
+                    delivery: job.delivery.clone().filter(|d| {
+                        this.opts
+                            .webhooks
+                            .vet(Some(d), "job.delivery")
+                            .inspect_err(|_| {
+                                // Not the URL: webhook URLs often carry a token.
+                                tracing::warn!(job = %job.id, "cron webhook target refused by the egress rules; the run is not delivered");
+                            })
+                            .is_ok()
+                    }),
                     cancel: token.clone(),
                     timeout,
                     deadline,

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use talon_exec_env::EnvPolicy;
 use talon_egress::{HostResolver, SystemResolver};
+use talon_exec_env::EnvPolicy;
 use talon_tool_catalog::Tool;
 
 use crate::config::{McpConfig, McpServerConfig};

@@ -10,8 +10,8 @@ use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as McpTool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::{Map, Value};
-use talon_exec_env::EnvPolicy;
 use talon_egress::HostResolver;
+use talon_exec_env::EnvPolicy;
 use talon_tool_catalog::{CancelExt, CancellationToken, ToolError, ToolErrorCode};
 
 use crate::config::{McpServerConfig, Transport};

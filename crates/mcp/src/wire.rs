@@ -66,7 +66,9 @@ pub fn convert_call_result(
     let parsed = serde_json::from_value(result).map_err(|e| {
         ToolError::new(
             ToolErrorCode::McpCallFailed,
-            format!("mcp server `{server}` sent a `{tool}` result that is not a CallToolResult: {e}"),
+            format!(
+                "mcp server `{server}` sent a `{tool}` result that is not a CallToolResult: {e}"
+            ),
         )
     })?;
     convert_result(parsed, server, tool, cap)

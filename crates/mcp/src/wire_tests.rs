@@ -5,7 +5,10 @@ use super::*;
 #[test]
 fn a_long_string_is_cut_and_the_line_stays_json() {
     let big = "x".repeat(10_000);
-    let line = format!("{}\n", json!({"jsonrpc": "2.0", "id": 1, "result": {"text": big}}));
+    let line = format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"text": big}})
+    );
     let out = bound_stdout(line.as_bytes(), 100);
     assert!(!out.closed);
     let text = String::from_utf8(out.bytes).unwrap();

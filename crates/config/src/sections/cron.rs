@@ -51,4 +51,10 @@ pub struct CronConfig {
     /// Per-creator and per-agent job quotas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quotas: Option<CronQuotasConfig>,
+    /// Private webhook targets opened on purpose (`hosts`, `cidrs`, as in
+    /// `tools.web.fetch.ssrfAllowlist`). Without it a job whose webhook
+    /// URL is loopback, private or link-local is refused; a cloud metadata
+    /// endpoint is refused whatever it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_ssrf_allowlist: Option<crate::sections::web::SsrfAllowlistConfig>,
 }

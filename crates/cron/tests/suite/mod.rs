@@ -3,3 +3,4 @@ mod limits;
 mod recovery;
 mod schedule;
 mod service;
+mod webhook;

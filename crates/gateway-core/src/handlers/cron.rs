@@ -63,6 +63,8 @@ pub(crate) fn cron_error(e: CronError) -> RpcError {
             format!("{message} (limit {max}, set by `{config_key}`)"),
         )
         .with_data(json!({"errorCode": limit.code(), "configKey": config_key, "limit": max})),
+        CronError::Egress { field, blocked } => RpcError::params(format!("{field}: {blocked}"))
+            .with_data(json!({"param": field, "errorCode": blocked.code()})),
         other => RpcError::internal(other.to_string()),
     }
 }

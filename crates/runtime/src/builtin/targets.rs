@@ -182,17 +182,18 @@ impl Targets {
     }
 
     fn sandbox(&self, run: &RunSpec, decision: &RunSandbox) -> Result<RunTarget, ToolError> {
-        let resolved = decision
-            .config
-            .clone()
-            .with_config_file(self.config_file.get().cloned().or_else(|| {
-                // Without `RuntimeBuilder::config_file`, the file Talon's
-                // front ends would load (`TALON_CONFIG`, else
-                // `~/.talon/talon.json`) is protected all the same.
-                talon_config::resolve_config_path(None)
-                    .path()
-                    .map(std::path::Path::to_path_buf)
-            }));
+        let resolved =
+            decision
+                .config
+                .clone()
+                .with_config_file(self.config_file.get().cloned().or_else(|| {
+                    // Without `RuntimeBuilder::config_file`, the file Talon's
+                    // front ends would load (`TALON_CONFIG`, else
+                    // `~/.talon/talon.json`) is protected all the same.
+                    talon_config::resolve_config_path(None)
+                        .path()
+                        .map(std::path::Path::to_path_buf)
+                }));
         let backend = self.backends.get(&resolved.backend).ok_or_else(|| {
             ToolError::execution(decision.backend_missing_message(&self.backends.ids()))
         })?;

@@ -44,6 +44,15 @@ fn cron_err(e: CronError) -> ToolError {
             "jobId",
             format!("no cron job with id `{id}`; use action list to see the jobs"),
         ),
+        CronError::Egress { field, blocked } => {
+            let code = match blocked.kind {
+                talon_egress::BlockKind::Metadata => {
+                    talon_tool_catalog::ToolErrorCode::WebMetadataBlocked
+                }
+                _ => talon_tool_catalog::ToolErrorCode::WebSsrfBlocked,
+            };
+            ToolError::new(code, format!("{field}: {blocked}")).with_param(field)
+        }
         e @ CronError::Quota { .. } => {
             ToolError::new(talon_tool_catalog::ToolErrorCode::CronQuota, e.to_string())
         }

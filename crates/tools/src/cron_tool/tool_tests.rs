@@ -459,3 +459,42 @@ async fn a_job_over_a_quota_is_refused_with_the_quota_code() {
     );
     assert_eq!(svc.list(true).unwrap().len(), 1);
 }
+
+/// A model-created webhook job aimed at loopback or a cloud metadata
+/// endpoint is refused with the egress guard's code, naming the field,
+/// and nothing is stored.
+#[tokio::test]
+async fn a_webhook_to_a_private_or_metadata_address_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = CronOptions {
+        clock: Arc::new(ManualClock::new(NOW)),
+        ..CronOptions::default()
+    };
+    let svc = CronService::open(
+        &dir.path().join("talon.db"),
+        Arc::new(Runner::default()),
+        opts,
+    )
+    .unwrap();
+    let tool = CronTool::new(svc.clone(), restricted_scope());
+    for (to, code) in [
+        (
+            "http://127.0.0.1:8080/hook",
+            talon_tool_catalog::ToolErrorCode::WebSsrfBlocked,
+        ),
+        (
+            "http://169.254.169.254/latest/meta-data/",
+            talon_tool_catalog::ToolErrorCode::WebMetadataBlocked,
+        ),
+    ] {
+        let err = call(
+            &tool,
+            json!({ "action": "add", "job": job("hook", json!({ "delivery": { "mode": "webhook", "to": to } })) }),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(err.code(), code, "{to}: {err}");
+        assert_eq!(err.param(), Some("delivery.to"), "{to}: {err}");
+    }
+    assert!(svc.list(true).unwrap().is_empty());
+}
