@@ -161,6 +161,35 @@ pub fn is_blocked_hostname(host: &str) -> bool {
         || h.ends_with(".internal")
 }
 
+/// `host` with its `%XX` escapes decoded, when it has any that decode to
+/// UTF-8; `None` when there is nothing to decode.
+fn percent_decoded(host: &str) -> Option<String> {
+    if !host.contains('%') {
+        return None;
+    }
+    let bytes = host.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'%'));
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// What a host string is, read the strict way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostLiteral {
@@ -177,7 +206,18 @@ pub enum HostLiteral {
 }
 
 /// Classify a host string (already without brackets or with them).
+/// Percent-escapes are decoded first, as a URL parser's host parser does
+/// (`%35` is `5`, so `%31%32%37.0.0.1` is `127.0.0.1`), so a raw host
+/// never reads as a name where a URL library would read an address.
 pub fn parse_host_literal(host: &str) -> HostLiteral {
+    let decoded;
+    let host = match percent_decoded(host) {
+        Some(d) => {
+            decoded = d;
+            decoded.as_str()
+        }
+        None => host,
+    };
     let h = normalize_hostname(host);
     if h.contains(':') {
         return match h.parse::<Ipv6Addr>() {

@@ -488,3 +488,25 @@ mod props {
         }
     }
 }
+
+/// Found by the `ip_literal_differential` fuzz target: `%35` is the
+/// address 0.0.0.5 to a URL host parser, so the guard must not read it as
+/// a host name (which would skip the address rules).
+#[test]
+fn percent_escaped_hosts_are_read_as_the_address_they_decode_to() {
+    assert_eq!(
+        parse_host_literal("%35"),
+        HostLiteral::LegacyIpv4,
+        "a one-part IPv4 literal once decoded"
+    );
+    assert_eq!(
+        parse_host_literal("%31%32%37.0.0.1"),
+        HostLiteral::Ip(ip("127.0.0.1"))
+    );
+    assert_eq!(parse_host_literal("%3A%3A1"), HostLiteral::Ip(ip("::1")));
+    // Not an escape: left as it is.
+    assert_eq!(
+        parse_host_literal("a%zz"),
+        HostLiteral::Name("a%zz".to_owned())
+    );
+}

@@ -153,12 +153,16 @@ impl<R> FrameGuard<R> {
     /// budget.
     fn process(&mut self, input: &[u8]) -> Result<(), FrameError> {
         for &b in input {
+            // A newline ends the message whatever came before it: JSON has
+            // no raw newline inside a string, and the stdio transport
+            // frames by line, so an unterminated (cut) string in a broken
+            // line never swallows the next message.
+            if b == b'\n' {
+                self.out.push(b);
+                self.scan = Scan::default();
+                continue;
+            }
             if !self.scan.in_string {
-                if b == b'\n' {
-                    self.out.push(b);
-                    self.scan = Scan::default();
-                    continue;
-                }
                 if b == b'"' {
                     self.scan.in_string = true;
                     self.scan.string_len = 0;

@@ -112,3 +112,22 @@ fn the_marker_reads_back_as_the_sizes_sent() {
     assert_eq!(cut_sizes(v["t"].as_str().unwrap()), Some((100, 400)));
     assert_eq!(cut_sizes("plain"), None);
 }
+
+/// Found by the `mcp_wire` fuzz target: a broken line whose long string
+/// never closes (and ends in a lone backslash) was being cut up to the
+/// next quote, swallowing the newline and the valid message after it.
+#[test]
+fn an_unterminated_cut_string_never_swallows_the_next_message() {
+    let broken = format!("{{\"jsonrpc\":\"2.0\",\"x\":\"{}\\", "y".repeat(500));
+    let next = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}";
+    for tail in ["", "\\u00", "\\"] {
+        let input = format!("{broken}{tail}\n{next}\n");
+        for step in [1, 5, 4096] {
+            let out = run(limits(64), input.as_bytes(), step).unwrap();
+            let lines: Vec<&[u8]> = out.split(|b| *b == b'\n').collect();
+            assert_eq!(lines.len(), 3, "{:?}", String::from_utf8_lossy(&out));
+            let v: Value = serde_json::from_slice(lines[1]).unwrap();
+            assert_eq!(v["id"], 3);
+        }
+    }
+}
