@@ -60,16 +60,27 @@ impl Default for Limits {
 }
 
 /// Tools `POST /tools/invoke` refuses unless `gateway.tools.allow` names
-/// them: the ones that let an HTTP caller pivot into other sessions or
-/// change what runs later (OpenClaw GHSA-943q-mwmv-hhvh). The WebSocket
-/// API and `/mcp` are bound to a session and keep the session's policy.
+/// them: OpenClaw's HTTP hard deny (commands and shells, file writes,
+/// deletes, moves and patches, the tools that pivot into other sessions or
+/// change what runs later, nodes; GHSA-943q-mwmv-hhvh), plus Talon's
+/// `sessions_yield` and `subagents`. A one-shot HTTP caller has no session
+/// of its own to confine such a call. The WebSocket API and `/mcp` are
+/// bound to a session and keep the session's policy.
 pub const DEFAULT_HTTP_TOOL_DENY: &[&str] = &[
+    "exec",
+    "spawn",
+    "shell",
+    "fs_write",
+    "fs_delete",
+    "fs_move",
+    "apply_patch",
     "sessions_spawn",
     "sessions_send",
     "sessions_yield",
     "subagents",
     "cron",
     "gateway",
+    "nodes",
 ];
 
 /// What the `gateway` section says, checked.

@@ -295,11 +295,12 @@ async fn tools_list_invoke_and_blocked_calls_over_ws_and_http() {
     ws.ok("sessions.close", json!({"sessionKey": "s1"})).await;
     let v = ws.call("sessions.close", json!({"sessionKey": "s1"})).await;
     assert_eq!(v["error"]["code"], json!(-32002));
-    // Metrics saw it all.
+    // Metrics saw it all (the HTTP `exec` was refused by the HTTP surface's
+    // hard deny before the session's table, so only the WS call counts).
     let (status, text) = http(gw.addr, "GET", "/metrics", Some(&gw.token), None).unwrap();
     assert_eq!(status, 200);
     assert!(
-        text.contains("talon_gateway_calls_total{tool=\"exec\",outcome=\"blocked\"} 2"),
+        text.contains("talon_gateway_calls_total{tool=\"exec\",outcome=\"blocked\"} 1"),
         "{text}"
     );
     assert!(
@@ -307,7 +308,7 @@ async fn tools_list_invoke_and_blocked_calls_over_ws_and_http() {
         "{text}"
     );
     assert!(
-        text.contains("talon_gateway_blocked_total{layer=\"tool-policy\"} 2"),
+        text.contains("talon_gateway_blocked_total{layer=\"tool-policy\"} 1"),
         "{text}"
     );
     assert!(text.contains(
@@ -497,4 +498,44 @@ async fn a_child_session_is_never_less_confined_than_its_parent() {
         )
         .await;
     assert_eq!(ok["session"]["sandboxed"], json!(true), "{ok}");
+}
+
+/// `POST /tools/invoke` keeps OpenClaw's hard deny even when the session's
+/// policy allows the tool: `exec` and `apply_patch` are refused naming
+/// `gateway.tools.allow`, and nothing runs; naming `exec` there exposes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_invoke_refuses_exec_by_default_and_gateway_tools_allow_exposes_it() {
+    let gw = Gw::start("{}");
+    let marker = gw.state().join("ran-over-http");
+    let command = format!("touch {}", marker.display());
+    for (tool, args) in [
+        ("exec", json!({"command": command})),
+        (
+            "apply_patch",
+            json!({"input": "*** Begin Patch\n*** Add File: x.txt\n+x\n*** End Patch"}),
+        ),
+    ] {
+        let (status, v) = gw.post_invoke(None, json!({"tool": tool, "args": args}));
+        assert_eq!(status, 404, "{tool}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("gateway.tools.allow")),
+            "{tool}: {v}"
+        );
+    }
+    assert!(!marker.exists(), "exec ran over HTTP");
+    // The WebSocket API keeps the session's own policy: exec is there.
+    let mut ws = gw.ws().await;
+    let list = ws.ok("tools.list", json!({"sessionKey": "main"})).await;
+    assert!(list.to_string().contains("\"exec\""), "{list}");
+    drop(ws);
+    drop(gw);
+
+    let gw = Gw::start(r#"{"gateway": {"tools": {"allow": ["exec"]}}}"#);
+    let marker = gw.state().join("ran-over-http");
+    let command = format!("touch {}", marker.display());
+    let (status, v) = gw.post_invoke(None, json!({"tool": "exec", "args": {"command": command}}));
+    assert_eq!(status, 200, "{v}");
+    assert!(marker.exists(), "{v}");
 }

@@ -11,7 +11,7 @@ use talon_test_support::snapshot::Redactions;
 
 use super::support::{Gw, GwExt as _, http};
 
-const CONFIG: &str = r#"{ "tools": {"deny": ["exec"]} }"#;
+const CONFIG: &str = r#"{ "tools": {"deny": ["exec", "process"]} }"#;
 
 fn redactions(gw: &Gw) -> Redactions {
     // `version` is the crate's; `containment` depends on the host's
@@ -103,11 +103,17 @@ async fn ws_and_http_response_shapes() {
     assert_eq!(status, 200, "{ok}");
     shot("http_invoke_ok", ok);
     let (status, blocked) =
-        gw.post_invoke(None, json!({"tool": "exec", "args": {"command": "id"}}));
+        gw.post_invoke(None, json!({"tool": "process", "args": {"action": "list"}}));
     assert_ne!(status, 200, "{blocked}");
     shot(
         "http_invoke_blocked",
         json!({"status": status, "body": blocked}),
+    );
+    let (status, hard) = gw.post_invoke(None, json!({"tool": "exec", "args": {"command": "id"}}));
+    assert_eq!(status, 404, "{hard}");
+    shot(
+        "http_invoke_hard_denied",
+        json!({"status": status, "body": hard}),
     );
     let (status, bad) = gw.post_invoke(None, json!({"args": {}}));
     assert_eq!(status, 400, "{bad}");
