@@ -142,8 +142,8 @@ pub(crate) fn random_hex(n: usize) -> Result<String, GatewayError> {
 }
 
 /// Auth failures per peer address: after `max_failures` within `window`,
-/// further attempts from that address are refused (HTTP 429) until the
-/// window ends, without looking at the token.
+/// further failures from that address are answered HTTP 429 with
+/// `Retry-After` until the window ends. A valid token is never refused.
 #[derive(Debug)]
 pub(crate) struct AuthLimiter {
     max_failures: u32,
@@ -171,13 +171,20 @@ impl AuthLimiter {
         }
     }
 
-    /// Whether `peer` is currently locked out.
-    pub(crate) fn is_limited(&self, peer: IpAddr) -> bool {
+    /// How long `peer` stays limited, `None` when it is not.
+    pub(crate) fn retry_after(&self, peer: IpAddr) -> Option<Duration> {
         let now = Instant::now();
         let peers = self.lock();
-        peers.get(&peer).is_some_and(|(n, start)| {
-            *n >= self.max_failures && now.duration_since(*start) < self.window
+        peers.get(&peer).and_then(|(n, start)| {
+            let left = self.window.checked_sub(now.duration_since(*start))?;
+            (*n >= self.max_failures && !left.is_zero()).then_some(left)
         })
+    }
+
+    /// Whether `peer` is currently limited.
+    #[cfg(test)]
+    pub(crate) fn is_limited(&self, peer: IpAddr) -> bool {
+        self.retry_after(peer).is_some()
     }
 
     /// Count a failure from `peer`.

@@ -47,6 +47,12 @@ fn limiter_locks_out_after_failures_and_forgets_after_window() {
     }
     assert!(limiter.is_limited(peer));
     assert!(!limiter.is_limited(other));
+    let wait = limiter.retry_after(peer).unwrap();
+    assert!(
+        wait <= Duration::from_millis(200) && !wait.is_zero(),
+        "{wait:?}"
+    );
+    assert_eq!(limiter.retry_after(other), None);
     std::thread::sleep(Duration::from_millis(250));
     assert!(!limiter.is_limited(peer));
 }

@@ -38,14 +38,15 @@ pub fn router(gw: Gateway) -> Router {
 pub(crate) enum AuthFailure {
     Missing,
     Invalid,
-    Limited,
+    /// Too many failures from this address; retry after this many seconds.
+    Limited(u64),
 }
 
 impl AuthFailure {
     pub(crate) fn status(&self) -> StatusCode {
         match self {
             AuthFailure::Missing | AuthFailure::Invalid => StatusCode::UNAUTHORIZED,
-            AuthFailure::Limited => StatusCode::TOO_MANY_REQUESTS,
+            AuthFailure::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
         }
     }
 
@@ -55,8 +56,8 @@ impl AuthFailure {
                 "missing bearer token: send `Authorization: Bearer <token>` (the token is in the gateway's state dir, file gateway.token, or in gateway.auth of the config)"
             }
             AuthFailure::Invalid => "invalid token",
-            AuthFailure::Limited => {
-                "too many failed authentication attempts from this address; wait and retry"
+            AuthFailure::Limited(_) => {
+                "too many failed authentication attempts from this address; a valid token is still accepted, others are refused until the time in Retry-After has passed"
             }
         }
     }
@@ -69,24 +70,22 @@ impl Gateway {
         headers: &HeaderMap,
         peer: Option<std::net::IpAddr>,
     ) -> Result<(Scope, String), AuthFailure> {
-        if let Some(ip) = peer
-            && self.inner.auth.is_limited(ip)
-        {
-            self.inner
-                .metrics
-                .auth_failures
-                .fetch_add(1, Ordering::Relaxed);
-            return Err(AuthFailure::Limited);
-        }
         let header = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
+        // A valid token is accepted whatever else came from its address
+        // (failures from a shared address, such as loopback, must not lock
+        // the operator out); a failure while the address is limited is
+        // answered 429 with when to retry, and does not extend the window.
         let fail = |f: AuthFailure| {
             self.inner
                 .metrics
                 .auth_failures
                 .fetch_add(1, Ordering::Relaxed);
             if let Some(ip) = peer {
+                if let Some(wait) = self.inner.auth.retry_after(ip) {
+                    return AuthFailure::Limited(wait.as_secs().max(1));
+                }
                 self.inner.auth.failed(ip);
             }
             f
@@ -103,6 +102,17 @@ impl Gateway {
 
 fn json_error(status: StatusCode, kind: &str, message: &str) -> Response {
     (status, axum::Json(HttpError::new(kind, message))).into_response()
+}
+
+/// The HTTP answer to an authentication failure (`Retry-After` on 429).
+fn auth_error(f: &AuthFailure) -> Response {
+    let mut resp = json_error(f.status(), "unauthorized", f.message());
+    if let AuthFailure::Limited(secs) = f
+        && let Ok(v) = axum::http::HeaderValue::from_str(&secs.to_string())
+    {
+        resp.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    resp
 }
 
 async fn healthz(State(gw): State<Gateway>) -> Response {
@@ -124,7 +134,7 @@ async fn metrics(
     headers: HeaderMap,
 ) -> Response {
     if let Err(f) = gw.authenticate(&headers, Some(peer.ip())) {
-        return json_error(f.status(), "unauthorized", f.message());
+        return auth_error(&f);
     }
     let pending = gw.inner.approvals.pending_count();
     let containers = gw.inner.sessions.sandboxed_count();
@@ -150,7 +160,7 @@ async fn ws(
 ) -> Response {
     let (scope, token) = match gw.authenticate(&headers, Some(peer.ip())) {
         Ok(a) => a,
-        Err(f) => return json_error(f.status(), "unauthorized", f.message()),
+        Err(f) => return auth_error(&f),
     };
     if gw.is_shutting_down() {
         return json_error(
@@ -174,7 +184,7 @@ async fn tools_invoke(
 ) -> Response {
     let scope = match gw.authenticate(&headers, Some(peer.ip())) {
         Ok((s, _)) => s,
-        Err(f) => return json_error(f.status(), "unauthorized", f.message()),
+        Err(f) => return auth_error(&f),
     };
     if !scope.covers(Scope::Agent) {
         return json_error(

@@ -304,7 +304,15 @@ impl Gateway {
                 tracing::error!(call = %call_id, error = %e, "the call journal could not commit a terminal record");
             }
         }
-        metrics.record_call(&name, kind, elapsed);
+        // Labels come only from known tools (this session's table or the
+        // catalog): a caller's made-up names would be unbounded series.
+        let label = if table.contains(&name) || talon_tool_catalog::ToolSpec::core(&name).is_some()
+        {
+            name.as_str()
+        } else {
+            crate::metrics::OTHER_TOOL_LABEL
+        };
+        metrics.record_call(label, kind, elapsed);
         if let InvokeOutcome::Blocked(b) = &outcome {
             metrics.record_blocked(b.denied_reason.as_str());
         }

@@ -66,10 +66,16 @@ impl ToolSource for GatewayToolSource {
     /// address like every surface), read-only scope at least, and the
     /// session it names (an agent's main session is created on first use).
     async fn authorize(&self, caller: &McpCaller) -> Result<Option<Grant>, SourceError> {
-        let (scope, _) = self
-            .gw
-            .authenticate(&caller.headers, None)
-            .map_err(|f| SourceError::Unauthorized(f.message().to_owned()))?;
+        let (scope, _) =
+            self.gw
+                .authenticate(&caller.headers, caller.peer)
+                .map_err(|f| match f {
+                    crate::http::AuthFailure::Limited(secs) => SourceError::RateLimited {
+                        message: f.message().to_owned(),
+                        retry_after_secs: secs,
+                    },
+                    other => SourceError::Unauthorized(other.message().to_owned()),
+                })?;
         if !scope.covers(Scope::ReadOnly) {
             return Err(SourceError::Forbidden(format!(
                 "this needs the read-only scope; the token has {}",

@@ -28,8 +28,12 @@ const BUCKETS_US: [u64; 12] = [
     50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 50_000, 250_000, 1_000_000, 10_000_000,
 ];
 
-/// At most this many distinct tool labels; more share `_other`.
+/// At most this many distinct tool labels; more share `other`.
 const MAX_TOOL_LABELS: usize = 512;
+
+/// The `tool` label of a call to a name that is no known tool (and of
+/// every tool past [`MAX_TOOL_LABELS`]).
+pub(crate) const OTHER_TOOL_LABEL: &str = "other";
 
 #[derive(Debug, Default)]
 struct ToolCounters {
@@ -73,7 +77,7 @@ impl Metrics {
             Err(p) => p.into_inner(),
         };
         let key = if map.len() >= MAX_TOOL_LABELS && !map.contains_key(tool) {
-            "_other"
+            OTHER_TOOL_LABEL
         } else {
             tool
         };

@@ -39,5 +39,5 @@ fn tool_labels_are_bounded() {
         m.record_call(&format!("t{i}"), CallOutcomeKind::Error, Duration::ZERO);
     }
     assert!(m.tools.read().unwrap().len() <= MAX_TOOL_LABELS + 1);
-    assert!(m.calls("_other", CallOutcomeKind::Error) >= 50);
+    assert!(m.calls("other", CallOutcomeKind::Error) >= 50);
 }

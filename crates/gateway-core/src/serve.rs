@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 
+use axum::serve::ListenerExt as _;
 use tokio::net::TcpListener;
 
 use crate::error::GatewayError;
@@ -31,6 +32,15 @@ pub async fn serve(
     let app = crate::http::router(gw.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let drain_gw = gw.clone();
+    // Replies are small frames written whole: without TCP_NODELAY a
+    // keep-alive client that reads each reply before sending the next
+    // request (an MCP SDK on `/mcp`) waits out Nagle plus delayed ACK,
+    // about 40 ms a call.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY on a gateway connection");
+        }
+    });
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         stop.await;
         let deadline = drain_gw.limits().drain_timeout;

@@ -140,6 +140,19 @@ fn refusal(err: &SourceError) -> Response {
             );
             resp
         }
+        SourceError::RateLimited {
+            retry_after_secs, ..
+        } => {
+            let mut resp = plain(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                &err.to_string(),
+            );
+            if let Ok(v) = HeaderValue::from_str(&retry_after_secs.to_string()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            resp
+        }
         SourceError::Forbidden(_) => plain(StatusCode::FORBIDDEN, "forbidden", &err.to_string()),
         SourceError::UnknownSession(_) => plain(
             StatusCode::NOT_FOUND,

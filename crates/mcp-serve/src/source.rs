@@ -42,6 +42,10 @@ pub struct McpCaller {
     pub query: Option<String>,
     /// What the source's `authorize` returned for this HTTP request.
     pub grant: Option<Grant>,
+    /// The peer address, when the server was started with connect info
+    /// (`into_make_service_with_connect_info::<SocketAddr>`): what the
+    /// source rate-limits failed authentication by.
+    pub peer: Option<std::net::IpAddr>,
 }
 
 impl McpCaller {
@@ -51,6 +55,10 @@ impl McpCaller {
             headers: parts.headers.clone(),
             query: parts.uri.query().map(str::to_owned),
             grant: parts.extensions.get::<Grant>().cloned(),
+            peer: parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip()),
         }
     }
 
@@ -83,6 +91,15 @@ pub enum SourceError {
     /// No or bad credentials (HTTP 401).
     #[error("unauthorized: {0}")]
     Unauthorized(String),
+    /// Too many failed attempts from this address (HTTP 429 with
+    /// `Retry-After`).
+    #[error("rate limited: {message}")]
+    RateLimited {
+        /// What happened and when to retry.
+        message: String,
+        /// Seconds until the caller may retry.
+        retry_after_secs: u64,
+    },
     /// Credentials lack the scope (HTTP 403).
     #[error("forbidden: {0}")]
     Forbidden(String),

@@ -13,6 +13,7 @@ fn caller(headers: &[(&'static str, &str)], query: Option<&str>) -> McpCaller {
         headers: map,
         query: query.map(str::to_owned),
         grant: None,
+        peer: None,
     }
 }
 

@@ -221,6 +221,39 @@ pub fn http(
     token: Option<&str>,
     body: Option<&str>,
 ) -> std::io::Result<(u16, String)> {
+    http_response(addr, method, path, token, body).map(|r| (r.status, r.body))
+}
+
+/// What [`http_response`] read back.
+#[derive(Debug, Clone)]
+pub struct HttpResponse {
+    /// The status code (0 when the status line did not parse).
+    pub status: u16,
+    /// The header lines, names lowercased, in order.
+    pub headers: Vec<(String, String)>,
+    /// The (de-chunked) body.
+    pub body: String,
+}
+
+impl HttpResponse {
+    /// The first value of header `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// [`http`] with the response headers.
+pub fn http_response(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> std::io::Result<HttpResponse> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
     s.set_read_timeout(Some(Duration::from_secs(30)))?;
     let body = body.unwrap_or("");
@@ -241,15 +274,25 @@ pub fn http(
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
     let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    let body = if chunked {
         dechunk(rest)
     } else {
         rest.to_owned()
     };
-    Ok((status, body))
+    Ok(HttpResponse {
+        status,
+        headers,
+        body,
+    })
 }
 
 fn dechunk(mut s: &str) -> String {

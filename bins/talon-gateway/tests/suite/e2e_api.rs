@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Gw, GwExt as _, Ws, http};
+use support::{Gw, GwExt as _, Ws, http, http_response};
 
 const DENY_EXEC: &str = r#"{
   "tools": {"deny": ["exec"]},
@@ -81,33 +81,44 @@ async fn auth_is_required_and_failures_are_rate_limited() {
     let err = Ws::connect(gw.addr, None).await.err().unwrap().to_string();
     assert!(err.contains("401"), "{err}");
     // maxFailures is 3: the missing token above, a wrong one and a bad one
-    // on /metrics; then even the good one is refused with 429 from this
-    // address until the window ends.
-    for _ in 0..1 {
-        let err = Ws::connect(gw.addr, Some("wrong-token-0123456789"))
-            .await
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(err.contains("401"), "{err}");
-    }
+    // on /metrics; then further failures from this address are refused with
+    // 429 and when to retry, on every surface (/mcp included)…
+    let err = Ws::connect(gw.addr, Some("wrong-token-0123456789"))
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("401"), "{err}");
     let (status, _) = http(gw.addr, "GET", "/metrics", Some("bad"), None).unwrap();
     assert_eq!(status, 401);
-    let err = Ws::connect(gw.addr, Some(&gw.token))
+    for path in ["/metrics", "/mcp"] {
+        let method = if path == "/mcp" { "POST" } else { "GET" };
+        let r = http_response(
+            gw.addr,
+            method,
+            path,
+            Some("still-wrong-0123456789"),
+            Some("{}"),
+        )
+        .unwrap();
+        assert_eq!(r.status, 429, "{path}: {}", r.body);
+        let wait: u64 = r
+            .header("retry-after")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        assert!((1..=60).contains(&wait), "{path}: Retry-After {wait}");
+    }
+    let err = Ws::connect(gw.addr, Some("wrong-token-0123456789"))
         .await
         .err()
         .unwrap()
         .to_string();
     assert!(err.contains("429"), "{err}");
-    let (status, _) = http(
-        gw.addr,
-        "POST",
-        "/tools/invoke",
-        Some(&gw.token),
-        Some("{}"),
-    )
-    .unwrap();
-    assert_eq!(status, 429);
+    // …but the valid token is never locked out by them.
+    let mut ws = Ws::connect(gw.addr, Some(&gw.token)).await.unwrap();
+    assert_eq!(ws.ok("health", json!({})).await["ok"], json!(true));
+    let (status, _) = http(gw.addr, "GET", "/metrics", Some(&gw.token), None).unwrap();
+    assert_eq!(status, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -538,4 +549,31 @@ async fn http_invoke_refuses_exec_by_default_and_gateway_tools_allow_exposes_it(
     let (status, v) = gw.post_invoke(None, json!({"tool": "exec", "args": {"command": command}}));
     assert_eq!(status, 200, "{v}");
     assert!(marker.exists(), "{v}");
+}
+
+/// `/metrics` labels only known tools: made-up names a caller sends share
+/// the `other` series, so a token holder cannot grow it without bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_label_only_known_tools() {
+    let gw = Gw::start("{}");
+    let mut ws = gw.ws().await;
+    for i in 0..20 {
+        let name = format!("made_up_tool_{i}");
+        let _ = ws
+            .call(
+                "tools.invoke",
+                json!({"sessionKey": "main", "toolName": name, "params": {}}),
+            )
+            .await;
+    }
+    ws.ok(
+        "tools.invoke",
+        json!({"sessionKey": "main", "toolName": "session_status", "params": {}}),
+    )
+    .await;
+    let (status, text) = http(gw.addr, "GET", "/metrics", Some(&gw.token), None).unwrap();
+    assert_eq!(status, 200);
+    assert!(!text.contains("made_up_tool"), "{text}");
+    assert!(text.contains("tool=\"other\""), "{text}");
+    assert!(text.contains("tool=\"session_status\""), "{text}");
 }
