@@ -1,7 +1,9 @@
 //! `cargo xtask fuzz [SECONDS]`: every cargo-fuzz target in `fuzz/`, each
-//! run for SECONDS (default 10) from its committed seeds
-//! (`fuzz/seeds/<target>`) plus the corpus kept in
-//! `target/fuzz/corpus/<target>`. `cargo xtask test` runs it briefly; a
+//! run for SECONDS (default 10) from its hand-written seeds
+//! (`fuzz/seeds/<target>`), the minimised corpus committed with the code
+//! (`fuzz/corpus/<target>`, refreshed by hand with `cargo fuzz cmin`) and
+//! what earlier local runs found (`target/fuzz/corpus/<target>`, where new
+//! inputs are written). `cargo xtask test` runs it briefly; a
 //! crash fails the run and names the input libFuzzer saved (turn it into a
 //! regression test in the crate that owns the parser).
 //!
@@ -81,8 +83,11 @@ pub fn run(seconds: u64) -> Result<(), String> {
         args.extend(flags.iter().map(|f| (*f).to_owned()));
         args.push(target.clone());
         args.push(from_fuzz(&corpus));
-        if seeds.is_dir() {
-            args.push(from_fuzz(&seeds));
+        let kept = Path::new("fuzz/corpus").join(target);
+        for dir in [&seeds, &kept] {
+            if dir.is_dir() {
+                args.push(from_fuzz(dir));
+            }
         }
         args.push("--".into());
         args.push(format!("-max_total_time={seconds}"));
