@@ -180,7 +180,7 @@ async fn tools_invoke(
     State(gw): State<Gateway>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: axum::body::Body,
 ) -> Response {
     let scope = match gw.authenticate(&headers, Some(peer.ip())) {
         Ok((s, _)) => s,
@@ -193,6 +193,17 @@ async fn tools_invoke(
             "POST /tools/invoke needs the agent scope; this token is read-only",
         );
     }
+    // The same bound as a WebSocket frame, answered in JSON naming it.
+    let max = gw.limits().max_frame_bytes;
+    let Ok(body) = axum::body::to_bytes(body, max).await else {
+        return json_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            &format!(
+                "the request body is larger than {max} bytes (gateway.limits.maxFrameBytes) or was cut off"
+            ),
+        );
+    };
     let body: HttpInvokeRequest = match serde_json::from_slice(&body) {
         Ok(b) => b,
         Err(e) => {

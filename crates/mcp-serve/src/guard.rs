@@ -52,6 +52,26 @@ pub(crate) async fn guard(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let opens_session = parts.method == Method::POST && session_id.is_none();
+    // A POST body is read here, within the body limit, so that malformed
+    // JSON gets a JSON-RPC parse error (rmcp would answer 415) and an
+    // oversized body a JSON 413 naming the limit.
+    let mut posted: Option<Bytes> = None;
+    if parts.method == Method::POST {
+        let bytes = match axum::body::to_bytes(body, state.max_body_bytes).await {
+            Ok(b) => b,
+            Err(_) => return too_large(state.max_body_bytes),
+        };
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() {
+            let body = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": -32700, "message": "parse error: the request body is not valid JSON"}
+            });
+            return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+        }
+        posted = Some(bytes.clone());
+        body = Body::from(bytes);
+    }
     // Fires when the client goes away, or when its MCP session closes.
     let mut disconnect = CancellationToken::new();
     if let Some(id) = &session_id {
@@ -70,20 +90,7 @@ pub(crate) async fn guard(
     } else if opens_session && state.sessions.len().await >= state.sessions.cap() {
         // Only an `initialize` opens a session (a stateless 2026-07-28
         // request does not), so look at the body before refusing.
-        let bytes = match axum::body::to_bytes(body, state.max_body_bytes).await {
-            Ok(b) => b,
-            Err(_) => {
-                return plain(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload_too_large",
-                    &format!(
-                        "the request body is larger than {} bytes (or was cut off)",
-                        state.max_body_bytes
-                    ),
-                );
-            }
-        };
-        if is_initialize(&bytes) {
+        if posted.as_ref().is_some_and(is_initialize) {
             let mut resp = plain(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too_many_sessions",
@@ -96,10 +103,19 @@ pub(crate) async fn guard(
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             return resp;
         }
-        body = Body::from(bytes);
     }
     parts.extensions.insert(Disconnected(disconnect.clone()));
-    let response = next.run(Request::from_parts(parts, body)).await;
+    let is_delete = parts.method == Method::DELETE;
+    let mut response = next.run(Request::from_parts(parts, body)).await;
+    // rmcp accepts a session's DELETE with 202; the session is gone by
+    // then, and the reference SDK warns on anything but 200/204.
+    if is_delete && response.status() == StatusCode::ACCEPTED {
+        let (mut head, _) = response.into_parts();
+        head.status = StatusCode::NO_CONTENT;
+        head.headers.remove(header::CONTENT_LENGTH);
+        head.headers.remove(header::CONTENT_TYPE);
+        response = Response::from_parts(head, Body::empty());
+    }
     if opens_session
         && response.status().is_success()
         && let Some(id) = response
@@ -170,6 +186,14 @@ fn refusal(err: &SourceError) -> Response {
             )
         }
     }
+}
+
+fn too_large(max: usize) -> Response {
+    plain(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        &format!("the request body is larger than {max} bytes (or was cut off)"),
+    )
 }
 
 fn plain(status: StatusCode, code: &str, message: &str) -> Response {

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{Gw, GwExt as _, Ws, http, http_response};
+use support::{Gw, GwExt as _, Ws, http, http_response, http_with_headers};
 
 const DENY_EXEC: &str = r#"{
   "tools": {"deny": ["exec"]},
@@ -576,4 +576,68 @@ async fn metrics_label_only_known_tools() {
     assert!(!text.contains("made_up_tool"), "{text}");
     assert!(text.contains("tool=\"other\""), "{text}");
     assert!(text.contains("tool=\"session_status\""), "{text}");
+}
+
+/// HTTP conventions: an oversized `POST /tools/invoke` body is a JSON 413
+/// naming the limit; malformed JSON on `/mcp` is a JSON-RPC parse error;
+/// `DELETE /mcp` of a session answers 200 or 204.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_conventions_for_oversized_bodies_bad_json_and_mcp_delete() {
+    let gw = Gw::start(r#"{"gateway": {"limits": {"maxFrameBytes": 65536}}}"#);
+    let big = format!(
+        r#"{{"tool": "session_status", "args": {{"x": "{}"}}}}"#,
+        "a".repeat(70_000)
+    );
+    let r = http_response(
+        gw.addr,
+        "POST",
+        "/tools/invoke",
+        Some(&gw.token),
+        Some(&big),
+    )
+    .unwrap();
+    assert_eq!(r.status, 413, "{}", r.body);
+    let v: Value = serde_json::from_str(&r.body).unwrap();
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("65536"),
+        "{v}"
+    );
+
+    let accept = [("Accept", "application/json, text/event-stream")];
+    let r = http_with_headers(
+        gw.addr,
+        "POST",
+        "/mcp",
+        Some(&gw.token),
+        &accept,
+        Some("{not json"),
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+    assert_eq!(v["error"]["code"], json!(-32700), "{} {}", r.status, r.body);
+
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let r = http_with_headers(
+        gw.addr,
+        "POST",
+        "/mcp",
+        Some(&gw.token),
+        &accept,
+        Some(&init.to_string()),
+    )
+    .unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    let id = r.header("mcp-session-id").expect("a session id").to_owned();
+    let r = http_with_headers(
+        gw.addr,
+        "DELETE",
+        "/mcp",
+        Some(&gw.token),
+        &[("Mcp-Session-Id", &id)],
+        None,
+    )
+    .unwrap();
+    assert!(matches!(r.status, 200 | 204), "{} {}", r.status, r.body);
 }

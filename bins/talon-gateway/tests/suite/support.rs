@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_talon-gateway");
 
-pub use talon_test_support::gateway::{http, http_response};
+pub use talon_test_support::gateway::{http, http_response, http_with_headers};
 
 /// A running daemon in its own temp state dir, bound to port 0 (its
 /// address read back with `--print-address`).
