@@ -247,7 +247,7 @@ fn runnability(hook: &CommandHook) -> Vec<Finding> {
     let resolved = if program.contains('/') {
         // Made absolute against the config directory by `CommandHook`; a
         // path that is still relative is taken from the child's cwd.
-        let path = cwd.join(program);
+        let path = without_dot_segments(&cwd.join(program));
         match examine(&path) {
             Examined::Runnable => Some(path),
             Examined::Missing(why) => {
@@ -331,6 +331,15 @@ fn runnability(hook: &CommandHook) -> Vec<Finding> {
     out
 }
 
+/// `path` without its `.` segments (`/cfg/./hooks/x` → `/cfg/hooks/x`):
+/// the same file, shown as an operator would write it. `..` is kept, since
+/// removing it is not the same file when a link precedes it.
+fn without_dot_segments(path: &Path) -> PathBuf {
+    path.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
 /// "y" or "ies".
 fn plural_y(n: usize) -> &'static str {
     if n == 1 { "y" } else { "ies" }
@@ -411,7 +420,7 @@ fn search_path(program: &str, path: Option<&str>, cwd: &Path) -> Searched {
         } else {
             cwd.join(dir)
         };
-        let candidate = dir.join(program);
+        let candidate = without_dot_segments(&dir.join(program));
         match examine(&candidate) {
             Examined::Runnable => return Searched::Found(candidate),
             Examined::Missing(_) => {}

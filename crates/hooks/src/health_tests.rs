@@ -141,8 +141,8 @@ fn a_missing_program_and_a_non_executable_file_are_named_with_their_hooks() {
         )
     );
     // A relative path is resolved against the config directory, and the
-    // fix names the resolved file.
-    let resolved = dir.path().join("./plain.sh");
+    // fix names the resolved file (without its `./`).
+    let resolved = dir.path().join("plain.sh");
     assert!(
         problems[2].message.starts_with(&format!(
             "program `{}` is not executable by this process (",
