@@ -122,7 +122,7 @@ async fn a_broken_hook_degrades_health_until_a_reload_finds_it_fixed() {
     assert!(
         health.hook_problems[0].message.contains(&format!(
             "chmod +x {}",
-            dir.path().join("./guard.sh").display()
+            dir.path().join("guard.sh").display()
         )),
         "{}",
         health.hook_problems[0].message
