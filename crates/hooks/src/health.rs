@@ -31,6 +31,7 @@ use crate::config::{CommandHookConfig, HooksConfig};
 
 /// What is wrong with a configured hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
 pub enum HookProblemKind {
     /// The program (or the interpreter its `#!` line names) does not
     /// exist: not at its path, or on no directory of the hook's `PATH`.
