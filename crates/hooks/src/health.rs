@@ -304,11 +304,28 @@ fn runnability(hook: &CommandHook) -> Vec<Finding> {
         }
     };
     if let Some(path) = resolved
-        && let Some(interpreter) = shebang_interpreter(&path)
+        && let Some((interpreter, first_arg)) = shebang_interpreter(&path)
     {
         let shown = interpreter.display();
         match examine(&interpreter) {
-            Examined::Runnable => {}
+            Examined::Runnable => {
+                // `#!/usr/bin/env NAME`: NAME is looked up on the same PATH.
+                if interpreter.file_name().is_some_and(|n| n == "env")
+                    && let Some(name) =
+                        first_arg.filter(|a| !a.starts_with('-') && !a.contains('='))
+                    && let Searched::Missing { .. } = search_path(&name, hook.search_path(), cwd)
+                {
+                    out.push((
+                        HookProblemKind::MissingProgram,
+                        "command",
+                        format!(
+                            "program `{}` runs `{name}` through `{shown}` on its `#!` line, and `{name}` is not found on the PATH the hook runs with",
+                            path.display()
+                        ),
+                        format!("install `{name}` on that PATH or name its absolute path on the `#!` line"),
+                    ));
+                }
+            }
             Examined::Missing(why) => out.push((
                 HookProblemKind::MissingProgram,
                 "command",
@@ -438,19 +455,22 @@ fn search_path(program: &str, path: Option<&str>, cwd: &Path) -> Searched {
     }
 }
 
-/// The absolute interpreter a script's `#!` line names, if it is a
-/// readable script with one (a binary, an unreadable file or a relative
-/// interpreter is not judged here).
-fn shebang_interpreter(path: &Path) -> Option<PathBuf> {
+/// The absolute interpreter a script's `#!` line names and the first word
+/// after it, if it is a readable script with one (a binary, an unreadable
+/// file or a relative interpreter is not judged here).
+fn shebang_interpreter(path: &Path) -> Option<(PathBuf, Option<String>)> {
     let file = std::fs::File::open(path).ok()?;
     let mut head = Vec::new();
     file.take(SHEBANG_PREFIX).read_to_end(&mut head).ok()?;
     let rest = head.strip_prefix(b"#!")?;
     let line = rest.split(|b| *b == b'\n').next()?;
     let line = std::str::from_utf8(line).ok()?;
-    let interpreter = line.split_ascii_whitespace().next()?;
-    let interpreter = Path::new(interpreter);
-    interpreter.is_absolute().then(|| interpreter.to_path_buf())
+    let mut words = line.split_ascii_whitespace();
+    let interpreter = Path::new(words.next()?);
+    let first_arg = words.next().map(str::to_owned);
+    interpreter
+        .is_absolute()
+        .then(|| (interpreter.to_path_buf(), first_arg))
 }
 
 #[cfg(test)]

@@ -328,6 +328,44 @@ fn a_script_whose_interpreter_is_missing_cannot_run() {
 }
 
 #[test]
+fn an_env_shebang_looks_its_program_up_on_the_hooks_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    file(&bin, "myinterp", "#!/bin/sh\n", 0o755);
+    let found = file(dir.path(), "ok.sh", "#!/usr/bin/env myinterp\n", 0o755);
+    let missing = file(
+        dir.path(),
+        "nope.sh",
+        "#!/usr/bin/env no-such-interp-8c1 -u\n",
+        0o755,
+    );
+    let flagged = file(dir.path(), "flags.sh", "#!/usr/bin/env -S sh -e\n", 0o755);
+    let config = before(vec![
+        hook("ok", &[&found.to_string_lossy()]),
+        hook("nope", &[&missing.to_string_lossy()]),
+        hook("flags", &[&flagged.to_string_lossy()]),
+    ]);
+    let policy = path_policy(&bin.to_string_lossy());
+    let problems = config.check(dir.path(), &policy);
+    assert_eq!(
+        summary(&problems),
+        vec![row(
+            "nope",
+            "before_tool_call",
+            "hook.missing_program",
+            "tools.hooks.beforeToolCall[1].command"
+        )]
+    );
+    assert!(
+        problems[0].message.contains(
+            "runs `no-such-interp-8c1` through `/usr/bin/env` on its `#!` line, and `no-such-interp-8c1` is not found on the PATH the hook runs with"
+        ),
+        "{}",
+        problems[0].message
+    );
+}
+
+#[test]
 fn a_missing_working_directory_is_a_problem_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
     file(dir.path(), "afile", "", 0o644);
