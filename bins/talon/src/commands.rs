@@ -427,30 +427,69 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
 #[serde(rename_all = "camelCase")]
 struct Finding {
     key_path: String,
-    line: u32,
+    /// Absent for a hook that cannot run (found after the file loaded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     column: Option<u32>,
     message: String,
+    /// A hook that cannot run: its stable code (`hook.missing_program`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+    /// A hook that cannot run: its id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hook_id: Option<String>,
+    /// A hook that cannot run: its hook point (`before_tool_call`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event: Option<&'static str>,
 }
 
 impl Finding {
-    fn whole_file(message: String) -> Self {
+    /// A finding of the loader at a line and column (or a note at a line).
+    fn at(key_path: String, line: u32, column: Option<u32>, message: String) -> Self {
         Finding {
-            key_path: String::new(),
-            line: 0,
-            column: Some(0),
+            key_path,
+            line: Some(line),
+            column,
             message,
+            code: None,
+            hook_id: None,
+            event: None,
+        }
+    }
+
+    fn whole_file(message: String) -> Self {
+        Finding::at(String::new(), 0, Some(0), message)
+    }
+
+    /// A configured hook that cannot run.
+    fn hook(p: talon_hooks::HookProblem) -> Self {
+        Finding {
+            key_path: p.key_path,
+            line: None,
+            column: None,
+            message: format!(
+                "hook `{}` ({}) cannot run [{}]: {}",
+                p.hook_id,
+                p.event.as_str(),
+                p.kind.code(),
+                p.message
+            ),
+            code: Some(p.kind.code()),
+            hook_id: Some(p.hook_id),
+            event: Some(p.event.as_str()),
         }
     }
 
     fn render(&self, origin: &str) -> String {
+        let line = self.line.map(|l| format!(":{l}")).unwrap_or_default();
         let column = self.column.map(|c| format!(":{c}")).unwrap_or_default();
         let key = if self.key_path.is_empty() {
             String::new()
         } else {
             format!("{}: ", self.key_path)
         };
-        format!("{origin}:{}{column}: {key}{}", self.line, self.message)
+        format!("{origin}{line}{column}: {key}{}", self.message)
     }
 }
 
@@ -468,15 +507,16 @@ fn config_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<St
             if let Err(e) = PolicyEngine::new(&loaded.config.policy_config()) {
                 errors.push(Finding::whole_file(e.to_string()));
             }
+            // Every hook must be able to run: the check the runtime and the
+            // gateway make when they load this file.
+            match talon_runtime::check_hooks(&loaded.config, &config_dir(ctx)) {
+                Ok(problems) => errors.extend(problems.into_iter().map(Finding::hook)),
+                Err(e) => errors.push(Finding::whole_file(e.to_string())),
+            }
             notices = loaded
                 .notices
                 .into_iter()
-                .map(|n| Finding {
-                    key_path: n.key_path,
-                    line: n.line,
-                    column: None,
-                    message: n.message,
-                })
+                .map(|n| Finding::at(n.key_path, n.line, None, n.message))
                 .collect();
             origin = loaded.origin;
         }
@@ -487,11 +527,13 @@ fn config_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<St
             errors = err
                 .issues()
                 .iter()
-                .map(|i| Finding {
-                    key_path: i.key_path.clone(),
-                    line: i.line,
-                    column: Some(i.column),
-                    message: i.message.clone(),
+                .map(|i| {
+                    Finding::at(
+                        i.key_path.clone(),
+                        i.line,
+                        Some(i.column),
+                        i.message.clone(),
+                    )
                 })
                 .collect();
             if errors.is_empty() {

@@ -201,6 +201,13 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
                             h.approvals_pending,
                             h.uptime_ms
                         )?;
+                        for p in &h.hook_problems {
+                            writeln!(
+                                out,
+                                "  hook `{}` ({}) cannot run [{}] at {}: {}",
+                                p.hook_id, p.event, p.code, p.key_path, p.message
+                            )?;
+                        }
                     }
                     Ok(Status::Ok)
                 }

@@ -549,6 +549,19 @@ pub(crate) fn build_generation(
         Arc::clone(&config),
     )));
     let runtime = builder.build().map_err(err)?;
+    // `from_config` logged each problem; this says what it does to the
+    // gateway (`health` is `degraded` until a reload fixes it).
+    let broken = runtime.hook_problems();
+    if !broken.is_empty() {
+        let mut ids: Vec<&str> = broken.iter().map(|p| p.hook_id.as_str()).collect();
+        ids.dedup();
+        tracing::error!(
+            origin = %origin,
+            hooks = %ids.join(", "),
+            "the gateway is degraded: {} configured hook problem(s); a before_tool_call hook that cannot run blocks every call it matches",
+            broken.len()
+        );
+    }
     let mut tokens = section.tokens.clone();
     tokens.add(parts.generated_token, Scope::Operator);
     let id = parts.next_generation.fetch_add(1, Ordering::SeqCst);

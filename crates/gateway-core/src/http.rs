@@ -121,9 +121,13 @@ async fn healthz(State(gw): State<Gateway>) -> Response {
     } else {
         StatusCode::OK
     };
+    // `degraded` (a configured hook cannot run) still answers 200: the
+    // gateway serves. Which hooks is told only to authenticated callers
+    // (`health`).
+    let text = crate::handlers::gateway::status(gw.is_shutting_down(), &gw.generation());
     (
         status,
-        axum::Json(json!({"ok": status == StatusCode::OK, "status": if gw.is_shutting_down() {"draining"} else {"ok"}})),
+        axum::Json(json!({"ok": status == StatusCode::OK, "status": text})),
     )
         .into_response()
 }

@@ -73,3 +73,85 @@ async fn a_reload_with_an_invalid_section_is_refused_and_the_old_config_stays() 
     assert_eq!(gw.limits().outbound_frames, 7);
     gw.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A hook that cannot run makes `health` `degraded`, naming it, at open
+/// and after a reload that breaks it; a reload that fixes it (the program
+/// made executable) brings `ok` back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_hook_degrades_health_until_a_reload_finds_it_fixed() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("talon.json");
+    let guard = dir.path().join("guard.sh");
+    std::fs::write(&guard, "#!/bin/sh\ncat >/dev/null\necho '{}'\n").unwrap();
+    std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(
+        &config,
+        r#"{ "tools": { "hooks": { "beforeToolCall": [{ "id": "guard", "command": ["./guard.sh"] }] } } }"#,
+    )
+    .unwrap();
+    let gw = Gateway::open(GatewayOptions {
+        config_path: Some(config.clone()),
+        state_dir: dir.path().join("state"),
+        bind: None,
+    })
+    .unwrap();
+    let health = crate::handlers::gateway::health(&gw.inner);
+    assert_eq!((health.ok, health.status.as_str()), (true, "degraded"));
+    let found: Vec<(&str, &str, &str, &str)> = health
+        .hook_problems
+        .iter()
+        .map(|p| {
+            (
+                p.hook_id.as_str(),
+                p.event.as_str(),
+                p.code.as_str(),
+                p.key_path.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec![(
+            "guard",
+            "before_tool_call",
+            "hook.not_executable",
+            "tools.hooks.beforeToolCall[0].command"
+        )]
+    );
+    assert!(
+        health.hook_problems[0].message.contains(&format!(
+            "chmod +x {}",
+            dir.path().join("guard.sh").display()
+        )),
+        "{}",
+        health.hook_problems[0].message
+    );
+
+    std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let report = gw.reload();
+    assert!(report.ok, "{:?}", report.error);
+    let health = crate::handlers::gateway::health(&gw.inner);
+    assert_eq!((health.ok, health.status.as_str()), (true, "ok"));
+    assert_eq!(health.hook_problems, vec![]);
+
+    // Broken again by a reload (the program now named is missing).
+    std::fs::write(
+        &config,
+        r#"{ "tools": { "hooks": { "afterToolCall": [{ "id": "audit", "command": ["/nonexistent/talon-audit"] }] } } }"#,
+    )
+    .unwrap();
+    let report = gw.reload();
+    assert!(report.ok, "{:?}", report.error);
+    let health = crate::handlers::gateway::health(&gw.inner);
+    assert_eq!(health.status, "degraded");
+    assert_eq!(
+        health
+            .hook_problems
+            .iter()
+            .map(|p| (p.hook_id.as_str(), p.code.as_str()))
+            .collect::<Vec<_>>(),
+        vec![("audit", "hook.missing_program")]
+    );
+    gw.shutdown(Duration::from_secs(5)).await;
+}

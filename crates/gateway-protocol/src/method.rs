@@ -200,7 +200,7 @@ impl std::fmt::Display for MethodName {
 // administering (approvals, cron jobs, tasks, sandboxes, reloads) needs
 // operator.
 protocol_methods! {
-    /// The gateway's state: generation, sessions, calls in flight, runners, pending approvals, containment.
+    /// The gateway's state: generation, sessions, calls in flight, runners, pending approvals, containment, and `degraded` with every configured hook that cannot run.
     Health = "health", ReadOnly, NoParams => HealthResponse;
     /// The running configuration, secrets redacted, and the last reload.
     ConfigGet = "config.get", ReadOnly, NoParams => ConfigGetResponse;

@@ -248,6 +248,23 @@ impl CommandHook {
         &self.id
     }
 
+    /// The program as it will be started: a path (made absolute against
+    /// the config directory) or a bare name looked up on the `PATH`.
+    pub(crate) fn program(&self) -> &str {
+        &self.program
+    }
+
+    /// The working directory the program starts in.
+    pub(crate) fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The `PATH` of the program's environment (a bare program name is
+    /// looked up on it), `None` when it has none.
+    pub(crate) fn search_path(&self) -> Option<&str> {
+        self.env.get("PATH").map(String::as_str)
+    }
+
     /// Run the program with `input`; the trimmed stdout on exit 0.
     async fn call(&self, hook: &str, input: &Value, ctx: &HookContext) -> Result<String, String> {
         let mut env = self.env.clone();

@@ -73,6 +73,15 @@
 //! assert!(matches!(verdict, GateVerdict::Blocked(b) if b.reason == "no rm -rf"));
 //! ```
 //!
+//! [`HooksConfig::check`] is the load-time check of the command hooks
+//! (every front end runs it through `talon-runtime`): each hook whose
+//! program is missing or not executable, whose `#!` interpreter or working
+//! directory is missing, or whose settings are refused, as a
+//! [`HookProblem`] with a stable code (`hook.missing_program`,
+//! `hook.not_executable`, `hook.bad_cwd`, `hook.bad_config`). It changes
+//! nothing at call time: such a hook stays registered and a
+//! `before_tool_call` one blocks every call it matches.
+//!
 //! This crate does not decide which tools a run has (`talon-tool-policy`),
 //! run tools, or assemble a run's table (`talon-runtime`).
 #![deny(missing_docs)]
@@ -91,6 +100,7 @@ pub use crate::event::{
     derive_paths,
 };
 pub use crate::gate::{DEFAULT_APPROVAL_TIMEOUT, Gate, HOOK_FAILURE_REASON};
+pub use crate::health::{HookEvent, HookProblem, HookProblemKind};
 pub use crate::outcome::{BlockedCall, DeniedReason, GateOutcome, GateVerdict};
 pub use crate::persist::{
     BeforeMessageWriteHandler, MAX_PERSISTED_DETAILS_BYTES, MessageWrite, ToolResultMessage,
@@ -114,6 +124,7 @@ pub mod exec_approvals;
 pub mod exec_env;
 mod gate;
 mod guard;
+mod health;
 pub mod loop_detection;
 mod outcome;
 mod persist;

@@ -93,7 +93,7 @@ pub use crate::mcp_family::MCP_FAMILY_ID;
 pub use crate::narrowing::{CRON_SCOPED_READS, CRON_SELF_ACTIONS};
 pub use crate::outcome::{CallStatus, WireCodes};
 pub use crate::run::RunSpec;
-pub use crate::runtime::{Runtime, RuntimeBuilder};
+pub use crate::runtime::{Runtime, RuntimeBuilder, check_hooks};
 pub use crate::sandbox_decision::{RunSandbox, resolve_run_sandbox};
 pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
 pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};

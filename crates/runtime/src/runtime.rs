@@ -10,7 +10,7 @@ use talon_config::TalonConfig;
 use talon_hooks::approval::ApprovalBroker;
 use talon_hooks::exec_approvals::{ExecApprovals, ExecApprovalsStore, ExecPolicy};
 use talon_hooks::loop_detection::{LoopDetectionConfig, LoopDetector};
-use talon_hooks::{Diagnostics, Gate, HookContext, Hooks};
+use talon_hooks::{Diagnostics, Gate, HookContext, HookProblem, Hooks};
 use talon_schema_dialects::{Dialect, NormalizeOptions, dialect_for, normalize_schema};
 use talon_tool_catalog::normalize_tool_name;
 use talon_tool_policy::{PolicyConfig, PolicyEngine, ToolEntry, ToolUniverse, Trigger};
@@ -39,6 +39,7 @@ pub struct RuntimeBuilder {
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
     sandbox: SandboxSource,
+    hook_problems: Vec<HookProblem>,
 }
 
 /// `tools.exec.security` / `ask` per agent and the approvals file.
@@ -102,6 +103,7 @@ impl RuntimeBuilder {
                 state_dir: talon_config::state_dir(),
                 home: talon_config::home_dir(),
             },
+            hook_problems: Vec::new(),
         }
     }
 
@@ -189,6 +191,12 @@ impl RuntimeBuilder {
             builder
                 .hooks
                 .add_command_hooks_with_env(hooks, config_dir, &env_policy);
+            // A hook that cannot run stays registered (a `before_tool_call`
+            // one blocks every call it matches), and is reported now.
+            builder.hook_problems = hooks.check(config_dir, &env_policy);
+            for p in &builder.hook_problems {
+                log_hook_problem(p);
+            }
         }
         Ok(builder)
     }
@@ -330,6 +338,7 @@ impl RuntimeBuilder {
             mcp: self.mcp,
             exec_approvals: self.exec_approvals,
             sandbox: self.sandbox,
+            hook_problems: self.hook_problems,
         })
     }
 }
@@ -351,6 +360,7 @@ pub struct Runtime {
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
     sandbox: SandboxSource,
+    hook_problems: Vec<HookProblem>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -373,6 +383,15 @@ impl Runtime {
     /// The hooks.
     pub fn hooks(&self) -> &Arc<Hooks> {
         &self.hooks
+    }
+
+    /// The configured command hooks that cannot run, found by
+    /// [`check_hooks`] when [`RuntimeBuilder::from_config`] built this
+    /// runtime (and logged then, at error level). They stay registered
+    /// and fail as they always do: a `before_tool_call` hook among them
+    /// blocks every call it matches.
+    pub fn hook_problems(&self) -> &[HookProblem] {
+        &self.hook_problems
     }
 
     /// The policy engine.
@@ -645,4 +664,33 @@ impl Runtime {
             observers: std::sync::Mutex::new(Vec::new()),
         }
     }
+}
+
+/// Every command hook of `config` (`tools.hooks`) that cannot run:
+/// [`talon_hooks::HooksConfig::check`] with the hooks resolved exactly as
+/// [`RuntimeBuilder::from_config`] registers them (relative paths against
+/// `config_dir`, the global `tools.exec.env` policy building the
+/// environment and so the `PATH` a program is looked up on). `talon config
+/// validate` and the gateway's health report these.
+pub fn check_hooks(config: &TalonConfig, config_dir: &Path) -> Result<Vec<HookProblem>> {
+    let Some(hooks) = config.tools.as_ref().and_then(|t| t.hooks.as_ref()) else {
+        return Ok(Vec::new());
+    };
+    let env_policy = config.exec_config().env_policy(None)?;
+    Ok(hooks.check(config_dir, &env_policy))
+}
+
+/// One hook problem at error level: ids, codes, key and message (paths
+/// and config keys, never environment values).
+fn log_hook_problem(p: &HookProblem) {
+    tracing::error!(
+        target: "talon::hooks",
+        hook = %p.hook_id,
+        event = p.event.as_str(),
+        code = p.code(),
+        key = %p.key_path,
+        "command hook `{}` cannot run: {}",
+        p.hook_id,
+        p.message
+    );
 }

@@ -366,3 +366,139 @@ fn the_approver_sees_the_tail_of_a_10000_character_command_rendered_visibly() {
         "{done:?}"
     );
 }
+
+/// The real daemon started with a hook whose program is not executable
+/// and one whose program is missing: `gateway status` says `degraded` and
+/// names both, the daemon logged each at error level (without the
+/// environment), the broken `before_tool_call` hook still blocks the
+/// calls it matches, and a reload that finds them fixed brings `ok` back.
+#[test]
+fn broken_hooks_make_the_gateway_degraded_until_a_reload_fixes_them() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let guard = dir.path().join("guard.sh");
+    std::fs::write(&guard, "#!/bin/sh\ncat >/dev/null\necho '{}'\n").unwrap();
+    std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let marker = dir.path().join("ran");
+    let gw = GatewayProcess::launch_in(
+        gateway_bin(),
+        dir,
+        r#"{"tools": {"hooks": {
+            "beforeToolCall": [{"id": "guard", "matcher": ["exec"], "command": ["./guard.sh"]}],
+            "afterToolCall": [{"id": "audit", "command": ["/nonexistent/talon-audit-hook"]}]
+        }}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let d = Daemon {
+        dir: gw.dir.path().to_path_buf(),
+        url: gw.addr.to_string(),
+        token: gw.token.clone(),
+        gw,
+    };
+
+    let r = with(&d, &["gateway", "status", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let h = r.json();
+    assert_eq!((&h["ok"], &h["status"]), (&json!(true), &json!("degraded")));
+    let found: Vec<(&str, &str, &str, &str)> = h["hookProblems"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{h}"))
+        .iter()
+        .map(|p| {
+            (
+                p["hookId"].as_str().unwrap(),
+                p["event"].as_str().unwrap(),
+                p["code"].as_str().unwrap(),
+                p["keyPath"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "guard",
+                "before_tool_call",
+                "hook.not_executable",
+                "tools.hooks.beforeToolCall[0].command"
+            ),
+            (
+                "audit",
+                "after_tool_call",
+                "hook.missing_program",
+                "tools.hooks.afterToolCall[0].command"
+            ),
+        ]
+    );
+    let text = with(&d, &["gateway", "status"]);
+    assert!(
+        text.stdout.contains(": degraded (generation 1")
+            && text.stdout.contains(
+                "hook `guard` (before_tool_call) cannot run [hook.not_executable] at tools.hooks.beforeToolCall[0].command"
+            ),
+        "{text:?}"
+    );
+    // Logged at error level, naming the hook, never the environment.
+    let log = d.gw.log_text();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("ERROR") && l.contains("command hook `guard` cannot run")),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("ERROR") && l.contains("command hook `audit` cannot run")),
+        "{log}"
+    );
+    let host_path = std::env::var("PATH").unwrap_or_default();
+    assert!(
+        host_path.len() < 5 || !log.contains(&host_path),
+        "the log shows PATH: {log}"
+    );
+    // Reported, and still never skipped: the call it matches is blocked.
+    let invoke = |marker: &std::path::Path| {
+        with(
+            &d,
+            &[
+                "gateway",
+                "call",
+                "tools.invoke",
+                "--params",
+                &json!({"sessionKey": "main", "toolName": "exec", "params": {"command": format!("touch {}", marker.display())}}).to_string(),
+            ],
+        )
+    };
+    let r = invoke(&marker);
+    assert_eq!(r.json()["status"], json!("blocked"), "{r:?}");
+    assert!(!marker.exists(), "the call ran past a broken hook");
+
+    // Fixed: the guard made executable, the audit hook pointed at a
+    // program that exists. A reload (SIGHUP) finds them runnable.
+    std::fs::set_permissions(
+        d.dir.join("guard.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(
+        &d.gw.config,
+        r#"{"tools": {"hooks": {
+            "beforeToolCall": [{"id": "guard", "matcher": ["exec"], "command": ["./guard.sh"]}],
+            "afterToolCall": [{"id": "audit", "command": ["/bin/sh", "-c", "cat >/dev/null"]}]
+        }}}"#,
+    )
+    .unwrap();
+    d.gw.signal(1);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let h = loop {
+        let h = with(&d, &["gateway", "status", "--json"]).json();
+        if h["status"] == json!("ok") || Instant::now() > deadline {
+            break h;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(h["status"], json!("ok"), "{h}\n{}", d.gw.log_text());
+    assert!(h.get("hookProblems").is_none(), "{h}");
+    let r = invoke(&marker);
+    assert_eq!(r.json()["status"], json!("ok"), "{r:?}");
+    assert!(marker.exists());
+}

@@ -2,17 +2,18 @@
 
 use std::sync::atomic::Ordering;
 
-use talon_gateway_protocol::{Containment, HealthResponse};
+use talon_gateway_protocol::{Containment, HealthResponse, HookProblem};
 
-use crate::gateway::Areas;
+use crate::gateway::{Areas, Generation};
 
 /// `health`.
 pub(crate) fn health(areas: &Areas) -> HealthResponse {
     let g = areas.config.generation();
     let draining = areas.calls.is_shutting_down();
+    let hook_problems = hook_problems(&g);
     HealthResponse {
         ok: !draining,
-        status: if draining { "draining" } else { "ok" }.to_owned(),
+        status: status(draining, &g).to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         generation: g.id,
         config_origin: g.origin.clone(),
@@ -24,7 +25,35 @@ pub(crate) fn health(areas: &Areas) -> HealthResponse {
         interrupted_at_start: areas.calls.recovery.interrupted.len(),
         approvals_denied_at_start: areas.approvals.denied_at_start.len(),
         containment: containment(),
+        hook_problems,
     }
+}
+
+/// `draining` while draining, else `degraded` when a configured hook of
+/// the active generation cannot run, else `ok` (`health` and `/healthz`).
+pub(crate) fn status(draining: bool, g: &Generation) -> &'static str {
+    if draining {
+        "draining"
+    } else if g.runtime.hook_problems().is_empty() {
+        "ok"
+    } else {
+        "degraded"
+    }
+}
+
+/// The active generation's hook problems, as the protocol's type.
+fn hook_problems(g: &Generation) -> Vec<HookProblem> {
+    g.runtime
+        .hook_problems()
+        .iter()
+        .map(|p| HookProblem {
+            hook_id: p.hook_id.clone(),
+            event: p.event.as_str().to_owned(),
+            code: p.code().to_owned(),
+            key_path: p.key_path.clone(),
+            message: p.message.clone(),
+        })
+        .collect()
 }
 
 /// How this process contains the process trees it starts (`cgroup` or

@@ -13,13 +13,34 @@ pub struct Containment {
     pub reason: Option<String>,
 }
 
+/// A configured command hook (`tools.hooks`) that cannot run, found when
+/// the active configuration was loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookProblem {
+    /// The hook's id (empty when the id itself is the problem).
+    pub hook_id: String,
+    /// Its hook point: `before_tool_call`, `after_tool_call` or
+    /// `resolve_exec_env`.
+    pub event: String,
+    /// Stable code: `hook.missing_program`, `hook.not_executable`,
+    /// `hook.bad_cwd` or `hook.bad_config`.
+    pub code: String,
+    /// Where in the configuration (`tools.hooks.beforeToolCall[0].command`).
+    pub key_path: String,
+    /// What is wrong, what it does to calls (a `before_tool_call` hook that
+    /// cannot run blocks every call it matches) and how to fix it.
+    pub message: String,
+}
+
 /// `health`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HealthResponse {
-    /// `false` while draining.
+    /// Whether the gateway serves calls: `false` while draining.
     pub ok: bool,
-    /// `ok` or `draining`.
+    /// `ok`; `degraded` (serving, but a configured hook cannot run: see
+    /// `hookProblems`); or `draining`.
     pub status: String,
     /// The gateway's version.
     pub version: String,
@@ -43,6 +64,10 @@ pub struct HealthResponse {
     pub approvals_denied_at_start: usize,
     /// Process-tree containment (`null` before the supervisor started).
     pub containment: Option<Containment>,
+    /// Every configured hook of the active configuration that cannot run,
+    /// checked at start and at each reload (absent when there is none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hook_problems: Vec<HookProblem>,
 }
 
 /// What a reload did (`gateway.reload`'s answer and the

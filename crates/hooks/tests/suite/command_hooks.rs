@@ -475,3 +475,103 @@ async fn a_group_matcher_is_expanded_to_its_members() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_hook_the_load_check_reports_still_blocks_at_call_time() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.sh");
+    std::fs::write(&plain, "#!/bin/sh\necho '{}'\n").unwrap();
+    std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let missing = dir.path().join("missing.sh");
+    for (id, program, code) in [
+        (
+            "plain",
+            plain.to_string_lossy().into_owned(),
+            "hook.not_executable",
+        ),
+        (
+            "missing",
+            missing.to_string_lossy().into_owned(),
+            "hook.missing_program",
+        ),
+    ] {
+        let config = HooksConfig {
+            before_tool_call: vec![hook(id, program)],
+            ..HooksConfig::default()
+        };
+        let problems = config.check(dir.path(), &talon_exec_env::EnvPolicy::default());
+        let codes: Vec<(&str, &str)> = problems
+            .iter()
+            .map(|p| (p.hook_id.as_str(), p.code()))
+            .collect();
+        assert_eq!(codes, vec![(id, code)]);
+        // Reported at load, and still never skipped: the call is blocked.
+        match outcome(config, dir.path(), "exec", json!({})).await {
+            GateOutcome::Failed(b) => {
+                assert_eq!(b.denied_reason, DeniedReason::HookFailure, "{id}");
+                assert_eq!(b.source.as_deref(), Some(id));
+            }
+            other => panic!("{id}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn what_the_load_check_passes_runs_by_the_same_path_lookup() {
+    // A bare name on `tools.exec.env.set.PATH`, and `sh` with no PATH at
+    // all (`inherit: none`: execvp's default search path): the check
+    // finds both, and both run.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    script(
+        &bin,
+        "say-block",
+        "cat >/dev/null\necho '{\"block\": true, \"blockReason\": \"found on PATH\"}'",
+    );
+    let cases = [
+        (
+            talon_exec_env::ExecEnvConfig {
+                set: [("PATH".to_owned(), bin.to_string_lossy().into_owned())].into(),
+                ..talon_exec_env::ExecEnvConfig::default()
+            },
+            vec!["say-block".to_owned()],
+            "found on PATH",
+        ),
+        (
+            talon_exec_env::ExecEnvConfig {
+                inherit: talon_exec_env::InheritMode::None,
+                ..talon_exec_env::ExecEnvConfig::default()
+            },
+            vec![
+                "sh".to_owned(),
+                "-c".to_owned(),
+                "cat >/dev/null; echo '{\"block\": true, \"blockReason\": \"default path\"}'"
+                    .to_owned(),
+            ],
+            "default path",
+        ),
+    ];
+    for (env, command, reason) in cases {
+        let policy = talon_exec_env::EnvPolicy::from_config(&env, None).unwrap();
+        let config = HooksConfig {
+            before_tool_call: vec![CommandHookConfig {
+                id: "h".into(),
+                command,
+                ..CommandHookConfig::default()
+            }],
+            ..HooksConfig::default()
+        };
+        assert_eq!(config.check(dir.path(), &policy), vec![], "{reason}");
+        let mut hooks = Hooks::new();
+        hooks.add_command_hooks_with_env(&config, dir.path(), &policy);
+        match Gate::new(Arc::new(hooks))
+            .before_tool_call(event("exec", json!({})), &ctx())
+            .await
+        {
+            GateOutcome::Blocked(b) => assert_eq!(b.reason, reason),
+            other => panic!("{reason}: {other:?}"),
+        }
+    }
+}

@@ -103,3 +103,56 @@ fn bad_sections_are_refused_with_their_key_path() {
         "talon.json:1:58: tools.hooks.beforeToolCall[0].command: must name a program: [\"/path/to/program\", \"arg\", …]"
     );
 }
+
+/// A hook whose program is on `tools.exec.env.set.PATH` is runnable (the
+/// check looks it up where it will run), one whose program is missing is
+/// a problem on the built runtime and from `check_hooks` alike, and the
+/// broken hook is still registered: the call it matches is blocked.
+#[tokio::test]
+async fn hook_problems_are_found_with_the_paths_the_hooks_run_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    write_script(&bin, "allow-all", "cat >/dev/null\necho '{}'");
+    let text = format!(
+        r#"{{
+      tools: {{
+        exec: {{ env: {{ set: {{ PATH: "{}" }} }} }},
+        hooks: {{
+          beforeToolCall: [
+            {{ id: "on-path", command: ["allow-all"] }},
+            {{ id: "gone", command: ["./gone.sh"], matcher: ["session_status"] }},
+          ],
+        }},
+      }},
+    }}"#,
+        bin.display()
+    );
+    let loaded = talon_config::load_str(&text, "talon.json").unwrap();
+    let expected = talon_runtime::check_hooks(&loaded.config, dir.path()).unwrap();
+    let found: Vec<(&str, &str, &str)> = expected
+        .iter()
+        .map(|p| (p.hook_id.as_str(), p.code(), p.key_path.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "gone",
+            "hook.missing_program",
+            "tools.hooks.beforeToolCall[1].command"
+        )]
+    );
+    let runtime = RuntimeBuilder::from_config(&loaded.config, dir.path())
+        .unwrap()
+        .build()
+        .unwrap();
+    assert_eq!(runtime.hook_problems(), expected.as_slice());
+    let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
+    let out = table
+        .invoke(ModelToolCall::new("c1", "session_status", json!({})))
+        .await;
+    assert!(
+        matches!(&out, InvokeOutcome::Blocked(b) if b.denied_reason == DeniedReason::HookFailure && b.source.as_deref() == Some("gone")),
+        "{out:?}"
+    );
+}
