@@ -33,7 +33,9 @@ use serde::{Deserialize, Serialize};
 
 pub use self::rules::{scan_skill_text, scan_source};
 
+mod classes;
 mod evidence;
+mod normalize;
 mod rules;
 mod strip;
 
@@ -131,14 +133,42 @@ const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "txt"];
 
 /// Compiles a scanner pattern (multi-line mode). A failure is a programming
 /// error: it is logged and the caller drops the rule.
+///
+/// Word boundaries are ASCII (`\b` becomes `(?-u:\b)`): a Unicode word
+/// boundary makes the lazy DFA give up on any non-ASCII text (an em dash in
+/// prose) and fall back to a far slower engine, and every keyword the
+/// rules look for is ASCII.
 pub(crate) fn compile_pattern(name: &str, pattern: &str) -> Option<Regex> {
-    match RegexBuilder::new(pattern).multi_line(true).build() {
+    let pattern = ascii_word_boundaries(pattern);
+    match RegexBuilder::new(&pattern).multi_line(true).build() {
         Ok(re) => Some(re),
         Err(err) => {
             tracing::error!(rule = name, %err, "scanner pattern failed to compile; rule disabled");
             None
         }
     }
+}
+
+/// `pattern` with each `\b` (not an escaped backslash followed by `b`)
+/// written as the ASCII word boundary `(?-u:\b)`.
+fn ascii_word_boundaries(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('b') => out.push_str("(?-u:\\b)"),
+            Some(next) => {
+                out.push('\\');
+                out.push(next);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// What a file is scanned as.
@@ -173,6 +203,41 @@ fn classify(name: &str, path: &Path) -> FileKind {
             .map_or(FileKind::Other, FileKind::Code),
         // Unreadable: `scan_file` reports it.
         Err(_) => FileKind::Other,
+    }
+}
+
+/// Whether a path (relative to the scanned directory) is test code: under
+/// a test directory (`__fixtures__ __mocks__ __tests__ test tests`) or
+/// named like a test (`*.test.*`, `*.spec.*`, `*.mock.*`, `test_*.py`,
+/// `*_test.py`).
+pub(crate) fn is_test_path(path: &Path) -> bool {
+    let mut components = path.components().peekable();
+    while let Some(component) = components.next() {
+        let name = component.as_os_str().to_string_lossy();
+        if components.peek().is_some() {
+            if TEST_DIRECTORY_NAMES.contains(&&*name) {
+                return true;
+            }
+        } else {
+            let lower = name.to_ascii_lowercase();
+            return is_test_file_name(&name)
+                || (lower.ends_with(".py")
+                    && (lower.starts_with("test_") || lower.ends_with("_test.py")));
+        }
+    }
+    false
+}
+
+/// The severity of a finding in test code, which ranks below runtime code:
+/// one step lower. A literal credential is a leak wherever it is, and
+/// `scan-incomplete` is about the scan, so both keep their severity.
+pub(crate) fn rank_below_runtime(rule_id: &str, severity: Severity) -> Severity {
+    if rule_id == "literal-secret" || rule_id == SCAN_INCOMPLETE {
+        return severity;
+    }
+    match severity {
+        Severity::Critical => Severity::Warn,
+        Severity::Warn | Severity::Info => Severity::Info,
     }
 }
 

@@ -87,7 +87,7 @@ const SOURCE_CASES: &[(&str, &str, &str, &str)] = &[
     (
         "a.py",
         "dangerous-exec",
-        "import subprocess\nsubprocess.run(['ls'])\n",
+        "import subprocess\nsubprocess.run('ls | wc -l', shell=True)\n",
         "import asyncio\nasyncio.run(main())\nresult = re.compile('x').match(s)\n",
     ),
     (
@@ -372,9 +372,16 @@ fn severities_match_openclaw() {
         ),
         (
             "a.js",
-            "process.env.X; fetch(u)",
+            "fetch(u, { body: JSON.stringify(process.env) })",
             "env-harvesting",
             Severity::Critical,
+        ),
+        // One named variable sent to an API is only worth a look.
+        (
+            "a.js",
+            "const k = process.env.X; fetch(u, { headers: { k } })",
+            "env-harvesting",
+            Severity::Warn,
         ),
     ];
     for (file, body, id, severity) in cases {

@@ -1,0 +1,287 @@
+//! Normalisation before matching, so that a rule matches the class of a
+//! command and not one spelling of it.
+//!
+//! Two views of a file are matched, and both keep every newline (line `n`
+//! of a view is line `n` of the file, so findings and evidence stay on the
+//! original line):
+//!
+//! - [`clean_invisible`]: zero-width and bidi characters removed, and
+//!   Unicode tag characters (U+E0020–U+E007E, "ASCII smuggling") decoded to
+//!   the ASCII they hide. Every rule runs on this view.
+//! - [`shell_normalize`]: the cleaned view with shell spellings undone:
+//!   `$'\x63url'` decoded, `${IFS}` / `$IFS` as a space, empty positional
+//!   parameters glued into a word (`c$@url`) removed, `\` before a word
+//!   character dropped (`c\url`), PowerShell backtick escapes dropped
+//!   (`i`e`x`), string concatenation joined (`'Invoke-'+'Expression'`) and
+//!   quotes inside a word removed (`c''url`, `c"u"rl`, `"c"url`). Every rule
+//!   runs on this view too; a finding from either view counts.
+//!
+//! The characters removed are themselves a finding (`invisible-unicode`,
+//! see [`find_invisible`]) and evidence shows them escaped
+//! ([`escape_invisible`]).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Severity, compile_pattern};
+
+/// What an invisible character is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Invisible {
+    /// Zero-width characters, soft hyphen, LRM/RLM, BOM: they split a word
+    /// so that a pattern no longer sees it.
+    ZeroWidth,
+    /// Bidi embeddings, overrides and isolates: the text displays in an
+    /// order other than the one it is read in ("Trojan Source").
+    Bidi,
+    /// Unicode tag characters: invisible, yet read by a model as ASCII.
+    Tag,
+}
+
+/// The class of `c` when it is an invisible character.
+pub(crate) fn invisible_kind(c: char) -> Option<Invisible> {
+    match c {
+        '\u{200B}'..='\u{200F}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{FEFF}'
+        | '\u{00AD}'
+        | '\u{180E}'
+        | '\u{061C}' => Some(Invisible::ZeroWidth),
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => Some(Invisible::Bidi),
+        '\u{E0000}'..='\u{E007F}' => Some(Invisible::Tag),
+        _ => None,
+    }
+}
+
+/// Whether the invisible character at `chars[i]` is an ordinary part of
+/// the text and not worth a finding: a byte-order mark at the start of the
+/// file, or a joiner / non-joiner / direction mark next to a non-ASCII
+/// character (emoji sequences, Indic and Arabic script, right-to-left text).
+fn is_benign_invisible(chars: &[char], i: usize) -> bool {
+    let c = chars[i];
+    if c == '\u{FEFF}' && i == 0 {
+        return true;
+    }
+    if matches!(c, '\u{200C}' | '\u{200D}' | '\u{200E}' | '\u{200F}') {
+        let prev = i.checked_sub(1).and_then(|p| chars.get(p));
+        let next = chars.get(i + 1);
+        return prev.is_some_and(|p| !p.is_ascii()) || next.is_some_and(|n| !n.is_ascii());
+    }
+    false
+}
+
+/// The text with invisible characters removed and tag characters decoded
+/// to ASCII. Newlines are kept.
+pub(crate) fn clean_invisible(text: &str) -> String {
+    if !text.chars().any(|c| invisible_kind(c).is_some()) {
+        return text.to_owned();
+    }
+    text.chars()
+        .filter_map(|c| match invisible_kind(c) {
+            None => Some(c),
+            Some(Invisible::Tag) => {
+                let ascii = u32::from(c) - 0xE0000;
+                // Printable ASCII only; the tag begin/cancel marks vanish.
+                char::from_u32(ascii).filter(|a| (' '..='~').contains(a))
+            }
+            Some(Invisible::ZeroWidth | Invisible::Bidi) => None,
+        })
+        .collect()
+}
+
+/// The first line (0-based) holding a suspicious invisible character and
+/// the finding's severity: critical for bidi controls and tag characters,
+/// warn for zero-width characters. When both kinds occur, the critical one
+/// is reported.
+pub(crate) fn find_invisible(text: &str) -> Option<(usize, Severity)> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut line = 0usize;
+    let mut first_warn = None;
+    for (i, c) in chars.iter().enumerate() {
+        if *c == '\n' {
+            line += 1;
+            continue;
+        }
+        match invisible_kind(*c) {
+            Some(Invisible::Bidi | Invisible::Tag) => return Some((line, Severity::Critical)),
+            Some(Invisible::ZeroWidth)
+                if first_warn.is_none() && !is_benign_invisible(&chars, i) =>
+            {
+                first_warn = Some((line, Severity::Warn));
+            }
+            _ => {}
+        }
+    }
+    first_warn
+}
+
+/// `s` with invisible characters, control characters (other than tab) and
+/// C1 controls written as `\u{…}` escapes, so evidence shows what is there.
+pub(crate) fn escape_invisible(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let control = (c.is_control() && c != '\t') || invisible_kind(c).is_some();
+        if control {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn re(name: &str, pattern: &str) -> Option<Regex> {
+    compile_pattern(name, pattern)
+}
+
+/// `$'…'` ANSI-C quoting.
+static ANSI_C: LazyLock<Option<Regex>> =
+    LazyLock::new(|| re("normalize/ansi-c", r"\$'((?:[^'\\\n]|\\[^\n])*)'"));
+/// `${IFS}`, `${IFS%??}`, `$IFS`.
+static IFS: LazyLock<Option<Regex>> =
+    LazyLock::new(|| re("normalize/ifs", r"\$\{IFS[^}\n]{0,20}\}|\$IFS\b"));
+/// An empty-expanding parameter glued to a following word character.
+static EMPTY_PARAM_BEFORE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        "normalize/empty-param-before",
+        r"\$(?:[@*]|\{[@*1-9]\}|[1-9])([\w/.~-])",
+    )
+});
+/// An empty-expanding parameter after a word character.
+static EMPTY_PARAM_AFTER: LazyLock<Option<Regex>> =
+    LazyLock::new(|| re("normalize/empty-param-after", r"(\w)\$(?:[@*]|\{[@*]\})"));
+/// A backslash before a word character (`c\url`, `\curl`).
+static BACKSLASH: LazyLock<Option<Regex>> =
+    LazyLock::new(|| re("normalize/backslash", r"\\([A-Za-z0-9_./~-])"));
+/// A PowerShell escape backtick inside a word (`i`e`x`).
+static BACKTICK: LazyLock<Option<Regex>> = LazyLock::new(|| re("normalize/backtick", r"(\w)`(\w)"));
+/// String concatenation: `'Invoke-'+'Expression'`, `"ev" + "al"`.
+static CONCAT: LazyLock<Option<Regex>> =
+    LazyLock::new(|| re("normalize/concat", r#"'\s*\+\s*'|"\s*\+\s*""#));
+/// An empty quote pair glued to a word (`c''url`, `""curl`).
+static EMPTY_QUOTES: LazyLock<Option<Regex>> =
+    LazyLock::new(|| re("normalize/empty-quotes", r#"(\w)(?:''|"")|(?:''|"")(\w)"#));
+/// A quoted piece glued after a word character (`c"u"rl`, `cu'rl'`).
+static QUOTED_AFTER_WORD: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        "normalize/quoted-after-word",
+        r#"(\w)'([^'\s|;&<>()]*)'|(\w)"([^"\s|;&<>()$`]*)""#,
+    )
+});
+/// A quoted piece glued before a word character (`"c"url`).
+static QUOTED_BEFORE_WORD: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        "normalize/quoted-before-word",
+        r#"'([^'\s|;&<>()]+)'(\w)|"([^"\s|;&<>()$`]+)"(\w)"#,
+    )
+});
+/// A whole word in quotes in command position (`| "sh"`, `'curl' x`).
+static QUOTED_WORD: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        "normalize/quoted-word",
+        r#"(^|[\s|;&])(?:'([\w./-]+)'|"([\w./-]+)")(\s|$|[|;&])"#,
+    )
+});
+
+/// Replaces every match of `re` (if it compiled) with `rep`, repeating
+/// until the text stops changing (at most 8 rounds), so overlapping
+/// spellings like `c''u''rl` are undone too.
+fn replace_fixpoint(text: String, re: &Option<Regex>, rep: &str) -> String {
+    let Some(re) = re.as_ref() else { return text };
+    let mut text = text;
+    for _ in 0..8 {
+        let next = re.replace_all(&text, rep);
+        if next == text {
+            break;
+        }
+        text = next.into_owned();
+    }
+    text
+}
+
+/// Decodes the body of a `$'…'` string (`\xHH`, `\NNN` octal, `\uHHHH`,
+/// `\UHHHHHHHH`, `\n` and friends). A decoded newline becomes a space so
+/// the line count stays the same.
+fn decode_ansi_c(body: &str) -> String {
+    let chars: Vec<char> = body.chars().collect();
+    let mut out = String::with_capacity(body.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c != '\\' || i + 1 >= chars.len() {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let esc = chars[i + 1];
+        let (radix, max, skip) = match esc {
+            'x' => (16, 2, 2),
+            'u' => (16, 4, 2),
+            'U' => (16, 8, 2),
+            '0'..='7' => (8, 3, 1),
+            _ => (0, 0, 0),
+        };
+        if radix == 0 {
+            out.push(match esc {
+                'n' | 'r' | 't' | 'v' | 'f' => ' ',
+                'a' | 'b' | 'e' | 'E' => ' ',
+                other => other,
+            });
+            i += 2;
+            continue;
+        }
+        let start = i + skip;
+        let digits: String = chars[start.min(chars.len())..]
+            .iter()
+            .take(max)
+            .take_while(|d| d.is_digit(radix))
+            .collect();
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(decoded) if !digits.is_empty() => {
+                out.push(if decoded == '\n' || decoded == '\r' {
+                    ' '
+                } else {
+                    decoded
+                });
+                i = start + digits.chars().count();
+            }
+            _ => {
+                out.push(esc);
+                i += 2;
+            }
+        }
+    }
+    out
+}
+
+/// The shell-normalised view of already cleaned text (see the module
+/// docs). Each step works within a line, so newlines are kept.
+pub(crate) fn shell_normalize(text: &str) -> String {
+    let mut out = text.to_owned();
+    if let Some(ansi) = ANSI_C.as_ref() {
+        out = ansi
+            .replace_all(&out, |caps: &regex::Captures<'_>| {
+                decode_ansi_c(caps.get(1).map_or("", |m| m.as_str()))
+            })
+            .into_owned();
+    }
+    out = replace_fixpoint(out, &IFS, " ");
+    out = replace_fixpoint(out, &EMPTY_PARAM_BEFORE, "$1");
+    out = replace_fixpoint(out, &EMPTY_PARAM_AFTER, "$1");
+    out = replace_fixpoint(out, &BACKSLASH, "$1");
+    out = replace_fixpoint(out, &BACKTICK, "$1$2");
+    out = replace_fixpoint(out, &CONCAT, "");
+    out = replace_fixpoint(out, &EMPTY_QUOTES, "$1$2");
+    out = replace_fixpoint(out, &QUOTED_AFTER_WORD, "$1$2$3$4");
+    out = replace_fixpoint(out, &QUOTED_BEFORE_WORD, "$1$2$3$4");
+    out = replace_fixpoint(out, &QUOTED_WORD, "$1$2$3$4");
+    out
+}
+
+#[cfg(test)]
+#[path = "normalize_tests.rs"]
+mod tests;

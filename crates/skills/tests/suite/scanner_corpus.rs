@@ -1,0 +1,200 @@
+//! The scanner measured on corpora: every labelled malicious variant is
+//! caught, and real public skills raise no critical finding.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use talon_skills::scanner::{Finding, ScanOptions, Severity, scan_proposal, scan_skill_dir};
+use tempfile::TempDir;
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
+/// Every variant file: `variants/<expected rule id>/<file>`.
+fn variants() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    let root = corpus_dir().join("variants");
+    let mut classes: Vec<_> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    classes.sort();
+    for class in classes {
+        if !class.is_dir() {
+            continue;
+        }
+        let id = class.file_name().unwrap().to_string_lossy().into_owned();
+        let mut files: Vec<_> = fs::read_dir(&class)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        out.extend(files.into_iter().map(|f| (id.clone(), f)));
+    }
+    out
+}
+
+/// Scans one variant as the only file of a skill directory, under its own
+/// name (so the walk classifies it as it would in a real skill).
+fn scan_variant(file: &Path) -> (Vec<Finding>, bool) {
+    let dir = TempDir::new().unwrap();
+    let name = file.file_name().unwrap();
+    fs::copy(file, dir.path().join(name)).unwrap();
+    let report = scan_skill_dir(dir.path(), &ScanOptions::default());
+    let gate_fails = scan_proposal(dir.path(), &ScanOptions::default()).is_err();
+    (report.findings, gate_fails)
+}
+
+/// The classes whose rule is only a warning (obfuscation alone does not
+/// fail a proposal); every other class must fail the proposal gate.
+const WARN_CLASSES: &[&str] = &["obfuscated-code", "invisible-unicode"];
+
+#[test]
+fn every_labelled_variant_is_detected() {
+    let variants = variants();
+    assert!(
+        variants.len() >= 40,
+        "the variant corpus shrank to {} files",
+        variants.len()
+    );
+    let mut missed = Vec::new();
+    let mut per_class: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for (id, file) in &variants {
+        let (findings, gate_fails) = scan_variant(file);
+        let detected = findings
+            .iter()
+            .any(|f| &f.rule_id == id && f.severity >= Severity::Warn);
+        let gated = WARN_CLASSES.contains(&id.as_str()) || gate_fails;
+        let entry = per_class.entry(id.clone()).or_default();
+        entry.1 += 1;
+        if detected && gated {
+            entry.0 += 1;
+        } else {
+            missed.push(format!(
+                "{}: expected {id}{}, got {:?}",
+                file.display(),
+                if gated { "" } else { " failing the gate" },
+                findings
+                    .iter()
+                    .map(|f| format!("{}:{:?}", f.rule_id, f.severity))
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    for (id, (hit, total)) in &per_class {
+        eprintln!("{id}: {hit}/{total}");
+    }
+    assert!(
+        missed.is_empty(),
+        "{} of {} variants missed:\n{}",
+        missed.len(),
+        variants.len(),
+        missed.join("\n")
+    );
+}
+
+/// The benign look-alikes: prose warning against a command, non-shell
+/// process calls, test files. None of them is critical.
+#[test]
+fn benign_look_alikes_are_not_critical() {
+    let root = corpus_dir().join("benign");
+    let mut entries: Vec<_> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    assert!(entries.len() >= 5);
+    let mut critical = Vec::new();
+    for skill in entries {
+        let report = scan_skill_dir(&skill, &ScanOptions::default());
+        assert!(report.files_scanned > 0, "{}", skill.display());
+        critical.extend(
+            report
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Critical)
+                .map(|f| format!("{}: {f:?}", skill.display())),
+        );
+    }
+    assert!(critical.is_empty(), "{}", critical.join("\n"));
+}
+
+/// Every directory holding a `SKILL.md` (any case) under `root`.
+fn skill_dirs(root: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    if entries.iter().any(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case("skill.md"))
+    }) {
+        out.push(root.to_path_buf());
+        return;
+    }
+    for entry in entries {
+        if entry.is_dir() {
+            skill_dirs(&entry, out);
+        }
+    }
+}
+
+/// Real public skills (see `tests/corpus/public/README.md` for how the
+/// corpus is assembled): no critical finding in any of them.
+#[test]
+fn public_skills_have_no_critical_finding() {
+    let Some(root) = std::env::var_os("TALON_PUBLIC_SKILLS_DIR") else {
+        assert!(
+            std::env::var_os("TALON_REQUIRE_PUBLIC_SKILLS").is_none(),
+            "TALON_REQUIRE_PUBLIC_SKILLS is set but TALON_PUBLIC_SKILLS_DIR is not"
+        );
+        eprintln!(
+            "public skill corpus not run: set TALON_PUBLIC_SKILLS_DIR (tests/corpus/public/README.md)"
+        );
+        return;
+    };
+    let mut skills = Vec::new();
+    skill_dirs(Path::new(&root), &mut skills);
+    assert!(
+        skills.len() >= 20,
+        "only {} skills under {}",
+        skills.len(),
+        Path::new(&root).display()
+    );
+    let opts = ScanOptions {
+        include_hidden: true,
+        ..ScanOptions::default()
+    };
+    let mut critical = Vec::new();
+    let mut files = 0;
+    let mut by_severity = [0usize; 3];
+    for skill in &skills {
+        let report = scan_skill_dir(skill, &opts);
+        files += report.files_scanned;
+        for f in &report.findings {
+            by_severity[f.severity as usize] += 1;
+            eprintln!(
+                "{}/{}:{} {:?} {} {}",
+                skill.display(),
+                f.file.display(),
+                f.line,
+                f.severity,
+                f.rule_id,
+                f.excerpt
+            );
+            if f.severity == Severity::Critical {
+                critical.push(format!("{}: {f:?}", skill.display()));
+            }
+        }
+    }
+    eprintln!(
+        "{} skills, {files} files: {} info, {} warn, {} critical",
+        skills.len(),
+        by_severity[0],
+        by_severity[1],
+        by_severity[2]
+    );
+    assert!(critical.is_empty(), "{}", critical.join("\n"));
+}
