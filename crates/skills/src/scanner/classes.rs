@@ -10,7 +10,8 @@
 //! | `secret-exfiltration` | critical | a credential file (`~/.ssh`, `~/.aws/credentials`, `.netrc`, …) or an environment dump read near a network send |
 //! | `crypto-mining` | critical | `stratum+tcp://`, miner binaries, pool host names, miner config keys and flags |
 //! | `prompt-injection-ignore-instructions` | critical | "ignore your/previous/safety instructions", "forget everything above" |
-//! | `prompt-injection-weaken-controls` | critical | prose telling the agent to weaken its own controls (disable the sandbox, turn off approvals, `--dangerously-skip-permissions`) or to hide what it does (do not tell the user) |
+//! | `prompt-injection-weaken-controls` | critical | prose telling the agent to weaken its own controls (disable the sandbox, turn off approvals, set exec security to full, `tools.exec.security: full`, `dangerouslyDisableSandbox`) or to hide what it does (do not tell the user) |
+//! | `unconfined-agent` | warn | a coding agent launched with approvals or sandbox off (`--dangerously-skip-permissions`, `--yolo`, `--permission-mode bypassPermissions`) |
 //! | `obfuscated-code` | warn | `String.fromCharCode` / `chr` chains, encoded blobs of 1 KiB or more |
 
 use std::path::Path;
@@ -34,6 +35,12 @@ pub(crate) enum ClassCheck {
     /// Credential *use* (`ssh -i ~/.ssh/key`, `-H "Authorization: …"`,
     /// `-u user:$TOKEN`) is removed from the line before matching.
     NotCredentialUse,
+    /// Capture 2 (the file run) must be a file that capture 1 (the rest of
+    /// the download or decode command) wrote: its `-o`/`-O`/`--output`
+    /// argument, its `>` redirection, or the last segment of its URL.
+    /// Downloading data and then running an unrelated local script is not
+    /// remote code.
+    RunsWhatItFetched,
 }
 
 /// A rule matched line by line on both views; with a context, the context
@@ -61,6 +68,18 @@ macro_rules! interpreter {
     };
 }
 
+/// A shell or interpreter run on a file, or `chmod +x` of one; capture 2
+/// is the file.
+macro_rules! run_file {
+    () => {
+        concat!(
+            r"(?:sudo\s+)?(?:(?:sh|bash|zsh|dash|ksh|source|\.|python[0-9.]*|perl|ruby|node|pwsh|powershell)",
+            r"(?:\.exe)?\s+(?:-\S+\s+)*|chmod\s+(?:[ugoa]*\+x|[0-7]*[1357])\s+)",
+            r#"["']?([^\s"';&|]+)"#,
+        )
+    };
+}
+
 /// `base64` with a decode flag.
 macro_rules! b64_decode {
     () => {
@@ -84,11 +103,14 @@ pub(crate) const REMOTE_SCRIPT: &str = concat!(
     r"|\bnew\s+Function\s*\([^\n]{0,40}?(?:fetch|axios\.get)\s*\(",
     r"|\bfetch\s*\([^\n]{0,200}\.then\s*\([^\n]{0,80}(?:\beval\b|new\s+Function)",
     // curl … | sh, with the ways a pipe can be spelt after normalisation.
-    r"|\b(?:curl|wget)\b[^|\n]{0,200}(?:\|[^|\n]{1,120}){0,3}?\|\s*",
+    r"|\b(?:curl|wget)\b[^|\n]{0,200}(?:\|[^|\n]{1,120}){0,3}?\|&?\s*",
     interpreter!(),
-    // Download to a file, then run it: `curl -o x.sh … && bash x.sh`.
-    r"|\b(?:curl|wget)\b[^\n|;&]{0,200}\s(?:-o|-O|--output|--output-document|-qO)\s*\S+[^\n]{0,40}?(?:&&|;)\s*",
-    r"(?:sudo\s+)?(?:sh|bash|zsh|dash|source|\.)\s+\S",
+    // A shell reading a download through process substitution, also
+    // `bash < <(curl …)`.
+    r"|\b(?:sh|bash|zsh|dash|ksh|source)\s+(?:-\S+\s+)*<\s*<\(\s*[^\n)]{0,40}?\b(?:curl|wget)\b",
+    // PowerShell: the download and the iex on one line in any order
+    // (`$s=$wc.DownloadString(u); iex $s`).
+    r"|(?:DownloadString|DownloadData|\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b)[^\n]{0,200}[;|]\s*&?\s*(?:iex|Invoke-Expression)\b",
 );
 
 pub(crate) const DECODED_EXEC: &str = concat!(
@@ -118,6 +140,22 @@ pub(crate) const DECODED_EXEC: &str = concat!(
     r"|\b(?:iex|Invoke-Expression)\b[^\n]{0,200}FromBase64String",
 );
 
+/// A download (capture 1: the rest of its command), then, in the same
+/// command list, a shell or interpreter run on a file, or `chmod +x` of
+/// one (capture 2: that file). [`ClassCheck::RunsWhatItFetched`] keeps the
+/// match only when the file is the one the download wrote.
+pub(crate) const DOWNLOAD_THEN_RUN: &str = concat!(
+    r"(?i)\b(?:curl|wget|iwr|Invoke-WebRequest)\b([^\n|;&]{0,300})(?:&&|;)\s*",
+    run_file!(),
+);
+
+/// The same for decoded data written to a file: `base64 -d > /tmp/x;
+/// sh /tmp/x`.
+pub(crate) const DECODE_THEN_RUN: &str = concat!(
+    r"(?i)\b(?:base64|xxd|openssl)\b([^\n|;&]{0,300})(?:&&|;)\s*",
+    run_file!(),
+);
+
 /// An `exec`/`eval`-like call, for the windowed decoded/remote rules.
 pub(crate) const EXEC_CALL: &str = concat!(
     r"(?:^|[^\w.$])(?:exec|eval|execfile)\s*\(|\bnew\s+Function\s*\(|(?:^|[^\w.$])Function\s*\(",
@@ -134,7 +172,7 @@ pub(crate) const REMOTE_READ: &str = concat!(
 );
 
 pub(crate) const CRYPTO_MINING: &str = concat!(
-    r"(?i)stratum\+(?:tcp|ssl|tls)://",
+    r"(?i)stratum\d?\+(?:tcp|ssl|tls)://",
     r"|\b(?:coinhive|coin-hive|cryptonight|cryptoloot|xmrig|xmr-stak|cpuminer|minerd|ethminer",
     r"|nbminer|lolminer|phoenixminer|gminer|nanominer|srbminer|teamredminer|cgminer|bfgminer|ccminer)\b",
     r"|\b(?:[\w-]+\.)*(?:minexmr|supportxmr|moneroocean|nanopool|hashvault|c3pool|2miners|f2pool",
@@ -189,7 +227,8 @@ pub(crate) const IGNORE_INSTRUCTIONS: &str = concat!(
     r"(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+)?(?:of\s+)?",
     r"(?:your\s+(?:own\s+)?|(?:the\s+|my\s+|all\s+|these\s+)?(?:previous|prior|original|system|developer",
     r"|safety|security|earlier|above|preceding|initial)\s+)",
-    r"(?:\w+\s+)?(?:instructions|guidelines|guardrails|rules|policies|directives|programming|constraints)\b",
+    r"(?:\w+\s+)?(?:instructions|guidelines|guidance|guardrails|rules|policies|directives|programming|constraints",
+    r"|context|messages|commands|orders|restrictions)\b",
     r"|\bforget\s+(?:everything|all)\s+(?:above|before|previously|you\s+(?:were|have\s+been)\s+told)",
     r"|\byou\s+are\s+no\s+longer\s+bound\s+by\b|\bDAN\s+mode\b|\bdeveloper\s+mode\s+enabled\b",
 );
@@ -207,18 +246,36 @@ pub(crate) const WEAKEN_CONTROLS: &str = concat!(
     r"|content\s+filters?)\b",
 );
 
-/// Flags and settings that switch a control off.
+/// Settings that switch off the agent's own controls, written as config
+/// or as prose: `tools.exec.security: full`, `sandbox.mode = "off"`,
+/// `dangerouslyDisableSandbox: true`, "set exec security to full", "set ask
+/// to off", "switch the sandbox mode to off".
 pub(crate) const WEAKEN_SETTINGS: &str = concat!(
+    r"(?i)\bdangerouslyDisableSandbox\b",
+    r"|\b(?:turn|switch|shut)\s+(?:the\s+|your\s+|its\s+|all\s+)?(?:exec\s+)?(?:sandbox(?:ing)?|approvals?|approval\s+prompts?",
+    r"|safety\s+checks?|guardrails|security\s+checks?)\s+off\b",
+    r#"|(?:^|[\s{,])["']?ask["']?\s*[:=]\s*["']?off\b"#,
+    r#"|\b(?:tools\.exec\.(?:security|ask)|sandbox\.mode|exec\.security|exec\.ask)\s*[:=]\s*["'`]?(?:full|off|never|none)\b"#,
+    r"|\b(?:set|change|switch|put|turn)\s+(?:the\s+|your\s+|its\s+)?(?:exec(?:ution)?\s+|tool\s+|agent\s+)?",
+    r"(?:security(?:\s+(?:mode|level))?|sandbox(?:\s+mode)?|approvals?(?:\s+mode)?|ask(?:\s+mode)?)",
+    r#"\s+(?:setting\s+)?(?:to|=)\s+["'`]?(?:full|off|never|none|disabled|danger-full-access)\b"#,
+);
+
+/// Command-line flags that launch an agent (Claude Code, Codex, Gemini
+/// CLI) with its approvals or sandbox off. A skill that orchestrates coding
+/// agents uses them openly, and the command still goes through the exec
+/// approval of the agent that runs it: worth a look, not a failed gate.
+pub(crate) const UNCONFINED_AGENT: &str = concat!(
     r"(?i)--dangerously-skip-permissions\b|--dangerously-bypass-approvals-and-sandbox\b",
-    r"|\bdangerouslyDisableSandbox\b|--yolo\b",
-    r#"|\b(?:tools\.exec\.(?:security|ask)|sandbox\.mode)\s*[:=]\s*["']?(?:full|off|never)\b"#,
+    r"|--yolo\b|--permission-mode[= ]+bypassPermissions\b|--sandbox[= ]+danger-full-access\b",
+    r"|--approval-mode[= ]+yolo\b",
 );
 
 /// Prose telling the agent to hide what it does from the user.
 pub(crate) const CONCEAL_FROM_USER: &str = concat!(
     r"(?i)\b(?:do\s+not|don['’]?t|never|must\s+not|should\s+not|shouldn['’]?t)\s+(?:ever\s+)?",
-    r"(?:tell|inform|notify|alert|mention\s+(?:this|it|that|anything)\s+to|reveal\s+(?:this|it|that|anything)\s+to)",
-    r"\s+(?:the\s+)?(?:user|human|operator|owner)s?\b",
+    r"(?:tell|inform|notify|alert|mention\s+(?:this|it|that|anything)\s+to|reveal\s+(?:this|it|that|anything)\s+to",
+    r"|let)\s+(?:the\s+)?(?:user|human|operator|owner)s?\b(?:\s+know\b)?",
     r"|\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?(?:user|human|operator|owner)s?\b",
     r"|\b(?:hide|conceal)\s+(?:\w+\s+){0,3}from\s+the\s+(?:user|human|operator|owner)s?\b",
     r"|\bkeep\s+(?:this|these|it|that|them)\s+(?:secret|hidden)\s+from\s+the\s+(?:user|human|operator|owner)s?\b",
@@ -229,7 +286,12 @@ pub(crate) const OBFUSCATION: &str = concat!(
     r"String\.fromCharCode\s*\((?:\s*(?:0x[0-9a-fA-F]+|\d+)\s*,){7,}",
     r"|(?:String\.fromCharCode\s*\([^)\n]{0,40}\)\s*\+\s*){2,}String\.fromCharCode",
     r"|(?:\bchr\s*\(\s*(?:0x)?[0-9a-fA-F]+\s*\)\s*\+\s*){3,}\bchr\s*\(",
-    r"|\.join\s*\(\s*(?:map\s*\(\s*chr\s*,|\[?\s*chr\s*\(\s*\w+\s*\)\s+for\s)",
+    r"|\.join\s*\(\s*(?:map\s*\(\s*chr\s*,|\[?\s*chr\s*\([^()\n]{1,30}\)\s+for\s)",
+    // `\u0065\u0076…` escapes, PowerShell `[char]0x69+[char]0x65+…`,
+    // `[99,117,…].map(c => String.fromCharCode(c))`.
+    r"|(?:\\u[0-9a-fA-F]{4}){8,}|(?:\\u\{[0-9a-fA-F]{1,6}\}){8,}",
+    r"|(?i:(?:\[char\]\s*(?:0x[0-9a-f]+|\d+)\s*\+\s*){3,}\[char\])",
+    r"|\[\s*(?:\d+\s*,\s*){15,}\d+\s*\]\s*\.\s*map\s*\([^\n]{0,60}fromCharCode",
     r"|\b(?:fromCharCode|chr)\b[^\n]{0,60}\[\s*(?:\d+\s*,\s*){15,}",
 );
 /// The start of a possible encoded blob; [`ClassCheck::Blob`] measures the
@@ -256,6 +318,24 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 4,
         text_window: 2,
         check: ClassCheck::Plain,
+    },
+    ClassRule {
+        id: "shell-pipe-to-shell",
+        severity: Critical,
+        pattern: DOWNLOAD_THEN_RUN,
+        context: None,
+        window: 0,
+        text_window: 0,
+        check: ClassCheck::RunsWhatItFetched,
+    },
+    ClassRule {
+        id: "decoded-code-execution",
+        severity: Critical,
+        pattern: DECODE_THEN_RUN,
+        context: None,
+        window: 0,
+        text_window: 0,
+        check: ClassCheck::RunsWhatItFetched,
     },
     ClassRule {
         id: "decoded-code-execution",
@@ -315,6 +395,15 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         id: "prompt-injection-weaken-controls",
         severity: Critical,
         pattern: WEAKEN_SETTINGS,
+        context: None,
+        window: 0,
+        text_window: 0,
+        check: ClassCheck::Plain,
+    },
+    ClassRule {
+        id: "unconfined-agent",
+        severity: Warn,
+        pattern: UNCONFINED_AGENT,
         context: None,
         window: 0,
         text_window: 0,
@@ -458,7 +547,63 @@ fn line_matches(rule: &Compiled, line: &str) -> bool {
             .any(|m| !negated_before(&line[..m.start()])),
         ClassCheck::Blob => line.len() >= BLOB_MIN_BYTES && has_blob(line),
         ClassCheck::NotCredentialUse => rule.pattern.is_match(&strip_credential_use(line)),
+        ClassCheck::RunsWhatItFetched => {
+            rule.pattern
+                .captures_iter(line)
+                .any(|caps| match (caps.get(1), caps.get(2)) {
+                    (Some(fetch), Some(run)) => runs_what_it_fetched(fetch.as_str(), run.as_str()),
+                    _ => false,
+                })
+        }
     }
+}
+
+/// The last path segment of a file name or URL, without quotes, a query
+/// or a fragment.
+fn base_name(word: &str) -> &str {
+    let word = word.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '(' | ')'));
+    let word = word.split(['?', '#']).next().unwrap_or(word);
+    let word = word.trim_end_matches('/');
+    word.rsplit(['/', '\\']).next().unwrap_or(word)
+}
+
+/// Whether `run` (the file a shell runs or `chmod +x` marks) is a file the
+/// command `fetch` wrote: its `-o`/`-O`/`--output[-document]`/`-OutFile`
+/// argument, its `>` target, or the last segment of a URL it names.
+fn runs_what_it_fetched(fetch: &str, run: &str) -> bool {
+    let target = base_name(run);
+    if target.is_empty() || target == "-" || target.starts_with('$') {
+        return false;
+    }
+    let words: Vec<&str> = fetch.split_whitespace().collect();
+    let mut written: Vec<&str> = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let next = words.get(i + 1).copied();
+        // A cluster of short flags ending in `o`/`O` (`-o`, `-qO`, `-fsSLo`)
+        // takes the output file next.
+        let short_output = word.len() >= 2
+            && word.starts_with('-')
+            && !word.starts_with("--")
+            && word[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && (word.ends_with('o') || word.ends_with('O'));
+        if word.contains("://") {
+            written.push(word);
+        } else if let Some(rest) = word.strip_prefix('>') {
+            written.extend(if rest.is_empty() { next } else { Some(rest) });
+        } else if let Some((flag, value)) = word.split_once('=') {
+            if matches!(flag, "--output" | "--output-document" | "-O" | "-o") {
+                written.push(value);
+            }
+        } else if short_output
+            || matches!(*word, "--output" | "--output-document")
+            || word.eq_ignore_ascii_case("-OutFile")
+        {
+            written.extend(next);
+        }
+    }
+    written
+        .into_iter()
+        .any(|w| w != "-" && base_name(w) == target)
 }
 
 fn context_near(ctx: &Regex, views: [&[&str]; 2], i: usize, window: usize) -> bool {

@@ -39,7 +39,7 @@ mod normalize;
 mod rules;
 mod strip;
 
-use self::rules::{lang_for_extension, lang_from_shebang, scan_source_as};
+use self::rules::{lang_for_extension, lang_from_shebang, scan_source_unranked};
 use self::strip::Lang;
 
 /// How serious a finding is.
@@ -208,8 +208,8 @@ fn classify(name: &str, path: &Path) -> FileKind {
 
 /// Whether a path (relative to the scanned directory) is test code: under
 /// a test directory (`__fixtures__ __mocks__ __tests__ test tests`) or
-/// named like a test (`*.test.*`, `*.spec.*`, `*.mock.*`, `test_*.py`,
-/// `*_test.py`).
+/// named like a test (`*.test.*`, `*.spec.*`, `*.mock.*`, `*_test.*`,
+/// `test_*.py`).
 pub(crate) fn is_test_path(path: &Path) -> bool {
     let mut components = path.components().peekable();
     while let Some(component) = components.next() {
@@ -220,9 +220,12 @@ pub(crate) fn is_test_path(path: &Path) -> bool {
             }
         } else {
             let lower = name.to_ascii_lowercase();
+            let stem = lower
+                .rsplit_once('.')
+                .map_or(lower.as_str(), |(stem, _)| stem);
             return is_test_file_name(&name)
-                || (lower.ends_with(".py")
-                    && (lower.starts_with("test_") || lower.ends_with("_test.py")));
+                || (stem.ends_with("_test") && stem.len() > "_test".len())
+                || (lower.ends_with(".py") && lower.starts_with("test_"));
         }
     }
     false
@@ -260,11 +263,21 @@ struct Skip {
     blind: bool,
 }
 
+/// Text of runtime files kept to find which test files they name; past
+/// this, no test file is ranked down (the walk cannot tell).
+const RUNTIME_TEXT_CAP: usize = 8 * 1024 * 1024;
+
 #[derive(Debug, Default)]
 struct Walk {
     findings: Vec<Finding>,
     files_scanned: usize,
     skipped: Vec<Skip>,
+    /// Test files with findings: the path and its findings' indices.
+    test_files: Vec<(PathBuf, std::ops::Range<usize>)>,
+    /// The text of every runtime (non-test) file scanned, up to
+    /// [`RUNTIME_TEXT_CAP`].
+    runtime_text: String,
+    runtime_text_overflow: bool,
 }
 
 impl Walk {
@@ -302,18 +315,58 @@ impl Walk {
                 true,
             );
         }
+        if kind == FileKind::Other && std::str::from_utf8(&bytes).is_err() {
+            return self.skip(rel, "not UTF-8 text (binary file); not scanned", true);
+        }
+        let text = String::from_utf8_lossy(&bytes);
         let found = match kind {
-            FileKind::Text => scan_skill_text(&rel, &String::from_utf8_lossy(&bytes)),
-            FileKind::Code(lang) => scan_source_as(lang, &rel, &String::from_utf8_lossy(&bytes)),
-            FileKind::Other => match std::str::from_utf8(&bytes) {
-                Ok(text) => scan_skill_text(&rel, text),
-                Err(_) => {
-                    return self.skip(rel, "not UTF-8 text (binary file); not scanned", true);
-                }
-            },
+            FileKind::Text | FileKind::Other => scan_skill_text(&rel, &text),
+            FileKind::Code(lang) => scan_source_unranked(lang, &rel, &text),
         };
+        let start = self.findings.len();
         self.findings.extend(found);
         self.files_scanned += 1;
+        if is_test_path(&rel) {
+            if self.findings.len() > start {
+                self.test_files.push((rel, start..self.findings.len()));
+            }
+        } else if self.runtime_text.len() + text.len() <= RUNTIME_TEXT_CAP {
+            self.runtime_text.push_str(&text);
+            self.runtime_text.push('\n');
+        } else {
+            self.runtime_text_overflow = true;
+        }
+    }
+
+    /// Test code ranks below runtime code ([`rank_below_runtime`]), unless
+    /// a runtime file names it (`SKILL.md` telling the agent to run
+    /// `tests/setup.sh` makes it runtime code), or the walk kept too little
+    /// runtime text to tell.
+    fn rank_test_code(&mut self) {
+        if self.runtime_text_overflow {
+            return;
+        }
+        for (rel, range) in &self.test_files {
+            let slash_path = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            let name = rel
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let named = self.runtime_text.contains(&slash_path)
+                || (!name.is_empty() && self.runtime_text.contains(&name));
+            if named {
+                continue;
+            }
+            if let Some(findings) = self.findings.get_mut(range.clone()) {
+                for f in findings {
+                    f.severity = rank_below_runtime(&f.rule_id, f.severity);
+                }
+            }
+        }
     }
 }
 
@@ -447,6 +500,7 @@ fn walk(dir: &Path, opts: &ScanOptions) -> Walk {
         }
         stack.extend(subdirs.into_iter().rev());
     }
+    walk.rank_test_code();
     walk
 }
 

@@ -5,9 +5,11 @@
 //! of a view is line `n` of the file, so findings and evidence stay on the
 //! original line):
 //!
-//! - [`clean_invisible`]: zero-width and bidi characters removed, and
-//!   Unicode tag characters (U+E0020–U+E007E, "ASCII smuggling") decoded to
-//!   the ASCII they hide. Every rule runs on this view.
+//! - [`clean_invisible`]: zero-width and bidi characters removed, Unicode
+//!   tag characters (U+E0020–U+E007E, "ASCII smuggling") decoded to the
+//!   ASCII they hide, full-width ASCII (`ｉｇｎｏｒｅ`) folded to ASCII, and
+//!   Cyrillic or Greek look-alike letters inside a Latin word (`ignоre`)
+//!   folded to Latin. Every rule runs on this view.
 //! - [`shell_normalize`]: the cleaned view with shell spellings undone:
 //!   `$'\x63url'` decoded, `${IFS}` / `$IFS` as a space, empty positional
 //!   parameters glued into a word (`c$@url`) removed, `\` before a word
@@ -71,15 +73,93 @@ fn is_benign_invisible(chars: &[char], i: usize) -> bool {
     false
 }
 
-/// The text with invisible characters removed and tag characters decoded
-/// to ASCII. Newlines are kept.
+/// Full-width ASCII (`ｉｇｎｏｒｅ`) and the ideographic space as plain
+/// ASCII.
+fn fold_fullwidth(c: char) -> char {
+    match c {
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(u32::from(c) - 0xFEE0).unwrap_or(c),
+        '\u{3000}' => ' ',
+        _ => c,
+    }
+}
+
+/// The Latin letter a Cyrillic or Greek letter is drawn like, if it is
+/// drawn like one.
+fn latin_lookalike(c: char) -> Option<char> {
+    Some(match c {
+        'а' | 'α' => 'a',
+        'е' | 'ε' => 'e',
+        'о' | 'ο' => 'o',
+        'р' | 'ρ' => 'p',
+        'с' => 'c',
+        'у' => 'y',
+        'х' | 'χ' => 'x',
+        'і' | 'ι' => 'i',
+        'ј' => 'j',
+        'ѕ' => 's',
+        'ԁ' => 'd',
+        'ν' => 'v',
+        'һ' => 'h',
+        'А' | 'Α' => 'A',
+        'В' | 'Β' => 'B',
+        'Е' | 'Ε' => 'E',
+        'К' | 'Κ' => 'K',
+        'М' | 'Μ' => 'M',
+        'Н' | 'Η' => 'H',
+        'О' | 'Ο' => 'O',
+        'Р' | 'Ρ' => 'P',
+        'С' => 'C',
+        'Т' | 'Τ' => 'T',
+        'Х' | 'Χ' => 'X',
+        'І' | 'Ι' => 'I',
+        'Ѕ' => 'S',
+        'Ζ' => 'Z',
+        'Ν' => 'N',
+        'Υ' => 'Y',
+        _ => return None,
+    })
+}
+
+/// Look-alike letters spelled into a Latin word (`ignоre` with a Cyrillic
+/// `о`) as the Latin letters they imitate. Only words that mix ASCII
+/// letters with look-alikes change; Russian or Greek prose is left alone.
+fn fold_lookalikes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let mixed = word.chars().any(|c| c.is_ascii_alphabetic())
+            && word.chars().any(|c| latin_lookalike(c).is_some());
+        if mixed {
+            out.extend(word.chars().map(|c| latin_lookalike(c).unwrap_or(c)));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// The text with invisible characters removed, tag characters decoded to
+/// ASCII, full-width ASCII folded to ASCII, and Cyrillic or Greek
+/// look-alike letters inside a Latin word folded to Latin. Newlines are
+/// kept.
 pub(crate) fn clean_invisible(text: &str) -> String {
-    if !text.chars().any(|c| invisible_kind(c).is_some()) {
+    if text.is_ascii() {
         return text.to_owned();
     }
-    text.chars()
+    let cleaned: String = text
+        .chars()
         .filter_map(|c| match invisible_kind(c) {
-            None => Some(c),
+            None => Some(fold_fullwidth(c)),
             Some(Invisible::Tag) => {
                 let ascii = u32::from(c) - 0xE0000;
                 // Printable ASCII only; the tag begin/cancel marks vanish.
@@ -87,7 +167,12 @@ pub(crate) fn clean_invisible(text: &str) -> String {
             }
             Some(Invisible::ZeroWidth | Invisible::Bidi) => None,
         })
-        .collect()
+        .collect();
+    if cleaned.chars().any(|c| latin_lookalike(c).is_some()) {
+        fold_lookalikes(&cleaned)
+    } else {
+        cleaned
+    }
 }
 
 /// The first line (0-based) holding a suspicious invisible character and
@@ -156,9 +241,11 @@ static BACKSLASH: LazyLock<Option<Regex>> =
     LazyLock::new(|| re("normalize/backslash", r"\\([A-Za-z0-9_./~-])"));
 /// A PowerShell escape backtick inside a word (`i`e`x`).
 static BACKTICK: LazyLock<Option<Regex>> = LazyLock::new(|| re("normalize/backtick", r"(\w)`(\w)"));
-/// String concatenation: `'Invoke-'+'Expression'`, `"ev" + "al"`.
+/// String concatenation: `'Invoke-'+'Expression'`, `"ev" + "al"`, within
+/// one line (a concatenation spanning lines must not join them: every view
+/// keeps the file's line numbers).
 static CONCAT: LazyLock<Option<Regex>> =
-    LazyLock::new(|| re("normalize/concat", r#"'\s*\+\s*'|"\s*\+\s*""#));
+    LazyLock::new(|| re("normalize/concat", r#"'[ \t]*\+[ \t]*'|"[ \t]*\+[ \t]*""#));
 /// An empty quote pair glued to a word (`c''url`, `""curl`).
 static EMPTY_QUOTES: LazyLock<Option<Regex>> =
     LazyLock::new(|| re("normalize/empty-quotes", r#"(\w)(?:''|"")|(?:''|"")(\w)"#));

@@ -120,3 +120,39 @@ fn ordinary_code_is_left_alone() {
         assert_eq!(shell(line), line, "{line}");
     }
 }
+
+/// Findings are reported at the line of every view, so no step may join or
+/// split lines: a string concatenated across lines (common in JavaScript)
+/// once shifted every later line of the shell view.
+#[test]
+fn every_view_keeps_the_line_count() {
+    let text = concat!(
+        "const msg = 'first part ' +\n",
+        "  'second part';\n",
+        "const b = \"x\" +\n",
+        "  \"y\";\n",
+        "curl $'a\\nb' | 'sh'\n",
+        "c''url ${IFS} x \\\n",
+        "  | \"bash\"\n",
+        "last\n",
+    );
+    let shell = shell(text);
+    assert_eq!(shell.split('\n').count(), text.split('\n').count());
+    assert_eq!(shell.split('\n').nth(1), Some("  'second part';"));
+    assert_eq!(shell.split('\n').nth(7), Some("last"));
+}
+
+#[test]
+fn full_width_and_look_alike_letters_are_folded() {
+    assert_eq!(clean_invisible("ｉｇｎｏｒｅ　ａｌｌ"), "ignore all");
+    // A Cyrillic `о` and `е` inside Latin words.
+    assert_eq!(
+        clean_invisible("ign\u{43e}re previous instructions"),
+        "ignore previous instructions"
+    );
+    assert_eq!(clean_invisible("curl x | \u{455}h"), "curl x | sh");
+    assert_eq!(clean_invisible("curl x | b\u{430}sh"), "curl x | bash");
+    // Words wholly in another script are prose, not disguise.
+    assert_eq!(clean_invisible("привет мир"), "привет мир");
+    assert_eq!(clean_invisible("λόγος και"), "λόγος και");
+}

@@ -494,7 +494,12 @@ pub(crate) const TEXT_RULES: &[TextRule] = &[
             r"|\b(?:ignore|override|overwrite|replace|forget|disregard|bypass|change|update|modify)",
             r"\s+(?:all\s+)?(?:of\s+)?(?:your(?:\s+own)?|the\s+(?:original|initial|previous|real|hidden|actual))",
             r"\s+system\s+prompts?\b",
-            r"|\bsystem\s+prompts?\s*(?:=|override\b|is\s+now\b|has\s+(?:been\s+)?changed\b)",
+            // "system prompt = …" as an assignment: at the start of a line
+            // or of a quoted string, not prose that explains what a test's
+            // system prompt should be ("System prompt = the realistic
+            // context the guidance will live in").
+            r#"|\bsystem\s+prompts?\s*(?:=\s*[\x22'“`]|override\b|is\s+now\b|has\s+(?:been\s+)?changed\b)"#,
+            r"|^[\s>#*\[<-]*system\s+prompts?\s*=",
             r"|\bnew\s+system\s+prompts?\s*:",
         ),
     },
@@ -841,11 +846,14 @@ enum ExecKind {
     /// `subprocess.run([...])` without `shell=True`.
     Direct,
     /// Runs a command line through a shell (`exec`, `execSync`,
-    /// `os.system`, `shell: true`, `shell=True`, `["sh", "-c", …]`) that is
-    /// passed in whole as a variable (`os.system(cmd)`,
-    /// `Popen(server["cmd"], shell=True)`): the command is one the caller
-    /// chose, and it is visible to the approver of the call that runs the
-    /// script.
+    /// `os.system`, `shell: true`, `shell=True`, `["sh", "-c", …]`) where
+    /// the file does not write a dangerous command: the command is passed
+    /// in whole as a variable (`os.system(cmd)`, `Popen(server["cmd"],
+    /// shell=True)`, `exec(process.env.OPEN_CMD + ' ' + JSON.stringify(url))`),
+    /// so it is one the caller chose and the approver of the call that runs
+    /// the script sees; or it is one fixed literal with no shell syntax
+    /// (`execSync('dot -Tsvg')`, `os.system("clear")`) whose program is not
+    /// a downloader, shell, interpreter or destructive tool.
     ShellPassthrough,
     /// Runs a command line written in the file through a shell.
     Shell,
@@ -854,17 +862,119 @@ enum ExecKind {
 static PASSTHROUGH_ARG: LazyLock<Option<Regex>> = LazyLock::new(|| {
     compile_pattern(
         "dangerous-exec/passthrough",
-        r#"^\s*[A-Za-z_$][\w$]*(?:\s*(?:\.\s*[A-Za-z_$][\w$]*|\[\s*(?:[\x22'][\w-]*[\x22']|\d+|[A-Za-z_]\w*)\s*\]))*\s*(?:[,)]|$)"#,
+        concat!(
+            r#"^\s*[A-Za-z_$][\w$]*(?:\s*(?:\.\s*[A-Za-z_$][\w$]*|\[\s*(?:[\x22'][\w-]*[\x22']|\d+|[A-Za-z_]\w*)\s*\]))*"#,
+            // `+ ' '`, `+ JSON.stringify(url)`, `+ shlex.quote(path)`, `+ arg`
+            r#"(?:\s*\+\s*(?:'[^'|;&$`<>\n]*'|"[^"|;&$`<>\n]*"|(?:JSON\.stringify|shlex\.quote)\s*\(\s*[\w$.]+\s*\)|[A-Za-z_$][\w$.]*))*"#,
+            r"\s*(?:[,)]|$)",
+        ),
     )
 });
 
-/// Shell execution whose command is a variable, not text of the file.
+/// One string literal with no shell syntax (no quoting, expansion,
+/// pipes, lists, redirections or grouping); capture 1–3 is the command.
+static FIXED_COMMAND: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile_pattern(
+        "dangerous-exec/fixed-command",
+        concat!(
+            r#"^\s*(?:[rbuf]?\x22([^\x22\\$`|;&<>(){}*?!~\n]*)\x22|[rbuf]?'([^'\\$`|;&<>(){}*?!~\n]*)'"#,
+            r"|`([^`\\$|;&<>(){}*?!~\n]*)`)\s*(?:[,)]|$)",
+        ),
+    )
+});
+
+/// Programs that make a fixed shell command dangerous whatever follows:
+/// downloaders and network tools, shells and interpreters, privilege,
+/// destruction and decoding.
+const RISKY_PROGRAMS: &[&str] = &[
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "ssh",
+    "scp",
+    "rsync",
+    "sftp",
+    "ftp",
+    "tftp",
+    "telnet",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "python",
+    "python2",
+    "python3",
+    "node",
+    "deno",
+    "bun",
+    "perl",
+    "ruby",
+    "php",
+    "powershell",
+    "pwsh",
+    "cmd",
+    "osascript",
+    "eval",
+    "exec",
+    "source",
+    "sudo",
+    "su",
+    "doas",
+    "rm",
+    "dd",
+    "mkfs",
+    "shred",
+    "chmod",
+    "chown",
+    "base64",
+    "xxd",
+    "openssl",
+    "crontab",
+    "launchctl",
+    "systemctl",
+    "iex",
+    "npx",
+    "pip",
+    "pip3",
+    "npm",
+];
+
+/// Shell execution that the file does not write (a variable, or a fixed
+/// harmless command) is [`ExecKind::ShellPassthrough`]; anything else is
+/// [`ExecKind::Shell`].
 fn shell_kind(args: &str) -> ExecKind {
     if PASSTHROUGH_ARG.as_ref().is_some_and(|re| re.is_match(args)) {
-        ExecKind::ShellPassthrough
-    } else {
-        ExecKind::Shell
+        return ExecKind::ShellPassthrough;
     }
+    let fixed = FIXED_COMMAND
+        .as_ref()
+        .and_then(|re| re.captures(args))
+        .and_then(|caps| caps.get(1).or(caps.get(2)).or(caps.get(3)))
+        .map(|m| m.as_str());
+    if let Some(command) = fixed {
+        let program = command
+            .split_whitespace()
+            .next()
+            .map(|p| p.rsplit(['/', '\\']).next().unwrap_or(p))
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let program = program
+            .strip_suffix(".exe")
+            .unwrap_or(&program)
+            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if !program.is_empty() && !RISKY_PROGRAMS.contains(&program) {
+            return ExecKind::ShellPassthrough;
+        }
+    }
+    ExecKind::Shell
 }
 
 /// Python functions that always go through a shell.
@@ -1162,8 +1272,22 @@ fn invisible_finding(file: &Path, text: &str, raw_lines: &[&str]) -> Option<Find
     ))
 }
 
-/// Runs the source rules of `lang` over `text`.
+/// Runs the source rules of `lang` over `text`; findings in test code
+/// rank below runtime code (see [`rank_below_runtime`]).
 pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding> {
+    let mut findings = scan_source_unranked(lang, file, text);
+    if is_test_path(file) {
+        for f in &mut findings {
+            f.severity = rank_below_runtime(&f.rule_id, f.severity);
+        }
+    }
+    findings
+}
+
+/// Runs the source rules of `lang` over `text`, at full severity whatever
+/// the path (the directory walk ranks test code itself, knowing whether a
+/// runtime file names it).
+pub(crate) fn scan_source_unranked(lang: Lang, file: &Path, text: &str) -> Vec<Finding> {
     let raw_lines: Vec<&str> = text.split('\n').collect();
     let cleaned = clean_invisible(text);
     let stripped = strip_comments(lang, &cleaned);
@@ -1276,13 +1400,7 @@ pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding
         &evidence,
     ));
     findings.extend(invisible_finding(file, text, &raw_lines));
-    let mut findings = merge_by_rule(findings);
-    if is_test_path(file) {
-        for f in &mut findings {
-            f.severity = rank_below_runtime(&f.rule_id, f.severity);
-        }
-    }
-    findings
+    merge_by_rule(findings)
 }
 
 /// Runs the source rules over a code file. The language comes from the
@@ -1318,16 +1436,37 @@ const NEGATABLE_RULES: &[&str] = &[
 /// Rules whose match in a warning sentence is only informational.
 const WARNABLE_RULES: &[&str] = &["destructive-delete", "unsafe-permissions"];
 
-/// The severity of a text-rule match on `line`: a destructive command in a
-/// line that warns against it is informational.
-fn text_line_severity(rule: &CompiledText, line: &str) -> Severity {
-    if WARNABLE_RULES.contains(&rule.rule.id)
-        && WARNING.as_ref().is_some_and(|re| re.is_match(line))
-    {
-        Info
-    } else {
-        rule.rule.severity
+/// Lines of prose before a match searched for a warning cue ("Never run
+/// the following:" with the command in a fenced block below it). Blank
+/// lines and fence lines are skipped and do not count; at most
+/// [`WARNING_SCAN_LINES`] lines are looked at.
+const WARNING_LOOKBACK: usize = 2;
+const WARNING_SCAN_LINES: usize = 8;
+
+/// The severity of a text-rule match on line `i`: a destructive command
+/// in a line that warns against it, or right below one, is informational.
+fn text_line_severity(rule: &CompiledText, lines: &[&str], i: usize) -> Severity {
+    if !WARNABLE_RULES.contains(&rule.rule.id) {
+        return rule.rule.severity;
     }
+    let Some(warning) = WARNING.as_ref() else {
+        return rule.rule.severity;
+    };
+    let prose_before = lines[..i.min(lines.len())]
+        .iter()
+        .rev()
+        .take(WARNING_SCAN_LINES)
+        .filter(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with("```") && !t.starts_with("~~~")
+        })
+        .take(WARNING_LOOKBACK);
+    let warned = lines
+        .get(i)
+        .into_iter()
+        .chain(prose_before)
+        .any(|l| warning.is_match(l));
+    if warned { Info } else { rule.rule.severity }
 }
 
 /// Runs the skill-text rules over SKILL.md or another text file: at most
@@ -1390,7 +1529,7 @@ pub fn scan_skill_text(file: &Path, text: &str) -> Vec<Finding> {
             if !matched {
                 continue;
             }
-            let severity = text_line_severity(rule, lines.get(i).copied().unwrap_or(""));
+            let severity = text_line_severity(rule, &lines, i);
             if best.is_none_or(|(_, s)| severity > s) {
                 best = Some((i, severity));
             }

@@ -354,9 +354,42 @@ fn severities_match_openclaw() {
     let cases = [
         (
             "a.js",
-            "const { exec } = require('child_process'); exec('x')",
+            "const { exec } = require('child_process'); exec('git log ' + ref)",
             "dangerous-exec",
             Severity::Critical,
+        ),
+        // One fixed command with no shell syntax and a harmless program is
+        // only worth a look; a fixed download, shell or deletion is not.
+        (
+            "a.js",
+            "const { execSync } = require('child_process'); execSync('dot -Tsvg', { input })",
+            "dangerous-exec",
+            Severity::Warn,
+        ),
+        (
+            "a.js",
+            "const { execSync } = require('child_process'); execSync('rm -fr build')",
+            "dangerous-exec",
+            Severity::Critical,
+        ),
+        (
+            "a.py",
+            "import os\nos.system('/usr/bin/python3 x.py')",
+            "dangerous-exec",
+            Severity::Critical,
+        ),
+        (
+            "a.py",
+            "import os\nos.system('clear')",
+            "dangerous-exec",
+            Severity::Warn,
+        ),
+        // The command comes from the operator's environment: passed through.
+        (
+            "a.js",
+            "const cp = require('child_process');\ncp.exec(process.env.OPEN_CMD + ' ' + JSON.stringify(url), () => {});",
+            "dangerous-exec",
+            Severity::Warn,
         ),
         (
             "a.js",

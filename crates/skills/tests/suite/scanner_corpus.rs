@@ -46,33 +46,46 @@ fn scan_variant(file: &Path) -> (Vec<Finding>, bool) {
     (report.findings, gate_fails)
 }
 
-/// The classes whose rule is only a warning (obfuscation alone does not
-/// fail a proposal); every other class must fail the proposal gate.
-const WARN_CLASSES: &[&str] = &["obfuscated-code", "invisible-unicode"];
+/// The severity each class is reported at. Every variant of a class must
+/// be found at least at this severity, and a critical class must also fail
+/// the proposal gate. `invisible-unicode` is a warning for zero-width
+/// characters and critical for bidi controls and tag characters.
+const CLASS_SEVERITY: &[(&str, Severity)] = &[
+    ("crypto-mining", Severity::Critical),
+    ("decoded-code-execution", Severity::Critical),
+    ("invisible-unicode", Severity::Warn),
+    ("obfuscated-code", Severity::Warn),
+    ("prompt-injection-ignore-instructions", Severity::Critical),
+    ("prompt-injection-weaken-controls", Severity::Critical),
+    ("secret-exfiltration", Severity::Critical),
+    ("shell-pipe-to-shell", Severity::Critical),
+    ("unconfined-agent", Severity::Warn),
+];
+
+/// Variants of each class at least: a class is many spellings, not one.
+const MIN_VARIANTS_PER_CLASS: usize = 5;
 
 #[test]
 fn every_labelled_variant_is_detected() {
     let variants = variants();
-    assert!(
-        variants.len() >= 40,
-        "the variant corpus shrank to {} files",
-        variants.len()
-    );
     let mut missed = Vec::new();
     let mut per_class: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for (id, file) in &variants {
+        let Some(&(_, expected)) = CLASS_SEVERITY.iter().find(|(c, _)| c == id) else {
+            panic!("{}: variants/{id} is not a known class", file.display());
+        };
         let (findings, gate_fails) = scan_variant(file);
         let detected = findings
             .iter()
-            .any(|f| &f.rule_id == id && f.severity >= Severity::Warn);
-        let gated = WARN_CLASSES.contains(&id.as_str()) || gate_fails;
+            .any(|f| &f.rule_id == id && f.severity >= expected);
+        let gated = expected < Severity::Critical || gate_fails;
         let entry = per_class.entry(id.clone()).or_default();
         entry.1 += 1;
         if detected && gated {
             entry.0 += 1;
         } else {
             missed.push(format!(
-                "{}: expected {id}{}, got {:?}",
+                "{}: expected {id} at {expected:?}{}, got {:?}",
                 file.display(),
                 if gated { "" } else { " failing the gate" },
                 findings
@@ -85,6 +98,14 @@ fn every_labelled_variant_is_detected() {
     for (id, (hit, total)) in &per_class {
         eprintln!("{id}: {hit}/{total}");
     }
+    for (class, _) in CLASS_SEVERITY {
+        let total = per_class.get(*class).map_or(0, |(_, t)| *t);
+        assert!(
+            total >= MIN_VARIANTS_PER_CLASS,
+            "variants/{class} has {total} variants, fewer than {MIN_VARIANTS_PER_CLASS}"
+        );
+    }
+    // The detection rate: every variant, at its class's severity.
     assert!(
         missed.is_empty(),
         "{} of {} variants missed:\n{}",
@@ -94,30 +115,64 @@ fn every_labelled_variant_is_detected() {
     );
 }
 
-/// The benign look-alikes: prose warning against a command, non-shell
-/// process calls, test files. None of them is critical.
+/// The benign look-alikes and the most severe finding each may raise:
+/// prose that warns against a command is at most info, a process run
+/// without a shell is only `process-spawn` (info), test code ranks below
+/// runtime code, a coding agent launched without approvals is a warning.
+const BENIGN_MAX: &[(&str, Option<Severity>)] = &[
+    ("agent-orchestration", Some(Severity::Warn)),
+    ("api-usage", None),
+    ("data-uri", None),
+    ("download-data-then-run", None),
+    ("emoji-and-rtl", None),
+    ("exec-without-shell", Some(Severity::Info)),
+    ("fixed-command", Some(Severity::Warn)),
+    ("install-from-registry", None),
+    ("multilingual", None),
+    ("negated-advice", None),
+    ("prose-warning", Some(Severity::Info)),
+    ("system-prompt-docs", None),
+    ("tests-rank-lower", Some(Severity::Warn)),
+    ("warning-before-fence", Some(Severity::Info)),
+];
+
 #[test]
-fn benign_look_alikes_are_not_critical() {
+fn benign_look_alikes_stay_at_their_severity() {
     let root = corpus_dir().join("benign");
     let mut entries: Vec<_> = fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     entries.sort();
-    assert!(entries.len() >= 5);
-    let mut critical = Vec::new();
+    assert_eq!(
+        entries.len(),
+        BENIGN_MAX.len(),
+        "every benign skill needs a row in BENIGN_MAX"
+    );
+    let mut over = Vec::new();
     for skill in entries {
+        let name = skill.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(&(_, max)) = BENIGN_MAX.iter().find(|(n, _)| *n == name) else {
+            panic!("benign/{name} has no row in BENIGN_MAX");
+        };
         let report = scan_skill_dir(&skill, &ScanOptions::default());
         assert!(report.files_scanned > 0, "{}", skill.display());
-        critical.extend(
+        over.extend(
             report
                 .findings
                 .iter()
-                .filter(|f| f.severity == Severity::Critical)
-                .map(|f| format!("{}: {f:?}", skill.display())),
+                .filter(|f| max.is_none_or(|m| f.severity > m))
+                .map(|f| format!("benign/{name}: over {max:?}: {f:?}")),
         );
+        // Warnings about a command are still reported, at info.
+        if max == Some(Severity::Info) && name != "exec-without-shell" {
+            assert!(
+                !report.findings.is_empty(),
+                "benign/{name}: the warning itself was not reported"
+            );
+        }
     }
-    assert!(critical.is_empty(), "{}", critical.join("\n"));
+    assert!(over.is_empty(), "{}", over.join("\n"));
 }
 
 /// Every directory holding a `SKILL.md` (any case) under `root`.
