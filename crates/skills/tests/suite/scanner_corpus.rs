@@ -175,29 +175,31 @@ fn benign_look_alikes_stay_at_their_severity() {
     assert!(over.is_empty(), "{}", over.join("\n"));
 }
 
-/// Every directory holding a `SKILL.md` (any case) under `root`.
-fn skill_dirs(root: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(root) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    if entries.iter().any(|p| {
-        p.file_name()
-            .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case("skill.md"))
-    }) {
-        out.push(root.to_path_buf());
-        return;
-    }
-    for entry in entries {
-        if entry.is_dir() {
-            skill_dirs(&entry, out);
-        }
-    }
+/// The skill directories `tests/corpus/public/SOURCES.md` lists (the
+/// first column of its table).
+fn public_manifest() -> Vec<String> {
+    let text = fs::read_to_string(corpus_dir().join("public/SOURCES.md")).unwrap();
+    text.lines()
+        .filter_map(|line| line.strip_prefix("| "))
+        .filter_map(|row| row.split(" | ").next())
+        .map(str::trim)
+        .filter(|dir| dir.contains('/'))
+        .map(str::to_owned)
+        .collect()
 }
 
-/// Real public skills (see `tests/corpus/public/README.md` for how the
-/// corpus is assembled): no critical finding in any of them.
+#[test]
+fn public_manifest_lists_enough_skills() {
+    let dirs = public_manifest();
+    assert!(dirs.len() >= 20, "only {} skills in SOURCES.md", dirs.len());
+    let unique: std::collections::BTreeSet<_> = dirs.iter().collect();
+    assert_eq!(unique.len(), dirs.len(), "a skill is listed twice");
+}
+
+/// Real public skills (`tests/corpus/public/SOURCES.md` lists them and
+/// says how to assemble the directory): no critical finding in any of
+/// them. The skills are not committed, so this runs only when
+/// `TALON_PUBLIC_SKILLS_DIR` is set.
 #[test]
 fn public_skills_have_no_critical_finding() {
     let Some(root) = std::env::var_os("TALON_PUBLIC_SKILLS_DIR") else {
@@ -206,17 +208,21 @@ fn public_skills_have_no_critical_finding() {
             "TALON_REQUIRE_PUBLIC_SKILLS is set but TALON_PUBLIC_SKILLS_DIR is not"
         );
         eprintln!(
-            "public skill corpus not run: set TALON_PUBLIC_SKILLS_DIR (tests/corpus/public/README.md)"
+            "public skill corpus not run: set TALON_PUBLIC_SKILLS_DIR (tests/corpus/public/SOURCES.md)"
         );
         return;
     };
-    let mut skills = Vec::new();
-    skill_dirs(Path::new(&root), &mut skills);
+    let root = PathBuf::from(root);
+    let skills: Vec<PathBuf> = public_manifest().iter().map(|d| root.join(d)).collect();
+    let missing: Vec<_> = skills
+        .iter()
+        .filter(|s| !s.join("SKILL.md").is_file())
+        .map(|s| s.display().to_string())
+        .collect();
     assert!(
-        skills.len() >= 20,
-        "only {} skills under {}",
-        skills.len(),
-        Path::new(&root).display()
+        missing.is_empty(),
+        "skills listed in SOURCES.md are missing:\n{}",
+        missing.join("\n")
     );
     let opts = ScanOptions {
         include_hidden: true,
