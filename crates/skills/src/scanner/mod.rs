@@ -18,6 +18,19 @@
 //!   files also get `shell-pipe-to-shell`, `destructive-delete` and
 //!   `unsafe-permissions`.
 //!
+//! On top of them, the class rules (`classes.rs`) run on every file:
+//! `shell-pipe-to-shell` (incl. PowerShell and download-then-run),
+//! `decoded-code-execution`, `secret-exfiltration`, `crypto-mining`,
+//! `prompt-injection-ignore-instructions`,
+//! `prompt-injection-weaken-controls`, `unconfined-agent` and
+//! `obfuscated-code`; with `invisible-unicode` for zero-width, bidi and tag
+//! characters. Every rule matches two views that keep the file's line
+//! numbers (`normalize.rs`: invisible characters removed, shell spellings
+//! undone), so a rule catches the class and not one spelling. Context
+//! sets the severity: a warning sentence makes a destructive command
+//! info, a process run without a shell is `process-spawn` (info), and test
+//! code ranks one step below runtime code unless a runtime file names it.
+//!
 //! [`scan_skill_dir`] walks a skill directory (symlinks are followed only
 //! when they stay inside it) and [`scan_proposal`] is the skill-workshop
 //! gate: a proposal with any critical finding fails as a whole, and a
