@@ -19,6 +19,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::strip::Lang;
 use super::{Finding, Severity, compile_pattern};
 
 /// How a class rule decides, beyond its regex.
@@ -57,6 +58,10 @@ pub(crate) struct ClassRule {
     /// fenced examples), where a wide window would join unrelated examples.
     pub(crate) text_window: usize,
     pub(crate) check: ClassCheck,
+    /// In JavaScript files, this pattern replaces `pattern` (a bare
+    /// `exec(` there is `child_process.exec` or a regex's, not Python's
+    /// `exec` of code).
+    pub(crate) js_pattern: Option<&'static str>,
 }
 
 use Severity::{Critical, Warn};
@@ -167,6 +172,11 @@ pub(crate) const DECODE_THEN_RUN: &str = concat!(
 /// An `exec`/`eval`-like call, for the windowed decoded/remote rules.
 pub(crate) const EXEC_CALL: &str = concat!(
     r"(?:^|[^\w.$])(?:exec|eval|execfile)\s*\(|\bnew\s+Function\s*\(|(?:^|[^\w.$])Function\s*\(",
+    r"|\bvm\s*\.\s*runIn\w*\s*\(|\brunIn(?:This|New)?Context\s*\(",
+);
+/// [`EXEC_CALL`] in JavaScript: code evaluation only.
+pub(crate) const EXEC_CALL_JS: &str = concat!(
+    r"(?:^|[^\w.$])eval\s*\(|\bnew\s+Function\s*\(|(?:^|[^\w.$])Function\s*\(",
     r"|\bvm\s*\.\s*runIn\w*\s*\(|\brunIn(?:This|New)?Context\s*\(",
 );
 pub(crate) const DECODE_CALL: &str = concat!(
@@ -324,6 +334,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::Plain,
+        js_pattern: None,
     },
     ClassRule {
         id: "shell-pipe-to-shell",
@@ -333,6 +344,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 4,
         text_window: 2,
         check: ClassCheck::Plain,
+        js_pattern: Some(EXEC_CALL_JS),
     },
     ClassRule {
         id: "shell-pipe-to-shell",
@@ -342,6 +354,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::RunsWhatItFetched,
+        js_pattern: None,
     },
     ClassRule {
         id: "decoded-code-execution",
@@ -351,6 +364,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::RunsWhatItFetched,
+        js_pattern: None,
     },
     ClassRule {
         id: "decoded-code-execution",
@@ -360,6 +374,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::Plain,
+        js_pattern: None,
     },
     ClassRule {
         id: "decoded-code-execution",
@@ -369,6 +384,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 4,
         text_window: 2,
         check: ClassCheck::Plain,
+        js_pattern: Some(EXEC_CALL_JS),
     },
     ClassRule {
         id: "secret-exfiltration",
@@ -378,6 +394,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 6,
         text_window: 2,
         check: ClassCheck::NotCredentialUse,
+        js_pattern: None,
     },
     ClassRule {
         id: "crypto-mining",
@@ -387,6 +404,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::Plain,
+        js_pattern: None,
     },
     ClassRule {
         id: "prompt-injection-ignore-instructions",
@@ -396,6 +414,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::NotNegated,
+        js_pattern: None,
     },
     ClassRule {
         id: "prompt-injection-weaken-controls",
@@ -405,6 +424,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::NotNegated,
+        js_pattern: None,
     },
     ClassRule {
         id: "prompt-injection-weaken-controls",
@@ -414,6 +434,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::Plain,
+        js_pattern: None,
     },
     ClassRule {
         id: "unconfined-agent",
@@ -423,6 +444,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::Plain,
+        js_pattern: None,
     },
     ClassRule {
         id: "prompt-injection-weaken-controls",
@@ -432,6 +454,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::Plain,
+        js_pattern: None,
     },
     ClassRule {
         id: "obfuscated-code",
@@ -441,6 +464,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::Plain,
+        js_pattern: None,
     },
     ClassRule {
         id: "obfuscated-code",
@@ -450,6 +474,7 @@ pub(crate) const CLASS_RULES: &[ClassRule] = &[
         window: 0,
         text_window: 0,
         check: ClassCheck::Blob,
+        js_pattern: None,
     },
 ];
 
@@ -462,6 +487,7 @@ const DATA_URI_BEFORE: &str = r"(?i)data:(?:image|font|audio|video|application/(
 struct Compiled {
     rule: &'static ClassRule,
     pattern: Regex,
+    js_pattern: Option<Regex>,
     context: Option<Regex>,
 }
 
@@ -473,9 +499,14 @@ static COMPILED: LazyLock<Vec<Compiled>> = LazyLock::new(|| {
                 None => None,
                 Some(c) => Some(compile_pattern(rule.id, c)?),
             };
+            let js_pattern = match rule.js_pattern {
+                None => None,
+                Some(p) => Some(compile_pattern(rule.id, p)?),
+            };
             Some(Compiled {
                 rule,
                 pattern: compile_pattern(rule.id, rule.pattern)?,
+                js_pattern,
                 context,
             })
         })
@@ -494,9 +525,8 @@ pub(crate) fn all_patterns() -> Vec<(&'static str, &'static str)> {
     let mut out: Vec<(&'static str, &'static str)> = Vec::new();
     for rule in CLASS_RULES {
         out.push((rule.id, rule.pattern));
-        if let Some(c) = rule.context {
-            out.push((rule.id, c));
-        }
+        out.extend(rule.context.map(|c| (rule.id, c)));
+        out.extend(rule.js_pattern.map(|p| (rule.id, p)));
     }
     out.extend([
         ("class/negation", NEGATION_BEFORE),
@@ -553,17 +583,16 @@ pub(crate) fn negated_before(before: &str) -> bool {
     NEGATION.as_ref().is_some_and(|re| re.is_match(before))
 }
 
-fn line_matches(rule: &Compiled, line: &str) -> bool {
+fn line_matches(rule: &Compiled, pattern: &Regex, line: &str) -> bool {
     match rule.rule.check {
-        ClassCheck::Plain => rule.pattern.is_match(line),
-        ClassCheck::NotNegated => rule
-            .pattern
+        ClassCheck::Plain => pattern.is_match(line),
+        ClassCheck::NotNegated => pattern
             .find_iter(line)
             .any(|m| !negated_before(&line[..m.start()])),
         ClassCheck::Blob => line.len() >= BLOB_MIN_BYTES && has_blob(line),
-        ClassCheck::NotCredentialUse => rule.pattern.is_match(&strip_credential_use(line)),
+        ClassCheck::NotCredentialUse => pattern.is_match(&strip_credential_use(line)),
         ClassCheck::RunsWhatItFetched => {
-            rule.pattern
+            pattern
                 .captures_iter(line)
                 .any(|caps| match (caps.get(1), caps.get(2)) {
                     (Some(fetch), Some(run)) => runs_what_it_fetched(fetch.as_str(), run.as_str()),
@@ -633,23 +662,29 @@ fn context_near(ctx: &Regex, views: [&[&str]; 2], i: usize, window: usize) -> bo
 
 /// Runs the class rules over both views of a file (`clean` and `shell`,
 /// line-aligned). At most one finding per rule id: the most severe match,
-/// the first line among equals. `is_text` picks the narrower context
-/// window of skill text. `evidence` formats the original line.
+/// the first line among equals. `lang` is the language of a code file,
+/// `None` for skill text (which gets the narrower context window).
+/// `evidence` formats the original line.
 pub(crate) fn scan_classes(
     file: &Path,
     views: [&str; 2],
     clean: &[&str],
     shell: &[&str],
-    is_text: bool,
+    lang: Option<Lang>,
     evidence: &dyn Fn(usize) -> String,
 ) -> Vec<Finding> {
+    let is_text = lang.is_none();
     let mut out: Vec<Finding> = Vec::new();
     for rule in COMPILED.iter() {
         if out.iter().any(|f| f.rule_id == rule.rule.id) {
             continue;
         }
+        let pattern = match (&rule.js_pattern, lang) {
+            (Some(js), Some(Lang::Js)) => js,
+            _ => &rule.pattern,
+        };
         // Most rules match nowhere: one pass over each whole view first.
-        if !views.iter().any(|v| rule.pattern.is_match(v)) {
+        if !views.iter().any(|v| pattern.is_match(v)) {
             continue;
         }
         let window = if is_text {
@@ -661,7 +696,7 @@ pub(crate) fn scan_classes(
             let on_line = [clean.get(i), shell.get(i)]
                 .into_iter()
                 .flatten()
-                .any(|line| line_matches(rule, line));
+                .any(|line| line_matches(rule, pattern, line));
             on_line
                 && rule
                     .context

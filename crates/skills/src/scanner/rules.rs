@@ -1396,7 +1396,7 @@ pub(crate) fn scan_source_unranked(lang: Lang, file: &Path, text: &str) -> Vec<F
         [&stripped, &shell_view],
         &lines,
         &shell_lines,
-        false,
+        Some(lang),
         &evidence,
     ));
     findings.extend(invisible_finding(file, text, &raw_lines));
@@ -1559,7 +1559,7 @@ pub fn scan_skill_text(file: &Path, text: &str) -> Vec<Finding> {
         [&joined, &shell_view],
         &lines,
         &shell_lines,
-        true,
+        None,
         &evidence,
     ));
     findings.extend(invisible_finding(file, text, &raw_lines));
