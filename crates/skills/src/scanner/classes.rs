@@ -141,7 +141,7 @@ pub(crate) const DECODED_EXEC: &str = concat!(
     r"|\b(?:xxd\s+(?:-\S+\s+)*-r|openssl\s+(?:enc\s+)?(?:-?base64\s+-d|-d\s+-?base64|-a\s+-d))\b[^\n]{0,200}\|\s*",
     interpreter!(),
     // bash -c "$(… base64 -d)", eval "$(… | base64 -d)"
-    r#"|\b(?:(?:sh|bash|zsh|dash|ksh)\s+-c|eval)\s+["']?(?:\$\(|`)[^\n]{0,200}?(?:"#,
+    r#"|\b(?:(?:sh|bash|zsh|dash|ksh)\s+-c|eval|(?:python[0-9.]*|node|perl|ruby|php)\s+(?:-\S+\s+)*?-[ce])\s+["']?(?:\$\(|`)[^\n]{0,200}?(?:"#,
     b64_decode!(),
     r"|xxd\s+(?:-\S+\s+)*-r)",
     // bash <(echo … | base64 -d)
@@ -237,6 +237,7 @@ pub(crate) const NETWORK_SEND: &str = concat!(
 /// A secret in any other header, the body or the URL is still a finding.
 pub(crate) const CREDENTIAL_USE: &str = concat!(
     r#"(?:\s-i|--identity-file|IdentityFile[= ])\s*(?:"[^"]*"|'[^']*'|\S+)"#,
+    r#"|(?:\s-u|--user)[= ]\s*(?:"[^"]*"|'[^']*'|\S+)"#,
     r#"|(?:\s-H|--header)\s+(?:"(?i:authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token"#,
     r#"|[\w-]*-(?:key|token))\s*:[^"]*"|'(?i:authorization|proxy-authorization|x-api-key|api-key|private-token"#,
     r#"|x-auth-token|[\w-]*-(?:key|token))\s*:[^']*')"#,
@@ -247,10 +248,16 @@ pub(crate) const IGNORE_INSTRUCTIONS: &str = concat!(
     r"(?:your\s+(?:own\s+)?|(?:the\s+|my\s+|all\s+|these\s+)?(?:previous|prior|original|system|developer",
     r"|safety|security|earlier|above|preceding|initial)\s+)",
     r"(?:\w+\s+)?(?:instructions|guidelines|guidance|guardrails|rules|policies|directives|programming|constraints",
-    r"|context|messages|commands|orders|restrictions)\b",
+    r"|context|messages|commands|orders|restrictions|directions|prompts?)\b",
     r"|\bforget\s+(?:everything|all)\s+(?:above|before|previously|you\s+(?:were|have\s+been)\s+told)",
     r"|\byou\s+are\s+no\s+longer\s+bound\s+by\b|\bDAN\s+mode\b|\bdeveloper\s+mode\s+enabled\b",
     r"|\byour\s+(?:new|real|actual|true)\s+instructions\s+(?:are|follow)\b|^[\s>#*\[-]*new\s+instructions\s*:",
+    // "disregard the instructions above", "stop following your previous rules"
+    r"|\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:the|your|these|those|any)\s+(?:\w+\s+)?",
+    r"(?:instructions|rules|guidelines|guidance|directions|prompts?)\s+(?:above|before|earlier|given\s+(?:above|earlier|before)",
+    r"|you\s+(?:were|have\s+been)\s+given)\b",
+    r"|\b(?:stop|do\s+not|don['’]?t|never)\s+follow(?:ing)?\s+(?:your|the|any|all)\s+(?:(?:previous|prior|original|earlier|system|above)\s+)?",
+    r"(?:instructions|rules|guidelines|guidance|directions)\b",
 );
 
 /// A verb that weakens a control, with the control it weakens.
@@ -275,6 +282,7 @@ pub(crate) const WEAKEN_SETTINGS: &str = concat!(
     r"|\b(?:turn|switch|shut)\s+(?:the\s+|your\s+|its\s+|all\s+)?(?:exec\s+)?(?:sandbox(?:ing)?|approvals?|approval\s+prompts?",
     r"|safety\s+checks?|guardrails|security\s+checks?)\s+off\b",
     r#"|(?:^|[\s{,])["']?ask["']?\s*[:=]\s*["']?off\b"#,
+    r#"|\b(?:exec[._-]?)?approvals?["']?\s*[:=]\s*["']?(?:false|off|never|none)\b"#,
     r"|\bauto-?approve\s+(?:all|every|each|any)\b|\b(?:approve|accept|answer\s+yes\s+to)\s+(?:all|every|each|any)\s+(?:exec\s+)?(?:approval|permission)",
     r#"|\b(?:add|put)\s+["'`]?\*["'`]?\s+(?:to|in|on)\s+(?:the\s+|your\s+)?(?:exec\s+|tool\s+|command\s+)?allow-?list"#,
     r#"|\b(?:tools\.exec\.(?:security|ask)|sandbox\.mode|exec\.security|exec\.ask)\s*[:=]\s*["'`]?(?:full|off|never|none)\b"#,

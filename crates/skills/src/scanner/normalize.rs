@@ -14,9 +14,11 @@
 //!   `$'\x63url'` decoded, `${IFS}` / `$IFS` as a space, empty positional
 //!   parameters glued into a word (`c$@url`) removed, `\` before a word
 //!   character dropped (`c\url`), PowerShell backtick escapes dropped
-//!   (`i`e`x`), string concatenation joined (`'Invoke-'+'Expression'`) and
-//!   quotes inside a word removed (`c''url`, `c"u"rl`, `"c"url`). Every rule
-//!   runs on this view too; a finding from either view counts.
+//!   (`i`e`x`), string concatenation joined (`'Invoke-'+'Expression'`),
+//!   quotes inside a word removed (`c''url`, `c"u"rl`, `"c"url`), empty
+//!   command substitutions removed (`cu$()rl`), and `$NAME` replaced by
+//!   the word a simple `NAME=word` assignment in the file gives it. Every
+//!   rule runs on this view too; a finding from either view counts.
 //!
 //! The characters removed are themselves a finding (`invisible-unicode`,
 //! see [`find_invisible`]) and evidence shows them escaped
@@ -290,6 +292,71 @@ static EMPTY_PARAM_BEFORE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// An empty-expanding parameter after a word character.
 static EMPTY_PARAM_AFTER: LazyLock<Option<Regex>> =
     LazyLock::new(|| re("normalize/empty-param-after", r"(\w)\$(?:[@*]|\{[@*]\})"));
+/// An empty command substitution glued to a word (`cu$()rl`, `cu``rl`).
+static EMPTY_SUBST: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        "normalize/empty-subst",
+        r"(\w)(?:\$\([ \t]*\)|``)|(?:\$\([ \t]*\)|``)(\w)",
+    )
+});
+/// A simple assignment `NAME=word` (capture 1 and 2) at a command start.
+static ASSIGNMENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        "normalize/assignment",
+        r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=([^\s;&|'\x22$`()<>\\]+)(?:$|[ \t;&|)])",
+    )
+});
+/// A parameter expansion `$NAME` or `${NAME}`.
+static PARAM: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        "normalize/param",
+        r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))",
+    )
+});
+/// Variables substituted at most; a file with more keeps the rest as
+/// written.
+const MAX_SUBSTITUTED_VARS: usize = 256;
+
+/// `$NAME` and `${NAME}` replaced by the word a simple `NAME=word`
+/// assignment in the same file gives it (`a=cu; b=rl; $a$b x | sh` reads
+/// `curl x | sh`). A name assigned twice, or never, is left as written.
+fn substitute_simple_vars(text: &str) -> String {
+    let (Some(assign), Some(param)) = (ASSIGNMENT.as_ref(), PARAM.as_ref()) else {
+        return text.to_owned();
+    };
+    let mut values: std::collections::HashMap<&str, Option<&str>> =
+        std::collections::HashMap::new();
+    for caps in assign.captures_iter(text) {
+        let (Some(name), Some(value)) = (caps.get(1), caps.get(2)) else {
+            continue;
+        };
+        if values.len() >= MAX_SUBSTITUTED_VARS && !values.contains_key(name.as_str()) {
+            break;
+        }
+        values
+            .entry(name.as_str())
+            .and_modify(|v| {
+                if *v != Some(value.as_str()) {
+                    *v = None;
+                }
+            })
+            .or_insert(Some(value.as_str()));
+    }
+    if values.is_empty() {
+        return text.to_owned();
+    }
+    param
+        .replace_all(text, |caps: &regex::Captures<'_>| {
+            let whole = caps.get(0).map_or("", |m| m.as_str());
+            caps.get(1)
+                .or(caps.get(2))
+                .and_then(|name| values.get(name.as_str()).copied().flatten())
+                .unwrap_or(whole)
+                .to_owned()
+        })
+        .into_owned()
+}
+
 /// A backslash before a word character (`c\url`, `\curl`).
 static BACKSLASH: LazyLock<Option<Regex>> =
     LazyLock::new(|| re("normalize/backslash", r"\\([A-Za-z0-9_./~-])"));
@@ -420,7 +487,8 @@ pub(crate) fn shell_normalize(text: &str) -> String {
     out = replace_fixpoint(out, &QUOTED_AFTER_WORD, "$1$2$3$4");
     out = replace_fixpoint(out, &QUOTED_BEFORE_WORD, "$1$2$3$4");
     out = replace_fixpoint(out, &QUOTED_WORD, "$1$2$3$4");
-    out
+    out = replace_fixpoint(out, &EMPTY_SUBST, "$1$2");
+    substitute_simple_vars(&out)
 }
 
 #[cfg(test)]

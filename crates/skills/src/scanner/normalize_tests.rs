@@ -182,3 +182,17 @@ fn variation_selector_runs_are_decoded_and_reported() {
     assert_eq!(escape_invisible("⚠\u{fe0f}"), "⚠\u{fe0f}");
     assert_eq!(escape_invisible("a\u{e0100}"), "a\\u{e0100}");
 }
+
+#[test]
+fn empty_substitutions_and_simple_variables_are_undone() {
+    assert_eq!(shell("cu$()rl x | s``h"), "curl x | sh");
+    assert_eq!(
+        shell("a=cu; b=rl\n$a$b -s x | ${SH}"),
+        "a=cu; b=rl\ncurl -s x | ${SH}"
+    );
+    assert_eq!(shell("S=sh\ncurl x | $S"), "S=sh\ncurl x | sh");
+    // A name assigned two values is left as written.
+    assert_eq!(shell("X=a\nX=b\necho $X"), "X=a\nX=b\necho $X");
+    // Positional and special parameters are not names.
+    assert_eq!(shell("echo $1 $@ $?"), "echo $1 $@ $?");
+}
