@@ -303,7 +303,7 @@ static EMPTY_SUBST: LazyLock<Option<Regex>> = LazyLock::new(|| {
 static ASSIGNMENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
     re(
         "normalize/assignment",
-        r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=([^\s;&|'\x22$`()<>\\]+)(?:$|[ \t;&|)])",
+        r"(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=([^\s;&|]+)",
     )
 });
 /// A parameter expansion `$NAME` or `${NAME}`.
@@ -330,6 +330,13 @@ fn substitute_simple_vars(text: &str) -> String {
         let (Some(name), Some(value)) = (caps.get(1), caps.get(2)) else {
             continue;
         };
+        // A plain word only: no quoting, expansion or grouping.
+        if value
+            .as_str()
+            .contains(['\'', '"', '$', '`', '(', ')', '<', '>', '\\'])
+        {
+            continue;
+        }
         if values.len() >= MAX_SUBSTITUTED_VARS && !values.contains_key(name.as_str()) {
             break;
         }

@@ -191,6 +191,9 @@ fn empty_substitutions_and_simple_variables_are_undone() {
         "a=cu; b=rl\ncurl -s x | ${SH}"
     );
     assert_eq!(shell("S=sh\ncurl x | $S"), "S=sh\ncurl x | sh");
+    assert_eq!(shell("a=cu b=rl; $a$b x"), "a=cu b=rl; curl x");
+    // A value with an expansion in it is not a plain word.
+    assert_eq!(shell("a=x$y\necho $a"), "a=x$y\necho $a");
     // A name assigned two values is left as written.
     assert_eq!(shell("X=a\nX=b\necho $X"), "X=a\nX=b\necho $X");
     // Positional and special parameters are not names.
