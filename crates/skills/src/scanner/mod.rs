@@ -276,6 +276,22 @@ struct Skip {
     blind: bool,
 }
 
+/// Whether a `package.json` line is a test script (`"test": …`,
+/// `"test:unit": …`, `"pretest": …`).
+fn is_test_script_entry(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix('"') else {
+        return false;
+    };
+    let Some((key, after)) = rest.split_once('"') else {
+        return false;
+    };
+    let key = key
+        .strip_prefix("pre")
+        .or_else(|| key.strip_prefix("post"))
+        .unwrap_or(key);
+    (key == "test" || key.starts_with("test:")) && after.trim_start().starts_with(':')
+}
+
 /// Text of runtime files kept to find which test files they name; past
 /// this, no test file is ranked down (the walk cannot tell).
 const RUNTIME_TEXT_CAP: usize = 8 * 1024 * 1024;
@@ -344,8 +360,15 @@ impl Walk {
                 self.test_files.push((rel, start..self.findings.len()));
             }
         } else if self.runtime_text.len() + text.len() <= RUNTIME_TEXT_CAP {
-            self.runtime_text.push_str(&text);
-            self.runtime_text.push('\n');
+            let manifest = rel.file_name().is_some_and(|n| n == "package.json");
+            for line in text.split('\n') {
+                // `"test": "node a.test.js"` runs tests, not the skill.
+                if manifest && is_test_script_entry(line) {
+                    continue;
+                }
+                self.runtime_text.push_str(line);
+                self.runtime_text.push('\n');
+            }
         } else {
             self.runtime_text_overflow = true;
         }

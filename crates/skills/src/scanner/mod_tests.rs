@@ -480,3 +480,62 @@ fn a_credential_in_test_code_keeps_its_severity() {
         report.findings
     );
 }
+
+/// A `package.json` test script naming test files does not make them
+/// runtime code; any other script entry does.
+#[test]
+fn a_test_script_entry_does_not_make_test_files_runtime() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "SKILL.md",
+        "---\nname: b\ndescription: d\n---\nBuilds.\n",
+    );
+    write(
+        dir.path(),
+        "package.json",
+        "{\n  \"scripts\": {\n    \"test\": \"node tests/setup.test.js\"\n  }\n}\n",
+    );
+    write(
+        dir.path(),
+        "tests/setup.test.js",
+        "const { execSync } = require('child_process');\nexecSync('rm -fr ' + dir);\n",
+    );
+    let severity = |dir: &Path| {
+        scan_skill_dir(dir, &ScanOptions::default())
+            .findings
+            .iter()
+            .find(|f| f.rule_id == "dangerous-exec")
+            .map(|f| f.severity)
+    };
+    assert_eq!(severity(dir.path()), Some(Severity::Warn));
+    write(
+        dir.path(),
+        "package.json",
+        "{\n  \"scripts\": {\n    \"postinstall\": \"node tests/setup.test.js\"\n  }\n}\n",
+    );
+    assert_eq!(severity(dir.path()), Some(Severity::Critical));
+}
+
+#[test]
+fn test_script_entries() {
+    for line in [
+        "  \"test\": \"node a.test.js\",",
+        "\"test:unit\" : \"jest\"",
+        "  \"pretest\": \"x\"",
+        "\"posttest\": \"y\"",
+    ] {
+        assert!(is_test_script_entry(line), "{line}");
+    }
+    for line in [
+        "  \"start\": \"node a.test.js\",",
+        "\"testing\": \"x\"",
+        "\"test\"",
+        "test: x",
+    ] {
+        assert!(!is_test_script_entry(line), "{line}");
+    }
+    // Multi-byte keys neither panic nor match wrongly.
+    assert!(is_test_script_entry("\"pretest:éé\": 1"));
+    assert!(!is_test_script_entry("\"préé\": 1"));
+}

