@@ -515,9 +515,13 @@ pub(crate) const TEXT_RULES: &[TextRule] = &[
             r"|\bwithout\s+(?:first\s+)?(?:requiring|requesting|asking\s+for|seeking|needing|getting",
             r"|obtaining|waiting\s+for)\s+(?:(?:the|a|an|any|their|explicit|prior|user|user['’]s)\s+){0,3}",
             r"(?:permission|approvals?|confirmation|consent)\b",
-            // "do not / never ask (the user) for confirmation / approval"
+            // "do not / never ask (the user) for approval / permission", or
+            // for confirmation before an action ("before running commands")
             r"|\b(?:do\s+not|don['’]?t|never|no\s+need\s+to)\s+(?:ask|request|prompt|wait\s+for|seek",
-            r"|check\s+with)\b.{0,40}\b(?:permission|approvals?|confirmation|consent)\b",
+            r"|check\s+with)\b.{0,40}\b(?:permission|approvals?",
+            r"|(?:confirmation|consent)\b.{0,30}\b(?:before|to|when)\s+(?:running|run|executing|execute|calling",
+            r"|call|invoking|using\s+(?:the\s+)?(?:tools?|shell|commands?)|installing|install|deleting|delete",
+            r"|removing|remove|overwriting|sending|send|uploading|upload|pushing|push))\b",
             // "skip the approval prompt", "bypass approvals"
             r"|\b(?:skip|bypass|disable|circumvent|override|suppress|avoid)\s+",
             r"(?:(?:the|all|any|every|tool|exec|user|user['’]s|its|their|these)\s+){0,3}",
@@ -528,6 +532,17 @@ pub(crate) const TEXT_RULES: &[TextRule] = &[
             r"(?:to\s+(?:ask\s+for|get|request|obtain|seek)\s+)?",
             r"(?:(?:the|any|explicit|prior|user|user['’]s)\s+){0,3}",
             r"(?:permission|approvals?|confirmation|consent)\b",
+        ),
+    },
+    // "do not ask for (additional) confirmation" alone is usually workflow
+    // advice ("once the user picks a team, proceed; do not ask for
+    // additional confirmation"): worth a look, not a failed gate.
+    TextRule {
+        id: "prompt-injection-tool",
+        severity: Warn,
+        pattern: concat!(
+            r"(?i)\b(?:do\s+not|don['’]?t|never|no\s+need\s+to)\s+(?:ask|request|prompt|wait\s+for|seek",
+            r"|check\s+with)\b.{0,40}\b(?:confirmation|consent)\b",
         ),
     },
     TextRule {
