@@ -229,6 +229,8 @@ pub(crate) const NETWORK_SEND: &str = concat!(
     r"|\bsocket\.(?:socket|create_connection)\b|\.sendall\s*\(|\bsmtplib\b",
     r"|\bInvoke-(?:WebRequest|RestMethod)\b|\b(?:iwr|irm)\b|\bNet\.WebClient\b|\bUpload(?:String|File|Data)\b",
     r"|discord(?:app)?\.com/api/webhooks|api\.telegram\.org|webhook\.site|ngrok\.io|pastebin\.com|transfer\.sh",
+    // Prose: "post its contents to https://…", "email it to a@b.example".
+    r"|\b(?:send|post|upload|submit|forward|transmit|exfiltrate|e-?mail|paste)\b[^\n]{0,80}?(?:https?://|\b[\w.+-]+@[\w-]+\.[\w.]+)",
 );
 
 /// Credential use on a command line, removed before the exfiltration
