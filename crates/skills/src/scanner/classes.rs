@@ -71,7 +71,7 @@ macro_rules! interpreter {
     () => {
         concat!(
             r"(?:sudo\s+(?:-[ugCDhprTt]\s+\S+\s+|-\S+\s+)*)?(?:[\w./-]*/)?(?:env\s+(?:-\S+\s+)*)?",
-            r"(?:[\w./-]*/)?(?:busybox\s+)?",
+            r"(?:xargs\s+(?:-\S+\s+)*)?(?:[\w./-]*/)?(?:busybox\s+)?",
             r#"(?:(?:sh|bash|zsh|dash|ksh|ash|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)\b|["']?\$\{?(?:SHELL|BASH)\b)"#,
         )
     };
@@ -114,6 +114,11 @@ pub(crate) const REMOTE_SCRIPT: &str = concat!(
     // curl … | sh, with the ways a pipe can be spelt after normalisation.
     r"|\b(?:curl|wget)\b[^|\n]{0,200}(?:\|[^|\n]{1,120}){0,3}?\|&?\s*",
     interpreter!(),
+    // A here-string of a download: `sh <<< "$(curl …)"`.
+    r#"|\b(?:sh|bash|zsh|dash|ksh|python[0-9.]*|perl|ruby|node|php)\s+(?:-\S+\s+)*<<<\s*["']?(?:\$\(|`)\s*(?:curl|wget)\b"#,
+    // A download fed to a shell through an output process substitution:
+    // `curl … | tee >(sh)`.
+    r"|\b(?:curl|wget)\b[^\n]{0,200}>\(\s*(?:sudo\s+)?(?:sh|bash|zsh|dash|ksh|python[0-9.]*|perl|ruby|node)\b",
     // A shell or interpreter reading a download through process
     // substitution: `bash < <(curl …)`, `python3 <(curl …)`.
     r"|\b(?:sh|bash|zsh|dash|ksh|source|python[0-9.]*|perl|ruby|node|php)\s+(?:-\S+\s+)*(?:<\s*)?<\(\s*[^\n)]{0,40}?\b(?:curl|wget)\b",
