@@ -895,3 +895,92 @@ fn an_environment_passed_to_a_child_is_not_harvested() {
         "{found:?}"
     );
 }
+
+/// The scanners take any text: random mixes of the characters the
+/// normalisers and rules care about (quotes, `$`, backslashes, pipes,
+/// multi-byte letters, invisible and tag characters, variation selectors,
+/// CR/LF) never panic, and every finding points at a line of the input.
+#[test]
+fn random_text_never_panics_and_lines_stay_in_range() {
+    const POOL: &[&str] = &[
+        "curl",
+        " ",
+        "|",
+        "sh",
+        "'",
+        "\"",
+        "$",
+        "{",
+        "}",
+        "(",
+        ")",
+        "\\",
+        "`",
+        "\n",
+        "\r\n",
+        "é",
+        "ж",
+        "о",
+        "\u{200b}",
+        "\u{202e}",
+        "\u{e0069}",
+        "\u{fe0f}",
+        "\u{e0100}",
+        "ｉ",
+        "=",
+        "a",
+        "IFS",
+        "$'\\x63'",
+        "&&",
+        ";",
+        "base64 -d",
+        "eval(",
+        "exec(",
+        "env: {...process.env",
+        "os.environ.copy()",
+        "~/.ssh/id_rsa",
+        "\"test\": ",
+        "<(",
+        ">(",
+        "<<<",
+        "-o",
+        "x.sh",
+        "#",
+        "//",
+        "/*",
+        "*/",
+        "\"\"\"",
+        "data:image/png;base64,",
+        "QUJD",
+        "0x4f",
+        "chr(99)+",
+    ];
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..500 {
+        let len = (next() % 60) as usize;
+        let text: String = (0..len)
+            .map(|_| POOL[(next() % POOL.len() as u64) as usize])
+            .collect();
+        let lines = text.split('\n').count();
+        for file in ["SKILL.md", "a.js", "a.py", "a.sh"] {
+            let found = if file.ends_with(".md") {
+                scan_skill_text(Path::new(file), &text)
+            } else {
+                scan_source(Path::new(file), &text)
+            };
+            for f in found {
+                assert!(
+                    f.line >= 1 && f.line <= lines,
+                    "{file}: line {} of {lines} in {text:?}",
+                    f.line
+                );
+            }
+        }
+    }
+}
