@@ -175,11 +175,81 @@ fn fold_lookalikes(text: &str) -> String {
     out
 }
 
-/// The text with invisible characters removed, tag characters decoded to
-/// ASCII, full-width ASCII folded to ASCII, and Cyrillic or Greek
+/// The text with HTML character references decoded (`&#124;` is `|`),
+/// invisible characters removed, tag characters and variation-selector
+/// runs decoded, full-width ASCII folded to ASCII, and Cyrillic or Greek
 /// look-alike letters inside a Latin word folded to Latin. Newlines are
 /// kept.
 pub(crate) fn clean_invisible(text: &str) -> String {
+    let decoded = decode_entities(text);
+    clean_unicode(&decoded)
+}
+
+/// HTML character references (`&#124;`, `&#x7c;`, `&vert;`, `&amp;`, …):
+/// Markdown writes a pipe inside a table cell as `&#124;`, and a model
+/// reads any of them as the character. A decoded newline or other control
+/// character becomes a space, so lines stay.
+static ENTITY: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    re(
+        "normalize/entity",
+        concat!(
+            r"&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos|vert|verbar|VerticalLine",
+            r"|semi|dollar|grave|lpar|rpar|bsol|num|excl|period|colon|sol|nbsp|lbrace|rbrace|lcub|rcub));",
+        ),
+    )
+});
+
+pub(crate) fn decode_entities(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('&') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let Some(entity) = ENTITY.as_ref() else {
+        return std::borrow::Cow::Borrowed(text);
+    };
+    entity.replace_all(text, |caps: &regex::Captures<'_>| {
+        let decoded = if let Some(dec) = caps.get(1) {
+            dec.as_str().parse::<u32>().ok().and_then(char::from_u32)
+        } else if let Some(hex) = caps.get(2) {
+            u32::from_str_radix(hex.as_str(), 16)
+                .ok()
+                .and_then(char::from_u32)
+        } else {
+            caps.get(3).and_then(|name| {
+                Some(match name.as_str() {
+                    "amp" => '&',
+                    "lt" => '<',
+                    "gt" => '>',
+                    "quot" => '"',
+                    "apos" => '\'',
+                    "vert" | "verbar" | "VerticalLine" => '|',
+                    "semi" => ';',
+                    "dollar" => '$',
+                    "grave" => '`',
+                    "lpar" => '(',
+                    "rpar" => ')',
+                    "bsol" => '\\',
+                    "num" => '#',
+                    "excl" => '!',
+                    "period" => '.',
+                    "colon" => ':',
+                    "sol" => '/',
+                    "nbsp" => ' ',
+                    "lbrace" | "lcub" => '{',
+                    "rbrace" | "rcub" => '}',
+                    _ => return None,
+                })
+            })
+        };
+        match decoded {
+            Some(c) if c.is_control() => " ".to_owned(),
+            Some(c) => c.to_string(),
+            None => caps.get(0).map_or("", |m| m.as_str()).to_owned(),
+        }
+    })
+}
+
+/// [`clean_invisible`] after character references are decoded.
+fn clean_unicode(text: &str) -> String {
     if text.is_ascii() {
         return text.to_owned();
     }

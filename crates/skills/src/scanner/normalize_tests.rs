@@ -199,3 +199,20 @@ fn empty_substitutions_and_simple_variables_are_undone() {
     // Positional and special parameters are not names.
     assert_eq!(shell("echo $1 $@ $?"), "echo $1 $@ $?");
 }
+
+#[test]
+fn character_references_are_decoded_on_their_line() {
+    assert_eq!(
+        clean_invisible("| `curl -s x &#124; sh` |"),
+        "| `curl -s x | sh` |"
+    );
+    assert_eq!(
+        clean_invisible("a &#x7C; b &vert; c &amp;&amp; d"),
+        "a | b | c && d"
+    );
+    assert_eq!(clean_invisible("c&#8203;url"), "curl");
+    // A decoded newline would move every later line: it is a space.
+    assert_eq!(clean_invisible("a&#10;b\nc"), "a b\nc");
+    // Unknown names and out-of-range numbers stay as written.
+    assert_eq!(clean_invisible("&foo; &#99999999;"), "&foo; &#99999999;");
+}

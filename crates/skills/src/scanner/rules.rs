@@ -14,7 +14,7 @@ use regex::Regex;
 
 use super::classes::{negated_before, scan_classes, strip_credential_use};
 use super::evidence::{REDACTED, find_literal_secret, format_evidence};
-use super::normalize::{clean_invisible, find_invisible, shell_normalize};
+use super::normalize::{clean_invisible, decode_entities, find_invisible, shell_normalize};
 use super::strip::{Lang, join_continued_lines, strip_comments};
 use super::{Finding, Severity, compile_pattern, is_test_path, rank_below_runtime};
 
@@ -1280,8 +1280,10 @@ fn merge_by_rule(findings: Vec<Finding>) -> Vec<Finding> {
 }
 
 /// The `invisible-unicode` finding of a file, if it holds any.
+/// An invisible character written as a character reference (`&#8203;`)
+/// counts too.
 fn invisible_finding(file: &Path, text: &str, raw_lines: &[&str]) -> Option<Finding> {
-    let (i, severity) = find_invisible(text)?;
+    let (i, severity) = find_invisible(&decode_entities(text))?;
     Some(finding(
         INVISIBLE_UNICODE,
         severity,
