@@ -196,23 +196,33 @@ fn public_manifest_lists_enough_skills() {
     assert_eq!(unique.len(), dirs.len(), "a skill is listed twice");
 }
 
+/// Where the copies of the public skills are: `TALON_PUBLIC_SKILLS_DIR`,
+/// else `skill-corpus/public` in the `shared/` directory beside the
+/// project (the one place the copies may live), if it exists.
+fn public_skills_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("TALON_PUBLIC_SKILLS_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/skill-corpus/public");
+    shared.is_dir().then_some(shared)
+}
+
 /// Real public skills (`tests/corpus/public/SOURCES.md` lists them and
 /// says how to assemble the directory): no critical finding in any of
-/// them. The skills are not committed, so this runs only when
-/// `TALON_PUBLIC_SKILLS_DIR` is set.
+/// them. The skills are not committed, so this runs only when a copy is
+/// found (see [`public_skills_dir`]).
 #[test]
 fn public_skills_have_no_critical_finding() {
-    let Some(root) = std::env::var_os("TALON_PUBLIC_SKILLS_DIR") else {
+    let Some(root) = public_skills_dir() else {
         assert!(
             std::env::var_os("TALON_REQUIRE_PUBLIC_SKILLS").is_none(),
-            "TALON_REQUIRE_PUBLIC_SKILLS is set but TALON_PUBLIC_SKILLS_DIR is not"
+            "TALON_REQUIRE_PUBLIC_SKILLS is set but no copy of the public skills was found"
         );
         eprintln!(
             "public skill corpus not run: set TALON_PUBLIC_SKILLS_DIR (tests/corpus/public/SOURCES.md)"
         );
         return;
     };
-    let root = PathBuf::from(root);
     let skills: Vec<PathBuf> = public_manifest().iter().map(|d| root.join(d)).collect();
     let missing: Vec<_> = skills
         .iter()
