@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::compile_pattern as compile;
+use super::normalize::{clean_invisible, escape_invisible};
 
 /// The evidence text used whenever a line contains a literal credential.
 pub(crate) const REDACTED: &str = "[REDACTED CREDENTIAL]";
@@ -85,13 +86,15 @@ pub(crate) fn line_has_secret(line: &str) -> bool {
 }
 
 /// Evidence for a finding: the trimmed line, at most
-/// [`MAX_EVIDENCE_CHARS`] characters plus `…`, or [`REDACTED`] when the
-/// line contains a literal credential.
+/// [`MAX_EVIDENCE_CHARS`] characters plus `…`, with invisible and control
+/// characters escaped (`\u{200b}`), or [`REDACTED`] when the line contains
+/// a literal credential.
 pub(crate) fn format_evidence(line: &str) -> String {
-    let trimmed = line.trim();
-    if line_has_secret(trimmed) {
+    if line_has_secret(&clean_invisible(line)) {
         return REDACTED.to_owned();
     }
+    let escaped = escape_invisible(line.trim());
+    let trimmed = escaped.as_str();
     match trimmed.char_indices().nth(MAX_EVIDENCE_CHARS) {
         Some((cut, _)) => format!("{}…", &trimmed[..cut]),
         None => trimmed.to_owned(),

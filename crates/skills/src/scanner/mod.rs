@@ -18,6 +18,19 @@
 //!   files also get `shell-pipe-to-shell`, `destructive-delete` and
 //!   `unsafe-permissions`.
 //!
+//! On top of them, the class rules (`classes.rs`) run on every file:
+//! `shell-pipe-to-shell` (incl. PowerShell and download-then-run),
+//! `decoded-code-execution`, `secret-exfiltration`, `crypto-mining`,
+//! `prompt-injection-ignore-instructions`,
+//! `prompt-injection-weaken-controls`, `unconfined-agent` and
+//! `obfuscated-code`; with `invisible-unicode` for zero-width, bidi and tag
+//! characters. Every rule matches two views that keep the file's line
+//! numbers (`normalize.rs`: invisible characters removed, shell spellings
+//! undone), so a rule catches the class and not one spelling. Context
+//! sets the severity: a warning sentence makes a destructive command
+//! info, a process run without a shell is `process-spawn` (info), and test
+//! code ranks one step below runtime code unless a runtime file names it.
+//!
 //! [`scan_skill_dir`] walks a skill directory (symlinks are followed only
 //! when they stay inside it) and [`scan_proposal`] is the skill-workshop
 //! gate: a proposal with any critical finding fails as a whole, and a
@@ -33,11 +46,13 @@ use serde::{Deserialize, Serialize};
 
 pub use self::rules::{scan_skill_text, scan_source};
 
+mod classes;
 mod evidence;
+mod normalize;
 mod rules;
 mod strip;
 
-use self::rules::{lang_for_extension, lang_from_shebang, scan_source_as};
+use self::rules::{lang_for_extension, lang_from_shebang, scan_source_unranked};
 use self::strip::Lang;
 
 /// How serious a finding is.
@@ -131,14 +146,42 @@ const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "txt"];
 
 /// Compiles a scanner pattern (multi-line mode). A failure is a programming
 /// error: it is logged and the caller drops the rule.
+///
+/// Word boundaries are ASCII (`\b` becomes `(?-u:\b)`): a Unicode word
+/// boundary makes the lazy DFA give up on any non-ASCII text (an em dash in
+/// prose) and fall back to a far slower engine, and every keyword the
+/// rules look for is ASCII.
 pub(crate) fn compile_pattern(name: &str, pattern: &str) -> Option<Regex> {
-    match RegexBuilder::new(pattern).multi_line(true).build() {
+    let pattern = ascii_word_boundaries(pattern);
+    match RegexBuilder::new(&pattern).multi_line(true).build() {
         Ok(re) => Some(re),
         Err(err) => {
             tracing::error!(rule = name, %err, "scanner pattern failed to compile; rule disabled");
             None
         }
     }
+}
+
+/// `pattern` with each `\b` (not an escaped backslash followed by `b`)
+/// written as the ASCII word boundary `(?-u:\b)`.
+fn ascii_word_boundaries(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('b') => out.push_str("(?-u:\\b)"),
+            Some(next) => {
+                out.push('\\');
+                out.push(next);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// What a file is scanned as.
@@ -176,6 +219,44 @@ fn classify(name: &str, path: &Path) -> FileKind {
     }
 }
 
+/// Whether a path (relative to the scanned directory) is test code: under
+/// a test directory (`__fixtures__ __mocks__ __tests__ test tests`) or
+/// named like a test (`*.test.*`, `*.spec.*`, `*.mock.*`, `*_test.*`,
+/// `test_*.py`).
+pub(crate) fn is_test_path(path: &Path) -> bool {
+    let mut components = path.components().peekable();
+    while let Some(component) = components.next() {
+        let name = component.as_os_str().to_string_lossy();
+        if components.peek().is_some() {
+            if TEST_DIRECTORY_NAMES.contains(&&*name) {
+                return true;
+            }
+        } else {
+            let lower = name.to_ascii_lowercase();
+            let stem = lower
+                .rsplit_once('.')
+                .map_or(lower.as_str(), |(stem, _)| stem);
+            return is_test_file_name(&name)
+                || (stem.ends_with("_test") && stem.len() > "_test".len())
+                || (lower.ends_with(".py") && lower.starts_with("test_"));
+        }
+    }
+    false
+}
+
+/// The severity of a finding in test code, which ranks below runtime code:
+/// one step lower. A literal credential is a leak wherever it is, and
+/// `scan-incomplete` is about the scan, so both keep their severity.
+pub(crate) fn rank_below_runtime(rule_id: &str, severity: Severity) -> Severity {
+    if rule_id == "literal-secret" || rule_id == SCAN_INCOMPLETE {
+        return severity;
+    }
+    match severity {
+        Severity::Critical => Severity::Warn,
+        Severity::Warn | Severity::Info => Severity::Info,
+    }
+}
+
 fn is_test_file_name(name: &str) -> bool {
     // `\.(?:mock|spec|test)\.[^.]+$`, case-insensitive.
     let lower = name.to_ascii_lowercase();
@@ -195,11 +276,37 @@ struct Skip {
     blind: bool,
 }
 
+/// Whether a `package.json` line is a test script (`"test": …`,
+/// `"test:unit": …`, `"pretest": …`).
+fn is_test_script_entry(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix('"') else {
+        return false;
+    };
+    let Some((key, after)) = rest.split_once('"') else {
+        return false;
+    };
+    let key = key
+        .strip_prefix("pre")
+        .or_else(|| key.strip_prefix("post"))
+        .unwrap_or(key);
+    (key == "test" || key.starts_with("test:")) && after.trim_start().starts_with(':')
+}
+
+/// Text of runtime files kept to find which test files they name; past
+/// this, no test file is ranked down (the walk cannot tell).
+const RUNTIME_TEXT_CAP: usize = 8 * 1024 * 1024;
+
 #[derive(Debug, Default)]
 struct Walk {
     findings: Vec<Finding>,
     files_scanned: usize,
     skipped: Vec<Skip>,
+    /// Test files with findings: the path and its findings' indices.
+    test_files: Vec<(PathBuf, std::ops::Range<usize>)>,
+    /// The text of every runtime (non-test) file scanned, up to
+    /// [`RUNTIME_TEXT_CAP`].
+    runtime_text: String,
+    runtime_text_overflow: bool,
 }
 
 impl Walk {
@@ -237,18 +344,65 @@ impl Walk {
                 true,
             );
         }
+        if kind == FileKind::Other && std::str::from_utf8(&bytes).is_err() {
+            return self.skip(rel, "not UTF-8 text (binary file); not scanned", true);
+        }
+        let text = String::from_utf8_lossy(&bytes);
         let found = match kind {
-            FileKind::Text => scan_skill_text(&rel, &String::from_utf8_lossy(&bytes)),
-            FileKind::Code(lang) => scan_source_as(lang, &rel, &String::from_utf8_lossy(&bytes)),
-            FileKind::Other => match std::str::from_utf8(&bytes) {
-                Ok(text) => scan_skill_text(&rel, text),
-                Err(_) => {
-                    return self.skip(rel, "not UTF-8 text (binary file); not scanned", true);
-                }
-            },
+            FileKind::Text | FileKind::Other => scan_skill_text(&rel, &text),
+            FileKind::Code(lang) => scan_source_unranked(lang, &rel, &text),
         };
+        let start = self.findings.len();
         self.findings.extend(found);
         self.files_scanned += 1;
+        if is_test_path(&rel) {
+            if self.findings.len() > start {
+                self.test_files.push((rel, start..self.findings.len()));
+            }
+        } else if self.runtime_text.len() + text.len() <= RUNTIME_TEXT_CAP {
+            let manifest = rel.file_name().is_some_and(|n| n == "package.json");
+            for line in text.split('\n') {
+                // `"test": "node a.test.js"` runs tests, not the skill.
+                if manifest && is_test_script_entry(line) {
+                    continue;
+                }
+                self.runtime_text.push_str(line);
+                self.runtime_text.push('\n');
+            }
+        } else {
+            self.runtime_text_overflow = true;
+        }
+    }
+
+    /// Test code ranks below runtime code ([`rank_below_runtime`]), unless
+    /// a runtime file names it (`SKILL.md` telling the agent to run
+    /// `tests/setup.sh` makes it runtime code), or the walk kept too little
+    /// runtime text to tell.
+    fn rank_test_code(&mut self) {
+        if self.runtime_text_overflow {
+            return;
+        }
+        for (rel, range) in &self.test_files {
+            let slash_path = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            let name = rel
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let named = self.runtime_text.contains(&slash_path)
+                || (!name.is_empty() && self.runtime_text.contains(&name));
+            if named {
+                continue;
+            }
+            if let Some(findings) = self.findings.get_mut(range.clone()) {
+                for f in findings {
+                    f.severity = rank_below_runtime(&f.rule_id, f.severity);
+                }
+            }
+        }
     }
 }
 
@@ -382,6 +536,7 @@ fn walk(dir: &Path, opts: &ScanOptions) -> Walk {
         }
         stack.extend(subdirs.into_iter().rev());
     }
+    walk.rank_test_code();
     walk
 }
 

@@ -6,15 +6,17 @@
 //! logged and its rule is disabled; `rules_tests.rs` checks that every
 //! pattern compiles.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::classes::{negated_before, scan_classes, strip_credential_use};
 use super::evidence::{REDACTED, find_literal_secret, format_evidence};
+use super::normalize::{clean_invisible, decode_entities, find_invisible, shell_normalize};
 use super::strip::{Lang, join_continued_lines, strip_comments};
-use super::{Finding, Severity, compile_pattern};
+use super::{Finding, Severity, compile_pattern, is_test_path, rank_below_runtime};
 
 /// How a line rule decides, beyond its regex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +68,7 @@ pub(crate) struct TextRule {
     pub(crate) pattern: &'static str,
 }
 
-use Severity::{Critical, Warn};
+use Severity::{Critical, Info, Warn};
 
 // ---------------------------------------------------------------------------
 // Patterns shared between languages
@@ -196,9 +198,22 @@ pub(crate) const JS_SOURCE_RULES: &[SourceRule] = &[
         context: None,
         window: None,
     },
+    // The whole environment near a network send is harvesting; one named
+    // variable (an API key sent to its own API) is only worth a look.
     SourceRule {
         id: "env-harvesting",
         severity: Critical,
+        pattern: concat!(
+            r"process\.env\s*(?:[),;}\]]|$)|JSON\.stringify\s*\(\s*process\.env|\.\.\.\s*process\.env\b",
+            r"|Object\.\w+\s*\(\s*process\.env\b|\b(?:Deno|Bun)\.env\.toObject\s*\(",
+            r"|for\s*\([^)]*\bin\s+process\.env\b",
+        ),
+        context: Some(JS_NETWORK_SEND),
+        window: Some(8),
+    },
+    SourceRule {
+        id: "env-harvesting",
+        severity: Warn,
         pattern: r"process\.env|\b(?:Deno|Bun)\.env\b",
         context: Some(JS_NETWORK_SEND),
         window: Some(8),
@@ -311,6 +326,16 @@ pub(crate) const PY_SOURCE_RULES: &[SourceRule] = &[
     SourceRule {
         id: "env-harvesting",
         severity: Critical,
+        pattern: concat!(
+            r"\benviron\s*(?:[),;}\]]|$)|\bdict\s*\(\s*(?:os\.)?environ\b|\benviron\s*\.\s*(?:items|keys|values)\s*\(",
+            r"|\bjson\.dumps\s*\(\s*(?:dict\s*\(\s*)?(?:os\.)?environ\b|\bstr\s*\(\s*(?:os\.)?environ\b|\*\*\s*(?:os\.)?environ\s*[,}]",
+        ),
+        context: Some(PY_NETWORK_SEND),
+        window: Some(8),
+    },
+    SourceRule {
+        id: "env-harvesting",
+        severity: Warn,
         pattern: r"\benviron\b|\bgetenv\s*\(",
         context: Some(PY_NETWORK_SEND),
         window: Some(8),
@@ -456,16 +481,26 @@ pub(crate) const TEXT_RULES: &[TextRule] = &[
         severity: Critical,
         pattern: concat!(
             r"(?i)\b(?:developer\s+message|hidden\s+instructions)\b",
-            // "system prompt" only as the object of a verb that reveals or
-            // replaces it, or when it is being set ("system prompt:").
-            r"|\b(?:reveal|print|show|output|repeat|display|dump|leak|disclose|ignore|override",
-            r"|overwrite|replace|change|forget|disregard|tell|share|send|return|expose|echo|give",
-            r"|paste|recite|bypass|update|modify|include|quote|copy|write|summari[sz]e|translate",
-            r"|encode|extract|read|what\s+is|what['’]?s|new)\b",
-            r"(?:\s+(?:me|us|out|back|the|your|my|its|this|that|entire|full|original|initial|current",
-            r"|real|hidden|whole|exact|complete|new|actual|underlying|secret|internal|above)){0,3}",
+            // "system prompt" as the object of a verb that reveals it; a
+            // verb that replaces it only with "your" or a word naming the
+            // agent's own prompt ("ignore your system prompt", "override
+            // the original system prompt"). Documentation that tells a
+            // developer to update or write a system prompt is not one.
+            r"|\b(?:reveal|print|show|output|repeat|display|dump|leak|disclose|expose|echo|recite",
+            r"|tell\s+me|give\s+me|send\s+me|share|what\s+is|what['’]?s)\b",
+            r"(?:\s+(?:me|us|out|back|the|your|its|this|that|entire|full|original|initial|current",
+            r"|real|hidden|whole|exact|complete|actual|underlying|secret|internal|above)){0,3}",
             r"\s+system\s+prompts?\b",
-            r"|\bsystem\s+prompts?\s*(?::|=|override\b|is\s+now\b|has\s+(?:been\s+)?changed\b)",
+            r"|\b(?:ignore|override|overwrite|replace|forget|disregard|bypass|change|update|modify)",
+            r"\s+(?:all\s+)?(?:of\s+)?(?:your(?:\s+own)?|the\s+(?:original|initial|previous|real|hidden|actual))",
+            r"\s+system\s+prompts?\b",
+            // "system prompt = …" as an assignment: at the start of a line
+            // or of a quoted string, not prose that explains what a test's
+            // system prompt should be ("System prompt = the realistic
+            // context the guidance will live in").
+            r#"|\bsystem\s+prompts?\s*(?:=\s*[\x22'“`]|override\b|is\s+now\b|has\s+(?:been\s+)?changed\b)"#,
+            r"|^[\s>#*\[<-]*system\s+prompts?\s*=",
+            r"|\bnew\s+system\s+prompts?\s*:",
         ),
     },
     TextRule {
@@ -480,9 +515,13 @@ pub(crate) const TEXT_RULES: &[TextRule] = &[
             r"|\bwithout\s+(?:first\s+)?(?:requiring|requesting|asking\s+for|seeking|needing|getting",
             r"|obtaining|waiting\s+for)\s+(?:(?:the|a|an|any|their|explicit|prior|user|user['’]s)\s+){0,3}",
             r"(?:permission|approvals?|confirmation|consent)\b",
-            // "do not / never ask (the user) for confirmation / approval"
+            // "do not / never ask (the user) for approval / permission", or
+            // for confirmation before an action ("before running commands")
             r"|\b(?:do\s+not|don['’]?t|never|no\s+need\s+to)\s+(?:ask|request|prompt|wait\s+for|seek",
-            r"|check\s+with)\b.{0,40}\b(?:permission|approvals?|confirmation|consent)\b",
+            r"|check\s+with)\b.{0,40}\b(?:permission|approvals?",
+            r"|(?:confirmation|consent)\b.{0,30}\b(?:before|to|when)\s+(?:running|run|executing|execute|calling",
+            r"|call|invoking|using\s+(?:the\s+)?(?:tools?|shell|commands?)|installing|install|deleting|delete",
+            r"|removing|remove|overwriting|sending|send|uploading|upload|pushing|push))\b",
             // "skip the approval prompt", "bypass approvals"
             r"|\b(?:skip|bypass|disable|circumvent|override|suppress|avoid)\s+",
             r"(?:(?:the|all|any|every|tool|exec|user|user['’]s|its|their|these)\s+){0,3}",
@@ -493,6 +532,17 @@ pub(crate) const TEXT_RULES: &[TextRule] = &[
             r"(?:to\s+(?:ask\s+for|get|request|obtain|seek)\s+)?",
             r"(?:(?:the|any|explicit|prior|user|user['’]s)\s+){0,3}",
             r"(?:permission|approvals?|confirmation|consent)\b",
+        ),
+    },
+    // "do not ask for (additional) confirmation" alone is usually workflow
+    // advice ("once the user picks a team, proceed; do not ask for
+    // additional confirmation"): worth a look, not a failed gate.
+    TextRule {
+        id: "prompt-injection-tool",
+        severity: Warn,
+        pattern: concat!(
+            r"(?i)\b(?:do\s+not|don['’]?t|never|no\s+need\s+to)\s+(?:ask|request|prompt|wait\s+for|seek",
+            r"|check\s+with)\b.{0,40}\b(?:confirmation|consent)\b",
         ),
     },
     TextRule {
@@ -570,6 +620,10 @@ pub(crate) fn all_patterns() -> Vec<(&'static str, &'static str)> {
             super::evidence::SECRET_TOKEN_PATTERN,
         ),
         ("literal-secret/pem", super::evidence::PEM_BLOCK_PATTERN),
+        ("child-env/js", CHILD_ENV_JS),
+        ("child-env/py", CHILD_ENV_PY),
+        ("child-env/js-spawn", SPAWN_CALL_JS),
+        ("child-env/py-spawn", SPAWN_CALL_PY),
         (
             "literal-secret/pem-header",
             super::evidence::PEM_HEADER_PATTERN,
@@ -683,7 +737,7 @@ struct FileContext {
     py_os: HashSet<String>,
     py_pty: HashSet<String>,
     /// Python: dangerous functions imported by name (`from os import system`).
-    py_bare: HashSet<String>,
+    py_bare: HashMap<String, String>,
 }
 
 fn py_module_funcs(module: &str) -> &'static [&'static str] {
@@ -743,12 +797,14 @@ impl FileContext {
                         for item in list.split(',') {
                             let words: Vec<&str> = item.split_whitespace().collect();
                             match words.as_slice() {
-                                ["*"] => ctx.py_bare.extend(funcs.iter().map(|f| (*f).to_owned())),
+                                ["*"] => ctx.py_bare.extend(
+                                    funcs.iter().map(|f| ((*f).to_owned(), (*f).to_owned())),
+                                ),
                                 [name] if funcs.contains(name) => {
-                                    ctx.py_bare.insert((*name).to_owned());
+                                    ctx.py_bare.insert((*name).to_owned(), (*name).to_owned());
                                 }
                                 [name, "as", alias] if funcs.contains(name) => {
-                                    ctx.py_bare.insert((*alias).to_owned());
+                                    ctx.py_bare.insert((*alias).to_owned(), (*name).to_owned());
                                 }
                                 _ => {}
                             }
@@ -800,65 +856,321 @@ fn after_definition_keyword(prefix: &str) -> bool {
         .is_some_and(|w| w == "def" || w == "class")
 }
 
-fn python_exec_call(line: &str, pattern: &Regex, ctx: &FileContext) -> bool {
-    pattern.captures_iter(line).any(|caps| {
+/// What an exec-like call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum ExecKind {
+    /// Not a process call.
+    None,
+    /// Runs a program directly (argv, no shell): `execFileSync`, `spawn`,
+    /// `subprocess.run([...])` without `shell=True`.
+    Direct,
+    /// Runs a command line through a shell (`exec`, `execSync`,
+    /// `os.system`, `shell: true`, `shell=True`, `["sh", "-c", …]`) where
+    /// the file does not write a dangerous command: the command is passed
+    /// in whole as a variable (`os.system(cmd)`, `Popen(server["cmd"],
+    /// shell=True)`, `exec(process.env.OPEN_CMD + ' ' + JSON.stringify(url))`),
+    /// so it is one the caller chose and the approver of the call that runs
+    /// the script sees; or it is one fixed literal with no shell syntax
+    /// (`execSync('dot -Tsvg')`, `os.system("clear")`) whose program is not
+    /// a downloader, shell, interpreter or destructive tool.
+    ShellPassthrough,
+    /// Runs a command line written in the file through a shell.
+    Shell,
+}
+
+static PASSTHROUGH_ARG: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile_pattern(
+        "dangerous-exec/passthrough",
+        concat!(
+            r#"^\s*[A-Za-z_$][\w$]*(?:\s*(?:\.\s*[A-Za-z_$][\w$]*|\[\s*(?:[\x22'][\w-]*[\x22']|\d+|[A-Za-z_]\w*)\s*\]))*"#,
+            // `+ ' '`, `+ JSON.stringify(url)`, `+ shlex.quote(path)`, `+ arg`
+            r#"(?:\s*\+\s*(?:'[^'|;&$`<>\n]*'|"[^"|;&$`<>\n]*"|(?:JSON\.stringify|shlex\.quote)\s*\(\s*[\w$.]+\s*\)|[A-Za-z_$][\w$.]*))*"#,
+            r"\s*(?:[,)]|$)",
+        ),
+    )
+});
+
+/// One string literal with no shell syntax (no quoting, expansion,
+/// pipes, lists, redirections or grouping); capture 1–3 is the command.
+static FIXED_COMMAND: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile_pattern(
+        "dangerous-exec/fixed-command",
+        concat!(
+            r#"^\s*(?:[rbuf]?\x22([^\x22\\$`|;&<>(){}*?!~\n]*)\x22|[rbuf]?'([^'\\$`|;&<>(){}*?!~\n]*)'"#,
+            r"|`([^`\\$|;&<>(){}*?!~\n]*)`)\s*(?:[,)]|$)",
+        ),
+    )
+});
+
+/// Programs that make a fixed shell command dangerous whatever follows:
+/// downloaders and network tools, shells and interpreters, privilege,
+/// destruction and decoding.
+const RISKY_PROGRAMS: &[&str] = &[
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "ssh",
+    "scp",
+    "rsync",
+    "sftp",
+    "ftp",
+    "tftp",
+    "telnet",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "python",
+    "python2",
+    "python3",
+    "node",
+    "deno",
+    "bun",
+    "perl",
+    "ruby",
+    "php",
+    "powershell",
+    "pwsh",
+    "cmd",
+    "osascript",
+    "eval",
+    "exec",
+    "source",
+    "sudo",
+    "su",
+    "doas",
+    "rm",
+    "dd",
+    "mkfs",
+    "shred",
+    "chmod",
+    "chown",
+    "base64",
+    "xxd",
+    "openssl",
+    "crontab",
+    "launchctl",
+    "systemctl",
+    "iex",
+    "npx",
+    "pip",
+    "pip3",
+    "npm",
+];
+
+/// Shell execution that the file does not write (a variable, or a fixed
+/// harmless command) is [`ExecKind::ShellPassthrough`]; anything else is
+/// [`ExecKind::Shell`].
+fn shell_kind(args: &str) -> ExecKind {
+    if PASSTHROUGH_ARG.as_ref().is_some_and(|re| re.is_match(args)) {
+        return ExecKind::ShellPassthrough;
+    }
+    let fixed = FIXED_COMMAND
+        .as_ref()
+        .and_then(|re| re.captures(args))
+        .and_then(|caps| caps.get(1).or(caps.get(2)).or(caps.get(3)))
+        .map(|m| m.as_str());
+    if let Some(command) = fixed {
+        let program = command
+            .split_whitespace()
+            .next()
+            .map(|p| p.rsplit(['/', '\\']).next().unwrap_or(p))
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let program = program
+            .strip_suffix(".exe")
+            .unwrap_or(&program)
+            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if !program.is_empty() && !RISKY_PROGRAMS.contains(&program) {
+            return ExecKind::ShellPassthrough;
+        }
+    }
+    ExecKind::Shell
+}
+
+/// Python functions that always go through a shell.
+const PY_SHELL_FUNCS: &[&str] = &[
+    "system",
+    "popen",
+    "getoutput",
+    "getstatusoutput",
+    "create_subprocess_shell",
+];
+
+/// The argument text of a call whose `(` ends at `open_end` in `text`: up
+/// to the matching `)` (brackets counted, strings not parsed), at most
+/// 1,500 bytes.
+fn call_args(text: &str, open_end: usize) -> &str {
+    let rest = text.get(open_end..).unwrap_or("");
+    let mut depth = 0i32;
+    for (i, c) in rest.char_indices() {
+        if i > 1500 {
+            return rest.get(..i).unwrap_or(rest);
+        }
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return &rest[..i];
+                }
+            }
+            _ => {}
+        }
+    }
+    rest
+}
+
+static SHELL_OPTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile_pattern(
+        "dangerous-exec/shell-option",
+        r"\bshell\s*[:=]\s*([\w$.]+|[\x22'`])",
+    )
+});
+static SHELL_ARGV0: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    compile_pattern(
+        "dangerous-exec/shell-argv0",
+        concat!(
+            r"^\s*\[?\s*[rbuf]?[\x22'`](?:[\w./-]*/)?(?:sh|bash|zsh|dash|ksh|ash|cmd(?:\.exe)?",
+            r"|powershell(?:\.exe)?|pwsh)[\x22'`]\s*,\s*\[?\s*[rbuf]?[\x22'`](?:-c|/c|-Command|-lc|-ic|-e|-enc)\b",
+        ),
+    )
+});
+
+/// Whether the arguments of a direct-exec call ask for a shell anyway:
+/// a truthy `shell` option, or a shell with `-c` as the program.
+fn args_use_shell(args: &str) -> bool {
+    let option = SHELL_OPTION.as_ref().is_some_and(|re| {
+        re.captures_iter(args).any(|caps| {
+            caps.get(1).is_some_and(|v| {
+                !matches!(
+                    v.as_str(),
+                    "false" | "False" | "None" | "null" | "undefined" | "0"
+                )
+            })
+        })
+    });
+    option || SHELL_ARGV0.as_ref().is_some_and(|re| re.is_match(args))
+}
+
+fn python_exec_call(text: &str, pattern: &Regex, ctx: &FileContext) -> ExecKind {
+    let line = text.split('\n').next().unwrap_or("");
+    let mut best = ExecKind::None;
+    for caps in pattern.captures_iter(line) {
         let (Some(whole), Some(name)) = (caps.get(0), caps.get(2)) else {
-            return false;
+            continue;
         };
         let name = name.as_str();
         let prefix = &line[..whole.start()];
         if after_definition_keyword(prefix) {
-            return false;
+            continue;
         }
-        if PY_ASYNC_EXEC_FUNCS.contains(&name) {
-            return true;
-        }
-        match caps.get(1).map(|m| m.as_str()) {
-            Some(receiver) => {
-                (ctx.py_subprocess.contains(receiver) && PY_SUBPROCESS_FUNCS.contains(&name))
-                    || (ctx.py_os.contains(receiver) && PY_OS_FUNCS.contains(&name))
-                    || (ctx.py_pty.contains(receiver) && PY_PTY_FUNCS.contains(&name))
-            }
-            None => {
-                let trimmed = prefix.trim_end();
-                if trimmed.ends_with('.') {
-                    PY_DYNAMIC_IMPORT_RE
-                        .as_ref()
-                        .is_some_and(|re| re.is_match(trimmed))
-                        && [PY_SUBPROCESS_FUNCS, PY_OS_FUNCS, PY_PTY_FUNCS]
-                            .iter()
-                            .any(|funcs| funcs.contains(&name))
-                } else {
-                    ctx.py_bare.contains(name)
+        let original = if PY_ASYNC_EXEC_FUNCS.contains(&name) {
+            Some(name)
+        } else {
+            match caps.get(1).map(|m| m.as_str()) {
+                Some(receiver) => {
+                    let known = (ctx.py_subprocess.contains(receiver)
+                        && PY_SUBPROCESS_FUNCS.contains(&name))
+                        || (ctx.py_os.contains(receiver) && PY_OS_FUNCS.contains(&name))
+                        || (ctx.py_pty.contains(receiver) && PY_PTY_FUNCS.contains(&name));
+                    known.then_some(name)
+                }
+                None => {
+                    let trimmed = prefix.trim_end();
+                    if trimmed.ends_with('.') {
+                        let dynamic = PY_DYNAMIC_IMPORT_RE
+                            .as_ref()
+                            .is_some_and(|re| re.is_match(trimmed))
+                            && [PY_SUBPROCESS_FUNCS, PY_OS_FUNCS, PY_PTY_FUNCS]
+                                .iter()
+                                .any(|funcs| funcs.contains(&name));
+                        dynamic.then_some(name)
+                    } else {
+                        ctx.py_bare.get(name).map(String::as_str)
+                    }
                 }
             }
+        };
+        let Some(original) = original else { continue };
+        let args = call_args(text, whole.end());
+        let kind = if PY_SHELL_FUNCS.contains(&original) || args_use_shell(args) {
+            shell_kind(args)
+        } else {
+            ExecKind::Direct
+        };
+        if kind == ExecKind::Shell {
+            return kind;
         }
-    })
+        best = best.max(kind);
+    }
+    best
 }
 
-fn line_fires(rule: &CompiledLine, line: &str, ctx: &FileContext) -> bool {
-    match rule.rule.check {
-        LineCheck::Plain => rule.pattern.is_match(line),
-        LineCheck::JsExec => {
-            rule.pattern
-                .captures_iter(line)
-                .any(|caps| match (caps.get(0), caps.get(1)) {
-                    (Some(whole), Some(name)) => {
-                        !is_benign_member_exec(line, whole.start(), name.as_str(), ctx)
-                    }
-                    _ => false,
-                })
+fn js_exec_call(text: &str, pattern: &Regex, ctx: &FileContext) -> ExecKind {
+    let line = text.split('\n').next().unwrap_or("");
+    let mut best = ExecKind::None;
+    for caps in pattern.captures_iter(line) {
+        let (Some(whole), Some(name)) = (caps.get(0), caps.get(1)) else {
+            continue;
+        };
+        let name = name.as_str();
+        if is_benign_member_exec(line, whole.start(), name, ctx) {
+            continue;
         }
-        LineCheck::PyExec => python_exec_call(line, &rule.pattern, ctx),
-        LineCheck::Port => rule.pattern.captures_iter(line).any(|caps| {
+        let args = call_args(text, whole.end());
+        let kind = if matches!(name, "exec" | "execSync") || args_use_shell(args) {
+            shell_kind(args)
+        } else {
+            ExecKind::Direct
+        };
+        if kind == ExecKind::Shell {
+            return kind;
+        }
+        best = best.max(kind);
+    }
+    best
+}
+
+/// Whether a line rule fires on line `i` of `lines` (the rest of the file
+/// is there for calls whose arguments span lines). Exec rules report a
+/// direct (non-shell) process call as [`ExecKind::Direct`].
+fn line_outcome(rule: &CompiledLine, lines: &[&str], i: usize, ctx: &FileContext) -> ExecKind {
+    let Some(line) = lines.get(i).copied() else {
+        return ExecKind::None;
+    };
+    let yes = |b: bool| if b { ExecKind::Shell } else { ExecKind::None };
+    match rule.rule.check {
+        LineCheck::Plain => yes(rule.pattern.is_match(line)),
+        LineCheck::JsExec | LineCheck::PyExec => {
+            if !rule.pattern.is_match(line) {
+                return ExecKind::None;
+            }
+            let end = (i + 12).min(lines.len());
+            let text = lines[i..end].join("\n");
+            if rule.rule.check == LineCheck::JsExec {
+                js_exec_call(&text, &rule.pattern, ctx)
+            } else {
+                python_exec_call(&text, &rule.pattern, ctx)
+            }
+        }
+        LineCheck::Port => yes(rule.pattern.captures_iter(line).any(|caps| {
             caps.get(1).is_none_or(|port| {
                 !matches!(port.as_str().parse::<u32>(), Ok(p) if STANDARD_PORTS.contains(&p))
             })
-        }),
-        LineCheck::NoDef => rule
+        })),
+        LineCheck::NoDef => yes(rule
             .pattern
             .find_iter(line)
-            .any(|m| !after_definition_keyword(&line[..m.start()])),
+            .any(|m| !after_definition_keyword(&line[..m.start()]))),
     }
 }
 
@@ -944,16 +1256,155 @@ pub(crate) fn lang_from_shebang(text: &str) -> Option<Lang> {
     })
 }
 
-/// Runs the source rules of `lang` over `text`.
+/// The id of the informational finding for a direct (non-shell) process
+/// call.
+pub(crate) const PROCESS_SPAWN: &str = "process-spawn";
+/// The id of the finding for invisible characters.
+pub(crate) const INVISIBLE_UNICODE: &str = "invisible-unicode";
+
+/// Keeps one finding per rule id: the most severe, the first line among
+/// equals, at the position where the id first appeared.
+fn merge_by_rule(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    for f in findings {
+        match out.iter_mut().find(|o| o.rule_id == f.rule_id) {
+            Some(o) => {
+                if f.severity > o.severity || (f.severity == o.severity && f.line < o.line) {
+                    *o = f;
+                }
+            }
+            None => out.push(f),
+        }
+    }
+    out
+}
+
+/// The `invisible-unicode` finding of a file, if it holds any.
+/// An invisible character written as a character reference (`&#8203;`)
+/// counts too.
+fn invisible_finding(file: &Path, text: &str, raw_lines: &[&str]) -> Option<Finding> {
+    let (i, severity) = find_invisible(&decode_entities(text))?;
+    Some(finding(
+        INVISIBLE_UNICODE,
+        severity,
+        file,
+        i,
+        format_evidence(raw_lines.get(i).copied().unwrap_or("")),
+    ))
+}
+
+/// The environment handed to a child process: `env: { ...process.env, … }`,
+/// `env: process.env`, `env = os.environ.copy()`, `env={**os.environ, …}`.
+const CHILD_ENV_JS: &str = concat!(
+    r"\benv\s*:\s*(?:\{\s*\.\.\.\s*process\.env\b|process\.env\b",
+    r"|Object\.assign\s*\(\s*\{\s*\}\s*,\s*process\.env\b)",
+);
+const CHILD_ENV_PY: &str = concat!(
+    r"\b(?i:[a-z_]*env[a-z_0-9]*)\s*=\s*(?:\{\s*\*\*\s*os\.environ\b|dict\s*\(\s*os\.environ\b",
+    r"|os\.environ(?:\s*\.\s*copy\s*\(\s*\))?)",
+);
+/// A call that starts a process, near which an environment is a child's.
+const SPAWN_CALL_JS: &str = r"\b(?:spawn|spawnSync|exec|execSync|execFile|execFileSync|fork)\s*\(";
+const SPAWN_CALL_PY: &str = concat!(
+    r"\b(?:Popen|run|call|check_call|check_output|spawn\w*|exec[lv]\w*",
+    r"|create_subprocess_\w+)\s*\(",
+);
+/// Lines before and after a child environment searched for the process
+/// call it belongs to.
+const CHILD_ENV_WINDOW: (usize, usize) = (4, 8);
+
+static CHILD_ENV_JS_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/js", CHILD_ENV_JS));
+static CHILD_ENV_PY_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/py", CHILD_ENV_PY));
+static SPAWN_CALL_JS_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/js-spawn", SPAWN_CALL_JS));
+static SPAWN_CALL_PY_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/py-spawn", SPAWN_CALL_PY));
+static NETWORK_SEND_JS_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/js-send", JS_NETWORK_SEND));
+static NETWORK_SEND_PY_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("child-env/py-send", PY_NETWORK_SEND));
+
+/// `text` with each environment handed to a child process blanked (spaces,
+/// newlines kept, so every offset and line stays): passing the
+/// environment on to a program the skill runs is not harvesting it. Only
+/// where a process call is within a few lines and the line sends nothing
+/// over the network (`body: JSON.stringify({ env: { ...process.env } })`
+/// stays).
+fn mask_child_env(lang: Lang, text: &str) -> String {
+    let (child, spawn, send) = match lang {
+        Lang::Js => (&*CHILD_ENV_JS_RE, &*SPAWN_CALL_JS_RE, &*NETWORK_SEND_JS_RE),
+        Lang::Python => (&*CHILD_ENV_PY_RE, &*SPAWN_CALL_PY_RE, &*NETWORK_SEND_PY_RE),
+        Lang::Shell => return text.to_owned(),
+    };
+    let (Some(child), Some(spawn), Some(send)) = (child, spawn, send) else {
+        return text.to_owned();
+    };
+    if !child.is_match(text) {
+        return text.to_owned();
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut out = text.to_owned();
+    let mut ranges = Vec::new();
+    for m in child.find_iter(text) {
+        let line = text[..m.start()].matches('\n').count();
+        let start = line.saturating_sub(CHILD_ENV_WINDOW.0);
+        let end = (line + CHILD_ENV_WINDOW.1 + 1).min(lines.len());
+        let spawned = lines
+            .get(start..end)
+            .is_some_and(|near| near.iter().any(|l| spawn.is_match(l)));
+        let sends = lines.get(line).is_some_and(|l| {
+            send.is_match(l) || l.contains("JSON.stringify") || l.contains("json.dumps")
+        });
+        if spawned && !sends {
+            ranges.push(m.range());
+        }
+    }
+    for range in ranges.into_iter().rev() {
+        let blank: String = text[range.clone()]
+            .chars()
+            .map(|c| {
+                if c == '\n' {
+                    "\n".to_owned()
+                } else {
+                    " ".repeat(c.len_utf8())
+                }
+            })
+            .collect();
+        out.replace_range(range, &blank);
+    }
+    out
+}
+
+/// Runs the source rules of `lang` over `text`; findings in test code
+/// rank below runtime code (see [`rank_below_runtime`]).
 pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding> {
+    let mut findings = scan_source_unranked(lang, file, text);
+    if is_test_path(file) {
+        for f in &mut findings {
+            f.severity = rank_below_runtime(&f.rule_id, f.severity);
+        }
+    }
+    findings
+}
+
+/// Runs the source rules of `lang` over `text`, at full severity whatever
+/// the path (the directory walk ranks test code itself, knowing whether a
+/// runtime file names it).
+pub(crate) fn scan_source_unranked(lang: Lang, file: &Path, text: &str) -> Vec<Finding> {
     let raw_lines: Vec<&str> = text.split('\n').collect();
-    let stripped = strip_comments(lang, text);
+    let cleaned = clean_invisible(text);
+    let stripped = strip_comments(lang, &cleaned);
     // Shell: a `\`-continued command is matched as one line, at its start.
     let stripped = match lang {
         Lang::Shell => join_continued_lines(&stripped),
         Lang::Js | Lang::Python => stripped,
     };
+    let stripped = mask_child_env(lang, &stripped);
+    let shell_view = shell_normalize(&stripped);
     let lines: Vec<&str> = stripped.split('\n').collect();
+    let shell_lines: Vec<&str> = shell_view.split('\n').collect();
     let ctx = FileContext::new(lang, &stripped);
     let (line_rules, source_rules) = match lang {
         Lang::Js => (&*JS_LINE, &*JS_SOURCE),
@@ -965,17 +1416,42 @@ pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding
 
     let mut findings = Vec::new();
     let mut fired: HashSet<&str> = HashSet::new();
+    let mut direct_exec: Option<usize> = None;
+    let mut passthrough_exec: Option<usize> = None;
     for rule in line_rules {
         if fired.contains(rule.rule.id) {
             continue;
         }
         if let Some(context) = &rule.context
-            && !context.is_match(text)
+            && !context.is_match(&cleaned)
         {
             continue;
         }
+        if !rule.pattern.is_match(&stripped) && !rule.pattern.is_match(&shell_view) {
+            continue;
+        }
         // One finding per line-rule per file.
-        if let Some(i) = lines.iter().position(|line| line_fires(rule, line, &ctx)) {
+        let mut hit = None;
+        for i in 0..lines.len() {
+            let outcome = match line_outcome(rule, &lines, i, &ctx) {
+                ExecKind::None => line_outcome(rule, &shell_lines, i, &ctx),
+                other => other,
+            };
+            match outcome {
+                ExecKind::Shell => {
+                    hit = Some(i);
+                    break;
+                }
+                ExecKind::Direct => {
+                    direct_exec.get_or_insert(i);
+                }
+                ExecKind::ShellPassthrough => {
+                    passthrough_exec.get_or_insert(i);
+                }
+                ExecKind::None => {}
+            }
+        }
+        if let Some(i) = hit {
             findings.push(finding(
                 rule.rule.id,
                 rule.rule.severity,
@@ -986,14 +1462,32 @@ pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding
             fired.insert(rule.rule.id);
         }
     }
+    if let Some(i) = passthrough_exec
+        && !fired.contains("dangerous-exec")
+    {
+        findings.push(finding("dangerous-exec", Warn, file, i, evidence(i)));
+    }
+    if let Some(i) = direct_exec {
+        findings.push(finding(PROCESS_SPAWN, Info, file, i, evidence(i)));
+    }
     for rule in source_rules {
-        if let Some(i) = find_source_match(
+        let hit = find_source_match(
             &rule.pattern,
             rule.context.as_ref(),
             rule.rule.window,
             &stripped,
             &lines,
-        ) {
+        )
+        .or_else(|| {
+            find_source_match(
+                &rule.pattern,
+                rule.context.as_ref(),
+                rule.rule.window,
+                &shell_view,
+                &shell_lines,
+            )
+        });
+        if let Some(i) = hit {
             findings.push(finding(
                 rule.rule.id,
                 rule.rule.severity,
@@ -1003,7 +1497,16 @@ pub(crate) fn scan_source_as(lang: Lang, file: &Path, text: &str) -> Vec<Finding
             ));
         }
     }
-    findings
+    findings.extend(scan_classes(
+        file,
+        [&stripped, &shell_view],
+        &lines,
+        &shell_lines,
+        Some(lang),
+        &evidence,
+    ));
+    findings.extend(invisible_finding(file, text, &raw_lines));
+    merge_by_rule(findings)
 }
 
 /// Runs the source rules over a code file. The language comes from the
@@ -1020,19 +1523,76 @@ pub fn scan_source(file: &Path, text: &str) -> Vec<Finding> {
     scan_source_as(lang, file, text)
 }
 
+/// Words that make a line a warning about a command rather than an
+/// instruction to run it ("never run `rm -rf /`").
+const WARNING_CUE: &str = concat!(
+    r"(?i)\b(?:never|don['’]?t|do\s+not|avoid|must\s+not|should\s+not|shouldn['’]?t|warning",
+    r"|dangerous|careful|caution|destructive|not\s+run)\b|⚠",
+);
+static WARNING: LazyLock<Option<Regex>> =
+    LazyLock::new(|| compile_pattern("text/warning-cue", WARNING_CUE));
+
+/// Prompt-injection rules whose match right after a negation ("never
+/// bypass approvals") is advice, not an instruction.
+const NEGATABLE_RULES: &[&str] = &[
+    "prompt-injection-ignore-instructions",
+    "prompt-injection-tool",
+];
+
+/// Rules whose match in a warning sentence is only informational.
+const WARNABLE_RULES: &[&str] = &["destructive-delete", "unsafe-permissions"];
+
+/// Lines of prose before a match searched for a warning cue ("Never run
+/// the following:" with the command in a fenced block below it). Blank
+/// lines and fence lines are skipped and do not count; at most
+/// [`WARNING_SCAN_LINES`] lines are looked at.
+const WARNING_LOOKBACK: usize = 2;
+const WARNING_SCAN_LINES: usize = 8;
+
+/// The severity of a text-rule match on line `i`: a destructive command
+/// in a line that warns against it, or right below one, is informational.
+fn text_line_severity(rule: &CompiledText, lines: &[&str], i: usize) -> Severity {
+    if !WARNABLE_RULES.contains(&rule.rule.id) {
+        return rule.rule.severity;
+    }
+    let Some(warning) = WARNING.as_ref() else {
+        return rule.rule.severity;
+    };
+    let prose_before = lines[..i.min(lines.len())]
+        .iter()
+        .rev()
+        .take(WARNING_SCAN_LINES)
+        .filter(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with("```") && !t.starts_with("~~~")
+        })
+        .take(WARNING_LOOKBACK);
+    let warned = lines
+        .get(i)
+        .into_iter()
+        .chain(prose_before)
+        .any(|l| warning.is_match(l));
+    if warned { Info } else { rule.rule.severity }
+}
+
 /// Runs the skill-text rules over SKILL.md or another text file: at most
-/// one finding per rule. `\`-continued lines are joined first (the
-/// finding is at the line where the command starts and the excerpt is the
-/// joined command). The `literal-secret` excerpt is always
-/// `[REDACTED CREDENTIAL]`; other excerpts are redacted when their line
-/// holds a credential.
+/// one finding per rule (the most severe match). Both normalised views are
+/// matched (see `normalize.rs`) and `\`-continued lines are joined first
+/// (the finding is at the line where the command starts). The class rules
+/// (`classes.rs`) run too. The `literal-secret` excerpt is always
+/// `[REDACTED CREDENTIAL]`; other excerpts are the original line, redacted
+/// when it holds a credential, with invisible characters escaped.
 pub fn scan_skill_text(file: &Path, text: &str) -> Vec<Finding> {
+    let raw_lines: Vec<&str> = text.split('\n').collect();
+    let cleaned = clean_invisible(text);
     // A `\`-continued command is matched as one line, reported at its start.
-    let joined = join_continued_lines(text);
+    let joined = join_continued_lines(&cleaned);
+    let shell_view = shell_normalize(&joined);
     let lines: Vec<&str> = joined.split('\n').collect();
+    let shell_lines: Vec<&str> = shell_view.split('\n').collect();
     let mut findings = Vec::new();
-    if let Some(offset) = find_literal_secret(text) {
-        let index = text[..offset].matches('\n').count();
+    if let Some(offset) = find_literal_secret(&cleaned) {
+        let index = cleaned[..offset].matches('\n').count();
         findings.push(finding(
             "literal-secret",
             Critical,
@@ -1041,13 +1601,75 @@ pub fn scan_skill_text(file: &Path, text: &str) -> Vec<Finding> {
             REDACTED.to_owned(),
         ));
     }
+    // Evidence: the joined command when a line was continued, else the
+    // original line (so invisible characters show, escaped).
+    let evidence = |i: usize| {
+        let joined_line = lines.get(i).copied().unwrap_or("");
+        let raw = raw_lines.get(i).copied().unwrap_or("");
+        if clean_invisible(raw) == joined_line {
+            format_evidence(raw)
+        } else {
+            format_evidence(joined_line)
+        }
+    };
     for rule in TEXT.iter() {
-        if let Some(i) = find_source_match(&rule.pattern, None, None, &joined, &lines) {
-            let excerpt = format_evidence(lines.get(i).copied().unwrap_or(""));
-            findings.push(finding(rule.rule.id, rule.rule.severity, file, i, excerpt));
+        if !rule.pattern.is_match(&joined) && !rule.pattern.is_match(&shell_view) {
+            continue;
+        }
+        let mut best: Option<(usize, Severity)> = None;
+        for i in 0..lines.len() {
+            let matched = [lines.get(i), shell_lines.get(i)]
+                .into_iter()
+                .flatten()
+                .any(|line| {
+                    if rule.rule.id == "secret-exfiltration" {
+                        rule.pattern.is_match(&strip_credential_use(line))
+                    } else if NEGATABLE_RULES.contains(&rule.rule.id) {
+                        rule.pattern
+                            .find_iter(line)
+                            .any(|m| !negated_before(&line[..m.start()]))
+                    } else {
+                        rule.pattern.is_match(line)
+                    }
+                });
+            if !matched {
+                continue;
+            }
+            let severity = text_line_severity(rule, &lines, i);
+            if best.is_none_or(|(_, s)| severity > s) {
+                best = Some((i, severity));
+            }
+            if severity == rule.rule.severity {
+                break;
+            }
+        }
+        // A match only across lines is reported where it starts.
+        let best = best.or_else(|| {
+            if rule.rule.id == "secret-exfiltration" {
+                return None;
+            }
+            let start = rule.pattern.find(&joined)?.start();
+            let line_start = joined[..start].rfind('\n').map_or(0, |p| p + 1);
+            if NEGATABLE_RULES.contains(&rule.rule.id) && negated_before(&joined[line_start..start])
+            {
+                return None;
+            }
+            Some((joined[..start].matches('\n').count(), rule.rule.severity))
+        });
+        if let Some((i, severity)) = best {
+            findings.push(finding(rule.rule.id, severity, file, i, evidence(i)));
         }
     }
-    findings
+    findings.extend(scan_classes(
+        file,
+        [&joined, &shell_view],
+        &lines,
+        &shell_lines,
+        None,
+        &evidence,
+    ));
+    findings.extend(invisible_finding(file, text, &raw_lines));
+    merge_by_rule(findings)
 }
 
 #[cfg(test)]

@@ -30,20 +30,35 @@ pub(crate) fn strip_comments(lang: Lang, source: &str) -> String {
     }
 }
 
-/// Joins `\`-continued lines: each continued line is appended (after a
-/// space) to the line it continues, and the newlines it used are moved after
-/// the joined line. The line count is unchanged and a joined command sits on
-/// the line where it starts, so a match reports the starting line.
+/// Joins continued lines: a line ending in `\` (the `\` dropped), or a
+/// pipeline or list left open at the end of a line (`curl … |`, `… &&`,
+/// `… ||`; not a Markdown table row, which starts with `|`). Each continued
+/// line is appended (after a space) to the line it continues, and the
+/// newlines it used are moved after the joined line. The line count is
+/// unchanged and a joined command sits on the line where it starts, so a
+/// match reports the starting line.
 pub(crate) fn join_continued_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut owed = 0usize;
     let mut parts = text.split('\n').peekable();
+    let mut in_table = false;
     while let Some(part) = parts.next() {
         let last = parts.peek().is_none();
         let body = part.strip_suffix('\r').unwrap_or(part);
         let trailing = body.len() - body.trim_end_matches('\\').len();
         if !last && trailing % 2 == 1 {
             out.push_str(&body[..body.len() - 1]);
+            out.push(' ');
+            owed += 1;
+            continue;
+        }
+        // A table row of a continued line keeps the whole join a table row.
+        if owed == 0 {
+            in_table = body.trim_start().starts_with('|');
+        }
+        let open = body.trim_end();
+        if !last && !in_table && (open.ends_with('|') || open.ends_with("&&")) {
+            out.push_str(body);
             out.push(' ');
             owed += 1;
             continue;

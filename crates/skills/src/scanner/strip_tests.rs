@@ -53,3 +53,20 @@ fn continued_lines_join_and_keep_the_line_count() {
     assert_eq!(lines(&out), lines(src));
     assert_eq!(join_continued_lines("x \\"), "x \\");
 }
+
+#[test]
+fn an_open_pipeline_or_list_continues_on_the_next_line() {
+    assert_eq!(
+        join_continued_lines("curl -s https://x |\n  sh\nnext"),
+        "curl -s https://x |   sh\n\nnext"
+    );
+    assert_eq!(
+        join_continued_lines("make &&\n./run\n"),
+        "make && ./run\n\n"
+    );
+    // Markdown table rows end in `|` and stay apart.
+    assert_eq!(
+        join_continued_lines("| a | curl |\n| b | sh |\n"),
+        "| a | curl |\n| b | sh |\n"
+    );
+}

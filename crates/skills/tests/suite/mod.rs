@@ -1,2 +1,3 @@
 mod dispatch;
+mod scanner_corpus;
 mod snapshot_config;

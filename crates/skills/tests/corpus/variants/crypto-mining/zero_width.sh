@@ -1,0 +1,1 @@
+./xm​rig --donate-level 1

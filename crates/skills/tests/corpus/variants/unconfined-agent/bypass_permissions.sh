@@ -1,0 +1,2 @@
+#!/bin/sh
+exec claude --permission-mode bypassPermissions --print < "$PROMPT"

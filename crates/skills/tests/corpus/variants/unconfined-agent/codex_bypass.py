@@ -1,0 +1,2 @@
+import subprocess
+subprocess.run(['codex', '--dangerously-bypass-approvals-and-sandbox', 'exec', task])
