@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use talon_egress::{EgressGuard, SsrfAllowlistConfig, SsrfPolicy};
+use talon_egress::{AllowlistError, EgressGuard, SsrfAllowlistConfig, SsrfPolicy};
 
 use crate::error::{CronError, Result};
 use crate::job::{Delivery, DeliveryMode};
@@ -18,7 +18,7 @@ pub const WEBHOOK_ALLOWLIST_KEY: &str = "cron.webhookSsrfAllowlist";
 /// anything wider.
 #[derive(Debug, Clone)]
 pub struct WebhookGuard {
-    guard: std::result::Result<EgressGuard, String>,
+    guard: std::result::Result<EgressGuard, AllowlistError>,
 }
 
 impl Default for WebhookGuard {
@@ -32,9 +32,7 @@ impl WebhookGuard {
     pub fn from_config(allow: Option<&SsrfAllowlistConfig>) -> Self {
         let policy = match allow {
             None => Ok(SsrfPolicy::strict()),
-            Some(a) => {
-                SsrfPolicy::from_config_at(a, WEBHOOK_ALLOWLIST_KEY).map_err(|e| e.to_string())
-            }
+            Some(a) => SsrfPolicy::from_config_at(a, WEBHOOK_ALLOWLIST_KEY),
         };
         WebhookGuard {
             guard: policy.map(|p| {

@@ -134,6 +134,9 @@ pub(crate) struct Areas {
     pub(crate) auth: AuthLimiter,
     /// Counters for `/metrics`.
     pub(crate) metrics: Metrics,
+    /// Fired when the drain is over: every WebSocket connection waits for
+    /// its own requests' replies, flushes them and closes.
+    pub(crate) closing: talon_tasks::CancellationToken,
     pub(crate) started_at: std::time::Instant,
 }
 
@@ -270,6 +273,7 @@ impl Gateway {
             events,
             auth: AuthLimiter::new(limits.auth_max_failures, limits.auth_window),
             metrics: Metrics::default(),
+            closing: talon_tasks::CancellationToken::new(),
             started_at: std::time::Instant::now(),
         });
         let _ = link.set(Arc::downgrade(&inner));
@@ -475,6 +479,26 @@ impl Gateway {
         if let Err(e) = areas.calls.journal.flush().await {
             tracing::warn!(error = %e, "journal flush at shutdown failed");
         }
+        areas.closing.cancel();
+    }
+
+    /// Wait until every WebSocket connection has flushed its replies and
+    /// closed (after [`Self::shutdown`]), at most `limit`.
+    pub(crate) async fn connections_closed(&self, limit: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self
+            .inner
+            .metrics
+            .connections
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0
+        {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        true
     }
 }
 

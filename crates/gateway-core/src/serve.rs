@@ -48,12 +48,16 @@ pub async fn serve(
         let _ = stopped_tx.send(());
     });
     // Open WebSocket connections keep a graceful axum server alive; once
-    // the drain is done, stop waiting for them.
+    // the drain is done each one flushes its replies and closes (bounded),
+    // and then nothing is waited for.
+    let closing_gw = gw.clone();
     tokio::select! {
         r = server => r.map_err(|e| GatewayError::Internal(format!("server: {e}")))?,
         () = async {
             let _ = stopped_rx.await;
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            if !closing_gw.connections_closed(std::time::Duration::from_secs(3)).await {
+                tracing::warn!("some WebSocket connections did not close within 3 s of the drain; stopping anyway");
+            }
         } => {}
     }
     Ok(())

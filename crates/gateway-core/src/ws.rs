@@ -97,6 +97,7 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
         let msg = tokio::select! {
             m = stream.next() => m,
             () = out.closed() => break,
+            () = gw.inner.closing.cancelled() => break,
         };
         let text = match msg {
             Some(Ok(Message::Text(t))) => t,
@@ -189,6 +190,12 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
             }
             drop(permit);
         });
+    }
+    if gw.inner.closing.is_cancelled() {
+        // The drain is over: let this connection's request tasks put their
+        // replies in the queue (bounded), then the writer flushes them.
+        let all = u32::try_from(limits.max_in_flight_per_connection).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(Duration::from_secs(2), permits.acquire_many(all)).await;
     }
     out.close();
     gw.inner.runners.disconnected(conn_id);

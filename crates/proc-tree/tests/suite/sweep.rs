@@ -34,13 +34,26 @@ fn start_sweeps_a_dead_owners_cgroup_and_labelled_processes() {
         };
         let dir = talon_root.join(format!("owner-{DEAD_PID}-1-0"));
         let leaf = dir.join("leaf-0");
-        std::fs::create_dir_all(&leaf).unwrap();
         let child = Command::new("/bin/sleep")
             .arg("301")
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
-        std::fs::write(leaf.join("cgroup.procs"), child.id().to_string()).unwrap();
+        // A supervisor starting in another test process may sweep the
+        // leftover between its creation and the move; make it again.
+        let mut placed = false;
+        for _ in 0..50 {
+            std::fs::create_dir_all(&leaf).unwrap();
+            match std::fs::write(leaf.join("cgroup.procs"), child.id().to_string()) {
+                Ok(()) => {
+                    placed = true;
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => panic!("cannot move the leftover into its cgroup: {e}"),
+            }
+        }
+        assert!(placed, "the leftover cgroup kept being swept away");
         in_cgroup = Some(child);
         Some(dir)
     } else {
