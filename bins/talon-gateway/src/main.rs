@@ -15,8 +15,8 @@ use tokio::signal::unix::{SignalKind, signal};
 #[derive(Debug, Parser)]
 #[command(name = "talon-gateway", version, about)]
 struct Args {
-    /// Config file (default: $TALON_CONFIG, else ~/.talon/talon.json, else
-    /// built-in defaults).
+    /// Config file (default: $TALON_CONFIG, else talon.json in the state
+    /// directory, else built-in defaults).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// State directory: token, call journal, approvals, cron, tasks
@@ -71,23 +71,13 @@ fn writeln_stderr(line: &str) -> std::io::Result<()> {
     writeln!(err, "{line}")
 }
 
-/// The runtime's built-in tools read the state directory from
-/// `TALON_STATE_DIR`; `--state-dir` is handed to them by running this
-/// program again with that variable set (the environment cannot be
-/// changed safely once threads exist).
+/// The runtime's built-in tools read the state directory (and the
+/// config file inside it) from `TALON_STATE_DIR`; `--state-dir` is handed
+/// to them by running this program again with that variable set
+/// (`talon_config::reexec_with_state_dir`).
 fn reexec_with_state_dir(args: &Args) -> Option<ExitCode> {
-    use std::os::unix::process::CommandExt as _;
     let dir = args.state_dir.as_ref()?;
-    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
-    let current = std::env::var_os(talon_config::STATE_DIR_ENV);
-    if current.as_deref() == Some(dir.as_os_str()) {
-        return None;
-    }
-    let exe = std::env::current_exe().ok()?;
-    let err = std::process::Command::new(exe)
-        .args(std::env::args_os().skip(1))
-        .env(talon_config::STATE_DIR_ENV, &dir)
-        .exec();
+    let err = talon_config::reexec_with_state_dir(dir).err()?;
     let _ = writeln_stderr(&format!(
         "talon-gateway: cannot re-run itself with --state-dir: {err}"
     ));

@@ -8,6 +8,11 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "talon", version, about)]
 pub(crate) struct Cli {
+    /// State directory (default: $TALON_STATE_DIR, else ~/.talon): the
+    /// gateway token, the stores, and the config file `talon.json` unless
+    /// --config or $TALON_CONFIG names another.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) state_dir: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) ctx: ContextArgs,
     #[command(subcommand)]
@@ -17,7 +22,8 @@ pub(crate) struct Cli {
 /// The run context every inspection command evaluates in.
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct ContextArgs {
-    /// Config file (default: $TALON_CONFIG, else ~/.talon/talon.json).
+    /// Config file (default: $TALON_CONFIG, else talon.json in the state
+    /// directory).
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// Agent id (default: the config's default agent).
@@ -453,8 +459,10 @@ pub(crate) enum ConfigCommand {
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct GatewayTarget {
     /// The gateway: ws://HOST:PORT[/ws], http://HOST:PORT or HOST:PORT
-    /// (default for gateway and approvals commands: ws://127.0.0.1:18789/ws).
-    #[arg(long, global = true, value_name = "URL")]
+    /// (default: $TALON_GATEWAY_URL, else the address the config's
+    /// gateway.bind/gateway.port give the daemon, 127.0.0.1:18789 when
+    /// unset).
+    #[arg(long, global = true, value_name = "URL", env = "TALON_GATEWAY_URL")]
     pub(crate) gateway: Option<String>,
     /// Bearer token (default: $TALON_GATEWAY_TOKEN, else the token file
     /// in the state dir).
@@ -466,6 +474,20 @@ pub(crate) struct GatewayTarget {
         hide_env_values = true
     )]
     pub(crate) token: Option<String>,
+    /// The config file the address is read from when no URL is given
+    /// (the global --config, filled in by [`GatewayTarget::with_config`]).
+    #[arg(skip)]
+    pub(crate) config: Option<PathBuf>,
+}
+
+impl GatewayTarget {
+    /// This target, reading the gateway's address from `ctx`'s config.
+    pub(crate) fn with_config(&self, ctx: &ContextArgs) -> GatewayTarget {
+        GatewayTarget {
+            config: ctx.config.clone(),
+            ..self.clone()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -492,9 +514,6 @@ pub(crate) enum GatewayCommand {
         /// Listen address, HOST:PORT.
         #[arg(long, value_name = "ADDR")]
         bind: Option<String>,
-        /// State directory.
-        #[arg(long, value_name = "DIR")]
-        state_dir: Option<PathBuf>,
     },
     /// Whether a gateway answers, and its health (exit 1 when it does not).
     Status {

@@ -82,12 +82,14 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
         }
         Command::Cron(c) => match &c.target.gateway {
             Some(_) if !matches!(c.command, crate::cli::CronCommand::Next { .. }) => {
-                crate::gateway_cmd::cron_remote(&c.target, &c.command, out)
+                crate::gateway_cmd::cron_remote(&c.target.with_config(&cli.ctx), &c.command, out)
             }
             _ => crate::cron_cmd::run(&cli.ctx, &c.command, out),
         },
         Command::Tasks(c) => match &c.target.gateway {
-            Some(_) => crate::gateway_cmd::tasks_remote(&c.target, &c.command, out),
+            Some(_) => {
+                crate::gateway_cmd::tasks_remote(&c.target.with_config(&cli.ctx), &c.command, out)
+            }
             None => crate::tasks_cmd::run(&c.command, out),
         },
         Command::Gateway(c) => crate::gateway_cmd::run(&cli.ctx, c, out),
@@ -95,7 +97,7 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             crate::cli::ApprovalsCommand::Allowlist { command } => {
                 crate::approvals_cmd::allowlist(command, &talon_config::state_dir(), out)
             }
-            other => crate::gateway_cmd::approvals(&a.target, other, out),
+            other => crate::gateway_cmd::approvals(&a.target.with_config(&cli.ctx), other, out),
         },
         Command::Config(ConfigCommand::Schema) => {
             let schema = talon_config::config_schema();

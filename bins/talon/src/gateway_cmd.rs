@@ -20,15 +20,30 @@ use crate::cli::{
     ApprovalsCommand, ContextArgs, CronCommand, GatewayCommand, GatewayTarget, TasksCommand,
 };
 
-/// The default gateway URL.
-const DEFAULT_URL: &str = "ws://127.0.0.1:18789/ws";
+/// The gateway's URL: `--gateway` / `$TALON_GATEWAY_URL`, else where the
+/// config the daemon reads (`--config`, `$TALON_CONFIG`, else `talon.json`
+/// in the state directory) has it listen (`gateway.bind`, `gateway.port`;
+/// 127.0.0.1:18789 without a config file). Never a guess: a config that
+/// does not load is an error naming it.
+pub(crate) fn gateway_url(target: &GatewayTarget) -> Result<String> {
+    if let Some(raw) = target
+        .gateway
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        return ws_url(raw);
+    }
+    let location = talon_config::resolve_config_path(target.config.as_deref());
+    let loaded = location.load().map_err(|e| {
+        anyhow!("cannot tell where the gateway listens: {e}; fix the config or pass --gateway URL")
+    })?;
+    Ok(loaded.config.gateway_config().client_url())
+}
 
 /// `ws://host:port/ws` from what the user typed.
-pub(crate) fn ws_url(raw: Option<&str>) -> Result<String> {
-    let raw = raw.map(str::trim).filter(|s| !s.is_empty());
-    let Some(raw) = raw else {
-        return Ok(DEFAULT_URL.to_owned());
-    };
+pub(crate) fn ws_url(raw: &str) -> Result<String> {
+    let raw = raw.trim();
     let (scheme, rest) = match raw.split_once("://") {
         Some(("ws" | "http", rest)) => ("ws", rest),
         Some(("wss" | "https", rest)) => ("wss", rest),
@@ -73,7 +88,7 @@ pub(crate) fn call(
     params: Value,
     timeout: Duration,
 ) -> Result<std::result::Result<Value, Value>> {
-    let url = ws_url(target.gateway.as_deref())?;
+    let url = gateway_url(target)?;
     let token = token(target)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -181,10 +196,11 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> Result<Status> {
     match cmd {
-        GatewayCommand::Run { bind, state_dir } => {
-            run_daemon(ctx, bind.as_deref(), state_dir.as_deref())
-        }
+        // The global --state-dir reached this process as TALON_STATE_DIR,
+        // which the daemon inherits.
+        GatewayCommand::Run { bind } => run_daemon(ctx, bind.as_deref()),
         GatewayCommand::Status { target, json } => {
+            let target = &target.with_config(ctx);
             match call_method::<m::Health>(target, &NoParams, Duration::from_secs(10)) {
                 Ok(Ok(h)) => {
                     if *json {
@@ -193,7 +209,7 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
                         writeln!(
                             out,
                             "gateway {}: {} (generation {}, {} sessions, {} in flight, {} approvals pending, up {} ms)",
-                            ws_url(target.gateway.as_deref())?,
+                            gateway_url(target)?,
                             h.status,
                             h.generation,
                             h.sessions,
@@ -228,6 +244,7 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
             timeout,
             target,
         } => {
+            let target = &target.with_config(ctx);
             let params: Value =
                 serde_json::from_str(params).context("--params is not valid JSON")?;
             if !params.is_object() && !params.is_array() {
@@ -253,11 +270,7 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
     }
 }
 
-fn run_daemon(
-    ctx: &ContextArgs,
-    bind: Option<&str>,
-    state_dir: Option<&std::path::Path>,
-) -> Result<Status> {
+fn run_daemon(ctx: &ContextArgs, bind: Option<&str>) -> Result<Status> {
     use std::os::unix::process::CommandExt as _;
     let exe = std::env::current_exe().context("cannot find this program")?;
     let beside = exe.with_file_name("talon-gateway");
@@ -272,9 +285,6 @@ fn run_daemon(
     }
     if let Some(b) = bind {
         cmd.arg("--bind").arg(b);
-    }
-    if let Some(d) = state_dir {
-        cmd.arg("--state-dir").arg(d);
     }
     let err = cmd.exec();
     bail!(
@@ -552,19 +562,13 @@ mod tests {
 
     #[test]
     fn gateway_urls() {
-        assert_eq!(ws_url(None).unwrap_or_default(), "ws://127.0.0.1:18789/ws");
         assert_eq!(
-            ws_url(Some("127.0.0.1:5")).unwrap_or_default(),
+            ws_url("127.0.0.1:5").unwrap_or_default(),
             "ws://127.0.0.1:5/ws"
         );
-        assert_eq!(
-            ws_url(Some("http://h:1/")).unwrap_or_default(),
-            "ws://h:1/ws"
-        );
-        assert_eq!(
-            ws_url(Some("wss://h:1/ws")).unwrap_or_default(),
-            "wss://h:1/ws"
-        );
-        assert!(ws_url(Some("ftp://h")).is_err());
+        assert_eq!(ws_url("http://h:1/").unwrap_or_default(), "ws://h:1/ws");
+        assert_eq!(ws_url("wss://h:1/ws").unwrap_or_default(), "wss://h:1/ws");
+        assert!(ws_url("ftp://h").is_err());
+        assert!(ws_url("").is_err());
     }
 }

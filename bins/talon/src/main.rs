@@ -40,6 +40,17 @@ fn main() -> ExitCode {
         return code;
     }
     let cli = cli::Cli::parse();
+    // Every part of the CLI reads the state directory (and the config in
+    // it) from TALON_STATE_DIR: `--state-dir` re-runs this program with it.
+    if let Some(dir) = &cli.state_dir
+        && let Err(err) = talon_config::reexec_with_state_dir(dir)
+    {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "talon: cannot re-run itself with --state-dir: {err}"
+        );
+        return ExitCode::from(2);
+    }
     let mut out = String::new();
     match commands::run(&cli, &mut out) {
         Ok(status) => {

@@ -5,7 +5,7 @@
 //! at its key (and a reload with one is refused).
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::num::NonZeroUsize;
 
 use schemars::JsonSchema;
@@ -13,6 +13,40 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The shortest gateway token accepted.
 pub const MIN_GATEWAY_TOKEN_CHARS: usize = 16;
+
+/// The gateway's port when `gateway.port` is not set.
+pub const DEFAULT_GATEWAY_PORT: u16 = 18789;
+
+/// The address the daemon listens on for `gateway.bind` (already turned
+/// into an address; `None` is loopback) and `gateway.port`.
+pub fn gateway_listen_addr(bind: Option<IpAddr>, port: Option<u16>) -> SocketAddr {
+    SocketAddr::new(
+        bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        port.unwrap_or(DEFAULT_GATEWAY_PORT),
+    )
+}
+
+impl GatewayConfig {
+    /// Where the daemon this section configures listens
+    /// ([`gateway_listen_addr`]).
+    pub fn listen_addr(&self) -> SocketAddr {
+        gateway_listen_addr(self.bind.and_then(GatewayBind::ip), self.port)
+    }
+
+    /// The WebSocket URL a client on this host reaches that daemon at: its
+    /// listen address, with every-interface binds (`lan`, `0.0.0.0`, `::`)
+    /// reached through loopback.
+    pub fn client_url(&self) -> String {
+        let mut addr = self.listen_addr();
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr.ip() {
+                IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            });
+        }
+        format!("ws://{addr}/ws")
+    }
+}
 
 /// `gateway`. OpenClaw keys this version does not use (`mode`, `remote`,
 /// `controlUi`, …) are accepted and ignored, here and in `auth`.

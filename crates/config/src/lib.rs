@@ -106,15 +106,16 @@
 
 pub use crate::error::{ConfigError, Issue, Notice, Result};
 pub use crate::gateway::{
-    GatewayAuthConfig, GatewayBind, GatewayConfig, GatewayJournalConfig, GatewayLimitsConfig,
-    GatewayTokenConfig, GatewayTokenScope, GatewayToolsConfig, JournalDurability,
-    MIN_GATEWAY_TOKEN_CHARS,
+    DEFAULT_GATEWAY_PORT, GatewayAuthConfig, GatewayBind, GatewayConfig, GatewayJournalConfig,
+    GatewayLimitsConfig, GatewayTokenConfig, GatewayTokenScope, GatewayToolsConfig,
+    JournalDurability, MIN_GATEWAY_TOKEN_CHARS, gateway_listen_addr,
 };
 pub use crate::json5_read::{Json5Document, Json5Error, parse_json5};
 pub use crate::load::{Loaded, MAX_CONFIG_BYTES, config_schema, load, load_str};
 pub use crate::location::{
     CONFIG_ENV, ConfigLocation, DEFAULT_CONFIG_FILE, DEFAULT_DIR_NAME, STATE_DIR_ENV, home_dir,
-    resolve_config_path, resolve_config_path_from, state_dir, state_dir_from,
+    reexec_with_state_dir, resolve_config_path, resolve_config_path_from, state_dir,
+    state_dir_from,
 };
 pub use crate::model::{
     AgentBody, AgentDefaults, AgentEntry, AgentsConfig, DEFAULT_AGENT_ID, DEFAULT_SANDBOX_BACKEND,

@@ -72,17 +72,27 @@ fn empty(origin: String) -> Loaded {
 }
 
 /// [`resolve_config_path_from`] with the process environment
-/// (`TALON_CONFIG`, and `HOME` or else `USERPROFILE`).
+/// (`TALON_CONFIG`, `TALON_STATE_DIR`, and `HOME` or else `USERPROFILE`).
 pub fn resolve_config_path(explicit: Option<&Path>) -> ConfigLocation {
-    resolve_config_path_from(explicit, std::env::var_os(CONFIG_ENV), home_dir())
+    resolve_config_path_from(
+        explicit,
+        std::env::var_os(CONFIG_ENV),
+        std::env::var_os(STATE_DIR_ENV),
+        home_dir(),
+    )
 }
 
 /// Choose the config file: `explicit` (the `--config` flag), else
 /// `env_talon_config` (the value of `TALON_CONFIG`; empty counts as unset,
-/// a leading `~` means `home`), else `<home>/.talon/talon.json`.
+/// a leading `~` means `home`), else `talon.json` in the state directory
+/// (`env_state_dir`, the value of `TALON_STATE_DIR` that `--state-dir`
+/// sets, else `<home>/.talon`): the config moves with the state, so a
+/// daemon or CLI given another state directory never reads the home
+/// directory's config.
 pub fn resolve_config_path_from(
     explicit: Option<&Path>,
     env_talon_config: Option<OsString>,
+    env_state_dir: Option<OsString>,
     home: Option<PathBuf>,
 ) -> ConfigLocation {
     if let Some(p) = explicit {
@@ -90,6 +100,11 @@ pub fn resolve_config_path_from(
     }
     if let Some(v) = env_talon_config.filter(|v| !v.is_empty()) {
         return ConfigLocation::Env(expand_tilde(PathBuf::from(v), home.as_deref()));
+    }
+    if let Some(v) = env_state_dir.filter(|v| !v.is_empty()) {
+        return ConfigLocation::Default(
+            expand_tilde(PathBuf::from(v), home.as_deref()).join(DEFAULT_CONFIG_FILE),
+        );
     }
     match home {
         Some(h) => ConfigLocation::Default(h.join(DEFAULT_DIR_NAME).join(DEFAULT_CONFIG_FILE)),
@@ -137,3 +152,24 @@ fn expand_tilde(path: PathBuf, home: Option<&Path>) -> PathBuf {
 #[cfg(test)]
 #[path = "location_tests.rs"]
 mod tests;
+
+/// Make `dir` the state directory of this process: when `TALON_STATE_DIR`
+/// does not already name it, run the current program again with the same
+/// arguments and `TALON_STATE_DIR` set to `dir` (made absolute), since the
+/// environment cannot be changed safely once threads exist. Returns
+/// `Ok(())` when the variable already names `dir` (the re-run, or a caller
+/// that set it), so the caller goes on; on success of the re-run this
+/// never returns. Every component of the program that reads the state
+/// directory, or the config file inside it, then agrees with `dir`.
+pub fn reexec_with_state_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt as _;
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if std::env::var_os(STATE_DIR_ENV).as_deref() == Some(dir.as_os_str()) {
+        return Ok(());
+    }
+    let exe = std::env::current_exe()?;
+    Err(std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env(STATE_DIR_ENV, &dir)
+        .exec())
+}

@@ -15,25 +15,53 @@ fn precedence() {
         resolve_config_path_from(
             Some(Path::new("/x.json")),
             Some(OsString::from("/env.json")),
+            None,
             home()
         ),
         ConfigLocation::Explicit(PathBuf::from("/x.json"))
     );
     assert_eq!(
-        resolve_config_path_from(None, Some(OsString::from("/env.json")), home()),
+        resolve_config_path_from(None, Some(OsString::from("/env.json")), None, home()),
         ConfigLocation::Env(PathBuf::from("/env.json"))
     );
     assert_eq!(
-        resolve_config_path_from(None, Some(OsString::new()), home()),
+        resolve_config_path_from(None, Some(OsString::new()), None, home()),
         ConfigLocation::Default(PathBuf::from("/home/u/.talon/talon.json"))
     );
     assert_eq!(
-        resolve_config_path_from(None, Some(OsString::from("~/cfg/t.json")), home()),
+        resolve_config_path_from(None, Some(OsString::from("~/cfg/t.json")), None, home()),
         ConfigLocation::Env(PathBuf::from("/home/u/cfg/t.json"))
     );
     assert_eq!(
-        resolve_config_path_from(None, None, None),
+        resolve_config_path_from(None, None, None, None),
         ConfigLocation::Unresolved
+    );
+    // The config moves with the state directory (`--state-dir` sets
+    // TALON_STATE_DIR); TALON_CONFIG and --config still win.
+    assert_eq!(
+        resolve_config_path_from(None, None, Some(OsString::from("/srv/talon")), home()),
+        ConfigLocation::Default(PathBuf::from("/srv/talon/talon.json"))
+    );
+    assert_eq!(
+        resolve_config_path_from(None, None, Some(OsString::from("~/other")), home()),
+        ConfigLocation::Default(PathBuf::from("/home/u/other/talon.json"))
+    );
+    assert_eq!(
+        resolve_config_path_from(None, None, Some(OsString::new()), home()),
+        ConfigLocation::Default(PathBuf::from("/home/u/.talon/talon.json"))
+    );
+    assert_eq!(
+        resolve_config_path_from(
+            None,
+            Some(OsString::from("/env.json")),
+            Some(OsString::from("/srv/talon")),
+            home()
+        ),
+        ConfigLocation::Env(PathBuf::from("/env.json"))
+    );
+    assert_eq!(
+        resolve_config_path_from(None, None, Some(OsString::from("/srv/talon")), None),
+        ConfigLocation::Default(PathBuf::from("/srv/talon/talon.json"))
     );
 }
 

@@ -35,8 +35,8 @@ pub const JOURNAL_FILE_NAME: &str = "gateway-journal.sqlite";
 /// How the gateway starts.
 #[derive(Debug, Clone, Default)]
 pub struct GatewayOptions {
-    /// `--config`: the config file (else `TALON_CONFIG`, else
-    /// `~/.talon/talon.json`, else built-in defaults).
+    /// `--config`: the config file (else `TALON_CONFIG`, else `talon.json`
+    /// in the state directory, else built-in defaults).
     pub config_path: Option<PathBuf>,
     /// The state directory (token, journal, approvals, cron and tasks).
     pub state_dir: PathBuf,

@@ -10,7 +10,7 @@ use crate::auth::TokenSet;
 use crate::scope::Scope;
 
 /// The default port (OpenClaw's).
-pub const DEFAULT_PORT: u16 = 18789;
+pub const DEFAULT_PORT: u16 = talon_config::DEFAULT_GATEWAY_PORT;
 
 /// Resource limits. Every queue and buffer the gateway keeps is bounded by
 /// one of these.
@@ -208,12 +208,7 @@ impl GatewaySection {
     /// The address to listen on: `cli` (`--bind`) wins; else
     /// `gateway.bind` + `gateway.port`; else `127.0.0.1:18789`.
     pub fn listen_addr(&self, cli: Option<SocketAddr>) -> SocketAddr {
-        cli.unwrap_or_else(|| {
-            SocketAddr::new(
-                self.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
-                self.port.unwrap_or(DEFAULT_PORT),
-            )
-        })
+        cli.unwrap_or_else(|| talon_config::gateway_listen_addr(self.bind, self.port))
     }
 }
 

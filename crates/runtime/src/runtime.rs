@@ -296,7 +296,7 @@ impl RuntimeBuilder {
     /// (and in the state dir), so a sandboxed run can never read or
     /// rewrite the policy that confines it. The CLI and the gateway set
     /// it; without it the file Talon's front ends would load by default
-    /// (`TALON_CONFIG`, else `~/.talon/talon.json`) is protected. Only the first
+    /// (`TALON_CONFIG`, else `talon.json` in the state directory) is protected. Only the first
     /// call counts; a relative path is taken from the current directory.
     pub fn config_file(self, path: impl Into<PathBuf>) -> Self {
         let path = path.into();

@@ -502,3 +502,64 @@ fn broken_hooks_make_the_gateway_degraded_until_a_reload_fixes_them() {
     assert_eq!(r.json()["status"], json!("ok"), "{r:?}");
     assert!(marker.exists());
 }
+
+/// The CLI finds its gateway the way the daemon is configured: with only
+/// `--state-dir` (or `TALON_STATE_DIR`) it reads the port from the state
+/// dir's `talon.json` and the token from its `gateway.token`; a URL in
+/// `TALON_GATEWAY_URL` wins; a config that does not load is an error
+/// naming it, never a guess at 18789.
+#[test]
+fn the_cli_finds_a_gateway_on_a_non_default_port_from_its_state_dir() {
+    let d = start("{}");
+    let state = d.gw.state();
+    let port = d.gw.addr.port();
+    std::fs::write(
+        state.join("talon.json"),
+        format!(r#"{{"gateway": {{"port": {port}}}}}"#),
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let state_arg = state.display().to_string();
+    let cli = || {
+        super::util::cli()
+            .home(home.path())
+            .env_remove("TALON_STATE_DIR")
+            .env_remove("TALON_GATEWAY_URL")
+            .env_remove("TALON_GATEWAY_TOKEN")
+    };
+    let r = cli()
+        .args(["--state-dir", &state_arg, "gateway", "status", "--json"])
+        .run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json()["ok"], json!(true), "{r:?}");
+    let r = cli().state_dir(&state).args(["gateway", "status"]).run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains(&format!("127.0.0.1:{port}")), "{r:?}");
+    // The home directory's config (another port) is not read.
+    std::fs::create_dir_all(home.path().join(".talon")).unwrap();
+    std::fs::write(
+        home.path().join(".talon/talon.json"),
+        r#"{"gateway": {"port": 9}}"#,
+    )
+    .unwrap();
+    let r = cli()
+        .args(["--state-dir", &state_arg, "approvals", "list", "--json"])
+        .run();
+    assert_eq!(r.code, 0, "{r:?}");
+    // TALON_GATEWAY_URL wins over the config.
+    let r = cli()
+        .env("TALON_GATEWAY_URL", "ws://127.0.0.1:9/ws")
+        .args(["--state-dir", &state_arg, "gateway", "status", "--json"])
+        .run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("127.0.0.1:9"), "{r:?}");
+    // A config that does not load names itself.
+    std::fs::write(state.join("talon.json"), "{ gateway: ").unwrap();
+    let r = cli()
+        .args(["--state-dir", &state_arg, "gateway", "status", "--json"])
+        .run();
+    assert_ne!(r.code, 0, "{r:?}");
+    let text = format!("{}{}", r.stdout, r.stderr);
+    assert!(text.contains("talon.json"), "{text}");
+    assert!(text.contains("--gateway"), "{text}");
+}

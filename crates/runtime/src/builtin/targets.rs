@@ -189,7 +189,7 @@ impl Targets {
                 .with_config_file(self.config_file.get().cloned().or_else(|| {
                     // Without `RuntimeBuilder::config_file`, the file Talon's
                     // front ends would load (`TALON_CONFIG`, else
-                    // `~/.talon/talon.json`) is protected all the same.
+                    // `talon.json` in the state directory) is protected all the same.
                     talon_config::resolve_config_path(None)
                         .path()
                         .map(std::path::Path::to_path_buf)
