@@ -410,6 +410,25 @@ impl CallJournal {
         store::get(&conn, call_id)
     }
 
+    /// A session's committed calls whose caller id
+    /// ([`CallStart::tool_call_id`](crate::CallStart::tool_call_id)) is
+    /// `tool_call_id`, newest first, at most
+    /// [`MAX_HISTORY_LIMIT`](crate::MAX_HISTORY_LIMIT) (callers choose the
+    /// id, so it may repeat). This is how a client that lost its reply
+    /// finds what became of its call, an `interrupted` one included: the id
+    /// has its own column, which recovery never rewrites. Records still
+    /// queued are not seen; call [`flush`](Self::flush) first.
+    pub fn find_tool_call(&self, session_key: &str, tool_call_id: &str) -> Result<Vec<CallRecord>> {
+        validate::check_session_key(session_key)?;
+        validate::check_tool_call_id(tool_call_id)?;
+        let conn = self
+            .inner
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        store::by_tool_call_id(&conn, session_key, tool_call_id, crate::MAX_HISTORY_LIMIT)
+    }
+
     /// Counters for metrics.
     pub fn stats(&self) -> JournalStats {
         let c = &self.inner.counters;

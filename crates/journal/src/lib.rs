@@ -16,6 +16,9 @@
 //!   process `interrupted` and reports them ([`RecoveryReport`]); nothing is
 //!   ever re-run.
 //! - [`CallJournal::history`] / [`CallJournal::get`] read committed records;
+//!   [`CallJournal::find_tool_call`] finds a session's calls by the caller's
+//!   own id ([`CallStart::tool_call_id`], its own column, kept through
+//!   recovery);
 //!   [`CallJournal::flush`] waits until everything queued is committed.
 //!
 //! A queued terminal record is normally committed within one batch (well
@@ -47,6 +50,7 @@
 //!         tool: "exec".into(),
 //!         params_digest: params_digest(&params),
 //!         at_ms: 1_000,
+//!         tool_call_id: Some("toolu_01".into()),
 //!     })
 //!     .await?;
 //! // ... the tool runs only now ...
@@ -81,7 +85,7 @@ pub use crate::record::{
     UnknownOutcome,
 };
 pub use crate::validate::{
-    MAX_CALL_ID_BYTES, MAX_HISTORY_LIMIT, MAX_NAME_BYTES, MAX_SESSION_KEY_BYTES,
+    MAX_CALL_ID_BYTES, MAX_HISTORY_LIMIT, MAX_NAME_BYTES, MAX_SESSION_KEY_BYTES, check_tool_call_id,
 };
 
 /// Longest stored summary, in bytes; longer summaries are cut at a character

@@ -13,7 +13,7 @@ use crate::options::Durability;
 use crate::record::{CallEnd, CallRecord, CallStart, InterruptedCall, Outcome, RecoveryReport};
 
 /// The schema this build writes (`PRAGMA user_version`).
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// The summary stored on calls found in flight at open.
 pub(crate) const INTERRUPTED_SUMMARY: &str =
@@ -44,8 +44,16 @@ BEGIN
 END;
 ";
 
+/// Version 2: the caller's `toolCallId` in its own column (recovery used
+/// to leave it only in the summary it overwrites).
+const MIGRATE_2: &str = "
+ALTER TABLE calls ADD COLUMN tool_call_id TEXT;
+CREATE INDEX IF NOT EXISTS calls_by_tool_call ON calls (session_key, tool_call_id, seq)
+    WHERE tool_call_id IS NOT NULL;
+";
+
 const COLUMNS: &str = "call_id, session_key, agent_id, tool, params_digest, started_at_ms, \
-                       write_ahead, outcome, summary, ended_at_ms, duration_us";
+                       write_ahead, outcome, summary, ended_at_ms, duration_us, tool_call_id";
 
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
@@ -182,10 +190,24 @@ pub(crate) fn open_writer(path: &Path, durability: Durability) -> Result<Connect
     conn.execute_batch(&format!("PRAGMA synchronous = {sync};"))
         .map_err(|e| open_error(path, e.to_string()))?;
     if found < SCHEMA_VERSION {
+        // Each step runs once, in order, in one transaction: a version-1
+        // file keeps its rows and gains the new columns.
+        let mut steps = String::new();
+        if found < 1 {
+            steps.push_str(SCHEMA);
+        }
+        if found < 2 {
+            steps.push_str(MIGRATE_2);
+        }
         conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN IMMEDIATE; {steps} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))
-        .map_err(|e| open_error(path, format!("cannot create the schema: {e}")))?;
+        .map_err(|e| {
+            open_error(
+                path,
+                format!("cannot bring the schema from version {found} to {SCHEMA_VERSION}: {e}"),
+            )
+        })?;
     }
     Ok(conn)
 }
@@ -211,7 +233,7 @@ pub(crate) fn recover(conn: &mut Connection, now: u64) -> Result<Vec<Interrupted
     let interrupted = {
         let mut stmt = tx
             .prepare(
-                "SELECT call_id, session_key, tool, started_at_ms FROM calls
+                "SELECT call_id, session_key, tool, started_at_ms, tool_call_id FROM calls
                  WHERE outcome IS NULL ORDER BY seq",
             )
             .map_err(storage("recovering in-flight calls"))?;
@@ -222,6 +244,7 @@ pub(crate) fn recover(conn: &mut Connection, now: u64) -> Result<Vec<Interrupted
                     session_key: r.get(1)?,
                     tool: r.get(2)?,
                     started_at_ms: r.get::<_, i64>(3)?.max(0).cast_unsigned(),
+                    tool_call_id: r.get(4)?,
                 })
             })
             .map_err(storage("recovering in-flight calls"))?;
@@ -229,6 +252,8 @@ pub(crate) fn recover(conn: &mut Connection, now: u64) -> Result<Vec<Interrupted
             .map_err(storage("recovering in-flight calls"))?
     };
     let now_i = i64::try_from(now).unwrap_or(i64::MAX);
+    // Only the terminal columns are written: the call's identity
+    // (`call_id`, `tool_call_id`, session, tool) stays as started.
     tx.execute(
         "UPDATE calls SET outcome = 'interrupted', summary = ?1, ended_at_ms = ?2,
              duration_us = MAX(0, ?2 - started_at_ms) * 1000
@@ -269,8 +294,8 @@ fn to_i64(v: u64) -> i64 {
 pub(crate) fn insert_started(conn: &Connection, start: &CallStart) -> rusqlite::Result<bool> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO calls (call_id, session_key, agent_id, tool, params_digest,
-                            started_at_ms, write_ahead)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)
+                            started_at_ms, write_ahead, tool_call_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)
          ON CONFLICT (call_id) DO NOTHING",
     )?;
     let n = stmt.execute(params![
@@ -280,6 +305,7 @@ pub(crate) fn insert_started(conn: &Connection, start: &CallStart) -> rusqlite::
         start.tool,
         start.params_digest,
         to_i64(start.at_ms),
+        start.tool_call_id,
     ])?;
     Ok(n == 1)
 }
@@ -314,8 +340,8 @@ pub(crate) fn insert_whole(
     let mut stmt = conn.prepare_cached(
         "INSERT INTO calls (call_id, session_key, agent_id, tool, params_digest,
                             started_at_ms, write_ahead, outcome, summary, ended_at_ms,
-                            duration_us)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10)
+                            duration_us, tool_call_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (call_id) DO NOTHING",
     )?;
     let n = stmt.execute(params![
@@ -329,6 +355,7 @@ pub(crate) fn insert_whole(
         end.summary,
         to_i64(end.at_ms),
         to_i64(end.duration_us),
+        start.tool_call_id,
     ])?;
     Ok(n == 1)
 }
@@ -375,6 +402,7 @@ fn read_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
             params_digest: r.get(4)?,
             started_at_ms: started.max(0).cast_unsigned(),
             write_ahead: write_ahead != 0,
+            tool_call_id: r.get(11)?,
             end,
         },
         outcome,
@@ -441,6 +469,39 @@ pub(crate) fn history(
     for raw in rows {
         out.push(finish_row(
             raw.map_err(storage("reading session history"))?,
+        )?);
+    }
+    Ok(out)
+}
+
+/// A session's calls with the caller's id `tool_call_id`, newest first, at
+/// most `limit`.
+pub(crate) fn by_tool_call_id(
+    conn: &Connection,
+    session_key: &str,
+    tool_call_id: &str,
+    limit: usize,
+) -> Result<Vec<CallRecord>> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM calls WHERE session_key = ?1 AND tool_call_id = ?2
+             ORDER BY seq DESC LIMIT ?3"
+        ))
+        .map_err(storage("finding a call by toolCallId"))?;
+    let rows = stmt
+        .query_map(
+            params![
+                session_key,
+                tool_call_id,
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            ],
+            read_row,
+        )
+        .map_err(storage("finding a call by toolCallId"))?;
+    let mut out = Vec::new();
+    for raw in rows {
+        out.push(finish_row(
+            raw.map_err(storage("finding a call by toolCallId"))?,
         )?);
     }
     Ok(out)

@@ -20,6 +20,7 @@ pub(crate) fn start(call_id: &str, session: &str, tool: &str) -> CallStart {
         tool: tool.into(),
         params_digest: params_digest(&serde_json::json!({ "marker": call_id })),
         at_ms: 1_700_000_000_000,
+        tool_call_id: Some(format!("tc-{call_id}")),
     }
 }
 
