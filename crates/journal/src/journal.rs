@@ -40,6 +40,9 @@ pub struct JournalStats {
     /// a full queue refuses new records with
     /// [`JournalError::Overloaded`] instead.)
     pub lost_records: u64,
+    /// Terminal records deleted by [`Retention`](crate::Retention) (age or
+    /// size); [`CallJournal::prune`] is not counted.
+    pub pruned_records: u64,
     /// Calls open in this handle: started and not yet finished, or with a
     /// terminal record queued and not yet committed.
     pub in_flight: usize,
@@ -122,14 +125,19 @@ impl CallJournal {
         let inflight = Arc::new(InFlight::default());
         let counters = Arc::new(Counters::default());
         let health = Arc::new(Health::default());
-        let writer = Writer {
+        let mut writer = Writer {
             conn,
             lock,
             rx,
             inflight: Arc::clone(&inflight),
             counters: Arc::clone(&counters),
             health: Arc::clone(&health),
+            retention: options.retention,
+            last_retention: None,
         };
+        // The first retention check runs before the journal is handed out,
+        // so what an open returns is already within the limits.
+        writer.enforce_retention();
         let handle = std::thread::Builder::new()
             .name("talon-journal".into())
             .spawn(move || writer.run())
@@ -438,6 +446,7 @@ impl CallJournal {
             ignored_terminals: c.ignored_terminals.load(Ordering::Relaxed),
             failed_commits: c.failed_commits.load(Ordering::Relaxed),
             lost_records: c.lost_records.load(Ordering::Relaxed),
+            pruned_records: c.pruned_records.load(Ordering::Relaxed),
             in_flight: self.inner.inflight.len(),
             queued: self
                 .inner

@@ -71,15 +71,20 @@
 //! gate decides, the gateway calls the journal); it never re-executes an
 //! interrupted call; it stores no parameters, outputs or secrets (the
 //! caller passes an already-redacted summary, cut at
-//! [`MAX_SUMMARY_BYTES`]); it does not prune by itself
-//! ([`CallJournal::prune`] is the caller's to schedule). Pending approvals
+//! [`MAX_SUMMARY_BYTES`]). It keeps a bounded history: [`Retention`]
+//! (by default 30 days and 256 MiB) is enforced by the writer thread, which
+//! deletes only terminal records and shrinks the file; [`CallJournal::prune`]
+//! deletes by age on demand. Pending approvals
 //! and cron `running` markers are recovered by their own stores.
 #![deny(missing_docs)]
 
 pub use crate::digest::params_digest;
 pub use crate::error::{JournalError, Result};
 pub use crate::journal::{CallJournal, JournalStats, QUEUE_CAPACITY};
-pub use crate::options::{Durability, JournalOptions};
+pub use crate::options::{
+    DEFAULT_MAX_BYTES, DEFAULT_RETENTION_CHECK, DEFAULT_RETENTION_DAYS, Durability, JournalOptions,
+    Retention,
+};
 pub use crate::record::{
     CallEnd, CallRecord, CallStart, FinishAck, InterruptedCall, Outcome, RecoveryReport,
     UnknownOutcome,

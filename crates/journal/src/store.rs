@@ -189,6 +189,15 @@ pub(crate) fn open_writer(path: &Path, durability: Durability) -> Result<Connect
     };
     conn.execute_batch(&format!("PRAGMA synchronous = {sync};"))
         .map_err(|e| open_error(path, e.to_string()))?;
+    // Freed pages go back to the file system on `incremental_vacuum`
+    // (retention). Switching an existing file takes one VACUUM, once.
+    let auto_vacuum: i64 = conn
+        .pragma_query_value(None, "auto_vacuum", |r| r.get(0))
+        .map_err(|e| open_error(path, e.to_string()))?;
+    if auto_vacuum != 2 {
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+            .map_err(|e| open_error(path, format!("cannot turn on incremental vacuum: {e}")))?;
+    }
     if found < SCHEMA_VERSION {
         // Each step runs once, in order, in one transaction: a version-1
         // file keeps its rows and gains the new columns.
@@ -368,6 +377,52 @@ pub(crate) fn prune(conn: &Connection, before_ms: u64) -> rusqlite::Result<u64> 
         params![to_i64(before_ms)],
     )?;
     Ok(n as u64)
+}
+
+/// Bytes of live data (pages in use, free pages not counted).
+pub(crate) fn live_bytes(conn: &Connection) -> rusqlite::Result<u64> {
+    let pages: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+    let free: i64 = conn.pragma_query_value(None, "freelist_count", |r| r.get(0))?;
+    let size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+    Ok(((pages - free).max(0) * size).cast_unsigned())
+}
+
+/// Delete up to `limit` of the oldest terminal records; with
+/// `compactable_only`, only those of calls that wrote no `started` record
+/// (read-only tools) or were refused. Never a call in flight.
+pub(crate) fn delete_oldest_terminal(
+    conn: &Connection,
+    limit: u64,
+    compactable_only: bool,
+) -> rusqlite::Result<u64> {
+    let filter = if compactable_only {
+        "outcome IS NOT NULL AND (write_ahead = 0 OR outcome = 'blocked')"
+    } else {
+        "outcome IS NOT NULL"
+    };
+    let n = conn.execute(
+        &format!(
+            "DELETE FROM calls WHERE seq IN
+                 (SELECT seq FROM calls WHERE {filter} ORDER BY seq LIMIT ?1)"
+        ),
+        params![to_i64(limit)],
+    )?;
+    Ok(n as u64)
+}
+
+/// Rows in the table.
+pub(crate) fn row_count(conn: &Connection) -> rusqlite::Result<u64> {
+    let n: i64 = conn.query_row("SELECT COUNT(*) FROM calls", [], |r| r.get(0))?;
+    Ok(n.max(0).cast_unsigned())
+}
+
+/// Give free pages back to the file system: `incremental_vacuum` moves
+/// them to the end and cuts them off, and a truncating checkpoint carries
+/// that into the database file and empties the WAL.
+pub(crate) fn shrink(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("PRAGMA incremental_vacuum;")?;
+    // `(busy, log, checkpointed)`; a busy reader only postpones the shrink.
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
 }
 
 /// A stored row, before its text columns are checked.

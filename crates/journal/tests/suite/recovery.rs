@@ -209,8 +209,8 @@ async fn a_version_one_journal_is_migrated_in_place() {
         conn.execute(
             "INSERT INTO calls (call_id, session_key, agent_id, tool, params_digest,
                  started_at_ms, write_ahead, outcome, summary, ended_at_ms, duration_us)
-             VALUES ('old-done', 's', 'main', 'read', ?1, 1, 0, 'ok', 'toolCallId=t0', 2, 1000)",
-            [&digest],
+             VALUES ('old-done', 's', 'main', 'read', ?1, ?2, 0, 'ok', 'toolCallId=t0', ?2, 1000)",
+            rusqlite::params![digest, i64::try_from(super::recent_ms()).unwrap()],
         )
         .unwrap();
         conn.execute(
