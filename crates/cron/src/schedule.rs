@@ -458,8 +458,10 @@ fn gaps_between(tz: Tz, from_ms: i64, until_ms: i64) -> Vec<Gap> {
             }
             if next > prev
                 && let Some(at) = Utc.timestamp_millis_opt(b).single()
+                && let Some(local_start) = at
+                    .naive_utc()
+                    .checked_add_signed(chrono::TimeDelta::seconds(prev))
             {
-                let local_start = at.naive_utc() + chrono::TimeDelta::seconds(prev);
                 out.push(Gap {
                     at_ms: b,
                     local_start,
