@@ -271,7 +271,20 @@ pub struct GatewayJournalConfig {
     /// `full` (default) or `process-crash`. Read at start only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<JournalDurability>,
+    /// Days a finished call's record is kept (default 30; 0: no age
+    /// limit). Calls in flight are never deleted. Read at start only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_days: Option<u32>,
+    /// The journal's live data kept at most, in bytes (default 256 MiB;
+    /// 0: no size limit; otherwise at least 1 MiB). Over it, the oldest
+    /// finished records go, read-only and refused calls first. Read at
+    /// start only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
 }
+
+/// The smallest `gateway.journal.maxBytes` other than 0 (1 MiB).
+pub const MIN_JOURNAL_MAX_BYTES: u64 = 1024 * 1024;
 
 /// `gateway.journal.durability`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -308,6 +321,17 @@ impl GatewayConfig {
             for (i, e) in auth.tokens.iter().enumerate() {
                 check_token(&e.token, &format!("auth.tokens[{i}].token"), &mut out);
             }
+        }
+        if let Some(max) = self.journal.as_ref().and_then(|j| j.max_bytes)
+            && max != 0
+            && max < MIN_JOURNAL_MAX_BYTES
+        {
+            out.push((
+                "journal.maxBytes".to_owned(),
+                format!(
+                    "{max} bytes is too small to keep a useful call history; use at least {MIN_JOURNAL_MAX_BYTES} (1 MiB), or 0 for no size limit"
+                ),
+            ));
         }
         if let Some(tools) = &self.tools {
             for (key, list) in [("allow", &tools.allow), ("deny", &tools.deny)] {

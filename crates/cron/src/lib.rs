@@ -2,10 +2,12 @@
 //!
 //! - [`Schedule`]: `at` (one ISO-8601 instant), `every` (fixed interval on
 //!   an anchored grid) and `cron` (5- or 6-field expressions in an IANA
-//!   zone via `croner` + `chrono-tz`; daylight-saving gaps and repeats as
-//!   croner 4 documents them: a time inside a spring-forward gap fires
-//!   once, at the first instant after the gap; a time inside a fall-back
-//!   repeat fires once, on its first occurrence). Bad input is a
+//!   zone via `croner` + `chrono-tz`; daylight saving as OpenClaw does it:
+//!   a time inside a spring-forward gap fires once, at the same offset past
+//!   the shift (02:30 in a one-hour gap fires at 03:30); a fixed time inside
+//!   a fall-back repeat fires once, on its first occurrence, while interval
+//!   expressions keep their real cadence through both passes; see
+//!   [`CronExpr::next_after`]). Bad input is a
 //!   [`CronError::Invalid`] naming the field.
 //! - [`CronStore`]: jobs and their run history in SQLite (the shared state
 //!   database, WAL, one transaction per change); next-due selection is an

@@ -251,7 +251,104 @@ impl CronExpr {
     }
 
     /// The first fire time strictly after `now_ms` (epoch ms).
+    ///
+    /// Daylight saving, as OpenClaw's scheduler does it:
+    /// - a wall-clock slot inside a spring-forward gap fires at the same
+    ///   offset past the shift (02:30 in a one-hour gap at 02:00 fires at
+    ///   03:30 new time, the instant 02:30 names in the old offset), once,
+    ///   even when that instant is also a slot of its own (`0 * * * *`
+    ///   fires once at 03:00);
+    /// - a slot inside a fall-back repeat fires once, on its first
+    ///   occurrence, for a fixed-time expression (single second, minute and
+    ///   hour, e.g. `30 1 * * *`); an interval expression (`*/15 * * * *`,
+    ///   `0 * * * *`) keeps its real cadence and fires on both passes, never
+    ///   twice at one instant (croner 4's rule).
     pub fn next_after(&self, now_ms: i64) -> Result<Option<i64>> {
+        // croner runs a fixed-time slot that falls in a gap at the gap's
+        // end (03:00); such an answer is not a slot of the expression, so
+        // skip it and let the gap search below place the slot.
+        let mut from = now_ms;
+        let mut real = None;
+        for _ in 0..8 {
+            let Some(t) = self.croner_next_after(from)? else {
+                break;
+            };
+            if self.wall_clock_matches(t)? {
+                real = Some(t);
+                break;
+            }
+            from = t;
+        }
+        let Some(real) = real else {
+            return Ok(None);
+        };
+        Ok(Some(match self.first_gap_slot(now_ms, real)? {
+            Some(g) => g.min(real),
+            None => real,
+        }))
+    }
+
+    /// Whether the wall-clock time of instant `ms` in the zone matches the
+    /// expression.
+    fn wall_clock_matches(&self, ms: i64) -> Result<bool> {
+        let Some(t) = Utc.timestamp_millis_opt(ms).single() else {
+            return Ok(false);
+        };
+        self.cron
+            .is_time_matching(&t.with_timezone(&self.tz).naive_local())
+            .map_err(|e| {
+                CronError::invalid("schedule.expr", format!("cannot compute the next run: {e}"))
+            })
+    }
+
+    /// The earliest instant in `(now_ms, until_ms)` at which a slot lying
+    /// inside a spring-forward gap fires: the slot's wall-clock time read in
+    /// the offset before the gap.
+    fn first_gap_slot(&self, now_ms: i64, until_ms: i64) -> Result<Option<i64>> {
+        for gap in gaps_between(self.tz, now_ms - MAX_GAP_MS, until_ms) {
+            let end_ms = gap.at_ms + gap.len_ms;
+            if end_ms <= now_ms {
+                continue;
+            }
+            if gap.at_ms >= until_ms {
+                break;
+            }
+            // The first wall-clock second whose fire instant is after now.
+            let skip_ms = if now_ms < gap.at_ms {
+                0
+            } else {
+                let past = now_ms - gap.at_ms + 1;
+                past + (1000 - past.rem_euclid(1000)) % 1000
+            };
+            let Some(start) = gap
+                .local_start
+                .checked_add_signed(chrono::TimeDelta::milliseconds(skip_ms))
+            else {
+                continue;
+            };
+            let slot = match self.cron.find_next_occurrence(&start, true) {
+                Ok(s) => s,
+                Err(croner::errors::CronError::TimeSearchLimitExceeded) => continue,
+                Err(e) => {
+                    return Err(CronError::invalid(
+                        "schedule.expr",
+                        format!("cannot compute the next run: {e}"),
+                    ));
+                }
+            };
+            let into_ms = (slot - gap.local_start).num_milliseconds();
+            if (0..gap.len_ms).contains(&into_ms) {
+                let fire = gap.at_ms + into_ms;
+                if fire > now_ms && fire < until_ms {
+                    return Ok(Some(fire));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// croner's first occurrence strictly after `now_ms`.
+    fn croner_next_after(&self, now_ms: i64) -> Result<Option<i64>> {
         let Some(now) = Utc.timestamp_millis_opt(now_ms).single() else {
             return Err(CronError::invalid(
                 "now",
@@ -305,6 +402,77 @@ impl CronExpr {
         }
         Ok(out)
     }
+}
+
+/// The longest spring-forward gap searched for (a day: Samoa skipped
+/// 2011-12-30 whole).
+const MAX_GAP_MS: i64 = 86_400_000;
+/// How far apart the zone's offset is sampled when looking for gaps: no
+/// zone changes its offset twice within six hours.
+const GAP_SCAN_STEP_MS: i64 = 6 * 3_600_000;
+
+/// A spring-forward gap: at `at_ms` the wall clock jumps from
+/// `local_start` ahead by `len_ms`.
+struct Gap {
+    at_ms: i64,
+    local_start: NaiveDateTime,
+    len_ms: i64,
+}
+
+/// The offset of `tz` (seconds east of UTC) at instant `ms`.
+fn offset_secs(tz: Tz, ms: i64) -> Option<i64> {
+    use chrono::Offset;
+    let t = Utc.timestamp_millis_opt(ms).single()?;
+    Some(i64::from(
+        tz.offset_from_utc_datetime(&t.naive_utc())
+            .fix()
+            .local_minus_utc(),
+    ))
+}
+
+/// The spring-forward gaps of `tz` whose shift lies in `(from_ms,
+/// until_ms]`, in order. The offset is sampled every
+/// [`GAP_SCAN_STEP_MS`]; each change is then placed to the millisecond by
+/// bisection.
+fn gaps_between(tz: Tz, from_ms: i64, until_ms: i64) -> Vec<Gap> {
+    let mut out = Vec::new();
+    let Some(mut prev) = offset_secs(tz, from_ms) else {
+        return out;
+    };
+    let mut lo = from_ms;
+    while lo < until_ms {
+        let hi = lo.saturating_add(GAP_SCAN_STEP_MS).min(until_ms);
+        let Some(next) = offset_secs(tz, hi) else {
+            break;
+        };
+        if next != prev {
+            // Bisect for the first millisecond with the new offset.
+            let (mut a, mut b) = (lo, hi);
+            while b - a > 1 {
+                let mid = a + (b - a) / 2;
+                if offset_secs(tz, mid) == Some(prev) {
+                    a = mid;
+                } else {
+                    b = mid;
+                }
+            }
+            if next > prev
+                && let Some(at) = Utc.timestamp_millis_opt(b).single()
+                && let Some(local_start) = at
+                    .naive_utc()
+                    .checked_add_signed(chrono::TimeDelta::seconds(prev))
+            {
+                out.push(Gap {
+                    at_ms: b,
+                    local_start,
+                    len_ms: (next - prev) * 1000,
+                });
+            }
+            prev = next;
+        }
+        lo = hi;
+    }
+    out
 }
 
 /// Parse an IANA zone name (`UTC`, `Europe/Berlin`).

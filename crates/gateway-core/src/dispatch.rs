@@ -185,6 +185,7 @@ impl Gateway {
             tool: M::NAME.to_owned(),
             params_digest: talon_journal::params_digest(params),
             at_ms: crate::clock::now_ms(),
+            tool_call_id: None,
         };
         calls.journal.started(start).await.map_err(|e| {
             RpcError::internal(format!(

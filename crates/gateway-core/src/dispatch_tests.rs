@@ -146,3 +146,39 @@ async fn every_read_only_method_answers() {
     }
     gw.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A call's `toolCallId` is journalled in its own column, so a client that
+/// lost its reply can find the call; an id the journal could not store is
+/// refused before anything runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_invoke_journals_the_callers_tool_call_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = open(&dir);
+    let reply = call(
+        &gw,
+        "tools.invoke",
+        json!({"sessionKey": "main", "toolName": "read", "toolCallId": "client-7", "params": {"path": "no-such-file.txt"}}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(reply["toolCallId"], json!("client-7"), "{reply}");
+    gw.journal().flush().await.unwrap();
+    let found = gw
+        .journal()
+        .find_tool_call("agent:main:main", "client-7")
+        .unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].tool, "read");
+    assert_eq!(found[0].tool_call_id.as_deref(), Some("client-7"));
+    assert!(found[0].end.is_some());
+
+    let bad = call(
+        &gw,
+        "tools.invoke",
+        json!({"sessionKey": "main", "toolName": "read", "toolCallId": "a\u{1b}b", "params": {"path": "x"}}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(bad.code, INVALID_PARAMS, "{bad:?}");
+    assert_eq!(bad.data.unwrap()["param"], json!("toolCallId"));
+}

@@ -179,7 +179,8 @@ impl Gateway {
         let journal_path = state_dir.join(JOURNAL_FILE_NAME);
         let (journal, recovery) = CallJournal::open_with(
             &journal_path,
-            talon_journal::JournalOptions::with_durability(section.journal_durability),
+            talon_journal::JournalOptions::with_durability(section.journal_durability)
+                .retention(section.journal_retention),
         )
         .map_err(|e| GatewayError::State {
             path: journal_path.clone(),

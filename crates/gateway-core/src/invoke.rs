@@ -217,6 +217,14 @@ impl Gateway {
         tool: &str,
         params: Value,
     ) -> Result<CallReport, RpcError> {
+        // The caller's id is journalled in its own column: one the journal
+        // could not store is refused here, before anything runs.
+        if let Some(id) = &tool_call_id {
+            talon_journal::check_tool_call_id(id).map_err(|e| {
+                RpcError::params(e.to_string())
+                    .with_data(serde_json::json!({"param": "toolCallId"}))
+            })?;
+        }
         let generation = self.generation();
         let built = session.table(generation.id, &generation.runtime).await;
         drop(generation);
@@ -233,6 +241,7 @@ impl Gateway {
             tool: name.clone(),
             params_digest: talon_journal::params_digest(&params),
             at_ms: started_at_ms,
+            tool_call_id: Some(tool_call_id.clone()),
         };
         // Write-ahead only for a side-effecting tool that is in the table
         // (a removed or unknown tool is answered without running anything).

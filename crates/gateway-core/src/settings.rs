@@ -100,6 +100,9 @@ pub struct GatewaySection {
     /// to the device) or `process-crash` (synced at checkpoints; survives
     /// the process being killed, not a power loss). Read at start only.
     pub journal_durability: talon_journal::Durability,
+    /// `gateway.journal.retentionDays` / `maxBytes`: how much call history
+    /// the journal keeps (default 30 days, 256 MiB). Read at start only.
+    pub journal_retention: talon_journal::Retention,
     /// Tools `POST /tools/invoke` refuses (lowercase):
     /// [`DEFAULT_HTTP_TOOL_DENY`] minus `gateway.tools.allow`, plus
     /// `gateway.tools.deny`.
@@ -114,6 +117,7 @@ impl Default for GatewaySection {
             tokens: TokenSet::default(),
             limits: Limits::default(),
             journal_durability: talon_journal::Durability::default(),
+            journal_retention: talon_journal::Retention::default(),
             http_tool_deny: DEFAULT_HTTP_TOOL_DENY
                 .iter()
                 .map(|t| (*t).to_owned())
@@ -176,6 +180,19 @@ impl GatewaySection {
             None | Some(JournalDurability::Full) => talon_journal::Durability::Full,
             Some(JournalDurability::ProcessCrash) => talon_journal::Durability::ProcessCrash,
         };
+        let journal_retention = {
+            let j = section.journal.as_ref();
+            let days = j
+                .and_then(|j| j.retention_days)
+                .unwrap_or(talon_journal::DEFAULT_RETENTION_DAYS);
+            let max_bytes = j
+                .and_then(|j| j.max_bytes)
+                .unwrap_or(talon_journal::DEFAULT_MAX_BYTES);
+            talon_journal::Retention::new(
+                (days != 0).then(|| Duration::from_secs(u64::from(days) * 86_400)),
+                (max_bytes != 0).then_some(max_bytes),
+            )
+        };
         let mut http_tool_deny: Vec<String> = DEFAULT_HTTP_TOOL_DENY
             .iter()
             .map(|t| (*t).to_owned())
@@ -201,6 +218,7 @@ impl GatewaySection {
             tokens,
             limits,
             journal_durability,
+            journal_retention,
             http_tool_deny,
         }
     }

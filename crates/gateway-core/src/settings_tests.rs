@@ -67,6 +67,18 @@ fn bad_values_name_the_key() {
             json!({"journal": {"durability": "maybe"}}),
             "gateway.journal.durability",
         ),
+        (
+            json!({"journal": {"maxBytes": 4096}}),
+            "gateway.journal.maxBytes",
+        ),
+        (
+            json!({"journal": {"retentionDays": -1}}),
+            "gateway.journal.retentionDays",
+        ),
+        (
+            json!({"journal": {"retentionDay": 7}}),
+            "gateway.journal.retentionDay",
+        ),
     ];
     for (v, key) in cases {
         let err = section(v).unwrap_err().to_string();
@@ -98,6 +110,29 @@ fn journal_durability() {
     assert_eq!(
         s.journal_durability,
         talon_journal::Durability::ProcessCrash
+    );
+}
+
+#[test]
+fn journal_retention() {
+    use std::time::Duration;
+    let s = defaults();
+    assert_eq!(
+        s.journal_retention,
+        talon_journal::Retention::new(
+            Some(Duration::from_secs(30 * 86_400)),
+            Some(256 * 1024 * 1024)
+        )
+    );
+    let s = section(json!({"journal": {"retentionDays": 7, "maxBytes": 2097152}})).unwrap();
+    assert_eq!(
+        s.journal_retention,
+        talon_journal::Retention::new(Some(Duration::from_secs(7 * 86_400)), Some(2_097_152))
+    );
+    let s = section(json!({"journal": {"retentionDays": 0, "maxBytes": 0}})).unwrap();
+    assert_eq!(
+        s.journal_retention,
+        talon_journal::Retention::new(None, None)
     );
 }
 

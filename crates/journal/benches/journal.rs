@@ -22,6 +22,7 @@ fn start(session: &str, digest: &str) -> CallStart {
         tool: "session_status".into(),
         params_digest: digest.into(),
         at_ms: 1_000,
+        tool_call_id: None,
     }
 }
 

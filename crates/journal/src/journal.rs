@@ -40,6 +40,9 @@ pub struct JournalStats {
     /// a full queue refuses new records with
     /// [`JournalError::Overloaded`] instead.)
     pub lost_records: u64,
+    /// Terminal records deleted by [`Retention`](crate::Retention) (age or
+    /// size); [`CallJournal::prune`] is not counted.
+    pub pruned_records: u64,
     /// Calls open in this handle: started and not yet finished, or with a
     /// terminal record queued and not yet committed.
     pub in_flight: usize,
@@ -122,14 +125,19 @@ impl CallJournal {
         let inflight = Arc::new(InFlight::default());
         let counters = Arc::new(Counters::default());
         let health = Arc::new(Health::default());
-        let writer = Writer {
+        let mut writer = Writer {
             conn,
             lock,
             rx,
             inflight: Arc::clone(&inflight),
             counters: Arc::clone(&counters),
             health: Arc::clone(&health),
+            retention: options.retention,
+            last_retention: None,
         };
+        // The first retention check runs before the journal is handed out,
+        // so what an open returns is already within the limits.
+        writer.enforce_retention();
         let handle = std::thread::Builder::new()
             .name("talon-journal".into())
             .spawn(move || writer.run())
@@ -410,6 +418,25 @@ impl CallJournal {
         store::get(&conn, call_id)
     }
 
+    /// A session's committed calls whose caller id
+    /// ([`CallStart::tool_call_id`](crate::CallStart::tool_call_id)) is
+    /// `tool_call_id`, newest first, at most
+    /// [`MAX_HISTORY_LIMIT`](crate::MAX_HISTORY_LIMIT) (callers choose the
+    /// id, so it may repeat). This is how a client that lost its reply
+    /// finds what became of its call, an `interrupted` one included: the id
+    /// has its own column, which recovery never rewrites. Records still
+    /// queued are not seen; call [`flush`](Self::flush) first.
+    pub fn find_tool_call(&self, session_key: &str, tool_call_id: &str) -> Result<Vec<CallRecord>> {
+        validate::check_session_key(session_key)?;
+        validate::check_tool_call_id(tool_call_id)?;
+        let conn = self
+            .inner
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        store::by_tool_call_id(&conn, session_key, tool_call_id, crate::MAX_HISTORY_LIMIT)
+    }
+
     /// Counters for metrics.
     pub fn stats(&self) -> JournalStats {
         let c = &self.inner.counters;
@@ -419,6 +446,7 @@ impl CallJournal {
             ignored_terminals: c.ignored_terminals.load(Ordering::Relaxed),
             failed_commits: c.failed_commits.load(Ordering::Relaxed),
             lost_records: c.lost_records.load(Ordering::Relaxed),
+            pruned_records: c.pruned_records.load(Ordering::Relaxed),
             in_flight: self.inner.inflight.len(),
             queued: self
                 .inner

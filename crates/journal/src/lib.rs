@@ -16,6 +16,9 @@
 //!   process `interrupted` and reports them ([`RecoveryReport`]); nothing is
 //!   ever re-run.
 //! - [`CallJournal::history`] / [`CallJournal::get`] read committed records;
+//!   [`CallJournal::find_tool_call`] finds a session's calls by the caller's
+//!   own id ([`CallStart::tool_call_id`], its own column, kept through
+//!   recovery);
 //!   [`CallJournal::flush`] waits until everything queued is committed.
 //!
 //! A queued terminal record is normally committed within one batch (well
@@ -47,6 +50,7 @@
 //!         tool: "exec".into(),
 //!         params_digest: params_digest(&params),
 //!         at_ms: 1_000,
+//!         tool_call_id: Some("toolu_01".into()),
 //!     })
 //!     .await?;
 //! // ... the tool runs only now ...
@@ -67,21 +71,26 @@
 //! gate decides, the gateway calls the journal); it never re-executes an
 //! interrupted call; it stores no parameters, outputs or secrets (the
 //! caller passes an already-redacted summary, cut at
-//! [`MAX_SUMMARY_BYTES`]); it does not prune by itself
-//! ([`CallJournal::prune`] is the caller's to schedule). Pending approvals
+//! [`MAX_SUMMARY_BYTES`]). It keeps a bounded history: [`Retention`]
+//! (by default 30 days and 256 MiB) is enforced by the writer thread, which
+//! deletes only terminal records and shrinks the file; [`CallJournal::prune`]
+//! deletes by age on demand. Pending approvals
 //! and cron `running` markers are recovered by their own stores.
 #![deny(missing_docs)]
 
 pub use crate::digest::params_digest;
 pub use crate::error::{JournalError, Result};
 pub use crate::journal::{CallJournal, JournalStats, QUEUE_CAPACITY};
-pub use crate::options::{Durability, JournalOptions};
+pub use crate::options::{
+    DEFAULT_MAX_BYTES, DEFAULT_RETENTION_CHECK, DEFAULT_RETENTION_DAYS, Durability, JournalOptions,
+    Retention,
+};
 pub use crate::record::{
     CallEnd, CallRecord, CallStart, FinishAck, InterruptedCall, Outcome, RecoveryReport,
     UnknownOutcome,
 };
 pub use crate::validate::{
-    MAX_CALL_ID_BYTES, MAX_HISTORY_LIMIT, MAX_NAME_BYTES, MAX_SESSION_KEY_BYTES,
+    MAX_CALL_ID_BYTES, MAX_HISTORY_LIMIT, MAX_NAME_BYTES, MAX_SESSION_KEY_BYTES, check_tool_call_id,
 };
 
 /// Longest stored summary, in bytes; longer summaries are cut at a character

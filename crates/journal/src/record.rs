@@ -93,6 +93,13 @@ pub struct CallStart {
     pub params_digest: String,
     /// When the call was accepted, Unix milliseconds.
     pub at_ms: u64,
+    /// The caller's own id for the call (a model's or client's
+    /// `toolCallId`), kept in its own column and never rewritten, so a
+    /// client that never got its reply can look the call up
+    /// ([`CallJournal::find_tool_call`](crate::CallJournal::find_tool_call)).
+    /// Not unique: callers choose it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 /// How a call ended.
@@ -131,6 +138,11 @@ pub struct CallRecord {
     /// Whether a `started` record was written before the call ran
     /// (non-idempotent tools).
     pub write_ahead: bool,
+    /// The caller's id for the call, as given at its start (`None` for a
+    /// call journalled without one, and for records written before the
+    /// journal kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
     /// The terminal record; `None` while the call is in flight.
     pub end: Option<CallEnd>,
 }
@@ -169,6 +181,9 @@ pub struct InterruptedCall {
     pub tool: String,
     /// When it started (Unix ms).
     pub started_at_ms: u64,
+    /// The caller's id for the call, kept through recovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 /// What [`CallJournal::open`](crate::CallJournal::open) found and repaired.

@@ -13,7 +13,7 @@ use crate::options::Durability;
 use crate::record::{CallEnd, CallRecord, CallStart, InterruptedCall, Outcome, RecoveryReport};
 
 /// The schema this build writes (`PRAGMA user_version`).
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// The summary stored on calls found in flight at open.
 pub(crate) const INTERRUPTED_SUMMARY: &str =
@@ -44,8 +44,16 @@ BEGIN
 END;
 ";
 
+/// Version 2: the caller's `toolCallId` in its own column (recovery used
+/// to leave it only in the summary it overwrites).
+const MIGRATE_2: &str = "
+ALTER TABLE calls ADD COLUMN tool_call_id TEXT;
+CREATE INDEX IF NOT EXISTS calls_by_tool_call ON calls (session_key, tool_call_id, seq)
+    WHERE tool_call_id IS NOT NULL;
+";
+
 const COLUMNS: &str = "call_id, session_key, agent_id, tool, params_digest, started_at_ms, \
-                       write_ahead, outcome, summary, ended_at_ms, duration_us";
+                       write_ahead, outcome, summary, ended_at_ms, duration_us, tool_call_id";
 
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
@@ -181,11 +189,34 @@ pub(crate) fn open_writer(path: &Path, durability: Durability) -> Result<Connect
     };
     conn.execute_batch(&format!("PRAGMA synchronous = {sync};"))
         .map_err(|e| open_error(path, e.to_string()))?;
+    // Freed pages go back to the file system on `incremental_vacuum`
+    // (retention). Switching an existing file takes one VACUUM, once.
+    let auto_vacuum: i64 = conn
+        .pragma_query_value(None, "auto_vacuum", |r| r.get(0))
+        .map_err(|e| open_error(path, e.to_string()))?;
+    if auto_vacuum != 2 {
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+            .map_err(|e| open_error(path, format!("cannot turn on incremental vacuum: {e}")))?;
+    }
     if found < SCHEMA_VERSION {
+        // Each step runs once, in order, in one transaction: a version-1
+        // file keeps its rows and gains the new columns.
+        let mut steps = String::new();
+        if found < 1 {
+            steps.push_str(SCHEMA);
+        }
+        if found < 2 {
+            steps.push_str(MIGRATE_2);
+        }
         conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            "BEGIN IMMEDIATE; {steps} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         ))
-        .map_err(|e| open_error(path, format!("cannot create the schema: {e}")))?;
+        .map_err(|e| {
+            open_error(
+                path,
+                format!("cannot bring the schema from version {found} to {SCHEMA_VERSION}: {e}"),
+            )
+        })?;
     }
     Ok(conn)
 }
@@ -211,7 +242,7 @@ pub(crate) fn recover(conn: &mut Connection, now: u64) -> Result<Vec<Interrupted
     let interrupted = {
         let mut stmt = tx
             .prepare(
-                "SELECT call_id, session_key, tool, started_at_ms FROM calls
+                "SELECT call_id, session_key, tool, started_at_ms, tool_call_id FROM calls
                  WHERE outcome IS NULL ORDER BY seq",
             )
             .map_err(storage("recovering in-flight calls"))?;
@@ -222,6 +253,7 @@ pub(crate) fn recover(conn: &mut Connection, now: u64) -> Result<Vec<Interrupted
                     session_key: r.get(1)?,
                     tool: r.get(2)?,
                     started_at_ms: r.get::<_, i64>(3)?.max(0).cast_unsigned(),
+                    tool_call_id: r.get(4)?,
                 })
             })
             .map_err(storage("recovering in-flight calls"))?;
@@ -229,6 +261,8 @@ pub(crate) fn recover(conn: &mut Connection, now: u64) -> Result<Vec<Interrupted
             .map_err(storage("recovering in-flight calls"))?
     };
     let now_i = i64::try_from(now).unwrap_or(i64::MAX);
+    // Only the terminal columns are written: the call's identity
+    // (`call_id`, `tool_call_id`, session, tool) stays as started.
     tx.execute(
         "UPDATE calls SET outcome = 'interrupted', summary = ?1, ended_at_ms = ?2,
              duration_us = MAX(0, ?2 - started_at_ms) * 1000
@@ -269,8 +303,8 @@ fn to_i64(v: u64) -> i64 {
 pub(crate) fn insert_started(conn: &Connection, start: &CallStart) -> rusqlite::Result<bool> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO calls (call_id, session_key, agent_id, tool, params_digest,
-                            started_at_ms, write_ahead)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)
+                            started_at_ms, write_ahead, tool_call_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)
          ON CONFLICT (call_id) DO NOTHING",
     )?;
     let n = stmt.execute(params![
@@ -280,6 +314,7 @@ pub(crate) fn insert_started(conn: &Connection, start: &CallStart) -> rusqlite::
         start.tool,
         start.params_digest,
         to_i64(start.at_ms),
+        start.tool_call_id,
     ])?;
     Ok(n == 1)
 }
@@ -314,8 +349,8 @@ pub(crate) fn insert_whole(
     let mut stmt = conn.prepare_cached(
         "INSERT INTO calls (call_id, session_key, agent_id, tool, params_digest,
                             started_at_ms, write_ahead, outcome, summary, ended_at_ms,
-                            duration_us)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10)
+                            duration_us, tool_call_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?10, ?11)
          ON CONFLICT (call_id) DO NOTHING",
     )?;
     let n = stmt.execute(params![
@@ -329,6 +364,7 @@ pub(crate) fn insert_whole(
         end.summary,
         to_i64(end.at_ms),
         to_i64(end.duration_us),
+        start.tool_call_id,
     ])?;
     Ok(n == 1)
 }
@@ -341,6 +377,52 @@ pub(crate) fn prune(conn: &Connection, before_ms: u64) -> rusqlite::Result<u64> 
         params![to_i64(before_ms)],
     )?;
     Ok(n as u64)
+}
+
+/// Bytes of live data (pages in use, free pages not counted).
+pub(crate) fn live_bytes(conn: &Connection) -> rusqlite::Result<u64> {
+    let pages: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+    let free: i64 = conn.pragma_query_value(None, "freelist_count", |r| r.get(0))?;
+    let size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+    Ok(((pages - free).max(0) * size).cast_unsigned())
+}
+
+/// Delete up to `limit` of the oldest terminal records; with
+/// `compactable_only`, only those of calls that wrote no `started` record
+/// (read-only tools) or were refused. Never a call in flight.
+pub(crate) fn delete_oldest_terminal(
+    conn: &Connection,
+    limit: u64,
+    compactable_only: bool,
+) -> rusqlite::Result<u64> {
+    let filter = if compactable_only {
+        "outcome IS NOT NULL AND (write_ahead = 0 OR outcome = 'blocked')"
+    } else {
+        "outcome IS NOT NULL"
+    };
+    let n = conn.execute(
+        &format!(
+            "DELETE FROM calls WHERE seq IN
+                 (SELECT seq FROM calls WHERE {filter} ORDER BY seq LIMIT ?1)"
+        ),
+        params![to_i64(limit)],
+    )?;
+    Ok(n as u64)
+}
+
+/// Rows in the table.
+pub(crate) fn row_count(conn: &Connection) -> rusqlite::Result<u64> {
+    let n: i64 = conn.query_row("SELECT COUNT(*) FROM calls", [], |r| r.get(0))?;
+    Ok(n.max(0).cast_unsigned())
+}
+
+/// Give free pages back to the file system: `incremental_vacuum` moves
+/// them to the end and cuts them off, and a truncating checkpoint carries
+/// that into the database file and empties the WAL.
+pub(crate) fn shrink(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("PRAGMA incremental_vacuum;")?;
+    // `(busy, log, checkpointed)`; a busy reader only postpones the shrink.
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
 }
 
 /// A stored row, before its text columns are checked.
@@ -375,6 +457,7 @@ fn read_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
             params_digest: r.get(4)?,
             started_at_ms: started.max(0).cast_unsigned(),
             write_ahead: write_ahead != 0,
+            tool_call_id: r.get(11)?,
             end,
         },
         outcome,
@@ -441,6 +524,39 @@ pub(crate) fn history(
     for raw in rows {
         out.push(finish_row(
             raw.map_err(storage("reading session history"))?,
+        )?);
+    }
+    Ok(out)
+}
+
+/// A session's calls with the caller's id `tool_call_id`, newest first, at
+/// most `limit`.
+pub(crate) fn by_tool_call_id(
+    conn: &Connection,
+    session_key: &str,
+    tool_call_id: &str,
+    limit: usize,
+) -> Result<Vec<CallRecord>> {
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM calls WHERE session_key = ?1 AND tool_call_id = ?2
+             ORDER BY seq DESC LIMIT ?3"
+        ))
+        .map_err(storage("finding a call by toolCallId"))?;
+    let rows = stmt
+        .query_map(
+            params![
+                session_key,
+                tool_call_id,
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            ],
+            read_row,
+        )
+        .map_err(storage("finding a call by toolCallId"))?;
+    let mut out = Vec::new();
+    for raw in rows {
+        out.push(finish_row(
+            raw.map_err(storage("finding a call by toolCallId"))?,
         )?);
     }
     Ok(out)

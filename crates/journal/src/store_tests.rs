@@ -39,6 +39,7 @@ fn recovery_computes_a_duration_from_the_start() {
         tool: "exec".into(),
         params_digest: "0".repeat(64),
         at_ms: 10_000,
+        tool_call_id: Some("toolu_1".into()),
     };
     assert!(insert_started(&conn, &start).unwrap());
     let found = recover(&mut conn, 12_500).unwrap();
@@ -50,4 +51,6 @@ fn recovery_computes_a_duration_from_the_start() {
         (Outcome::Interrupted, 12_500, 2_500_000)
     );
     assert_eq!(end.summary, INTERRUPTED_SUMMARY);
+    assert_eq!(record.tool_call_id.as_deref(), Some("toolu_1"));
+    assert_eq!(found[0].tool_call_id.as_deref(), Some("toolu_1"));
 }

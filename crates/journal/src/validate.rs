@@ -49,6 +49,14 @@ pub(crate) fn check_call_id(call_id: &str) -> Result<()> {
     check_text("callId", call_id, MAX_CALL_ID_BYTES)
 }
 
+/// Check a caller's `toolCallId` as the journal stores it: non-empty, at
+/// most [`MAX_CALL_ID_BYTES`] bytes, no control characters. A front end
+/// runs this before accepting a call, so the journal never refuses one for
+/// its id.
+pub fn check_tool_call_id(tool_call_id: &str) -> Result<()> {
+    check_text("toolCallId", tool_call_id, MAX_CALL_ID_BYTES)
+}
+
 pub(crate) fn check_session_key(session_key: &str) -> Result<()> {
     check_text("sessionKey", session_key, MAX_SESSION_KEY_BYTES)
 }
@@ -68,6 +76,9 @@ pub(crate) fn check_start(start: &CallStart) -> Result<()> {
     check_session_key(&start.session_key)?;
     check_text("agentId", &start.agent_id, MAX_NAME_BYTES)?;
     check_text("tool", &start.tool, MAX_NAME_BYTES)?;
+    if let Some(id) = &start.tool_call_id {
+        check_tool_call_id(id)?;
+    }
     if !is_digest(&start.params_digest) {
         return Err(invalid(
             "paramsDigest",

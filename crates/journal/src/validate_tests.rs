@@ -11,6 +11,7 @@ fn start() -> CallStart {
         tool: "exec".into(),
         params_digest: "a".repeat(64),
         at_ms: 1,
+        tool_call_id: Some("toolu_01".into()),
     }
 }
 
@@ -91,6 +92,27 @@ fn each_bad_field_is_named() {
                 ..start()
             },
             "atMs",
+        ),
+        (
+            CallStart {
+                tool_call_id: Some(String::new()),
+                ..start()
+            },
+            "toolCallId",
+        ),
+        (
+            CallStart {
+                tool_call_id: Some("t\u{1b}[2J".into()),
+                ..start()
+            },
+            "toolCallId",
+        ),
+        (
+            CallStart {
+                tool_call_id: Some("x".repeat(MAX_CALL_ID_BYTES + 1)),
+                ..start()
+            },
+            "toolCallId",
         ),
     ];
     for (bad, field) in cases {

@@ -6,13 +6,14 @@
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{JournalError, Result};
 use crate::inflight::{InFlight, Phase};
+use crate::options::Retention;
 use crate::record::{CallEnd, CallStart};
 use crate::store;
 
@@ -53,6 +54,7 @@ pub(crate) struct Counters {
     pub(crate) ignored_terminals: AtomicU64,
     pub(crate) failed_commits: AtomicU64,
     pub(crate) lost_records: AtomicU64,
+    pub(crate) pruned_records: AtomicU64,
 }
 
 /// What a job did inside a committed transaction.
@@ -102,6 +104,8 @@ pub(crate) struct Writer {
     pub(crate) inflight: Arc<InFlight>,
     pub(crate) counters: Arc<Counters>,
     pub(crate) health: Arc<Health>,
+    pub(crate) retention: Retention,
+    pub(crate) last_retention: Option<Instant>,
 }
 
 impl Writer {
@@ -141,6 +145,7 @@ impl Writer {
                     backoff = FIRST_BACKOFF;
                     self.health.set_ok();
                     self.reply(batch, done);
+                    self.enforce_retention();
                 }
                 Err(e) => {
                     self.counters.failed_commits.fetch_add(1, Ordering::Relaxed);
@@ -168,6 +173,76 @@ impl Writer {
         }
         drop(self.conn);
         drop(self.lock);
+    }
+
+    /// Apply the retention limits when a check is due (at open, then at
+    /// most once per `check_every`, after a commit). A failure is logged
+    /// and retried at the next check; it never fails a call.
+    pub(crate) fn enforce_retention(&mut self) {
+        let due = self
+            .last_retention
+            .is_none_or(|t| t.elapsed() >= self.retention.check_every);
+        if !due {
+            return;
+        }
+        self.last_retention = Some(Instant::now());
+        match self.apply_retention() {
+            Ok(0) => {}
+            Ok(n) => {
+                self.counters.pruned_records.fetch_add(n, Ordering::Relaxed);
+                tracing::debug!(
+                    deleted = n,
+                    "call journal retention deleted old terminal records"
+                );
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "call journal retention failed; it is retried at the next check");
+            }
+        }
+    }
+
+    /// Delete terminal records past the age limit, then the oldest ones
+    /// (read-only and refused calls first) while the live data is over the
+    /// size limit, and give the freed pages back. Calls in flight have no
+    /// terminal record and are never touched.
+    fn apply_retention(&mut self) -> rusqlite::Result<u64> {
+        let mut deleted = 0;
+        if let Some(age) = self.retention.max_age {
+            let age_ms = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+            deleted += store::prune(&self.conn, store::now_ms().saturating_sub(age_ms))?;
+        }
+        if let Some(max) = self.retention.max_bytes
+            && store::live_bytes(&self.conn)? > max
+        {
+            // Down to 90%, so a journal at its limit is not trimmed on
+            // every check.
+            let target = max - max / 10;
+            'classes: for compactable_only in [true, false] {
+                // Deleting rows frees whole pages only; a few rounds reach
+                // the target even when pages were partly filled.
+                for _ in 0..16 {
+                    let live = store::live_bytes(&self.conn)?;
+                    if live <= target {
+                        break 'classes;
+                    }
+                    let rows = store::row_count(&self.conn)?.max(1);
+                    let per_row = (live / rows).max(1);
+                    let want = (live - target).div_ceil(per_row).max(1);
+                    let n = store::delete_oldest_terminal(&self.conn, want, compactable_only)?;
+                    deleted += n;
+                    if n == 0 {
+                        continue 'classes;
+                    }
+                    // `live_bytes` counts free pages once they are freed:
+                    // vacuum so the next round sees what is left.
+                    store::shrink(&self.conn)?;
+                }
+            }
+        }
+        if deleted > 0 {
+            store::shrink(&self.conn)?;
+        }
+        Ok(deleted)
     }
 
     /// Run every job of `batch` in one transaction.

@@ -18,11 +18,12 @@ fn upcoming(expr: &str, tz: &str, from: &str, n: usize) -> Vec<String> {
 #[test]
 fn dst_gap_and_repeat_new_york() {
     // 2026-03-08: 02:00 EST jumps to 03:00 EDT; 02:30 does not exist. It
-    // fires once, at the first instant after the gap (03:00 EDT).
+    // fires once, at the same offset into the gap after the shift (03:30
+    // EDT, the instant 02:30 EST names), as OpenClaw does.
     assert_eq!(
         upcoming("30 2 * * *", "America/New_York", "2026-03-07T12:00:00Z", 3),
         [
-            "2026-03-08T07:00:00Z",
+            "2026-03-08T07:30:00Z",
             "2026-03-09T06:30:00Z",
             "2026-03-10T06:30:00Z"
         ]
@@ -41,15 +42,20 @@ fn dst_gap_and_repeat_new_york() {
 
 #[test]
 fn dst_gap_and_repeat_berlin() {
-    // 2026-03-29: 02:00 CET jumps to 03:00 CEST.
+    // 2026-03-29: 02:00 CET jumps to 03:00 CEST; 02:30 fires at 03:30
+    // CEST (01:30Z).
     assert_eq!(
         upcoming("30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", 2),
-        ["2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"]
+        ["2026-03-29T01:30:00Z", "2026-03-30T00:30:00Z"]
     );
-    // Six-field form, same result.
+    // Six-field form, same result, seconds kept.
     assert_eq!(
         upcoming("0 30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", 1),
-        ["2026-03-29T01:00:00Z"]
+        ["2026-03-29T01:30:00Z"]
+    );
+    assert_eq!(
+        upcoming("15 30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", 1),
+        ["2026-03-29T01:30:15Z"]
     );
     // 2026-10-25: 02:30 happens twice; a daily job fires once.
     assert_eq!(
@@ -67,6 +73,183 @@ fn dst_gap_and_repeat_berlin() {
             "2026-10-25T01:30:00Z",
             "2026-10-25T02:00:00Z"
         ]
+    );
+}
+
+/// Every `cron` shape through the spring-forward gap: a slot inside the gap
+/// fires at its offset past the shift, once, and the real cadence around
+/// it is kept.
+#[test]
+fn dst_gap_every_expression_shape() {
+    let ny = "America/New_York"; // 2026-03-08 07:00Z: 02:00 EST -> 03:00 EDT
+    // Every 15 minutes: the gap's slots land on the new hour's own slots,
+    // so the job keeps running every 15 real minutes, never twice at one
+    // instant.
+    assert_eq!(
+        upcoming("*/15 * * * *", ny, "2026-03-08T06:30:00Z", 6),
+        [
+            "2026-03-08T06:45:00Z",
+            "2026-03-08T07:00:00Z",
+            "2026-03-08T07:15:00Z",
+            "2026-03-08T07:30:00Z",
+            "2026-03-08T07:45:00Z",
+            "2026-03-08T08:00:00Z"
+        ]
+    );
+    // Hourly: 02:00 names the same instant as 03:00 EDT; it fires once.
+    assert_eq!(
+        upcoming("0 * * * *", ny, "2026-03-08T05:30:00Z", 3),
+        [
+            "2026-03-08T06:00:00Z",
+            "2026-03-08T07:00:00Z",
+            "2026-03-08T08:00:00Z"
+        ]
+    );
+    // An interval expression whose slot falls in the gap (croner alone
+    // would skip 02:30 and wait for 04:30): 03:30 EDT.
+    assert_eq!(
+        upcoming("30 */2 * * *", ny, "2026-03-08T05:00:00Z", 3),
+        [
+            "2026-03-08T05:30:00Z",
+            "2026-03-08T07:30:00Z",
+            "2026-03-08T08:30:00Z"
+        ]
+    );
+    // Asked from inside the gap's mapped hour: the next slot after now.
+    assert_eq!(
+        upcoming("*/15 * * * *", ny, "2026-03-08T07:10:00Z", 2),
+        ["2026-03-08T07:15:00Z", "2026-03-08T07:30:00Z"]
+    );
+    assert_eq!(
+        upcoming("30 2 * * *", ny, "2026-03-08T07:10:00Z", 2),
+        ["2026-03-08T07:30:00Z", "2026-03-09T06:30:00Z"]
+    );
+    assert_eq!(
+        upcoming("30 2 * * *", ny, "2026-03-08T07:30:00Z", 1),
+        ["2026-03-09T06:30:00Z"]
+    );
+    // Berlin (2026-03-29 01:00Z: 02:00 CET -> 03:00 CEST).
+    let de = "Europe/Berlin";
+    assert_eq!(
+        upcoming("*/15 * * * *", de, "2026-03-29T00:40:00Z", 4),
+        [
+            "2026-03-29T00:45:00Z",
+            "2026-03-29T01:00:00Z",
+            "2026-03-29T01:15:00Z",
+            "2026-03-29T01:30:00Z"
+        ]
+    );
+    assert_eq!(
+        upcoming("0 * * * *", de, "2026-03-29T00:30:00Z", 2),
+        ["2026-03-29T01:00:00Z", "2026-03-29T02:00:00Z"]
+    );
+    // A weekday-restricted slot in the gap (2026-03-29 is a Sunday).
+    assert_eq!(
+        upcoming("45 2 * * 0", de, "2026-03-28T00:00:00Z", 2),
+        ["2026-03-29T01:45:00Z", "2026-04-05T00:45:00Z"]
+    );
+}
+
+/// Every `cron` shape through the fall-back repeat: a fixed-time slot fires
+/// once, on the first occurrence; interval expressions keep their real
+/// cadence through both passes (croner 4's rule).
+#[test]
+fn dst_repeat_every_expression_shape() {
+    let ny = "America/New_York"; // 2026-11-01 06:00Z: 02:00 EDT -> 01:00 EST
+    assert_eq!(
+        upcoming("*/15 * * * *", ny, "2026-11-01T05:50:00Z", 6),
+        [
+            "2026-11-01T06:00:00Z",
+            "2026-11-01T06:15:00Z",
+            "2026-11-01T06:30:00Z",
+            "2026-11-01T06:45:00Z",
+            "2026-11-01T07:00:00Z",
+            "2026-11-01T07:15:00Z"
+        ]
+    );
+    assert_eq!(
+        upcoming("0 * * * *", ny, "2026-11-01T04:30:00Z", 3),
+        [
+            "2026-11-01T05:00:00Z",
+            "2026-11-01T06:00:00Z",
+            "2026-11-01T07:00:00Z"
+        ]
+    );
+    // Asked during the second pass, a daily 01:30 waits for tomorrow.
+    assert_eq!(
+        upcoming("30 1 * * *", ny, "2026-11-01T06:10:00Z", 1),
+        ["2026-11-02T06:30:00Z"]
+    );
+    let de = "Europe/Berlin"; // 2026-10-25 01:00Z: 03:00 CEST -> 02:00 CET
+    assert_eq!(
+        upcoming("0 * * * *", de, "2026-10-24T23:30:00Z", 3),
+        [
+            "2026-10-25T00:00:00Z",
+            "2026-10-25T01:00:00Z",
+            "2026-10-25T02:00:00Z"
+        ]
+    );
+    assert_eq!(
+        upcoming("15 2 * * *", de, "2026-10-24T12:00:00Z", 2),
+        ["2026-10-25T00:15:00Z", "2026-10-26T01:15:00Z"]
+    );
+}
+
+/// `every` is an absolute interval and `at` an absolute instant: neither
+/// moves at a daylight-saving shift; a `cron` schedule with no stagger
+/// fires like its expression.
+#[test]
+fn dst_every_and_at_are_absolute() {
+    let every = Schedule::Every {
+        every_ms: 3_600_000,
+        anchor_ms: Some(ms("2026-03-08T05:00:00Z")),
+    };
+    let mut t = ms("2026-03-08T05:30:00Z");
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        t = every.next_after(t, "job").unwrap().unwrap();
+        got.push(format_utc(t));
+    }
+    assert_eq!(
+        got,
+        [
+            "2026-03-08T06:00:00Z",
+            "2026-03-08T07:00:00Z",
+            "2026-03-08T08:00:00Z"
+        ]
+    );
+    // The same across fall-back.
+    let every = Schedule::Every {
+        every_ms: 30 * 60_000,
+        anchor_ms: Some(ms("2026-11-01T05:00:00Z")),
+    };
+    assert_eq!(
+        every
+            .next_after(ms("2026-11-01T05:59:00Z"), "job")
+            .map(|t| t.map(format_utc))
+            .unwrap(),
+        Some("2026-11-01T06:00:00Z".to_owned())
+    );
+    // `at` takes an instant (a zone offset or UTC), never a wall time.
+    let at = Schedule::At {
+        at: "2026-03-08T02:30:00-05:00".into(),
+    };
+    assert_eq!(
+        at.next_after(ms("2026-03-08T00:00:00Z"), "job")
+            .unwrap()
+            .map(format_utc),
+        Some("2026-03-08T07:30:00Z".to_owned())
+    );
+    let cron = Schedule::Cron {
+        expr: "30 2 * * *".into(),
+        tz: Some("America/New_York".into()),
+        stagger_ms: Some(0),
+    };
+    assert_eq!(
+        cron.next_after(ms("2026-03-08T00:00:00Z"), "job")
+            .unwrap()
+            .map(format_utc),
+        Some("2026-03-08T07:30:00Z".to_owned())
     );
 }
 

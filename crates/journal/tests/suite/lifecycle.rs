@@ -45,6 +45,7 @@ async fn finish_then_flush_stores_the_whole_record() {
         params_digest: s.params_digest,
         started_at_ms: s.at_ms,
         write_ahead: true,
+        tool_call_id: Some("tc-c1".into()),
         end: Some(e),
     };
     assert_eq!(journal.get("c1").unwrap(), Some(expected));

@@ -7,9 +7,19 @@ mod disk_full;
 mod lifecycle;
 mod recovery;
 mod refusals;
+mod retention;
 
 pub(crate) fn journal_path(dir: &Path) -> PathBuf {
     dir.join("state").join("journal.sqlite")
+}
+
+/// A minute ago, in Unix ms: well inside the default retention (30 days),
+/// so reopening a journal in a test keeps its records.
+pub(crate) fn recent_ms() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    u64::try_from(now.as_millis()).unwrap() - 60_000
 }
 
 pub(crate) fn start(call_id: &str, session: &str, tool: &str) -> CallStart {
@@ -19,7 +29,8 @@ pub(crate) fn start(call_id: &str, session: &str, tool: &str) -> CallStart {
         agent_id: "main".into(),
         tool: tool.into(),
         params_digest: params_digest(&serde_json::json!({ "marker": call_id })),
-        at_ms: 1_700_000_000_000,
+        at_ms: recent_ms(),
+        tool_call_id: Some(format!("tc-{call_id}")),
     }
 }
 
@@ -27,7 +38,7 @@ pub(crate) fn end(outcome: Outcome, summary: &str) -> CallEnd {
     CallEnd {
         outcome,
         summary: summary.into(),
-        at_ms: 1_700_000_000_500,
+        at_ms: recent_ms() + 500,
         duration_us: 500_000,
     }
 }

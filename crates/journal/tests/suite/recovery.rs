@@ -103,8 +103,12 @@ async fn sigkill_mid_call_marks_in_flight_calls_interrupted() {
         .find(|c| c.call_id == "c5")
         .unwrap();
     assert_eq!(
-        (c5.session_key.as_str(), c5.tool.as_str()),
-        ("other", "write")
+        (
+            c5.session_key.as_str(),
+            c5.tool.as_str(),
+            c5.tool_call_id.as_deref()
+        ),
+        ("other", "write", Some("tc-c5"))
     );
 
     // Every call has exactly one terminal record; committed ones are intact.
@@ -135,7 +139,22 @@ async fn sigkill_mid_call_marks_in_flight_calls_interrupted() {
         let e = record.end.unwrap();
         assert_eq!(e.outcome, Outcome::Interrupted);
         assert!(e.summary.contains("not re-run"), "{}", e.summary);
+        // Recovery rewrote the summary, never the caller's id: a client
+        // that never got its reply finds its call by that id.
+        let tool_call_id = format!("tc-{id}");
+        assert_eq!(record.tool_call_id.as_deref(), Some(tool_call_id.as_str()));
+        let found = journal
+            .find_tool_call(&record.session_key, &tool_call_id)
+            .unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].call_id, *id);
+        assert_eq!(found[0].outcome(), Some(Outcome::Interrupted));
     }
+    // Completed calls are found by their id too; another session's id
+    // finds nothing.
+    let c0 = journal.find_tool_call("s", "tc-c0").unwrap();
+    assert_eq!(c0[0].outcome(), Some(Outcome::Ok));
+    assert!(journal.find_tool_call("other", "tc-c0").unwrap().is_empty());
     // A late terminal record from a confused caller cannot overwrite it.
     assert_eq!(
         journal.finish("c3", end(Outcome::Ok, "too late")).unwrap(),
@@ -145,4 +164,90 @@ async fn sigkill_mid_call_marks_in_flight_calls_interrupted() {
     drop(journal);
     let (_journal, again) = CallJournal::open(&path).unwrap();
     assert!(again.interrupted.is_empty());
+}
+
+/// The version-1 schema, as a journal written before `tool_call_id` had its
+/// own column left it.
+const SCHEMA_V1: &str = "
+CREATE TABLE calls (
+    seq            INTEGER PRIMARY KEY,
+    call_id        TEXT    NOT NULL UNIQUE,
+    session_key    TEXT    NOT NULL,
+    agent_id       TEXT    NOT NULL,
+    tool           TEXT    NOT NULL,
+    params_digest  TEXT    NOT NULL,
+    started_at_ms  INTEGER NOT NULL,
+    write_ahead    INTEGER NOT NULL,
+    outcome        TEXT CHECK (outcome IS NULL OR outcome IN
+                       ('ok', 'error', 'blocked', 'timeout', 'cancelled', 'interrupted')),
+    summary        TEXT,
+    ended_at_ms    INTEGER,
+    duration_us    INTEGER
+);
+CREATE INDEX calls_by_session ON calls (session_key, seq);
+CREATE INDEX calls_in_flight ON calls (seq) WHERE outcome IS NULL;
+CREATE TRIGGER calls_terminal_is_final
+BEFORE UPDATE ON calls WHEN OLD.outcome IS NOT NULL
+BEGIN
+    SELECT RAISE(ABORT, 'a call''s terminal record is final');
+END;
+PRAGMA journal_mode = WAL;
+PRAGMA user_version = 1;
+";
+
+/// A journal written by the previous schema opens: its rows are kept, a
+/// call it left in flight is recovered, and new calls keep their id.
+#[tokio::test]
+async fn a_version_one_journal_is_migrated_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = journal_path(dir.path());
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    {
+        let conn = raw(&path);
+        conn.execute_batch(SCHEMA_V1).unwrap();
+        let digest = "0".repeat(64);
+        conn.execute(
+            "INSERT INTO calls (call_id, session_key, agent_id, tool, params_digest,
+                 started_at_ms, write_ahead, outcome, summary, ended_at_ms, duration_us)
+             VALUES ('old-done', 's', 'main', 'read', ?1, ?2, 0, 'ok', 'toolCallId=t0', ?2, 1000)",
+            rusqlite::params![digest, i64::try_from(super::recent_ms()).unwrap()],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO calls (call_id, session_key, agent_id, tool, params_digest,
+                 started_at_ms, write_ahead)
+             VALUES ('old-open', 's', 'main', 'exec', ?1, 1, 1)",
+            [&digest],
+        )
+        .unwrap();
+    }
+    let (journal, report) = CallJournal::open(&path).unwrap();
+    assert_eq!(report.interrupted.len(), 1);
+    assert_eq!(report.interrupted[0].call_id, "old-open");
+    assert_eq!(report.interrupted[0].tool_call_id, None);
+    let version: i64 = raw(&path)
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+    let done = journal.get("old-done").unwrap().unwrap();
+    assert_eq!(
+        (done.outcome(), done.tool_call_id),
+        (Some(Outcome::Ok), None)
+    );
+    journal.started(start("new", "s", "exec")).await.unwrap();
+    assert_eq!(
+        journal.find_tool_call("s", "tc-new").unwrap()[0].call_id,
+        "new"
+    );
+    // Reopening does not migrate twice.
+    drop(journal);
+    let (journal, report) = CallJournal::open(&path).unwrap();
+    assert_eq!(
+        report.interrupted[0].tool_call_id.as_deref(),
+        Some("tc-new")
+    );
+    assert_eq!(
+        journal.get("old-done").unwrap().unwrap().call_id,
+        "old-done"
+    );
 }

@@ -207,7 +207,7 @@ fn a_newer_schema_is_refused_untouched() {
             err,
             JournalError::SchemaTooNew {
                 found: 99,
-                supported: 1,
+                supported: 2,
                 ..
             }
         ),
