@@ -187,6 +187,53 @@ async fn guarded_client(
     })
 }
 
+/// How long a failed start waits for the rest of the server's stderr.
+const STDERR_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The last lines a stdio server wrote to stderr (at most
+/// [`StderrTail::LINES`] lines of at most [`StderrTail::LINE_BYTES`] bytes
+/// each), kept so a failed start can say why.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StderrTail(Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+
+impl StderrTail {
+    const LINES: usize = 20;
+    const LINE_BYTES: usize = 512;
+
+    pub(crate) fn push(&self, line: &str) {
+        let mut cut: String = line.chars().filter(|c| !c.is_control()).collect();
+        if cut.len() > Self::LINE_BYTES {
+            let mut end = Self::LINE_BYTES;
+            while !cut.is_char_boundary(end) {
+                end -= 1;
+            }
+            cut.truncate(end);
+            cut.push('…');
+        }
+        let mut lines = match self.0.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        if lines.len() == Self::LINES {
+            lines.pop_front();
+        }
+        lines.push_back(cut);
+    }
+
+    /// `; its stderr ended with: …` (lines joined by ` | `), or nothing.
+    pub(crate) fn describe(&self) -> String {
+        let lines = match self.0.lock() {
+            Ok(l) => l,
+            Err(p) => p.into_inner(),
+        };
+        if lines.is_empty() {
+            return String::new();
+        }
+        let joined: Vec<&str> = lines.iter().map(String::as_str).collect();
+        format!("; its stderr ended with: {}", joined.join(" | "))
+    }
+}
+
 /// Start the session of one server; an HTTP server's names resolve through
 /// `resolver` (vetted by the egress guard).
 pub(crate) async fn launch(
@@ -238,19 +285,33 @@ pub(crate) async fn launch(
             let verdict = FrameVerdict::default();
             let limits = FrameLimits::for_output_cap(config.max_output_bytes());
             let transport = (FrameGuard::new(stdout, limits, verdict.clone()), stdin);
+            let tail = StderrTail::default();
+            let mut stderr_done = None;
             if let Some(stderr) = child.stderr.take() {
                 let server = name.to_owned();
+                let tail = tail.clone();
+                let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+                stderr_done = Some(done_rx);
                 tokio::spawn(async move {
                     let mut lines = BufReader::new(stderr).lines();
                     while let Ok(Some(line)) = lines.next_line().await {
                         tracing::debug!(target: "talon::mcp::stderr", server = %server, "{line}");
+                        tail.push(&line);
                     }
+                    let _ = done_tx.send(());
                 });
             }
-            let service = events
-                .serve(transport)
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let service = match events.serve(transport).await {
+                Ok(s) => s,
+                Err(e) => {
+                    // What the server said before it failed is usually the
+                    // reason: wait briefly for the rest of it.
+                    if let Some(done) = stderr_done {
+                        let _ = tokio::time::timeout(STDERR_GRACE, done).await;
+                    }
+                    return Err(format!("the MCP handshake failed: {e}{}", tail.describe()));
+                }
+            };
             Ok(Launched {
                 service,
                 tree: Some(tree),

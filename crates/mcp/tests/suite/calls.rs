@@ -263,3 +263,34 @@ async fn an_output_over_the_transport_line_limit_is_cut_while_read() {
     );
     m.shutdown().await;
 }
+
+/// A server that dies before the handshake (a real `/bin/sh` writing its
+/// reason to stderr) fails its start at once, and the error carries what
+/// it said, the last lines only.
+#[tokio::test]
+async fn a_server_that_dies_at_start_reports_its_stderr_tail() {
+    let script = "for i in $(seq 1 40); do echo \"noise line $i\" >&2; done; \
+                  echo 'fatal: cannot read /etc/ops/creds.json (permission denied)' >&2; exit 3";
+    let m = manager(json!({
+        "dies": {"command": "/bin/sh", "args": ["-c", script]},
+    }));
+    let started = std::time::Instant::now();
+    let reports = m.ensure_agent("main").await;
+    let err = reports[0].error.as_deref().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(err.contains("its stderr ended with"), "{err}");
+    assert!(
+        err.contains("fatal: cannot read /etc/ops/creds.json (permission denied)"),
+        "{err}"
+    );
+    assert!(err.contains("noise line 40"), "{err}");
+    assert!(
+        !err.contains("noise line 1 |"),
+        "only the tail is kept: {err}"
+    );
+    m.shutdown().await;
+}
