@@ -259,7 +259,7 @@ pub(crate) fn tools_call(
     let runtime = builder
         .build()
         .map_err(|e| anyhow!("{}: {e}", loaded.origin))?;
-    let run = run_context(ctx, &loaded.config);
+    let run = run_context(ctx, &loaded.config)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

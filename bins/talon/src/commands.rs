@@ -137,13 +137,31 @@ pub(crate) fn load_config(ctx: &ContextArgs) -> Result<Loaded> {
 /// The run the flags describe. `sandboxed` is only the `--sandboxed`
 /// flag (a forced sandbox); whether the run is sandboxed is decided by
 /// [`run_sandbox`] (or by the runtime at assembly), never here.
-pub(crate) fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext {
+pub(crate) fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> Result<RunContext> {
     let agent = ctx
         .agent
         .clone()
         .unwrap_or_else(|| config.default_agent_id())
         .trim()
         .to_lowercase();
+    // An agent the config does not have would be evaluated with defaults
+    // that apply to no real run: say so instead.
+    let ids = config.agent_ids();
+    let known = if ids.is_empty() {
+        agent == talon_config::DEFAULT_AGENT_ID
+    } else {
+        ids.contains(&agent)
+    };
+    if !known {
+        let have = if ids.is_empty() {
+            talon_config::DEFAULT_AGENT_ID.to_owned()
+        } else {
+            ids.join(", ")
+        };
+        bail!(
+            "--agent `{agent}` is not a configured agent (configured: {have}); name one of them or add it to agents.list"
+        );
+    }
     let mut run = RunContext::new(agent.clone());
     if let Some(session) = &ctx.session {
         run.session_key = session.trim().to_owned();
@@ -163,7 +181,7 @@ pub(crate) fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> RunContext
         });
         run.inherited = ctx.parent_tools.clone();
     }
-    run
+    Ok(run)
 }
 
 /// The run's sandbox decision, by the runtime's one function
@@ -176,11 +194,11 @@ pub(crate) fn run_sandbox(config: &TalonConfig, run: &RunContext) -> RunSandbox 
 
 /// The run the flags describe with the effective sandbox decision applied,
 /// as the runtime applies it before the policy's `sandbox` layer.
-fn decided_run(ctx: &ContextArgs, config: &TalonConfig) -> (RunContext, RunSandbox) {
-    let mut run = run_context(ctx, config);
+fn decided_run(ctx: &ContextArgs, config: &TalonConfig) -> Result<(RunContext, RunSandbox)> {
+    let mut run = run_context(ctx, config)?;
     let sandbox = run_sandbox(config, &run);
     run.sandboxed = sandbox.sandboxed;
-    (run, sandbox)
+    Ok((run, sandbox))
 }
 
 fn context_json(run: &RunContext) -> Value {
@@ -314,7 +332,7 @@ fn tools_schema(
 fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
     let loaded = load_config(ctx)?;
     let engine = engine_for(&loaded)?;
-    let (run, sandbox) = decided_run(ctx, &loaded.config);
+    let (run, sandbox) = decided_run(ctx, &loaded.config)?;
     let universe = ToolUniverse::from_specs(&core_tool_specs());
     let outcome = engine.explain(&run, &universe);
     if json {
@@ -393,7 +411,7 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
     }
     let loaded = load_config(ctx)?;
     let engine = engine_for(&loaded)?;
-    let (run, _) = decided_run(ctx, &loaded.config);
+    let (run, _) = decided_run(ctx, &loaded.config)?;
     let universe = ToolUniverse::from_specs(&core_tool_specs());
     let check = engine.check(&run, &universe, tool);
     if json {

@@ -60,7 +60,7 @@ fn mcp_tools(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> 
     let runtime = RuntimeBuilder::from_config(&loaded.config, &config_dir(ctx))
         .and_then(RuntimeBuilder::build)
         .map_err(|e| anyhow!("{}: {e}", loaded.origin))?;
-    let run = run_context(ctx, &loaded.config);
+    let run = run_context(ctx, &loaded.config)?;
     let agent = run.agent_id.clone();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -65,8 +65,11 @@ fn source_str(source: ListSource) -> &'static str {
 /// function, [`crate::commands::run_sandbox`]) and the sandbox request it
 /// would make, with the same materialised skills root the runtime mirrors
 /// into (so the mounts and the config hash shown match the sandbox's).
-pub(crate) fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRequest, RunSandbox) {
-    let run = run_context(ctx, config);
+pub(crate) fn request_for(
+    ctx: &ContextArgs,
+    config: &TalonConfig,
+) -> anyhow::Result<(SandboxRequest, RunSandbox)> {
+    let run = run_context(ctx, config)?;
     let decision = run_sandbox(config, &run);
     let workspace = agent_workspace(ctx, config, &run.agent_id);
     let resolved = &decision.config;
@@ -83,7 +86,7 @@ pub(crate) fn request_for(ctx: &ContextArgs, config: &TalonConfig) -> (SandboxRe
         &workspace,
         Some(&skills),
     );
-    (request, decision)
+    Ok((request, decision))
 }
 
 /// The Docker settings with `env` values replaced: they may hold
@@ -164,7 +167,7 @@ fn security_env(request: &SandboxRequest) -> SecurityEnv {
 
 pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
     let loaded = load_config(ctx)?;
-    let (request, decision) = request_for(ctx, &loaded.config);
+    let (request, decision) = request_for(ctx, &loaded.config)?;
     let cfg = &request.config;
     let status = &decision.status;
     let findings = validate_request_security(&request, &security_env(&request));
@@ -481,7 +484,7 @@ pub(crate) fn sandbox_resolve(
         bail!("PATH is empty: give a container path such as /workspace/src/main.rs");
     }
     let loaded = load_config(ctx)?;
-    let (request, decision) = request_for(ctx, &loaded.config);
+    let (request, decision) = request_for(ctx, &loaded.config)?;
     let sandboxed = decision.sandboxed;
     let session = request.session_key.clone();
     let workdir = request.config.docker.workdir.clone();

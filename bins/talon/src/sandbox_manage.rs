@@ -300,7 +300,7 @@ pub(crate) fn sandbox_recreate(
         return sandbox_rm(ctx, &[], true, json, out);
     }
     let loaded = load_config(ctx)?;
-    let (request, _) = crate::sandbox_cmd::request_for(ctx, &loaded.config);
+    let (request, _) = crate::sandbox_cmd::request_for(ctx, &loaded.config)?;
     let session = request.session_key.clone();
     let name = request.sandbox_name.clone();
     if request.config.backend == "local" {

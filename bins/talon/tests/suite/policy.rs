@@ -175,3 +175,41 @@ fn missing_explicit_config_is_a_load_error() {
         r.stderr
     );
 }
+
+/// `--agent` naming an agent the config does not have is a usage error
+/// naming the configured ones, for every command that evaluates a run,
+/// never an evaluation with defaults that apply to no real run.
+#[test]
+fn an_unknown_agent_is_an_error_naming_the_configured_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("talon.json");
+    std::fs::write(
+        &cfg,
+        r#"{ "agents": { "list": [ { "id": "main" }, { "id": "reviewer", "tools": { "deny": ["exec"] } } ] } }"#,
+    )
+    .unwrap();
+    let cfg = cfg.display().to_string();
+    for args in [
+        &["policy", "check", "exec"][..],
+        &["policy", "explain"][..],
+        &["sandbox", "explain"][..],
+    ] {
+        let mut all = vec!["--config", cfg.as_str(), "--agent", "nobody"];
+        all.extend_from_slice(args);
+        let r = talon(&all);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.contains("`nobody` is not a configured agent")
+                && r.stderr.contains("main, reviewer"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    let r = talon(&[
+        "--config", &cfg, "--agent", "Reviewer", "policy", "check", "exec",
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    // Without agents configured, the implicit `main` is the one agent.
+    let r = talon(&["--agent", "main", "policy", "check", "read"]);
+    assert_eq!(r.code, 0, "{r:?}");
+}
