@@ -1,0 +1,4 @@
+mod cron;
+mod examples;
+mod fix;
+mod util;
