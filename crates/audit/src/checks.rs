@@ -130,6 +130,11 @@ pub const CHECKS: &[CheckInfo] = &[
         "an agent's effective tools that can write, execute or reach the network (one finding per agent)",
     ),
     check(
+        "gateway.bind_no_auth",
+        "warn",
+        "the gateway is bound beyond loopback without a configured token (Talon's gateway refuses to start, so it is not an exposure)",
+    ),
+    check(
         "talon.gateway.bind_beyond_loopback",
         "warn",
         "the gateway listens beyond loopback (auth is always on, but the transport is plain HTTP/WebSocket)",

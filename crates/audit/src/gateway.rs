@@ -1,11 +1,13 @@
 //! The gateway's listen address and its HTTP tool deny list.
 //!
 //! Talon's gateway always authenticates (configured tokens, else the
-//! token it generates into the state dir), so OpenClaw's
-//! `gateway.bind_no_auth` cannot occur; and it reads no forwarded headers,
-//! so there are no trusted proxies to configure
-//! (`gateway.trusted_proxies_missing` does not apply). What remains is the
-//! transport: it speaks plain HTTP/WebSocket.
+//! token it generates into the state dir) and refuses to listen beyond
+//! loopback without a configured token, so OpenClaw's
+//! `gateway.bind_no_auth` names a config the gateway refuses (warn, not
+//! an exposure). It reads no forwarded headers, so there are no trusted
+//! proxies to configure (`gateway.trusted_proxies_missing` does not
+//! apply). What remains beyond loopback is the transport: plain
+//! HTTP/WebSocket.
 
 use std::net::IpAddr;
 
@@ -32,11 +34,20 @@ pub(crate) fn check(input: &AuditInput<'_>, out: &mut Findings) {
         ),
     };
     let beyond = ip.is_some_and(|ip| !ip.is_loopback());
-    if beyond {
-        let tokens = gateway
-            .auth
-            .as_ref()
-            .map_or(0, |a| usize::from(a.token.is_some()) + a.tokens.len());
+    let tokens = gateway.auth.as_ref().map_or(0, |a| {
+        usize::from(a.token.as_deref().is_some_and(|t| !t.trim().is_empty())) + a.tokens.len()
+    });
+    if beyond && tokens == 0 {
+        out.push(
+            "gateway.bind_no_auth",
+            AuditSeverity::Warn,
+            "the gateway is bound beyond loopback without a configured token",
+            format!(
+                "{source} and neither gateway.auth.token nor gateway.auth.tokens is set. Talon's gateway refuses to listen there without a configured token (a reload to this config is refused too), so nothing is exposed, but it will not start."
+            ),
+            "Bind loopback (gateway.bind: \"loopback\"), or configure gateway.auth.tokens with scoped tokens of at least 16 characters.",
+        );
+    } else if beyond {
         out.push(
             "talon.gateway.bind_beyond_loopback",
             AuditSeverity::Warn,

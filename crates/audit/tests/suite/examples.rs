@@ -288,3 +288,18 @@ fn an_unreadable_state_dir_is_never_clean() {
         "{report:#?}"
     );
 }
+
+#[test]
+fn non_loopback_bind_without_a_token() {
+    let report = expect(
+        "non-loopback-no-auth.json5",
+        0o600,
+        &["gateway.bind_no_auth"],
+    );
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.check_id == "gateway.bind_no_auth")
+        .unwrap();
+    assert!(f.detail.contains("refuses"), "{f:#?}");
+}
