@@ -1,4 +1,5 @@
 mod cron;
+mod deep;
 mod examples;
 mod fix;
 mod util;
