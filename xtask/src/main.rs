@@ -123,6 +123,7 @@ fn bench() -> Result<(), String> {
         ("talon-journal", "journal"),
         ("talon-mcp-serve", "mcp_serve"),
         ("talon-gateway", "gateway"),
+        ("talon-audit", "audit"),
     ] {
         cargo(&[
             "bench",

@@ -105,6 +105,34 @@ pub(crate) enum Command {
     /// gate.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Security: audit what the configuration and state dir expose.
+    #[command(subcommand)]
+    Security(SecurityCommand),
+}
+
+/// `talon security ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SecurityCommand {
+    /// Audit the configuration and state dir: findings `{checkId,
+    /// severity, title, detail, remediation}` and a summary. Exit 0 when
+    /// nothing is above info, 1 when a finding is warn or critical or the
+    /// config is invalid (only the config error is shown then), 2 when
+    /// the config file cannot be read or on a usage error.
+    Audit {
+        /// Also scan every skill the agents would load for dangerous code.
+        #[arg(long)]
+        deep: bool,
+        /// JSON output (the gateway's `security.audit` report, plus
+        /// `fixed` with --fix).
+        #[arg(long)]
+        json: bool,
+        /// Tighten file modes first (config file to at most 0600, state
+        /// dir to at most 0700, gateway token file to at most 0600), say
+        /// what changed, then audit. Never widens anything; a second run
+        /// changes nothing.
+        #[arg(long)]
+        fix: bool,
+    },
 }
 
 /// `talon mcp ...`.

@@ -18,6 +18,7 @@ mod mcp_cmd;
 mod sandbox_cmd;
 mod sandbox_manage;
 mod sandbox_prune_cmd;
+mod security_cmd;
 mod skills_cmd;
 mod table;
 mod tasks_cmd;

@@ -7,14 +7,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
-use serde::Serialize;
 use serde_json::{Value, json};
 use talon_config::{TalonConfig, home_dir, state_dir};
 use talon_fs_bridge::Access;
 use talon_runtime::RunSandbox;
 use talon_sandbox_core::{
-    BindSpec, DockerSettings, MountKind, ResolvedSandboxConfig, SandboxInputs, SandboxRequest,
-    SandboxScope, SecurityEnv, SecurityFinding, mode_str, scope_workspace_dir,
+    BindSpec, DockerSettings, MountKind, SandboxRequest, SecurityEnv, mode_str,
     validate_request_security, validate_sandbox_security,
 };
 use talon_sandbox_local::Protections;
@@ -32,25 +30,10 @@ fn agent_workspace(ctx: &ContextArgs, config: &TalonConfig, agent: &str) -> Path
     config.agent_workspace_dir(agent, &crate::commands::config_dir(ctx), &state_dir())
 }
 
+/// Every home whose credentials a mount must not reach (one helper,
+/// shared with the audit).
 fn home_dirs() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for home in [home_dir(), std::env::var_os("HOME").map(PathBuf::from)]
-        .into_iter()
-        .flatten()
-    {
-        if !out.contains(&home) {
-            out.push(home);
-        }
-    }
-    out
-}
-
-/// The agent's sandbox settings, resolved by the library (a relative
-/// `workspaceRoot` is under the state dir, as at run time), for
-/// `validate`, which checks every agent whatever the session.
-fn resolve_agent(config: &TalonConfig, agent: &str) -> ResolvedSandboxConfig {
-    let home = home_dir();
-    config.resolved_sandbox_config(agent, &state_dir(), home.as_deref())
+    talon_audit::process_home_dirs()
 }
 
 fn source_str(source: ListSource) -> &'static str {
@@ -336,94 +319,19 @@ fn write_exec_env(env: &talon_exec_env::EnvPolicyExplain, out: &mut String) {
     let _ = writeln!(out, "  inherited now: {}", none(&env.inherited_names));
 }
 
-/// One deduplicated validation finding and the agents it applies to.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ValidateFinding {
-    #[serde(flatten)]
-    finding: SecurityFinding,
-    /// `defaults`, or the agent ids whose sandbox has it.
-    scopes: Vec<String>,
-}
-
 pub(crate) fn sandbox_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
     let loaded = load_config(ctx)?;
-    let config = &loaded.config;
-    let homes = home_dirs();
-    // The defaults alone (as the default agent would see them with no
-    // sandbox block of its own), then every agent.
-    let default_agent = config.default_agent_id();
-    let defaults_only = {
-        let home = home_dir();
-        let tools = config
-            .tools
-            .as_ref()
-            .map(talon_config::ToolsSection::policy)
-            .unwrap_or_default();
-        let defaults = config
-            .agents
-            .as_ref()
-            .and_then(|a| a.defaults.as_ref())
-            .and_then(|d| d.sandbox.as_ref());
-        ResolvedSandboxConfig::resolve(&SandboxInputs {
-            agent_id: &default_agent,
-            defaults,
-            agent: None,
-            agent_key: None,
-            state_dir: &state_dir(),
-            home: home.as_deref(),
-            tools: &tools,
-            agent_tools: None,
-        })
-    };
-    let mut subjects: Vec<(String, ResolvedSandboxConfig, PathBuf)> = vec![(
-        "defaults".to_owned(),
-        defaults_only,
-        agent_workspace(ctx, config, &default_agent),
-    )];
-    for agent in config.agent_ids() {
-        let resolved = resolve_agent(config, &agent);
-        let ws = agent_workspace(ctx, config, &agent);
-        subjects.push((agent, resolved, ws));
-    }
-    let mut findings: Vec<ValidateFinding> = Vec::new();
-    for (label, resolved, workspace) in subjects {
-        // The scope's dir; a per-session scope is only known per session,
-        // so the whole workspace root stands in for it here.
-        let scope_dir = match resolved.scope {
-            SandboxScope::Session => resolved.workspace_root.clone(),
-            SandboxScope::Agent | SandboxScope::Shared => {
-                let key = talon_sandbox_core::scope_key(resolved.scope, &resolved.agent_id, "main");
-                scope_workspace_dir(&resolved.workspace_root, resolved.scope, &key)
-            }
-        };
-        let request = SandboxRequest::new(
-            resolved.with_config_file(crate::commands::config_file(ctx)),
-            "main",
-            &workspace,
-            None,
-        );
-        let mut env = SecurityEnv::for_request(&request, &homes);
-        env.allowed_roots = vec![scope_dir.clone(), workspace];
-        env.managed_dirs.push(scope_dir);
-        for finding in validate_request_security(&request, &env) {
-            match findings.iter_mut().find(|f| {
-                f.finding.code == finding.code
-                    && f.finding.key == finding.key
-                    && f.finding.value == finding.value
-            }) {
-                Some(existing) => {
-                    if !existing.scopes.contains(&label) {
-                        existing.scopes.push(label.clone());
-                    }
-                }
-                None => findings.push(ValidateFinding {
-                    finding,
-                    scopes: vec![label.clone()],
-                }),
-            }
-        }
-    }
+    let home = home_dir();
+    // The defaults alone, then every agent: one function, shared with
+    // `talon security audit`.
+    let findings = talon_audit::sandbox_findings(
+        &loaded.config,
+        crate::commands::config_file(ctx).as_deref(),
+        &crate::commands::config_dir(ctx),
+        &state_dir(),
+        home.as_deref(),
+        &home_dirs(),
+    );
     let status = if findings.is_empty() {
         Status::Ok
     } else {

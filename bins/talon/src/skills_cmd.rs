@@ -65,7 +65,7 @@ pub(crate) fn workspace(
 
 /// The bundled skills: `$TALON_BUNDLED_SKILLS_DIR`, else `skills/` beside
 /// the executable.
-fn bundled_dir() -> Option<PathBuf> {
+pub(crate) fn bundled_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("TALON_BUNDLED_SKILLS_DIR").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(dir));
     }

@@ -11,7 +11,7 @@ use talon_journal::{CallEnd, CallStart, Outcome};
 
 use crate::gateway::Gateway;
 use crate::handlers::cron::CronCaller;
-use crate::handlers::{gateway, mcp, runner, sandbox, skills, tools};
+use crate::handlers::{gateway, mcp, runner, sandbox, security, skills, tools};
 use crate::outbound::Outbound;
 use crate::rpc::RpcError;
 
@@ -130,6 +130,10 @@ impl Gateway {
             Request::SandboxRecreate(p) => {
                 let g = self.generation();
                 reply::<m::SandboxRecreate>(sandbox::recreate(&g, p).await)
+            }
+            Request::SecurityAudit(p) => {
+                let g = self.generation();
+                reply::<m::SecurityAudit>(security::audit(&g, &areas.config, p).await)
             }
             Request::McpStatus(_) => {
                 reply::<m::McpStatus>(Ok(mcp::status(&self.generation().runtime)))

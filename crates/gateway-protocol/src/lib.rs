@@ -64,6 +64,9 @@ pub use crate::types::sandbox::{
     SandboxBackendError, SandboxExplainResponse, SandboxListResponse, SandboxRecreateParams,
     SandboxRecreateResponse, SandboxRemoval,
 };
+pub use crate::types::security::{
+    AuditFinding, AuditSeverity, AuditSummary, SecurityAuditParams, SecurityAuditResponse,
+};
 pub use crate::types::sessions::{
     SessionInfo, SessionParams, SessionTrigger, SessionsCloseResponse, SessionsCreateResponse,
     SessionsListResponse,

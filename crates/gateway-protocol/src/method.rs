@@ -18,6 +18,7 @@ use crate::types::gateway::*;
 use crate::types::mcp::*;
 use crate::types::runner::*;
 use crate::types::sandbox::*;
+use crate::types::security::*;
 use crate::types::sessions::*;
 use crate::types::skills::*;
 use crate::types::tasks::*;
@@ -254,6 +255,8 @@ protocol_methods! {
     SandboxList = "sandbox.list", ReadOnly, NoParams => SandboxListResponse;
     /// Remove a sandbox Talon owns; the next sandboxed call recreates it.
     SandboxRecreate = "sandbox.recreate", Operator, SandboxRecreateParams => SandboxRecreateResponse;
+    /// The security audit of the running configuration and state dir (`deep`: also the skills' code-safety scan).
+    SecurityAudit = "security.audit", ReadOnly, SecurityAuditParams => SecurityAuditResponse;
     /// Every MCP server the runtime has started, and its state.
     McpStatus = "mcp.status", ReadOnly, NoParams => McpStatusResponse;
     /// Serve cron's agent runs on this connection (`runner.run` notifications).

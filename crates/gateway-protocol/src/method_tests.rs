@@ -8,7 +8,7 @@ use crate::frame::{INVALID_PARAMS, METHOD_NOT_FOUND};
 
 #[test]
 fn every_method_has_one_name_and_a_scope() {
-    assert_eq!(MethodName::ALL.len(), 31);
+    assert_eq!(MethodName::ALL.len(), 32);
     let mut names: Vec<&str> = MethodName::ALL.iter().map(|m| m.as_str()).collect();
     names.sort_unstable();
     let before = names.len();
@@ -29,7 +29,15 @@ fn least_privilege_rules() {
         let verb = m.as_str().rsplit('.').next().unwrap_or_default();
         let reads = matches!(
             verb,
-            "health" | "get" | "lookup" | "list" | "status" | "runs" | "prompt" | "explain"
+            "health"
+                | "get"
+                | "lookup"
+                | "list"
+                | "status"
+                | "runs"
+                | "prompt"
+                | "explain"
+                | "audit"
         );
         if reads {
             assert_eq!(m.scope(), Scope::ReadOnly, "{m} only reads");
@@ -59,6 +67,9 @@ fn least_privilege_rules() {
         ("runner.subscribe", Scope::Agent),
         ("runner.complete", Scope::Agent),
         ("gateway.reload", Scope::Operator),
+        // The audit only reads (config, file modes, the cron store, skill
+        // files) and never shows a secret's value, like `config.get`.
+        ("security.audit", Scope::ReadOnly),
     ];
     for (method, scope) in cases {
         assert_eq!(required_scope(method), Some(scope), "{method}");

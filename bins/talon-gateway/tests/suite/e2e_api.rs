@@ -641,3 +641,39 @@ async fn http_conventions_for_oversized_bodies_bad_json_and_mcp_delete() {
     .unwrap();
     assert!(matches!(r.status, 200 | 204), "{} {}", r.status, r.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn security_audit_runs_talon_audit_on_the_running_config() {
+    let gw = Gw::start(DENY_EXEC);
+    let mut ws = Ws::connect(gw.addr, Some("reader-token-0123456789"))
+        .await
+        .unwrap();
+    // Read-only is enough: the audit only reads.
+    let report = ws.ok("security.audit", json!({})).await;
+    assert_eq!(report["deep"], json!(false));
+    let findings = report["findings"].as_array().unwrap();
+    let ids: Vec<&str> = findings
+        .iter()
+        .map(|f| f["checkId"].as_str().unwrap())
+        .collect();
+    // The tokens are in the config file, the default agent has a table.
+    assert!(
+        ids.contains(&"talon.secrets.gateway_token_in_config"),
+        "{ids:?}"
+    );
+    assert!(ids.contains(&"talon.tools.effective"), "{ids:?}");
+    let counted: u64 = ["critical", "warn", "info"]
+        .iter()
+        .map(|s| report["summary"][s].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, findings.len() as u64);
+    let text = report.to_string();
+    assert!(!text.contains("reader-token-0123456789"), "no token value");
+    assert!(!text.contains("agent-token-0123456789"), "no token value");
+    // The state dir audited is the gateway's own.
+    assert_eq!(report["stateDir"], json!(gw.state().display().to_string()));
+    let deep = ws.ok("security.audit", json!({"deep": true})).await;
+    assert_eq!(deep["deep"], json!(true));
+    let bad = ws.call("security.audit", json!({"deeep": true})).await;
+    assert_eq!(bad["error"]["code"], json!(-32602), "{bad}");
+}

@@ -13,6 +13,7 @@ mod sandbox_local;
 mod sandbox_manage;
 mod sandbox_prune;
 mod sandbox_ssh;
+mod security;
 mod skills;
 mod tools;
 mod util;

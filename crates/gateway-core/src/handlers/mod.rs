@@ -9,6 +9,7 @@ pub(crate) mod gateway;
 pub(crate) mod mcp;
 pub(crate) mod runner;
 pub(crate) mod sandbox;
+pub(crate) mod security;
 pub(crate) mod sessions;
 pub(crate) mod skills;
 pub(crate) mod tasks;

@@ -1,0 +1,111 @@
+//! `talon security audit`: `talon-audit`'s report, as text or JSON.
+
+use std::fmt::Write as _;
+
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+use talon_audit::{AuditInput, AuditOptions, AuditSeverity, fix_permissions};
+use talon_config::{ConfigError, resolve_config_path};
+
+use crate::Status;
+use crate::cli::ContextArgs;
+
+pub(crate) fn audit(
+    ctx: &ContextArgs,
+    deep: bool,
+    json: bool,
+    fix: bool,
+    out: &mut String,
+) -> Result<Status> {
+    let location = resolve_config_path(ctx.config.as_deref());
+    let loaded = match location.load() {
+        Ok(loaded) => loaded,
+        // Unreadable is not invalid: the audit cannot run (exit 2).
+        Err(ConfigError::Io { path, source }) => {
+            bail!("cannot read config file {}: {source}", path.display())
+        }
+        Err(err) => return Ok(invalid(&err.to_string(), json, out)),
+    };
+    let config_file = crate::commands::config_file(ctx).filter(|p| p.exists());
+    let state_dir = talon_config::state_dir();
+    let fixed = if fix {
+        Some(fix_permissions(config_file.as_deref(), &state_dir)?)
+    } else {
+        None
+    };
+    let home = talon_config::home_dir();
+    let bundled = crate::skills_cmd::bundled_dir();
+    let mut input = AuditInput::new(&loaded.config, &loaded.origin, &state_dir);
+    input.config_file = config_file.as_deref();
+    input.home = home.as_deref();
+    input.home_dirs = talon_audit::process_home_dirs();
+    input.bundled_skills = bundled.as_deref();
+    input.options = AuditOptions { deep };
+    let report = match talon_audit::audit(&input) {
+        Ok(report) => report,
+        Err(talon_audit::AuditError::InvalidConfig { origin, message }) => {
+            return Ok(invalid(&format!("{origin}: {message}"), json, out));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let status = match report.worst() {
+        Some(AuditSeverity::Warn | AuditSeverity::Critical) => Status::No,
+        Some(AuditSeverity::Info) | None => Status::Ok,
+    };
+    if json {
+        let mut doc = serde_json::to_value(&report)?;
+        if let (Some(fixed), Value::Object(map)) = (&fixed, &mut doc) {
+            map.insert("fixed".to_owned(), serde_json::to_value(fixed)?);
+        }
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
+        out.push('\n');
+        return Ok(status);
+    }
+    if let Some(fixed) = &fixed {
+        if fixed.is_empty() {
+            let _ = writeln!(out, "fix: nothing to tighten");
+        }
+        for change in fixed {
+            let _ = writeln!(out, "fixed: {change}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "security audit of {} (state dir {}){}\n",
+        report.config,
+        report.state_dir,
+        if report.deep { ", deep" } else { "" }
+    );
+    for f in &report.findings {
+        let _ = writeln!(
+            out,
+            "{:<8} {}: {}\n  {}\n  fix: {}\n",
+            f.severity.as_str().to_uppercase(),
+            f.check_id,
+            f.title,
+            f.detail,
+            f.remediation
+        );
+    }
+    let _ = writeln!(
+        out,
+        "summary: {} critical, {} warn, {} info",
+        report.summary.critical, report.summary.warn, report.summary.info
+    );
+    Ok(status)
+}
+
+/// An invalid config: its error and nothing else, exit 1.
+fn invalid(message: &str, json: bool, out: &mut String) -> Status {
+    if json {
+        let doc = json!({ "valid": false, "error": message });
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+    } else {
+        let _ = writeln!(out, "{message}");
+    }
+    Status::No
+}

@@ -1,0 +1,225 @@
+//! `talon security audit` on the example configs of `talon-audit`, in a
+//! real temp dir: check ids, exit codes, `--fix`.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use super::util::{Run, cli};
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../crates/audit/tests/fixtures")
+        .join(name)
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+/// A temp dir with the config (`mode`), a 0700 state dir and a home.
+struct Dir {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+    state: PathBuf,
+}
+
+impl Dir {
+    fn new(text: &str, config_mode: u32) -> Dir {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("talon.json");
+        std::fs::write(&config, text).unwrap();
+        chmod(&config, config_mode);
+        let state = dir.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        chmod(&state, 0o700);
+        std::fs::create_dir(dir.path().join("home")).unwrap();
+        Dir { dir, config, state }
+    }
+
+    fn example(name: &str, config_mode: u32) -> Dir {
+        Dir::new(
+            &std::fs::read_to_string(example(name)).unwrap(),
+            config_mode,
+        )
+    }
+
+    fn audit(&self, args: &[&str]) -> Run {
+        cli()
+            .home(self.dir.path().join("home"))
+            .state_dir(&self.state)
+            .config(&self.config)
+            .args(["security", "audit"])
+            .args(args)
+            .run()
+    }
+}
+
+fn ids_above_info(v: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .map(|f| f["checkId"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn each_example_gives_its_check_ids_and_exit_code() {
+    let cases: &[(&str, u32, &[&str])] = &[
+        ("clean.json5", 0o600, &[]),
+        (
+            "dangerous-bind.json5",
+            0o600,
+            &["sandbox.dangerous_bind_mount", "talon.sandbox.bind_refused"],
+        ),
+        (
+            "host-network.json5",
+            0o600,
+            &[
+                "config.insecure_or_dangerous_flags",
+                "sandbox.dangerous_network_mode",
+            ],
+        ),
+        ("clean.json5", 0o644, &["fs.config.perms_world_readable"]),
+        (
+            "exec-without-fs-tools.json5",
+            0o600,
+            &[
+                "talon.sandbox.mode_off",
+                "tools.exec.fs_tools_disabled_but_exec_enabled",
+                "tools.exec.security_full_configured",
+            ],
+        ),
+        (
+            "non-loopback-no-auth.json5",
+            0o600,
+            &["gateway.bind_no_auth"],
+        ),
+        (
+            "non-loopback-bind.json5",
+            0o600,
+            &[
+                "gateway.tools_invoke_http.dangerous_allow",
+                "talon.gateway.bind_beyond_loopback",
+                "talon.secrets.gateway_token_in_config",
+            ],
+        ),
+        (
+            "mcp-literal-secret.json5",
+            0o600,
+            &["talon.mcp.literal_secret"],
+        ),
+    ];
+    for (name, config_mode, expected) in cases {
+        let dir = Dir::example(name, *config_mode);
+        let r = dir.audit(&["--json"]);
+        let v = r.json();
+        assert_eq!(
+            ids_above_info(&v),
+            expected.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
+            "{name} {config_mode:o}: {}",
+            r.stdout
+        );
+        let want = if expected.is_empty() { 0 } else { 1 };
+        assert_eq!(r.code, want, "{name}: {}{}", r.stdout, r.stderr);
+        // The summary counts what is listed.
+        let listed = v["findings"].as_array().unwrap().len() as u64;
+        let counted: u64 = ["critical", "warn", "info"]
+            .iter()
+            .map(|s| v["summary"][s].as_u64().unwrap())
+            .sum();
+        assert_eq!(listed, counted, "{name}");
+    }
+}
+
+#[test]
+fn text_output_names_each_finding_and_the_summary() {
+    let dir = Dir::example("dangerous-bind.json5", 0o600);
+    let r = dir.audit(&[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("CRITICAL sandbox.dangerous_bind_mount: a sandbox bind mounts"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("  fix: "), "{}", r.stdout);
+    assert!(r.stdout.contains("summary: 3 critical"), "{}", r.stdout);
+}
+
+#[test]
+fn an_invalid_config_exits_1_with_the_config_error_only() {
+    let dir = Dir::new("{ tools: { alow: [] } }", 0o600);
+    let r = dir.audit(&[]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stdout.trim(),
+        format!(
+            "{}:1:12: tools.alow: unknown key `alow` (did you mean `allow`?)",
+            dir.config.display()
+        )
+    );
+    let r = dir.audit(&["--json"]);
+    assert_eq!(r.code, 1);
+    let v = r.json();
+    assert_eq!(v["valid"], false);
+    assert!(v.get("findings").is_none(), "{v}");
+    // An unreadable config cannot be audited: exit 2, never a clean report.
+    chmod(&dir.config, 0o000);
+    if std::fs::read(&dir.config).is_err() {
+        let r = dir.audit(&["--json"]);
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(r.stdout.is_empty());
+        assert!(r.stderr.contains("cannot read config file"), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn fix_tightens_modes_says_so_and_is_idempotent() {
+    let dir = Dir::example("clean.json5", 0o664);
+    chmod(&dir.state, 0o775);
+    let r = dir.audit(&[]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+
+    let r = dir.audit(&["--fix"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(&format!(
+            "fixed: {}: mode 0664 -> 0600",
+            dir.config.display()
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "fixed: {}: mode 0775 -> 0700",
+            dir.state.display()
+        )),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(mode(&dir.config), 0o600);
+    assert_eq!(mode(&dir.state), 0o700);
+
+    let r = dir.audit(&["--fix", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let v = r.json();
+    assert_eq!(
+        v["fixed"],
+        serde_json::json!([]),
+        "second run changes nothing"
+    );
+    assert_eq!(ids_above_info(&v), Vec::<String>::new());
+}

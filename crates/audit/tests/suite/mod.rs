@@ -1,0 +1,6 @@
+mod cron;
+mod deep;
+mod docs;
+mod examples;
+mod fix;
+mod util;
