@@ -77,14 +77,7 @@ fn load(ctx: &ContextArgs, flag: Option<&Path>) -> Result<(SkillSet, talon_skill
     let loaded = load_config(ctx)?;
     let skills_config = loaded.config.skills_config();
     let base = config_dir(ctx);
-    let extra: Vec<PathBuf> = skills_config
-        .load
-        .as_ref()
-        .and_then(|l| l.extra_dirs.clone())
-        .unwrap_or_default()
-        .iter()
-        .map(|d| resolve_path(d, &base))
-        .collect();
+    let extra = skills_config.extra_dirs(&base, home_dir().as_deref());
     let ws = workspace(ctx, flag, &loaded.config);
     let roots = SkillRoots::resolve(
         ws.as_deref(),

@@ -9,27 +9,11 @@ use talon_skills::{SkillRoots, default_eligibility_context, load_skills_with_con
 use crate::findings::Findings;
 use crate::input::AuditInput;
 
-/// `~/x` → `<home>/x`; a relative path → under `base`.
-fn resolve(raw: &str, base: &Path, home: Option<&Path>) -> PathBuf {
-    let raw = raw.trim();
-    match raw.strip_prefix("~/").zip(home) {
-        Some((rest, home)) => home.join(rest),
-        None => base.join(raw),
-    }
-}
-
 pub(crate) fn check(input: &AuditInput<'_>, out: &mut Findings) {
     let config = input.config;
     let skills_config = config.skills_config();
     let base = input.config_dir();
-    let extra: Vec<PathBuf> = skills_config
-        .load
-        .as_ref()
-        .and_then(|l| l.extra_dirs.clone())
-        .unwrap_or_default()
-        .iter()
-        .map(|d| resolve(d, &base, input.home))
-        .collect();
+    let extra = skills_config.extra_dirs(&base, input.home);
     let config_json = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
     let eligibility = default_eligibility_context(config_json);
     let mut dirs: Vec<(String, PathBuf)> = Vec::new();

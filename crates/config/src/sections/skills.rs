@@ -2,6 +2,7 @@
 //! loaded is `talon-skills`' business.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -98,6 +99,26 @@ pub struct SkillsLimitsConfig {
 }
 
 impl SkillsConfig {
+    /// `skills.load.extraDirs` as directories: `~/x` is under `home`, an
+    /// absolute path stays as it is, a relative one is under `base` (the
+    /// config file's directory). The one reading of these paths, for every
+    /// front end that loads skills.
+    pub fn extra_dirs(&self, base: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+        self.load
+            .as_ref()
+            .and_then(|l| l.extra_dirs.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|raw| {
+                let raw = raw.trim();
+                match raw.strip_prefix("~/").zip(home) {
+                    Some((rest, home)) => home.join(rest),
+                    None => base.join(raw),
+                }
+            })
+            .collect()
+    }
+
     /// Every problem, as `(key path below skills, message)`.
     pub fn validate(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
@@ -132,3 +153,7 @@ impl SkillsConfig {
         out
     }
 }
+
+#[cfg(test)]
+#[path = "skills_tests.rs"]
+mod tests;

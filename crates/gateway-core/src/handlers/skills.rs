@@ -44,14 +44,7 @@ fn load(
     let config = &g.config;
     let agent = agent.map_or_else(|| config.default_agent_id(), |a| a.trim().to_lowercase());
     let skills_config = config.skills_config();
-    let extra: Vec<PathBuf> = skills_config
-        .load
-        .as_ref()
-        .and_then(|l| l.extra_dirs.clone())
-        .unwrap_or_default()
-        .iter()
-        .map(|d| base.join(d))
-        .collect();
+    let extra = skills_config.extra_dirs(base, talon_config::home_dir().as_deref());
     let state = talon_config::state_dir();
     let workspace = config.agent_workspace_dir(&agent, base, &state);
     let bundled = std::env::var_os("TALON_BUNDLED_SKILLS_DIR")

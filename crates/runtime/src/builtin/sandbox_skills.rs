@@ -49,14 +49,7 @@ impl SandboxSkills {
     /// The eligible skills' directories (the directory of each `SKILL.md`).
     fn eligible(&self) -> Vec<SkillDir> {
         let skills_config = self.config.skills_config();
-        let extra: Vec<PathBuf> = skills_config
-            .load
-            .as_ref()
-            .and_then(|l| l.extra_dirs.clone())
-            .unwrap_or_default()
-            .iter()
-            .map(|d| self.config_dir.join(d))
-            .collect();
+        let extra = skills_config.extra_dirs(&self.config_dir, self.home.as_deref());
         let bundled = std::env::var_os("TALON_BUNDLED_SKILLS_DIR")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
