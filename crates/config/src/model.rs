@@ -387,7 +387,9 @@ impl TalonConfig {
     /// agent's `tools` block (empty when it has none).
     pub fn policy_config(&self) -> PolicyConfig {
         let mut agents = BTreeMap::new();
+        let mut agent_keys = BTreeMap::new();
         for agent in self.agent_refs() {
+            agent_keys.entry(agent.id.clone()).or_insert(agent.key);
             agents.entry(agent.id).or_insert_with(|| {
                 agent
                     .tools
@@ -402,6 +404,7 @@ impl TalonConfig {
                 .map(ToolsSection::policy)
                 .unwrap_or_default(),
             agents,
+            agent_keys,
         }
     }
 

@@ -76,6 +76,7 @@ fn config() -> PolicyConfig {
             ..Default::default()
         },
         agents,
+        agent_keys: Default::default(),
     }
 }
 

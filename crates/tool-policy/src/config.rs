@@ -195,4 +195,19 @@ pub struct PolicyConfig {
     /// Per agent id, that agent's `tools` block (from `agents.list[]` or
     /// `agents.entries`).
     pub agents: BTreeMap<String, AgentToolsConfig>,
+    /// Per agent id, the config path of its entry (`agents.list[1]`,
+    /// `agents.entries.ops`), so that explanations name keys as the user's
+    /// file spells them; an agent without one is named `agents.<id>`.
+    pub agent_keys: BTreeMap<String, String>,
+}
+
+impl PolicyConfig {
+    /// The config path of agent `id`'s entry ([`Self::agent_keys`], else
+    /// `agents.<id>`).
+    pub fn agent_key(&self, id: &str) -> String {
+        self.agent_keys
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| format!("agents.{id}"))
+    }
 }

@@ -36,7 +36,7 @@ pub fn empty_allow_keys(config: &PolicyConfig) -> Vec<String> {
         policy(&mut out, "tools.subagents.tools", p);
     }
     for (id, agent) in &config.agents {
-        let prefix = format!("agents.{id}.tools");
+        let prefix = format!("{}.tools", config.agent_key(id));
         check(&mut out, &format!("{prefix}.allow"), agent.allow.as_deref());
         by_provider(&mut out, &prefix, agent.by_provider.as_ref());
         sandbox(

@@ -59,6 +59,7 @@ fn every_place_an_allow_list_can_be_written_is_checked() {
     let config = PolicyConfig {
         tools,
         agents: BTreeMap::from([("coder".to_owned(), agent)]),
+        agent_keys: Default::default(),
     };
     assert_eq!(
         crate::empty_allow_keys(&config),
@@ -85,6 +86,7 @@ fn the_engine_refuses_an_empty_allow_even_with_also_allow() {
             ..Default::default()
         },
         agents: BTreeMap::new(),
+        agent_keys: Default::default(),
     };
     let err = PolicyEngine::new(&config).unwrap_err();
     assert_eq!(
@@ -108,6 +110,7 @@ fn non_empty_lists_and_absent_lists_pass() {
             ..Default::default()
         },
         agents: BTreeMap::from([("a".to_owned(), AgentToolsConfig::default())]),
+        agent_keys: Default::default(),
     };
     assert!(crate::empty_allow_keys(&config).is_empty());
     assert!(PolicyEngine::new(&config).is_ok());

@@ -14,7 +14,7 @@ use crate::list::CompiledList;
 use crate::outcome::{CheckOutcome, LayerAudit, PolicyOutcome, Removal};
 use crate::policy::{CompiledPolicy, PolicyKeys, Verdict};
 use crate::provider_names::provider_name_rule;
-use crate::sandbox::resolve_sandbox_tool_policy;
+use crate::sandbox::resolve_sandbox_tool_policy_at;
 use crate::subagent::subagent_policy;
 use crate::universe::{ToolEntry, ToolUniverse};
 use crate::warnings::{AllowlistStep, analyse_allowlist};
@@ -192,11 +192,11 @@ pub struct PolicyEngine {
 
 fn agent_layers(
     tools: &ToolsConfig,
-    agent_id: &str,
+    agent_key: &str,
     agent: Option<&AgentToolsConfig>,
 ) -> Result<AgentLayers, PolicyError> {
     let raw = agent.cloned().unwrap_or_default();
-    let prefix = format!("agents.{agent_id}.tools");
+    let prefix = format!("{agent_key}.tools");
     let global_also = tools.also_allow.clone().unwrap_or_default();
     let agent_also = raw.also_allow.clone().unwrap_or_default();
     // Both alsoAllow lists widen the profile, whichever level set it.
@@ -222,7 +222,7 @@ fn agent_layers(
         policy: agent
             .and_then(|a| CompiledPolicy::from_config(&a.policy(), PolicyKeys::under(&prefix))),
         by_provider: compile_by_provider(raw.by_provider.as_ref(), &prefix)?,
-        sandbox: resolve_sandbox_tool_policy(tools, agent, agent_id).compile(),
+        sandbox: resolve_sandbox_tool_policy_at(tools, agent, agent_key).compile(),
         label: format!("{prefix}.allow"),
         provider_label: format!("{prefix}.byProvider.allow"),
         warn: WarnSource::new(
@@ -259,7 +259,7 @@ impl PolicyEngine {
         let mut agents = HashMap::new();
         for (id, cfg) in &config.agents {
             let id = id.trim().to_lowercase();
-            let layers = agent_layers(tools, &id, Some(cfg))?;
+            let layers = agent_layers(tools, &config.agent_key(&id), Some(cfg))?;
             agents.insert(id, layers);
         }
         let mut groups = HashMap::new();
@@ -309,7 +309,7 @@ impl PolicyEngine {
                 tools.also_allow.as_ref(),
             ),
             global_by_provider: compile_by_provider(tools.by_provider.as_ref(), "tools")?,
-            fallback_agent: agent_layers(tools, "main", None)?,
+            fallback_agent: agent_layers(tools, "agents.main", None)?,
             agents,
             groups,
             senders,

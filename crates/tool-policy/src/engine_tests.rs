@@ -16,6 +16,7 @@ fn engine(tools: ToolsConfig) -> PolicyEngine {
     PolicyEngine::new(&PolicyConfig {
         tools,
         agents: BTreeMap::new(),
+        agent_keys: Default::default(),
     })
     .unwrap()
 }
@@ -151,6 +152,7 @@ fn agent_layers_and_agent_profile() {
             ..Default::default()
         },
         agents,
+        agent_keys: Default::default(),
     })
     .unwrap();
     let ops = e.evaluate(&RunContext::new("ops"), &ToolUniverse::core());

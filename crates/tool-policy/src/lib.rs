@@ -55,6 +55,7 @@ pub use crate::pattern::{PatternError, validate_entry};
 pub use crate::sandbox::{
     DEFAULT_SANDBOX_TOOL_ALLOW, DEFAULT_SANDBOX_TOOL_DENY, ListSource, SandboxMode,
     SandboxToolBlock, SandboxToolPolicy, resolve_sandbox_tool_policy,
+    resolve_sandbox_tool_policy_at,
 };
 pub use crate::subagent::{
     LEAF_SUBAGENT_EXTRA_DENY, LEAF_SUBAGENT_FIXED_DENY, SUBAGENT_DEFAULT_DENY,

@@ -115,18 +115,29 @@ fn pick<'a>(
     (None, ListSource::Default)
 }
 
-fn key(source: ListSource, agent_id: &str, list: &str) -> String {
+fn key(source: ListSource, agent_key: &str, list: &str) -> String {
     match source {
-        ListSource::Agent => format!("agents.{agent_id}.tools.sandbox.tools.{list}"),
+        ListSource::Agent => format!("{agent_key}.tools.sandbox.tools.{list}"),
         ListSource::Global | ListSource::Default => format!("tools.sandbox.tools.{list}"),
     }
 }
 
-/// Resolve the sandbox tool policy for an agent.
+/// Resolve the sandbox tool policy for an agent; an agent's own lists are
+/// named `agents.<agent_id>.tools.sandbox.tools.*`.
 pub fn resolve_sandbox_tool_policy(
     tools: &ToolsConfig,
     agent: Option<&AgentToolsConfig>,
     agent_id: &str,
+) -> SandboxToolPolicy {
+    resolve_sandbox_tool_policy_at(tools, agent, &format!("agents.{agent_id}"))
+}
+
+/// [`resolve_sandbox_tool_policy`] with the agent's entry named by its
+/// config path (`agents.list[1]`), as the user's file spells it.
+pub fn resolve_sandbox_tool_policy_at(
+    tools: &ToolsConfig,
+    agent: Option<&AgentToolsConfig>,
+    agent_key: &str,
 ) -> SandboxToolPolicy {
     let agent_cfg = agent
         .and_then(|a| a.sandbox.as_ref())
@@ -188,8 +199,8 @@ pub fn resolve_sandbox_tool_policy(
         deny: final_deny,
         allow_source,
         deny_source,
-        allow_key: key(allow_key_source, agent_id, "allow"),
-        deny_key: key(deny_source, agent_id, "deny"),
+        allow_key: key(allow_key_source, agent_key, "allow"),
+        deny_key: key(deny_source, agent_key, "deny"),
     }
 }
 

@@ -64,6 +64,8 @@ fn unknown_names_are_plugin_tools() {
     assert_eq!(r.json()["removedBy"]["layer"], "profile");
 }
 
+/// Config keys are the paths of the user's file (`agents.list[1]`), not
+/// the agent's id.
 #[test]
 fn agent_and_provider_layers() {
     let cfg = fixture("example/talon.json");
@@ -73,7 +75,7 @@ fn agent_and_provider_layers() {
     assert_eq!(r.code, 1);
     assert_eq!(
         r.json()["removedBy"],
-        json!({"layer": "agent", "rule": "deny write", "configKey": "agents.reviewer.tools.deny"})
+        json!({"layer": "agent", "rule": "deny write", "configKey": "agents.list[1].tools.deny"})
     );
     let r = talon(&[
         "--config",

@@ -280,6 +280,7 @@ fn a_tool_denied_at_any_single_layer_cannot_be_dispatched() {
         let engine = PolicyEngine::new(&PolicyConfig {
             tools: case.tools,
             agents,
+            agent_keys: Default::default(),
         })
         .unwrap();
         // The same pipeline the run's table uses removes the tool...

@@ -138,6 +138,7 @@ prop_compose! {
                 subagents: Some(SubagentsToolsSection { tools: Some(subagents) }),
             },
             agents,
+            agent_keys: Default::default(),
         }
     }
 }
