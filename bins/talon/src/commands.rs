@@ -417,9 +417,35 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
     let (run, _) = decided_run(ctx, &loaded.config)?;
     let universe = ToolUniverse::from_specs(&core_tool_specs());
     let check = engine.check(&run, &universe, tool);
+    // A name that is no core tool and has no MCP `server__tool` shape is
+    // evaluated as a plugin tool would be, but said to be unknown (a typo
+    // must not read as "add it to alsoAllow").
+    let known = ToolSpec::core(&check.tool).is_some() || check.tool.contains("__");
+    let names: Vec<&str> = CORE_TOOLS.iter().map(|t| t.id).collect();
+    let suggestion = (!known)
+        .then(|| talon_config::did_you_mean(&check.tool, &names))
+        .flatten();
     if json {
-        out.push_str(&serde_json::to_string_pretty(&check)?);
+        let mut doc = serde_json::to_value(&check)?;
+        if let Value::Object(map) = &mut doc
+            && !known
+        {
+            map.insert("known".to_owned(), Value::Bool(false));
+            map.insert("suggestion".to_owned(), json!(suggestion));
+        }
+        out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
+    } else if !known {
+        let hint = suggestion.map_or_else(String::new, |s| format!(" (did you mean `{s}`?)"));
+        let _ = writeln!(
+            out,
+            "{}: no core tool of this build has this name{hint}; a plugin tool of that name would be {}",
+            check.tool,
+            match &check.removed_by {
+                None => "allowed".to_owned(),
+                Some(r) => format!("removed by layer `{}` ({})", r.layer, r.rule),
+            }
+        );
     } else {
         match &check.removed_by {
             None => {
@@ -438,7 +464,7 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
             }
         }
     }
-    Ok(if check.allowed {
+    Ok(if check.allowed && known {
         Status::Ok
     } else {
         Status::No

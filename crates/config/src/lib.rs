@@ -128,6 +128,7 @@ pub use crate::sections::mcp::{McpConfig, McpServerConfig, McpServers};
 pub use crate::sections::skills::SkillsConfig;
 pub use crate::sections::web::WebToolsConfig;
 pub use crate::session::{SessionScope, SessionSection};
+pub use crate::suggest::did_you_mean;
 pub use crate::tools_section::{AgentToolsSection, ToolsSection};
 /// The sandbox section's types, defined by `talon-sandbox-core` (one
 /// definition).

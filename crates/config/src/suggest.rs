@@ -8,7 +8,7 @@ const MAX_WORD_BYTES: usize = 128;
 /// typo: same letters in another case or with `_`/`-` separators, or an
 /// optimal-string-alignment distance of at most 1 (words up to 4
 /// characters) or 2 (longer words), ignoring case.
-pub(crate) fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     if word.len() > MAX_WORD_BYTES {
         return None;
     }

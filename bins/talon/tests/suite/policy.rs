@@ -62,6 +62,30 @@ fn unknown_names_are_plugin_tools() {
     ]);
     assert_eq!(r.code, 1);
     assert_eq!(r.json()["removedBy"]["layer"], "profile");
+    assert_eq!(r.json()["known"], json!(false));
+}
+
+/// A name no core tool has is said to be unknown, with the likely typo,
+/// never a hint to add it to `alsoAllow`; exit 1 even where a plugin of
+/// that name would be allowed.
+#[test]
+fn a_name_that_is_no_tool_is_said_to_be_unknown() {
+    let cfg = fixture("example/talon.json");
+    let r = talon(&["--config", &cfg, "policy", "check", "exce"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("no core tool of this build has this name"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("did you mean `exec`?"), "{}", r.stdout);
+    assert!(!r.stdout.contains("alsoAllow"), "{}", r.stdout);
+    let r = talon(&["--config", &cfg, "policy", "check", "exce", "--json"]);
+    assert_eq!(r.json()["suggestion"], json!("exec"), "{}", r.stdout);
+    // A known tool carries no such fields.
+    let r = talon(&["--config", &cfg, "policy", "check", "read", "--json"]);
+    assert!(r.json().get("known").is_none(), "{}", r.stdout);
 }
 
 /// Config keys are the paths of the user's file (`agents.list[1]`), not
