@@ -19,6 +19,14 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+impl Cli {
+    /// Whether the command was given `--json` (every subcommand spells it
+    /// that way): its errors are then reported as JSON on stdout too.
+    pub(crate) fn wants_json(&self) -> bool {
+        std::env::args_os().any(|a| a == "--json")
+    }
+}
+
 /// The run context every inspection command evaluates in.
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct ContextArgs {

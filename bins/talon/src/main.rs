@@ -66,6 +66,13 @@ fn main() -> ExitCode {
             }
         }
         Err(err) => {
+            // With --json the error is a JSON object on stdout too, so a
+            // script reading stdout never gets half a report or nothing.
+            if cli.wants_json() {
+                let doc = serde_json::json!({"error": {"message": format!("{err:#}")}});
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{doc:#}");
+            }
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "talon: {err:#}");
             ExitCode::from(2)

@@ -111,3 +111,28 @@ fn cron_next() {
         0
     ));
 }
+
+/// With `--json`, a load or usage error is a JSON object on stdout as well
+/// as the message on stderr, with the same exit status (2).
+#[test]
+fn errors_are_json_on_stdout_with_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("talon.json");
+    std::fs::write(&bad, "{ tools: ").unwrap();
+    let bad = bad.display().to_string();
+    let r = super::util::talon(&["--config", &bad, "policy", "explain", "--json"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("talon.json"),
+        "{v}"
+    );
+    assert!(r.stderr.contains("talon.json"), "{}", r.stderr);
+    // Without --json stdout stays empty.
+    let r = super::util::talon(&["--config", &bad, "policy", "explain"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+}

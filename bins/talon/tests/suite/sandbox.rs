@@ -554,7 +554,14 @@ fn a_bad_docker_key_is_a_load_error() {
         "{}",
         run.stderr
     );
-    assert!(run.stdout.is_empty());
+    // With --json the same error is a JSON object on stdout.
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("agents.defaults.sandbox.docker.netwrok")),
+        "{v}"
+    );
 }
 
 #[test]

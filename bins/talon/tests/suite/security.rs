@@ -180,7 +180,9 @@ fn an_invalid_config_exits_1_with_the_config_error_only() {
     if std::fs::read(&dir.config).is_err() {
         let r = dir.audit(&["--json"]);
         assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-        assert!(r.stdout.is_empty());
+        // The error, as JSON on stdout (--json), never a report.
+        assert!(r.json().get("findings").is_none(), "{}", r.stdout);
+        assert!(r.json()["error"]["message"].is_string(), "{}", r.stdout);
         assert!(r.stderr.contains("cannot read config file"), "{}", r.stderr);
     }
 }
