@@ -420,7 +420,7 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
     // A name that is no core tool and has no MCP `server__tool` shape is
     // evaluated as a plugin tool would be, but said to be unknown (a typo
     // must not read as "add it to alsoAllow").
-    let known = ToolSpec::core(&check.tool).is_some() || check.tool.contains("__");
+    let known = talon_tool_catalog::is_core_tool(&check.tool) || check.tool.contains("__");
     let names: Vec<&str> = CORE_TOOLS.iter().map(|t| t.id).collect();
     let suggestion = (!known)
         .then(|| talon_config::did_you_mean(&check.tool, &names))

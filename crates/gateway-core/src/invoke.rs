@@ -315,8 +315,7 @@ impl Gateway {
         }
         // Labels come only from known tools (this session's table or the
         // catalog): a caller's made-up names would be unbounded series.
-        let label = if table.contains(&name) || talon_tool_catalog::ToolSpec::core(&name).is_some()
-        {
+        let label = if table.contains(&name) || talon_tool_catalog::is_core_tool(&name) {
             name.as_str()
         } else {
             crate::metrics::OTHER_TOOL_LABEL
