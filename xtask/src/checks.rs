@@ -124,3 +124,72 @@ pub(crate) fn unused_dependencies() -> Result<(), String> {
         ))
     }
 }
+
+/// The crates that are tooling or test scaffolding, never a package.
+const NOT_PACKAGED: &[&str] = &["talon-test-support", "talon-mcp-fixture-server", "xtask"];
+
+/// Every shipped crate packages: its manifest is complete (licence,
+/// readme, keywords, categories) and every file it needs is inside it.
+/// Publishing stays off (`publish = false`), so the workspace's own
+/// crates cannot be resolved from a registry: the lock file is left out
+/// and the package is not built (`--no-verify`); `cargo build` and the
+/// tests cover the build.
+pub(crate) fn package() -> Result<(), String> {
+    let mut args = vec![
+        "package",
+        "--workspace",
+        "--no-verify",
+        "--exclude-lockfile",
+        "--allow-dirty",
+        "--quiet",
+    ];
+    for name in NOT_PACKAGED {
+        args.extend(["--exclude", name]);
+    }
+    crate::cargo(&args)?;
+    missing_package_metadata()
+}
+
+/// Names the shipped crates whose manifest lacks a field a registry page
+/// needs (cargo itself only warns).
+fn missing_package_metadata() -> Result<(), String> {
+    let output = Command::new("cargo")
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("`cargo metadata` failed ({})", output.status));
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let mut problems = Vec::new();
+    for package in doc["packages"].as_array().into_iter().flatten() {
+        let name = package["name"].as_str().unwrap_or("?");
+        if NOT_PACKAGED.contains(&name) {
+            continue;
+        }
+        for field in ["description", "license", "readme"] {
+            if package[field].as_str().is_none_or(str::is_empty) {
+                problems.push(format!("{name}: no `{field}`"));
+            }
+        }
+        for field in ["keywords", "categories"] {
+            if package[field].as_array().is_none_or(Vec::is_empty) {
+                problems.push(format!("{name}: no `{field}`"));
+            }
+        }
+        if let Some(url) = package["repository"].as_str()
+            && url.contains(".invalid")
+        {
+            problems.push(format!("{name}: `repository` is a placeholder ({url})"));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "crate manifests are incomplete (add the fields to the crate's Cargo.toml):\n  {}",
+            problems.join("\n  ")
+        ))
+    }
+}

@@ -3,12 +3,15 @@
 //! - `cargo xtask test`: format check, clippy with `-D warnings`,
 //!   `cargo deny check bans licenses sources` (installing cargo-deny from
 //!   crates.io when missing), unused dependencies (`cargo machete`), the
-//!   MSRV check (`cargo +<rust-version> check`), `cargo doc` with warnings
+//!   packaging check (`cargo package` of every shipped crate, and the
+//!   manifest fields a registry page needs), the MSRV check
+//!   (`cargo +<rust-version> check`), `cargo doc` with warnings
 //!   as errors, then every test with `cargo nextest run --workspace`
 //!   (`.config/nextest.toml`: slow timeouts, one test at a time per
 //!   engine) and the doctests with `cargo test --doc --workspace`.
 //!   `.ci/run` calls exactly this.
-//! - `cargo xtask msrv`, `cargo xtask unused-deps`: those two checks alone.
+//! - `cargo xtask msrv`, `cargo xtask unused-deps`, `cargo xtask package`:
+//!   those checks alone.
 //! - `cargo xtask bench`: the criterion benchmarks, then a summary table.
 //! - `cargo xtask fuzz [SECONDS]`: every cargo-fuzz target in `fuzz/` for
 //!   SECONDS each (default 60; `cargo xtask test` runs them 10 s each).
@@ -56,6 +59,7 @@ fn test() -> Result<(), String> {
     checks::ensure_cargo_tool("deny", "cargo-deny", "0.20.2")?;
     cargo(&["deny", "check", "bans", "licenses", "sources"])?;
     checks::unused_dependencies()?;
+    checks::package()?;
     checks::msrv()?;
     // Broken intra-doc links are errors: the crate docs are the API guide.
     let status = Command::new("cargo")
@@ -212,8 +216,9 @@ fn main() -> ExitCode {
         },
         "msrv" => checks::msrv(),
         "unused-deps" => checks::unused_dependencies(),
+        "package" => checks::package(),
         _ => Err(
-            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|msrv|unused-deps"
+            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|msrv|unused-deps|package"
                 .to_owned(),
         ),
     };
