@@ -248,6 +248,7 @@ fn tools_list(profile: Option<&str>, json: bool, out: &mut String) -> Result<Sta
             .map(|(t, s)| {
                 json!({
                     "name": t.id,
+                    "provided": talon_runtime::provides_core_tool(t.id),
                     "label": s.label,
                     "section": t.section.id(),
                     "profiles": t.profiles.iter().map(|p| p.id()).collect::<Vec<_>>(),
@@ -274,14 +275,31 @@ fn tools_list(profile: Option<&str>, json: bool, out: &mut String) -> Result<Sta
                 } else {
                     profiles.join(",")
                 },
+                if talon_runtime::provides_core_tool(t.id) {
+                    "yes".to_owned()
+                } else {
+                    "no".to_owned()
+                },
                 s.label.clone(),
             ]
         })
         .collect();
     out.push_str(&table::render(
-        &["TOOL", "SECTION", "PROFILES", "LABEL"],
+        &["TOOL", "SECTION", "PROFILES", "IN BUILD", "LABEL"],
         &rows,
     ));
+    let missing = selected
+        .iter()
+        .filter(|t| !talon_runtime::provides_core_tool(t.id))
+        .count();
+    if missing > 0 {
+        let _ = writeln!(
+            out,
+            "\n{missing} of these {} catalog tools are not in this build (IN BUILD: no): \
+             the policy knows their names, but no agent can call them yet.",
+            selected.len()
+        );
+    }
     Ok(Status::Ok)
 }
 
@@ -344,6 +362,7 @@ fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Sta
             map.insert("context".to_owned(), context_json(&run));
             map.insert("sandbox".to_owned(), sandbox.summary());
             map.insert("config".to_owned(), Value::String(loaded.origin.clone()));
+            map.insert("notInBuild".to_owned(), json!(not_in_build(&outcome.tools)));
         }
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
@@ -402,10 +421,28 @@ fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Sta
         outcome.tools.len(),
         outcome.tools.join(", ")
     );
+    let absent = not_in_build(&outcome.tools);
+    if !absent.is_empty() {
+        let _ = writeln!(
+            out,
+            "not in this build ({}; allowed, but no agent can call them): {}",
+            absent.len(),
+            absent.join(", ")
+        );
+    }
     for w in &outcome.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
     Ok(Status::Ok)
+}
+
+/// The allowed core tools that this build does not implement.
+fn not_in_build(tools: &[String]) -> Vec<&str> {
+    tools
+        .iter()
+        .map(String::as_str)
+        .filter(|t| talon_tool_catalog::is_core_tool(t) && !talon_runtime::provides_core_tool(t))
+        .collect()
 }
 
 fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> Result<Status> {
@@ -427,11 +464,19 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
         .flatten();
     if json {
         let mut doc = serde_json::to_value(&check)?;
-        if let Value::Object(map) = &mut doc
-            && !known
-        {
-            map.insert("known".to_owned(), Value::Bool(false));
-            map.insert("suggestion".to_owned(), json!(suggestion));
+        if let Value::Object(map) = &mut doc {
+            if known {
+                map.insert(
+                    "provided".to_owned(),
+                    Value::Bool(
+                        !talon_tool_catalog::is_core_tool(&check.tool)
+                            || talon_runtime::provides_core_tool(&check.tool),
+                    ),
+                );
+            } else {
+                map.insert("known".to_owned(), Value::Bool(false));
+                map.insert("suggestion".to_owned(), json!(suggestion));
+            }
         }
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
@@ -449,9 +494,14 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
     } else {
         match &check.removed_by {
             None => {
+                let absent = if talon_runtime::provides_core_tool(&check.tool) {
+                    ""
+                } else {
+                    "; not in this build: no agent can call it yet"
+                };
                 let _ = writeln!(
                     out,
-                    "{}: allowed for agent {} ({})",
+                    "{}: allowed for agent {} ({}){absent}",
                     check.tool, run.agent_id, run.session_key
                 );
             }

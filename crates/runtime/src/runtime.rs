@@ -20,6 +20,7 @@ use crate::confinement::{ConfinementError, check_child_confinement};
 use crate::error::Result;
 use crate::family::ToolFamily;
 use crate::narrowing::Narrowing;
+use crate::provided::ProfileRemovals;
 use crate::run::RunSpec;
 use crate::sandbox_decision::{RunSandbox, SandboxSource};
 use crate::status_family::StatusFamily;
@@ -334,6 +335,7 @@ impl RuntimeBuilder {
             loop_agents: self.loop_agents,
             approval_timeout: self.approval_timeout,
             gates: Mutex::new(HashMap::new()),
+            profile_removals: ProfileRemovals::default(),
             builtins: self.builtins,
             mcp: self.mcp,
             exec_approvals: self.exec_approvals,
@@ -356,6 +358,8 @@ pub struct Runtime {
     loop_agents: BTreeMap<String, LoopDetectionConfig>,
     approval_timeout: Option<Duration>,
     gates: Mutex<HashMap<String, Gate>>,
+    /// Embedder tools a profile removed, each warned about once.
+    profile_removals: ProfileRemovals,
     builtins: Option<Builtins>,
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
@@ -554,6 +558,11 @@ impl Runtime {
             }
         }
         let policy = self.engine.evaluate(&run.context, &universe);
+        self.profile_removals.report(
+            &run.context.agent_id,
+            candidates.iter().map(|(s, f)| (s.name.as_str(), f.id())),
+            &policy,
+        );
         let survivors: Vec<(talon_tool_catalog::ToolSpec, Arc<dyn ToolFamily>)> = candidates
             .into_iter()
             .filter(|(s, _)| policy.allows(&s.name))

@@ -11,6 +11,8 @@
 //!   port 0, its actual address read back from `--print-address`.
 //! - [`cli::Cli`]: one runner for the `talon` binary that never reads the
 //!   developer's own config.
+//! - [`logs::LogCapture`]: what was logged through `tracing` on this
+//!   thread, as text.
 //! - [`snapshot::Redactions`]: volatile values and temp paths out of JSON
 //!   before an insta snapshot.
 //! - [`mounts`]: a writable tmpfs mounted beneath a test directory
@@ -38,6 +40,7 @@
 pub mod cli;
 pub mod docker;
 pub mod gateway;
+pub mod logs;
 pub mod mounts;
 pub mod probe_tool;
 pub mod proc;

@@ -17,6 +17,51 @@ fn list_json_and_profiles() {
 }
 
 #[test]
+fn catalog_tools_this_build_lacks_are_marked() {
+    let v = talon(&["tools", "list", "--json"]).json();
+    let tools = v["tools"].as_array().unwrap();
+    let provided = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["provided"].clone())
+    };
+    assert_eq!(provided("exec"), Some(serde_json::json!(true)));
+    assert_eq!(provided("browser"), Some(serde_json::json!(false)));
+    let missing = tools.iter().filter(|t| t["provided"] == false).count();
+    assert_eq!(missing, talon_runtime::missing_core_tools().len());
+
+    let human = talon(&["tools", "list"]).stdout;
+    let row = human.lines().find(|l| l.starts_with("browser ")).unwrap();
+    assert!(row.contains(" no "), "{row}");
+    assert!(
+        human.contains(&format!(
+            "{missing} of these 42 catalog tools are not in this build"
+        )),
+        "{human}"
+    );
+
+    // explain lists allowed tools no family provides; check says so too.
+    let explain = talon(&["policy", "explain", "--json"]).json();
+    let absent = explain["notInBuild"].as_array().unwrap();
+    assert!(absent.iter().any(|t| t == "browser"), "{explain}");
+    assert!(!absent.iter().any(|t| t == "read"), "{explain}");
+    let human = talon(&["policy", "explain"]).stdout;
+    assert!(human.contains("not in this build ("), "{human}");
+    let check = talon(&["policy", "check", "browser"]);
+    assert_eq!(check.code, 0);
+    assert!(
+        check.stdout.contains("not in this build"),
+        "{}",
+        check.stdout
+    );
+    let check = talon(&["policy", "check", "browser", "--json"]).json();
+    assert_eq!(check["provided"], false);
+    let check = talon(&["policy", "check", "read", "--json"]).json();
+    assert_eq!(check["provided"], true);
+}
+
+#[test]
 fn schema_for_gemini_strips_keywords() {
     let r = talon(&[
         "tools",

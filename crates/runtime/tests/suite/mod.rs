@@ -8,6 +8,7 @@ mod invoke;
 mod local_routing;
 mod memory_flat;
 mod narrowing;
+mod provided;
 mod sandbox_decision;
 mod sandbox_prune;
 mod sandbox_workspaces;

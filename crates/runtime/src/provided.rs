@@ -1,0 +1,122 @@
+//! Which core tools this build can provide, and telling an embedder when
+//! a profile removes one of its own tools.
+//!
+//! The catalog lists OpenClaw's whole vocabulary (42 core tools); the
+//! built-in families implement part of it. Front ends mark the rest as
+//! "not in this build" (`talon tools list`, `talon policy explain`) so a
+//! tool the policy allows is never mistaken for one an agent can call.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use talon_tool_policy::PolicyOutcome;
+
+use crate::builtin::{
+    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+};
+use crate::mcp_family::MCP_FAMILY_ID;
+use crate::status_family::STATUS_FAMILY_ID;
+
+/// The core tools the runtime's built-in families implement (`cron` when
+/// the embedder gives a cron service, as the gateway does). Every other
+/// catalog row is a name the policy knows but no family of this build
+/// offers.
+pub const PROVIDED_CORE_TOOLS: &[&str] = &[
+    "read",
+    "write",
+    "edit",
+    "apply_patch",
+    "exec",
+    "process",
+    "web_fetch",
+    "web_search",
+    "gateway",
+    "session_status",
+    "cron",
+];
+
+/// Whether this build implements the core tool `name` (normalised).
+pub fn provides_core_tool(name: &str) -> bool {
+    PROVIDED_CORE_TOOLS.contains(&name)
+}
+
+/// The catalog's core tools this build does not implement, in catalog
+/// order.
+pub fn missing_core_tools() -> Vec<&'static str> {
+    talon_tool_catalog::CORE_TOOLS
+        .iter()
+        .map(|t| t.id)
+        .filter(|id| !provides_core_tool(id))
+        .collect()
+}
+
+/// The ids of the families the runtime registers itself.
+const BUILTIN_FAMILIES: &[&str] = &[
+    CODING_FAMILY_ID,
+    SHELL_FAMILY_ID,
+    WEB_FAMILY_ID,
+    GATEWAY_FAMILY_ID,
+    CRON_FAMILY_ID,
+    STATUS_FAMILY_ID,
+    MCP_FAMILY_ID,
+];
+
+/// The policy layers that remove tools no configuration line names: a
+/// profile keeps its own list, so an embedder's tool falls out of it.
+const PROFILE_LAYERS: &[&str] = &["profile", "provider-profile"];
+
+/// Warns once per (family, tool, layer, rule) when a profile removes a
+/// tool from a family the embedder registered, naming the layer and the
+/// key to change. Explicit denies and allow lists are the operator's own
+/// words and stay quiet; a profile is not.
+#[derive(Debug, Default)]
+pub(crate) struct ProfileRemovals {
+    reported: Mutex<HashSet<(String, String, String, String)>>,
+}
+
+impl ProfileRemovals {
+    /// Report the embedder tools `policy` removed through a profile.
+    /// `offered` pairs each candidate tool with its family id.
+    pub(crate) fn report<'a>(
+        &self,
+        agent: &str,
+        offered: impl Iterator<Item = (&'a str, &'a str)>,
+        policy: &PolicyOutcome,
+    ) {
+        for (tool, family) in offered {
+            if BUILTIN_FAMILIES.contains(&family) || policy.allows(tool) {
+                continue;
+            }
+            let Some(by) = policy.removed_by(tool) else {
+                continue;
+            };
+            if !PROFILE_LAYERS.contains(&by.layer.as_str()) {
+                continue;
+            }
+            let key = (
+                family.to_owned(),
+                tool.to_owned(),
+                by.layer.clone(),
+                by.rule.clone(),
+            );
+            let first = self
+                .reported
+                .lock()
+                .map(|mut seen| seen.insert(key))
+                .unwrap_or(true);
+            if first {
+                tracing::warn!(
+                    target: "talon::runtime",
+                    agent,
+                    family,
+                    tool,
+                    layer = %by.layer,
+                    rule = %by.rule,
+                    config_key = %by.config_key,
+                    "a tool profile removed this tool of a family you registered; \
+                     add it to tools.alsoAllow (or change the profile) to offer it"
+                );
+            }
+        }
+    }
+}
