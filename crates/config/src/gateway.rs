@@ -49,9 +49,11 @@ impl GatewayConfig {
 }
 
 /// `gateway`. OpenClaw keys this version does not use (`mode`, `remote`,
-/// `controlUi`, …) are accepted and ignored, here and in `auth`.
+/// `tailscale`, …) are removed at load with a notice, here and in `auth`,
+/// and those that would restrict access (`tls`, `controlUi.allowedOrigins`,
+/// `roles`, `auth.rateLimit`) are refused; any other key is an error.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GatewayConfig {
     /// The port (default 18789).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,7 +149,7 @@ impl JsonSchema for GatewayBind {
 
 /// `gateway.auth`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GatewayAuthConfig {
     /// The operator token (at least 16 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -474,3 +474,33 @@ fn no_section_falls_back_to_defaults_silently() {
     );
     assert!(!config.fs_workspace_only("main"));
 }
+
+/// A typo under `gateway` or `gateway.auth` is an error at its line and
+/// column with the likely key, never silently ignored; OpenClaw's own
+/// gateway keys load with a notice.
+#[test]
+fn unknown_gateway_keys_are_errors_with_a_suggestion() {
+    let err = load_str("{ gateway: {\n  prot: 18790 } }", "t.json").unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("t.json:2:3: gateway.prot: "), "{text}");
+    assert!(text.contains("did you mean `port`?"), "{text}");
+
+    let err = load_str(
+        "{ gateway: { auth: {\n  tokne: \"abcdefghijklmnopqrstuvwxyz\" } } }",
+        "t.json",
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("t.json:2:3: gateway.auth.tokne: "),
+        "{text}"
+    );
+    assert!(text.contains("did you mean `token`?"), "{text}");
+
+    let loaded = load_str(
+        "{ gateway: { mode: \"local\", bind: \"loopback\", remote: { url: \"ws://x\" } } }",
+        "t.json",
+    )
+    .unwrap();
+    assert_eq!(loaded.notices.len(), 2, "{:?}", loaded.notices);
+}

@@ -106,6 +106,53 @@ pub(crate) const EXEC_NARROWING: &[Narrowing] = &[
     ("safeBins", non_empty),
 ];
 
+/// `gateway.*` OpenClaw keys Talon does not use, none of which restricts
+/// anything Talon serves: surfaces Talon does not have (Tailscale, the
+/// remote client, TLS autogeneration's companions, the OpenAI-compatible
+/// HTTP endpoints, nodes, the terminal) or settings whose absence is
+/// stricter (`trustedProxies`: Talon never trusts forwarded addresses).
+/// Source: `GatewayConfig` in OpenClaw's `src/config/types.gateway.ts` and
+/// the `gateway.*` configuration reference.
+pub(crate) const GATEWAY_IGNORED: &[&str] = &[
+    "allowRealIpFallback",
+    "channelHealthCheckMinutes",
+    "customBindHost",
+    "http",
+    "mode",
+    "nodes",
+    "publicOrigin",
+    "reload",
+    "remote",
+    "tailscale",
+    "terminal",
+    "trustedProxies",
+];
+
+/// `gateway.*` OpenClaw keys that restrict who may connect and that Talon
+/// does not enforce: TLS on the listener, browser origins allowed to open
+/// the WebSocket, and per-person roles.
+pub(crate) const GATEWAY_NARROWING: &[Narrowing] = &[
+    ("controlUi", control_ui_restricts),
+    ("roles", non_empty),
+    ("tls", enabled_restricts),
+];
+
+/// `gateway.auth.*` OpenClaw keys Talon does not use. Talon accepts only
+/// its bearer tokens, so other modes, a password, Tailscale or proxy
+/// identities and identity scopes can only make it stricter, never wider.
+pub(crate) const GATEWAY_AUTH_IGNORED: &[&str] = &[
+    "allowTailscale",
+    "identityScopes",
+    "mode",
+    "password",
+    "trustedProxy",
+];
+
+/// `gateway.auth.*` OpenClaw keys that restrict and that Talon does not
+/// enforce as written: OpenClaw's failed-attempt limit (Talon's own is
+/// `gateway.auth.maxFailures` / `windowMs`).
+pub(crate) const GATEWAY_AUTH_NARROWING: &[Narrowing] = &[("rateLimit", non_empty)];
+
 /// `agents.defaults.*` keys Talon does not use.
 pub(crate) const DEFAULTS_IGNORED: &[&str] = &[
     "agentRuntime",
@@ -251,12 +298,30 @@ const SECTION_IGNORED: &str = "OpenClaw section not used by Talon (ignored)";
 const SETTING_IGNORED: &str = "OpenClaw setting not used by Talon (ignored)";
 const NARROWING_REFUSED: &str = "OpenClaw setting that restricts tools, which this version of Talon does not enforce; refused rather than ignored, because ignoring it would widen access (remove it, or express the restriction with `deny`)";
 
+const GATEWAY_NARROWING_REFUSED: &str = "OpenClaw gateway setting that restricts who may connect (TLS, allowed browser origins or roles), which this version of Talon does not enforce; refused rather than ignored, because ignoring it would widen access (remove it knowingly, and keep the gateway on loopback or behind a proxy that enforces it)";
+const GATEWAY_AUTH_LIMIT_REFUSED: &str = "OpenClaw's failed-attempt limit, which Talon does not read; refused rather than ignored, because Talon's default limit may be looser (set gateway.auth.maxFailures and gateway.auth.windowMs instead, then remove it)";
+
 fn non_empty(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Object(m) => !m.is_empty(),
         Value::Array(a) => !a.is_empty(),
         Value::Bool(_) | Value::Number(_) | Value::String(_) => true,
+    }
+}
+
+fn control_ui_restricts(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.get("allowedOrigins").is_some_and(non_empty),
+        _ => false,
+    }
+}
+
+fn enabled_restricts(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.get("enabled") != Some(&Value::Bool(false)) && !m.is_empty(),
+        Value::Bool(b) => *b,
+        _ => false,
     }
 }
 
@@ -308,6 +373,9 @@ pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
             out,
         );
         path.pop();
+    }
+    if let Some(gateway) = map.get_mut("gateway") {
+        strip_gateway(gateway, spans.member("gateway"), &mut path, out);
     }
     if let Some(tools) = map.get_mut("tools") {
         path.push(Seg::Key("tools".to_owned()));
@@ -382,6 +450,42 @@ pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
     }
 }
 
+fn strip_gateway(
+    gateway: &mut Value,
+    span: Option<&SpanNode>,
+    path: &mut Vec<Seg>,
+    out: &mut Findings,
+) {
+    path.push(Seg::Key("gateway".to_owned()));
+    strip_keys_with(
+        gateway,
+        span,
+        path,
+        GATEWAY_IGNORED,
+        GATEWAY_NARROWING,
+        SETTING_IGNORED,
+        GATEWAY_NARROWING_REFUSED,
+        out,
+    );
+    if let Value::Object(map) = gateway
+        && let Some(auth) = map.get_mut("auth")
+    {
+        path.push(Seg::Key("auth".to_owned()));
+        strip_keys_with(
+            auth,
+            span.and_then(|s| s.member("auth")),
+            path,
+            GATEWAY_AUTH_IGNORED,
+            GATEWAY_AUTH_NARROWING,
+            SETTING_IGNORED,
+            GATEWAY_AUTH_LIMIT_REFUSED,
+            out,
+        );
+        path.pop();
+    }
+    path.pop();
+}
+
 fn strip_agent(
     entry: &mut Value,
     span: Option<&SpanNode>,
@@ -453,6 +557,29 @@ fn strip_keys(
     message: &str,
     out: &mut Findings,
 ) {
+    strip_keys_with(
+        value,
+        span,
+        path,
+        ignored,
+        narrowing,
+        message,
+        NARROWING_REFUSED,
+        out,
+    );
+}
+
+#[allow(clippy::too_many_arguments, reason = "one table walk, two messages")]
+fn strip_keys_with(
+    value: &mut Value,
+    span: Option<&SpanNode>,
+    path: &[Seg],
+    ignored: &[&str],
+    narrowing: &[Narrowing],
+    message: &str,
+    refused: &str,
+    out: &mut Findings,
+) {
     let Value::Object(map) = value else {
         return;
     };
@@ -476,7 +603,7 @@ fn strip_keys(
                 .map(SpanNode::key_or_value)
                 .unwrap_or_default();
             if restricts(&v) {
-                out.issue(&key_path, pos, NARROWING_REFUSED);
+                out.issue(&key_path, pos, refused);
             } else {
                 out.notice(&key_path, pos, message);
             }

@@ -43,6 +43,18 @@ fn tables_never_hide_keys_talon_interprets() {
         ),
         (Some("SandboxConfig"), SANDBOX_IGNORED.to_vec()),
         (Some("SessionSection"), SESSION_IGNORED.to_vec()),
+        (
+            Some("GatewayConfig"),
+            [GATEWAY_IGNORED.to_vec(), narrowing_keys(GATEWAY_NARROWING)].concat(),
+        ),
+        (
+            Some("GatewayAuthConfig"),
+            [
+                GATEWAY_AUTH_IGNORED.to_vec(),
+                narrowing_keys(GATEWAY_AUTH_NARROWING),
+            ]
+            .concat(),
+        ),
     ];
     for (def, keys) in checks {
         let props = properties(def);
@@ -65,6 +77,8 @@ fn tables_are_sorted_and_unique() {
         AGENT_TOOLS_IGNORED,
         SANDBOX_IGNORED,
         SESSION_IGNORED,
+        GATEWAY_IGNORED,
+        GATEWAY_AUTH_IGNORED,
     ] {
         let mut sorted = table.to_vec();
         sorted.sort_unstable();
@@ -187,4 +201,70 @@ fn unenforced_exec_settings_are_refused_and_inert_ones_noticed() {
         json!({ "tools": { "exec": { "security": "allowlist", "ask": "on-miss", "timeoutSec": 60 } } })
     );
     assert_eq!(findings.notices.len(), 1, "pathPrepend is only noticed");
+}
+
+#[test]
+fn gateway_keys_are_ignored_unless_they_restrict_access() {
+    let (value, findings) = run(r#"{
+  gateway: {
+    mode: "local", port: 18790, tailscale: { mode: "off" }, reload: { mode: "hybrid" },
+    controlUi: { enabled: true, basePath: "/oc" },
+    tls: { enabled: false },
+    auth: { mode: "token", token: "abcdefghijklmnopqrstuvwxyz", allowTailscale: true },
+  },
+}"#);
+    assert_eq!(findings.issues, vec![]);
+    assert_eq!(
+        value,
+        json!({ "gateway": { "port": 18790, "auth": { "token": "abcdefghijklmnopqrstuvwxyz" } } })
+    );
+    let notices: Vec<&str> = findings
+        .notices
+        .iter()
+        .map(|n| n.key_path.as_str())
+        .collect();
+    assert_eq!(
+        notices,
+        vec![
+            "gateway.mode",
+            "gateway.reload",
+            "gateway.tailscale",
+            "gateway.controlUi",
+            "gateway.tls",
+            "gateway.auth.allowTailscale",
+            "gateway.auth.mode",
+        ]
+    );
+}
+
+#[test]
+fn gateway_restrictions_talon_cannot_enforce_are_refused() {
+    let (_, findings) = run(r#"{
+  gateway: {
+    tls: { enabled: true, autoGenerate: true },
+    controlUi: { allowedOrigins: ["https://ui.example.com"] },
+    roles: { default: "guest" },
+    auth: { rateLimit: { maxAttempts: 3 } },
+  },
+}"#);
+    let issues: Vec<(&str, u32)> = findings
+        .issues
+        .iter()
+        .map(|i| (i.key_path.as_str(), i.line))
+        .collect();
+    assert_eq!(
+        issues,
+        vec![
+            ("gateway.controlUi", 4),
+            ("gateway.roles", 5),
+            ("gateway.tls", 3),
+            ("gateway.auth.rateLimit", 6),
+        ]
+    );
+    assert!(findings.issues[0].message.contains("who may connect"));
+    assert!(
+        findings.issues[3]
+            .message
+            .contains("gateway.auth.maxFailures")
+    );
 }
