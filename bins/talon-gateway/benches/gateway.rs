@@ -1,6 +1,8 @@
 //! The gateway end to end: the release daemon and this client on the same
 //! machine; sequential and 8-way `tools.invoke` of `session_status` and of
-//! a policy-denied `exec`, over WebSocket and `POST /tools/invoke`.
+//! a policy-denied `exec`, over WebSocket and `POST /tools/invoke`, and
+//! `session_status` over `/mcp` (`tools/call` on a keep-alive connection,
+//! each reply read to its end) against `POST /tools/invoke` in the same run.
 //! Reports req/s, p50/p90/p99, gateway CPU per request (from
 //! `/proc/<pid>/stat`), idle RSS, RSS after 100k calls and time to healthy.
 //! Run with `cargo bench -p talon-gateway --bench gateway`; the figures are
@@ -118,6 +120,7 @@ fn rss_mib(pid: u32) -> f64 {
 enum Transport {
     Ws,
     Http,
+    Mcp,
 }
 
 #[derive(Clone, Copy)]
@@ -178,6 +181,15 @@ struct HttpClient {
     token: String,
 }
 
+/// One HTTP/1.1 response, its body read to the end (a `Content-Length`
+/// body or a chunked one, as an SSE reply is): what a client that waits
+/// for the whole reply sees.
+struct Response {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
 impl HttpClient {
     async fn connect(d: &Daemon) -> HttpClient {
         let s = TcpStream::connect(d.addr).await.unwrap();
@@ -188,14 +200,9 @@ impl HttpClient {
         }
     }
 
-    async fn invoke(&mut self, call: Call) {
-        let body = match call {
-            Call::Status => json!({"tool": "session_status", "args": {}}),
-            Call::DeniedExec => json!({"tool": "exec", "args": {"command": "id"}}),
-        }
-        .to_string();
+    async fn post(&mut self, path: &str, extra: &str, body: &str) -> Response {
         let req = format!(
-            "POST /tools/invoke HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n{extra}Content-Length: {}\r\n\r\n{body}",
             self.token,
             body.len()
         );
@@ -204,32 +211,121 @@ impl HttpClient {
             .write_all(req.as_bytes())
             .await
             .unwrap();
-        // Headers, then a Content-Length body.
-        let mut head = Vec::with_capacity(512);
-        loop {
-            let b = self.stream.read_u8().await.unwrap();
-            head.push(b);
-            if head.ends_with(b"\r\n\r\n") {
-                break;
+        let head = self.line_until_blank().await;
+        let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+        let header = |name: &str| {
+            head.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+            })
+        };
+        let mut body = Vec::new();
+        if let Some(len) = header("content-length") {
+            body.resize(len.parse().unwrap(), 0);
+            self.stream.read_exact(&mut body).await.unwrap();
+        } else if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+            loop {
+                let size_line = self.line().await;
+                let size = usize::from_str_radix(size_line.trim(), 16).unwrap();
+                let mut chunk = vec![0u8; size + 2];
+                self.stream.read_exact(&mut chunk).await.unwrap();
+                if size == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..size]);
             }
         }
-        let head = String::from_utf8(head).unwrap();
-        let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-        let len: usize = head
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.eq_ignore_ascii_case("content-length")
-                    .then(|| v.trim().parse().ok())?
-            })
-            .unwrap();
-        let mut body = vec![0u8; len];
-        self.stream.read_exact(&mut body).await.unwrap();
+        Response { status, head, body }
+    }
+
+    async fn line(&mut self) -> String {
+        let mut line = Vec::with_capacity(16);
+        loop {
+            let b = self.stream.read_u8().await.unwrap();
+            line.push(b);
+            if line.ends_with(b"\r\n") {
+                return String::from_utf8(line).unwrap();
+            }
+        }
+    }
+
+    async fn line_until_blank(&mut self) -> String {
+        let mut head = String::with_capacity(512);
+        loop {
+            let line = self.line().await;
+            head.push_str(&line);
+            if line == "\r\n" {
+                return head;
+            }
+        }
+    }
+
+    async fn invoke(&mut self, call: Call) {
+        let body = match call {
+            Call::Status => json!({"tool": "session_status", "args": {}}),
+            Call::DeniedExec => json!({"tool": "exec", "args": {"command": "id"}}),
+        }
+        .to_string();
+        let r = self.post("/tools/invoke", "", &body).await;
         let want = match call {
             Call::Status => 200,
             Call::DeniedExec => 404,
         };
-        assert_eq!(status, want, "{}", String::from_utf8_lossy(&body));
+        assert_eq!(r.status, want, "{}", String::from_utf8_lossy(&r.body));
+    }
+}
+
+/// `/mcp` on one keep-alive connection, as a plain HTTP client that reads
+/// every reply to its end: `initialize`, then `tools/call` per call.
+struct McpClient {
+    http: HttpClient,
+    session: String,
+    id: u64,
+}
+
+const MCP_ACCEPT: &str = "Accept: application/json, text/event-stream\r\n";
+
+impl McpClient {
+    async fn connect(d: &Daemon) -> McpClient {
+        let mut http = HttpClient::connect(d).await;
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "talon-bench", "version": "0"}}});
+        let r = http.post("/mcp", MCP_ACCEPT, &init.to_string()).await;
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let session = r
+            .head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| v.trim().to_owned())
+            })
+            .unwrap();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let extra = format!("{MCP_ACCEPT}Mcp-Session-Id: {session}\r\n");
+        let r = http.post("/mcp", &extra, &note.to_string()).await;
+        assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+        McpClient {
+            http,
+            session,
+            id: 0,
+        }
+    }
+
+    async fn invoke(&mut self, call: Call) {
+        self.id += 1;
+        let (tool, args) = match call {
+            Call::Status => ("session_status", json!({})),
+            Call::DeniedExec => ("exec", json!({"command": "id"})),
+        };
+        let req = json!({"jsonrpc": "2.0", "id": self.id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}});
+        let extra = format!("{MCP_ACCEPT}Mcp-Session-Id: {}\r\n", self.session);
+        let r = self.http.post("/mcp", &extra, &req.to_string()).await;
+        let text = String::from_utf8_lossy(&r.body);
+        assert_eq!(r.status, 200, "{text}");
+        assert!(text.contains(&format!("\"id\":{}", self.id)), "{text}");
     }
 }
 
@@ -251,11 +347,15 @@ async fn scenario(d: &Daemon, t: Transport, c: Call, ways: usize, per_way: usize
         let barrier = Arc::clone(&barrier);
         let mut ws = match t {
             Transport::Ws => Some(WsClient::connect(d).await),
-            Transport::Http => None,
+            _ => None,
         };
         let mut http = match t {
             Transport::Http => Some(HttpClient::connect(d).await),
-            Transport::Ws => None,
+            _ => None,
+        };
+        let mut mcp = match t {
+            Transport::Mcp => Some(McpClient::connect(d).await),
+            _ => None,
         };
         handles.push(tokio::spawn(async move {
             // Warm-up, not measured.
@@ -264,6 +364,8 @@ async fn scenario(d: &Daemon, t: Transport, c: Call, ways: usize, per_way: usize
                     w.invoke(c).await
                 } else if let Some(h) = http.as_mut() {
                     h.invoke(c).await
+                } else if let Some(m) = mcp.as_mut() {
+                    m.invoke(c).await
                 }
             }
             barrier.wait().await;
@@ -274,6 +376,8 @@ async fn scenario(d: &Daemon, t: Transport, c: Call, ways: usize, per_way: usize
                     w.invoke(c).await
                 } else if let Some(h) = http.as_mut() {
                     h.invoke(c).await
+                } else if let Some(m) = mcp.as_mut() {
+                    m.invoke(c).await
                 }
                 lat.push(s.elapsed());
             }
@@ -298,6 +402,7 @@ async fn scenario(d: &Daemon, t: Transport, c: Call, ways: usize, per_way: usize
         match t {
             Transport::Ws => "ws",
             Transport::Http => "http",
+            Transport::Mcp => "mcp",
         },
         if ways == 1 {
             "sequential".to_owned()
@@ -345,6 +450,8 @@ fn main() {
         (Transport::Http, Call::DeniedExec, 1, 10_000),
         (Transport::Http, Call::Status, 8, 2_500),
         (Transport::Http, Call::DeniedExec, 8, 2_500),
+        (Transport::Mcp, Call::Status, 1, 10_000),
+        (Transport::Mcp, Call::Status, 8, 2_500),
     ];
     let mut results = Vec::new();
     let mut total = 0usize;
@@ -405,7 +512,23 @@ fn main() {
             f.name, f.calls, f.rps, f.p50_us, f.p90_us, f.p99_us, f.cpu_us_per_call
         );
     }
+    // `/mcp` against `POST /tools/invoke` for the same tool on a
+    // keep-alive connection, measured in this run (goal: within 1.5x).
+    let p50 = |name: &str| {
+        results
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.p50_us)
+            .unwrap()
+    };
+    let mcp_ratio = p50("mcp sequential session_status") / p50("http sequential session_status");
+    let mcp_ratio_8 = p50("mcp 8-way session_status") / p50("http 8-way session_status");
+    println!(
+        "\n/mcp tools/call vs POST /tools/invoke (session_status, p50): {mcp_ratio:.2}x sequential, {mcp_ratio_8:.2}x 8-way"
+    );
     let doc = json!({
+        "mcpVsHttpP50": mcp_ratio,
+        "mcpVsHttpP50EightWay": mcp_ratio_8,
         "healthyMs": healthy.as_secs_f64() * 1e3,
         "idleRssMiB": idle,
         "rssAfterCallsMiB": after,

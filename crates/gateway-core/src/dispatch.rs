@@ -58,6 +58,10 @@ impl Gateway {
                 reply::<m::ToolsList>(tools::list(&areas.sessions, &g, p).await)
             }
             Request::ToolsInvoke(p) => reply::<m::ToolsInvoke>(tools::invoke(self, p).await),
+            Request::ToolsLookup(p) => {
+                let g = self.generation();
+                reply::<m::ToolsLookup>(tools::lookup(self, &areas.sessions, &g, p).await)
+            }
             Request::ApprovalsList(_) => reply::<m::ApprovalsList>(Ok(areas.approvals.list())),
             Request::ApprovalsResolve(p) => {
                 reply::<m::ApprovalsResolve>(areas.approvals.resolve(p))

@@ -182,3 +182,79 @@ async fn tools_invoke_journals_the_callers_tool_call_id() {
     assert_eq!(bad.code, INVALID_PARAMS, "{bad:?}");
     assert_eq!(bad.data.unwrap()["param"], json!("toolCallId"));
 }
+
+/// A client that lost its reply finds its call by the `toolCallId` it
+/// gave: ended calls with their status, a call the gateway was killed in
+/// the middle of as `interrupted` after the restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_lookup_finds_a_call_by_its_tool_call_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = open(&dir);
+    let done = call(
+        &gw,
+        "tools.invoke",
+        json!({"sessionKey": "main", "toolName": "session_status", "toolCallId": "c-1"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(done["status"], json!("ok"), "{done}");
+    for key in ["main", "agent:main:main"] {
+        let found = call(
+            &gw,
+            "tools.lookup",
+            json!({"sessionKey": key, "toolCallId": "c-1"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(found["sessionKey"], json!("agent:main:main"));
+        let calls = found["calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 1, "{found}");
+        assert_eq!(calls[0]["status"], json!("ok"));
+        assert_eq!(calls[0]["tool"], json!("session_status"));
+        assert_eq!(calls[0]["toolCallId"], json!("c-1"));
+    }
+    let none = call(
+        &gw,
+        "tools.lookup",
+        json!({"sessionKey": "main", "toolCallId": "never-sent"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(none["calls"], json!([]));
+    let bad = call(
+        &gw,
+        "tools.lookup",
+        json!({"sessionKey": "main", "toolCallId": ""}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(bad.code, INVALID_PARAMS, "{bad:?}");
+
+    // A call in flight when the gateway stops is `interrupted` after the
+    // restart, with the caller's id intact.
+    gw.journal()
+        .started(talon_journal::CallStart {
+            call_id: "call-in-flight".into(),
+            session_key: "agent:main:main".into(),
+            agent_id: "main".into(),
+            tool: "exec".into(),
+            params_digest: "0".repeat(64),
+            at_ms: 1,
+            tool_call_id: Some("c-2".into()),
+        })
+        .await
+        .unwrap();
+    gw.shutdown(Duration::from_secs(5)).await;
+    drop(gw);
+    let gw = open(&dir);
+    let found = call(
+        &gw,
+        "tools.lookup",
+        json!({"sessionKey": "main", "toolCallId": "c-2"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(found["calls"][0]["status"], json!("interrupted"), "{found}");
+    assert_eq!(found["calls"][0]["callId"], json!("call-in-flight"));
+    gw.shutdown(Duration::from_secs(5)).await;
+}

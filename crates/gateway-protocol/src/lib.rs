@@ -74,7 +74,8 @@ pub use crate::types::sessions::{
 pub use crate::types::skills::{RejectedSkill, SkillsListResponse, SkillsPromptResponse};
 pub use crate::types::tasks::{TaskRef, TaskResponse, TasksListParams, TasksListResponse};
 pub use crate::types::tools::{
-    CallResult, ToolDescription, ToolsInvokeParams, ToolsListParams, ToolsListResponse,
+    CallResult, RecordedCall, RecordedStatus, ToolDescription, ToolsInvokeParams, ToolsListParams,
+    ToolsListResponse, ToolsLookupParams, ToolsLookupResponse,
 };
 
 /// JSON-RPC 2.0 frames and error codes.

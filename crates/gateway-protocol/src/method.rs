@@ -217,6 +217,8 @@ protocol_methods! {
     ToolsList = "tools.list", ReadOnly, ToolsListParams => ToolsListResponse;
     /// Run one tool call through the gate (policy, hooks, approvals, sandbox, journal).
     ToolsInvoke = "tools.invoke", Agent, ToolsInvokeParams => CallResult;
+    /// What became of a call, by the `toolCallId` its caller gave it (for a client that lost the reply).
+    ToolsLookup = "tools.lookup", ReadOnly, ToolsLookupParams => ToolsLookupResponse;
     /// The approvals waiting for a decision.
     ApprovalsList = "approvals.list", ReadOnly, NoParams => ApprovalsListResponse;
     /// Decide a pending approval.

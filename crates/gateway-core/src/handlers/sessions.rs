@@ -234,6 +234,22 @@ impl SessionsHandler {
         self.open(g, params)
     }
 
+    /// The key a session's calls are journalled under: an open session's
+    /// own key, a main-session alias (`main`, `agent:<id>:main`) as its
+    /// canonical key, anything else as given (a closed session's calls stay
+    /// in the journal under the key it had).
+    pub(crate) fn journal_key(&self, g: &Generation, key: &str) -> String {
+        if let Some(s) = self.registry.get(key) {
+            return s.info.session_key.clone();
+        }
+        let default_agent = g.config.default_agent_id();
+        let main = g.config.main_session();
+        match main_session_agent(key, &default_agent, &main) {
+            Some(agent) => format!("agent:{agent}:{}", main.main_key()),
+            None => key.trim().to_owned(),
+        }
+    }
+
     /// How many sessions run sandboxed with a built table.
     pub(crate) fn sandboxed_count(&self) -> usize {
         self.registry

@@ -1,8 +1,10 @@
 //! `tools.*`: a session's table, and one call through the call path.
 
 use talon_gateway_protocol::{
-    CallResult, ToolDescription, ToolsInvokeParams, ToolsListParams, ToolsListResponse,
+    CallResult, RecordedCall, RecordedStatus, ToolDescription, ToolsInvokeParams, ToolsListParams,
+    ToolsListResponse, ToolsLookupParams, ToolsLookupResponse,
 };
+use talon_journal::{CallRecord, JournalError, Outcome};
 
 use crate::gateway::Generation;
 use crate::handlers::sessions::SessionsHandler;
@@ -50,6 +52,63 @@ pub(crate) async fn invoke(
         .invoke(&p.session_key, p.tool_call_id, &p.tool_name, params)
         .await?;
     Ok(report.to_result())
+}
+
+/// `tools.lookup`: what the journal holds about the session's calls with
+/// this `toolCallId` (records still queued are flushed first, so a call
+/// that just ended is seen).
+pub(crate) async fn lookup(
+    gw: &crate::Gateway,
+    sessions: &SessionsHandler,
+    g: &Generation,
+    p: ToolsLookupParams,
+) -> Result<ToolsLookupResponse, RpcError> {
+    let session_key = sessions.journal_key(g, &p.session_key);
+    let journal = gw.journal();
+    journal.flush().await.map_err(journal_error)?;
+    let calls = journal
+        .find_tool_call(&session_key, &p.tool_call_id)
+        .map_err(journal_error)?
+        .into_iter()
+        .map(recorded)
+        .collect();
+    Ok(ToolsLookupResponse { session_key, calls })
+}
+
+fn recorded(r: CallRecord) -> RecordedCall {
+    let status = match r.end.as_ref().map(|e| e.outcome) {
+        None => RecordedStatus::InFlight,
+        Some(Outcome::Ok) => RecordedStatus::Ok,
+        Some(Outcome::Error) => RecordedStatus::Error,
+        Some(Outcome::Blocked) => RecordedStatus::Blocked,
+        Some(Outcome::Timeout) => RecordedStatus::Timeout,
+        Some(Outcome::Cancelled) => RecordedStatus::Cancelled,
+        Some(Outcome::Interrupted) => RecordedStatus::Interrupted,
+    };
+    RecordedCall {
+        call_id: r.call_id,
+        session_key: r.session_key,
+        tool: r.tool,
+        tool_call_id: r.tool_call_id,
+        status,
+        summary: r
+            .end
+            .as_ref()
+            .map(|e| e.summary.clone())
+            .filter(|s| !s.is_empty()),
+        started_at_ms: r.started_at_ms,
+        ended_at_ms: r.end.as_ref().map(|e| e.at_ms),
+        params_digest: r.params_digest,
+    }
+}
+
+/// A bad argument is the caller's (invalid params, naming the field);
+/// anything else is the journal's.
+fn journal_error(e: JournalError) -> RpcError {
+    match e {
+        JournalError::Invalid { .. } => RpcError::params(e.to_string()),
+        other => RpcError::internal(format!("the call journal: {other}")),
+    }
 }
 
 /// A value as JSON (`null` if it cannot be serialised).

@@ -125,3 +125,74 @@ pub struct CallResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
 }
+
+/// `tools.lookup`'s params: a call by the id its caller gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolsLookupParams {
+    /// The session the call ran in (a main-session alias such as `main`
+    /// is resolved as `tools.invoke` resolves it; the session need not be
+    /// open any more).
+    pub session_key: String,
+    /// The `toolCallId` the caller gave `tools.invoke`.
+    pub tool_call_id: String,
+}
+
+/// What the journal holds about a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum RecordedStatus {
+    /// Accepted and not ended yet.
+    InFlight,
+    /// The tool ran and returned a result.
+    Ok,
+    /// The tool ran (or tried to) and failed.
+    Error,
+    /// The gate refused the call; nothing ran.
+    Blocked,
+    /// The call ran out of time.
+    Timeout,
+    /// Cancelled by the caller or by shutdown.
+    Cancelled,
+    /// The gateway stopped while the call was in flight; it was not re-run.
+    Interrupted,
+}
+
+/// One journalled call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedCall {
+    /// The gateway's call id.
+    pub call_id: String,
+    /// The session (canonical key).
+    pub session_key: String,
+    /// The tool.
+    pub tool: String,
+    /// The caller's id for the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// How it ended, or `inFlight`.
+    pub status: RecordedStatus,
+    /// The short, redacted summary of its end (an error, a block reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// When it was accepted (Unix ms).
+    pub started_at_ms: u64,
+    /// When it ended (Unix ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at_ms: Option<u64>,
+    /// SHA-256 of its canonical parameters (never the parameters).
+    pub params_digest: String,
+}
+
+/// `tools.lookup`'s answer: the session's calls with that `toolCallId`,
+/// newest first (callers choose the id, so it may repeat); empty when the
+/// journal holds none (never accepted, or removed by retention).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsLookupResponse {
+    /// The session the lookup resolved to.
+    pub session_key: String,
+    /// The calls.
+    pub calls: Vec<RecordedCall>,
+}
