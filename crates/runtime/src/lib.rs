@@ -1,5 +1,8 @@
 //! One run's tool table, and every call through it.
 //!
+//! New here? The [`guide`] walks an embedder from one crate line to a
+//! gated, sandboxed call.
+//!
 //! [`RuntimeBuilder`] compiles a configuration once (the tool policy, loop
 //! detection with per-agent overlays, command hooks from `tools.hooks`, and
 //! whatever hooks, trusted policies, approval broker and tool families the
@@ -103,6 +106,7 @@ mod builtin;
 mod confinement;
 mod error;
 mod family;
+pub mod guide;
 mod mcp_family;
 mod narrowing;
 mod outcome;
