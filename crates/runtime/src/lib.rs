@@ -89,6 +89,7 @@ pub use crate::builtin::{
 pub use crate::confinement::{ConfinementError, check_child_confinement};
 pub use crate::error::{Error, Result};
 pub use crate::family::{ToolFamily, ToolSet};
+#[cfg(feature = "mcp")]
 pub use crate::mcp_family::MCP_FAMILY_ID;
 pub use crate::narrowing::{CRON_SCOPED_READS, CRON_SELF_ACTIONS};
 pub use crate::outcome::{CallStatus, WireCodes};
@@ -99,9 +100,11 @@ pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
 pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};
 
 mod builtin;
+mod cargo_features;
 mod confinement;
 mod error;
 mod family;
+#[cfg(feature = "mcp")]
 mod mcp_family;
 mod narrowing;
 mod outcome;

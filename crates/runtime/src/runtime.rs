@@ -36,6 +36,7 @@ pub struct RuntimeBuilder {
     loop_agents: BTreeMap<String, LoopDetectionConfig>,
     approval_timeout: Option<Duration>,
     builtins: Option<Builtins>,
+    #[cfg(feature = "mcp")]
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
     sandbox: SandboxSource,
@@ -96,6 +97,7 @@ impl RuntimeBuilder {
             loop_agents: BTreeMap::new(),
             approval_timeout: None,
             builtins: None,
+            #[cfg(feature = "mcp")]
             mcp: Arc::new(talon_mcp::McpManager::default()),
             exec_approvals: None,
             sandbox: SandboxSource {
@@ -155,22 +157,29 @@ impl RuntimeBuilder {
         let builtins = Builtins::from_config(config, config_dir, state_dir)?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
-        let agent_mcp = config
-            .agent_mcp_sections()
-            .into_iter()
-            .map(|(id, mcp)| (id, mcp.clone()))
-            .collect();
-        // A stdio MCP server's environment follows its agent's exec
-        // environment policy, as the agent's exec children do.
-        let agent_env = config
-            .agent_ids()
-            .into_iter()
-            .map(|id| config.exec_env_policy(&id).map(|p| (id, p)))
-            .collect::<Result<Vec<_>, _>>()?;
-        builder.mcp = Arc::new(
-            talon_mcp::McpManager::new(config.mcp.clone().unwrap_or_default(), agent_mcp)
-                .with_env_policies(config.exec_config().env_policy(None)?, agent_env),
-        );
+        #[cfg(feature = "mcp")]
+        {
+            let agent_mcp = config
+                .agent_mcp_sections()
+                .into_iter()
+                .map(|(id, mcp)| (id, mcp.clone()))
+                .collect();
+            // A stdio MCP server's environment follows its agent's exec
+            // environment policy, as the agent's exec children do.
+            let agent_env = config
+                .agent_ids()
+                .into_iter()
+                .map(|id| config.exec_env_policy(&id).map(|p| (id, p)))
+                .collect::<Result<Vec<_>, _>>()?;
+            builder.mcp = Arc::new(
+                talon_mcp::McpManager::new(config.mcp.clone().unwrap_or_default(), agent_mcp)
+                    .with_env_policies(config.exec_config().env_policy(None)?, agent_env),
+            );
+        }
+        // Without the `mcp` feature, configured MCP servers are an error:
+        // their tools would otherwise be missing without a word.
+        #[cfg(not(feature = "mcp"))]
+        refuse_mcp_servers(config)?;
         let tools = config.tools.as_ref();
         if let Some(global) = tools.and_then(|t| t.loop_detection.as_ref()) {
             builder.loop_global = global.clone();
@@ -256,7 +265,9 @@ impl RuntimeBuilder {
     /// Builder: offer the `cron` tool over `service` (the embedder opens the
     /// service on its store and runner). Each run gets a tool scoped to it:
     /// jobs it creates are capped by the run's effective tools, and a
-    /// `trigger: cron` run may only read and remove its own job.
+    /// `trigger: cron` run may only read and remove its own job. Cargo
+    /// feature `sqlite-state`.
+    #[cfg(feature = "sqlite-state")]
     pub fn cron_service(mut self, service: talon_cron::CronService) -> Self {
         self.families
             .push(Arc::new(crate::builtin::CronFamily::new(service)));
@@ -272,7 +283,8 @@ impl RuntimeBuilder {
 
     /// Builder: the MCP servers (replaces the ones
     /// [`RuntimeBuilder::from_config`] configured). Their tools are offered
-    /// by the `mcp` family, after every other family.
+    /// by the `mcp` family, after every other family. Cargo feature `mcp`.
+    #[cfg(feature = "mcp")]
     pub fn mcp_manager(mut self, manager: Arc<talon_mcp::McpManager>) -> Self {
         self.mcp = manager;
         self
@@ -308,7 +320,9 @@ impl RuntimeBuilder {
     }
 
     /// Compile the policy and freeze the hooks.
+    #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
     pub fn build(mut self) -> Result<Runtime> {
+        #[cfg(feature = "mcp")]
         self.families.push(Arc::new(crate::mcp_family::McpFamily {
             manager: Arc::clone(&self.mcp),
         }));
@@ -335,6 +349,7 @@ impl RuntimeBuilder {
             approval_timeout: self.approval_timeout,
             gates: Mutex::new(HashMap::new()),
             builtins: self.builtins,
+            #[cfg(feature = "mcp")]
             mcp: self.mcp,
             exec_approvals: self.exec_approvals,
             sandbox: self.sandbox,
@@ -357,6 +372,7 @@ pub struct Runtime {
     approval_timeout: Option<Duration>,
     gates: Mutex<HashMap<String, Gate>>,
     builtins: Option<Builtins>,
+    #[cfg(feature = "mcp")]
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
     sandbox: SandboxSource,
@@ -434,6 +450,8 @@ impl Runtime {
     /// [`talon_mcp::McpManager::ensure_agent`] before
     /// [`Runtime::assemble`] so the run's table includes their tools;
     /// [`talon_mcp::McpManager::status`] is what `mcp.status` reports.
+    /// Cargo feature `mcp`.
+    #[cfg(feature = "mcp")]
     pub fn mcp_manager(&self) -> &Arc<talon_mcp::McpManager> {
         &self.mcp
     }
@@ -693,4 +711,33 @@ fn log_hook_problem(p: &HookProblem) {
         p.hook_id,
         p.message
     );
+}
+
+/// The MCP servers `config` enables (globally and per agent), refused in a
+/// build without the `mcp` feature.
+#[cfg(not(feature = "mcp"))]
+fn refuse_mcp_servers(config: &TalonConfig) -> Result<()> {
+    let enabled = |mcp: &talon_config::sections::mcp::McpConfig| -> Vec<String> {
+        mcp.servers
+            .0
+            .iter()
+            .filter(|(_, server)| server.enabled != Some(false))
+            .map(|(name, _)| name.clone())
+            .collect()
+    };
+    let mut asked: Vec<(String, Vec<String>)> = Vec::new();
+    if let Some(mcp) = &config.mcp {
+        asked.push(("mcp.servers".to_owned(), enabled(mcp)));
+    }
+    for (agent, mcp) in config.agent_mcp_sections() {
+        asked.push((format!("the mcp.servers of agent `{agent}`"), enabled(mcp)));
+    }
+    match asked.into_iter().find(|(_, servers)| !servers.is_empty()) {
+        Some((key, servers)) => Err(crate::Error::FeatureDisabled {
+            feature: "mcp",
+            key,
+            what: format!("MCP servers ({})", servers.join(", ")),
+        }),
+        None => Ok(()),
+    }
 }
