@@ -116,8 +116,14 @@ impl RuntimeBuilder {
     /// agent's workspace; `exec`, `process`; `web_fetch`, `web_search`;
     /// the read-only `gateway`) configured by `tools.fs`, `tools.exec` and
     /// `tools.web`, with state under [`talon_config::state_dir`]. A
-    /// sandboxed run's file and shell tools act in its sandbox, through a
-    /// backend registered with [`RuntimeBuilder::sandbox_backend`].
+    /// sandboxed run's file and shell tools act in its sandbox, through the
+    /// backend its `sandbox.backend` names. This registers the configured
+    /// backends itself: `local`, and `docker` and `ssh` when their cargo
+    /// features are on (the default); [`RuntimeBuilder::sandbox_backend`]
+    /// adds others. The MCP servers of `mcp.servers` (and each agent's)
+    /// are set up for `Runtime::mcp_manager` (cargo feature `mcp`; without
+    /// it, enabled servers are a [`crate::Error::FeatureDisabled`]). See the
+    /// crate docs for what each cargo feature registers.
     ///
     /// `tools.exec.security` / `ask` (and each agent's) are enforced with
     /// the allowlist in `<state dir>/exec-approvals.json`
@@ -248,8 +254,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Builder: register a sandbox backend (e.g. Docker) under its id, for
-    /// the built-in tools of sandboxed runs. Without the configured
+    /// Builder: register a sandbox backend under its id, for the built-in
+    /// tools of sandboxed runs ([`RuntimeBuilder::from_config`] has already
+    /// registered `local`, `docker` and `ssh` as this build has them; a
+    /// backend of the same id replaces that one). Without the configured
     /// backend, a sandboxed run's file and shell tools fail with an error
     /// saying which backend is missing; they never fall back to the host.
     /// Only a builder made by [`RuntimeBuilder::from_config`] has built-in

@@ -323,7 +323,6 @@ impl<S: GrantStore> Drop for Waiter<'_, S> {
     }
 }
 
-// The tests drive the SQLite store alongside the memory one.
-#[cfg(all(test, feature = "sqlite"))]
+#[cfg(test)]
 #[path = "store_broker_tests.rs"]
 mod tests;
