@@ -11,6 +11,9 @@
 //!   missing, like cargo-deny). A false positive (a dependency used only
 //!   through a macro or a feature) is listed in that crate's
 //!   `[package.metadata.cargo-machete] ignored`, with a comment why.
+//! - A light runtime: `talon-runtime` without its default features
+//!   (docker, ssh, mcp, web, sqlite-state) has none of their heavy
+//!   dependencies in its tree, and passes clippy on every target.
 
 use std::process::Command;
 
@@ -191,5 +194,114 @@ fn missing_package_metadata() -> Result<(), String> {
             "crate manifests are incomplete (add the fields to the crate's Cargo.toml):\n  {}",
             problems.join("\n  ")
         ))
+    }
+}
+
+/// The crates `talon-runtime`'s optional features bring, which a build
+/// without them must not compile (an embedder with its own backend).
+const HEAVY_RUNTIME_DEPS: &[(&str, &str)] = &[
+    ("bollard", "docker"),
+    ("openssh", "ssh"),
+    ("rmcp", "mcp"),
+    ("reqwest", "web or mcp"),
+    ("rusqlite", "sqlite-state"),
+];
+
+/// `talon-runtime --no-default-features`: its dependency tree holds none
+/// of [`HEAVY_RUNTIME_DEPS`], and clippy (which also type-checks) passes on
+/// every target with `-D warnings`.
+pub(crate) fn light_runtime() -> Result<(), String> {
+    let output = Command::new("cargo")
+        .args([
+            "tree",
+            "-p",
+            "talon-runtime",
+            "--no-default-features",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run cargo tree: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "`cargo tree -p talon-runtime --no-default-features` failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let found = heavy_runtime_deps(&String::from_utf8_lossy(&output.stdout));
+    if !found.is_empty() {
+        return Err(format!(
+            "talon-runtime without default features still depends on {}: make the crate \
+             that pulls it in optional behind that runtime feature (`cargo tree -p \
+             talon-runtime --no-default-features -e normal -i <crate>` shows the path)",
+            found.join(", ")
+        ));
+    }
+    crate::cargo(&[
+        "clippy",
+        "-p",
+        "talon-runtime",
+        "--no-default-features",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    // The tests that exist only in that build: a compiled-out backend or
+    // tool fails closed and names its feature.
+    crate::cargo(&[
+        "test",
+        "-p",
+        "talon-runtime",
+        "--no-default-features",
+        "--test",
+        "all",
+        "--",
+        "compiled_out",
+        "provided",
+    ])
+}
+
+/// The heavy crates (with the runtime feature that should bring them) in
+/// `cargo tree --prefix none --format {p}` output: one package a line,
+/// its name first.
+fn heavy_runtime_deps(tree: &str) -> Vec<String> {
+    let mut found: Vec<String> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter_map(|name| {
+            HEAVY_RUNTIME_DEPS
+                .iter()
+                .find(|(heavy, _)| *heavy == name)
+                .map(|(heavy, feature)| format!("{heavy} (feature {feature})"))
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::heavy_runtime_deps;
+
+    #[test]
+    fn heavy_crates_are_named_by_package_name_only() {
+        let tree = "talon-runtime v0.1.0 (/w/crates/runtime)\n\
+                    bollard v0.21.1\n\
+                    bollard-stubs v1.49.0\n\
+                    reqwest v0.13.5\n\
+                    reqwest v0.13.5\n\
+                    rusqlite-ext v1.0.0\n";
+        assert_eq!(
+            heavy_runtime_deps(tree),
+            ["bollard (feature docker)", "reqwest (feature web or mcp)"]
+        );
+        assert!(heavy_runtime_deps("tokio v1.48.0\nserde v1.0.0\n").is_empty());
     }
 }

@@ -4,14 +4,17 @@
 //!   `cargo deny check bans licenses sources` (installing cargo-deny from
 //!   crates.io when missing), unused dependencies (`cargo machete`), the
 //!   packaging check (`cargo package` of every shipped crate, and the
-//!   manifest fields a registry page needs), the MSRV check
+//!   manifest fields a registry page needs), the light-runtime check
+//!   (`talon-runtime --no-default-features` has no bollard, openssh, rmcp,
+//!   reqwest or rusqlite in its tree, passes clippy and its compiled-out
+//!   tests), the MSRV check
 //!   (`cargo +<rust-version> check`), `cargo doc` with warnings
 //!   as errors, then every test with `cargo nextest run --workspace`
 //!   (`.config/nextest.toml`: slow timeouts, one test at a time per
 //!   engine) and the doctests with `cargo test --doc --workspace`.
 //!   `.ci/run` calls exactly this.
-//! - `cargo xtask msrv`, `cargo xtask unused-deps`, `cargo xtask package`:
-//!   those checks alone.
+//! - `cargo xtask msrv`, `cargo xtask unused-deps`, `cargo xtask package`,
+//!   `cargo xtask light-runtime`: those checks alone.
 //! - `cargo xtask bench`: the criterion benchmarks, then a summary table.
 //! - `cargo xtask fuzz [SECONDS]`: every cargo-fuzz target in `fuzz/` for
 //!   SECONDS each (default 60; `cargo xtask test` runs them 10 s each).
@@ -60,6 +63,7 @@ fn test() -> Result<(), String> {
     cargo(&["deny", "check", "bans", "licenses", "sources"])?;
     checks::unused_dependencies()?;
     checks::package()?;
+    checks::light_runtime()?;
     checks::msrv()?;
     // Broken intra-doc links are errors: the crate docs are the API guide.
     let status = Command::new("cargo")
@@ -217,8 +221,9 @@ fn main() -> ExitCode {
         "msrv" => checks::msrv(),
         "unused-deps" => checks::unused_dependencies(),
         "package" => checks::package(),
+        "light-runtime" => checks::light_runtime(),
         _ => Err(
-            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|msrv|unused-deps|package"
+            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|msrv|unused-deps|package|light-runtime"
                 .to_owned(),
         ),
     };

@@ -14,6 +14,19 @@ pub enum Error {
     /// validation).
     #[error("tools.exec.env.{}: {}", .0.key, .0.message)]
     ExecEnv(#[from] talon_exec_env::EnvConfigError),
+    /// The configuration asks for a part this build of the runtime was
+    /// compiled without (e.g. `mcp.servers` without the `mcp` feature).
+    #[error(
+        "{key} asks for {what}, but talon-runtime was built without its `{feature}` cargo feature. To fix: enable it (`features = [\"{feature}\"]` on the talon-runtime dependency), or remove {key} from the configuration"
+    )]
+    FeatureDisabled {
+        /// The cargo feature that brings the part.
+        feature: &'static str,
+        /// The config key that asks for it.
+        key: String,
+        /// What the configuration asks for.
+        what: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

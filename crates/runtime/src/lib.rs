@@ -56,6 +56,14 @@
 //! backend is not registered or its engine is down they fail with the
 //! reason (naming the config key), never on the host.
 //!
+//! Where a sandboxed run acts is the backend its agent's `sandbox.backend`
+//! names (default `docker`). [`RuntimeBuilder::from_config`] registers the
+//! built-in backends itself — `local` always, `docker` and `ssh` when this
+//! build has their cargo features (below) — so an embedder that uses
+//! `from_config` registers nothing for them; each connects only when a
+//! sandboxed run first needs it. [`RuntimeBuilder::sandbox_backend`] adds
+//! a backend of the embedder's own (or replaces one of the same id).
+//!
 //! ```
 //! use talon_runtime::{RunSpec, RuntimeBuilder};
 //! use talon_tool_policy::RunContext;
@@ -81,6 +89,43 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Cargo features
+//!
+//! The heavy parts are cargo features, all on by default (the gateway and
+//! the CLI use every one). An embedder that brings its own sandbox backend
+//! or tools can leave them out with `default-features = false` and pick:
+//!
+//! | Feature | Brings | What [`RuntimeBuilder::from_config`] then registers |
+//! |---|---|---|
+//! | `docker` | `talon-sandbox-docker` (bollard) | the `docker` sandbox backend |
+//! | `ssh` | `talon-sandbox-ssh` (openssh) | the `ssh` sandbox backend |
+//! | `mcp` | `talon-mcp` (rmcp, reqwest) | the servers of `mcp.servers` and each agent's `mcp`, offered by the `mcp` family; `RuntimeBuilder::mcp_manager`, `Runtime::mcp_manager` |
+//! | `web` | `talon-tools/web` (reqwest, htmd) | `web_fetch` and `web_search` (the `web` family), as `tools.web` configures them |
+//! | `sqlite-state` | `talon-cron`, `talon-tools/cron`, `talon-hooks/sqlite` (rusqlite) | nothing by itself: `RuntimeBuilder::cron_service` (the `cron` tool over the embedder's cron service) and `talon_hooks::approval::SqliteApprovalBroker` exist |
+//!
+//! Without any of them the runtime still has the `coding` (`read`, `write`,
+//! `edit`, `apply_patch`), `shell` (`exec`, `process`), `gateway` and
+//! `session_status` tools, the `local` sandbox backend, the policy
+//! pipeline and the whole gate; `cargo tree -p talon-runtime
+//! --no-default-features -e normal` then lists none of bollard, openssh,
+//! rmcp, reqwest or rusqlite (`cargo xtask test` checks this).
+//!
+//! A part left out is not registered, and a configuration that asks for it
+//! is told so, never served by something else:
+//!
+//! - a sandboxed run whose `sandbox.backend` is `docker` or `ssh` without
+//!   that feature fails closed like any run whose backend is missing: every
+//!   file and shell call fails with the reason, the config key and the
+//!   feature to enable, and nothing runs on the host (unless the embedder
+//!   registered its own backend under that id);
+//! - a call of `web_fetch` / `web_search` without `web` (or of `cron`
+//!   without `sqlite-state`) is an unknown tool whose message names the
+//!   feature; a `tools.web` block that enables them is logged as a warning
+//!   when the runtime is built;
+//! - enabled MCP servers in the configuration without `mcp` make
+//!   [`RuntimeBuilder::from_config`] fail with [`Error::FeatureDisabled`]
+//!   (their tools would otherwise be missing without a word).
+//!
 //! This crate does not implement tools (`talon-tools`, MCP, plugins do),
 //! decide policy (`talon-tool-policy`) or run hooks itself (`talon-hooks`);
 //! it puts them together for one run.
@@ -92,10 +137,11 @@ pub use crate::builtin::{
 pub use crate::confinement::{ConfinementError, check_child_confinement};
 pub use crate::error::{Error, Result};
 pub use crate::family::{ToolFamily, ToolSet};
+#[cfg(feature = "mcp")]
 pub use crate::mcp_family::MCP_FAMILY_ID;
 pub use crate::narrowing::{CRON_SCOPED_READS, CRON_SELF_ACTIONS};
 pub use crate::outcome::{CallStatus, WireCodes};
-pub use crate::provided::{PROVIDED_CORE_TOOLS, missing_core_tools, provides_core_tool};
+pub use crate::provided::{missing_core_tools, provided_core_tools, provides_core_tool};
 pub use crate::run::RunSpec;
 pub use crate::runtime::{Runtime, RuntimeBuilder, check_hooks};
 pub use crate::sandbox_decision::{RunSandbox, resolve_run_sandbox};
@@ -103,10 +149,12 @@ pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
 pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};
 
 mod builtin;
+mod cargo_features;
 mod confinement;
 mod error;
 mod family;
 pub mod guide;
+#[cfg(feature = "mcp")]
 mod mcp_family;
 mod narrowing;
 mod outcome;

@@ -14,14 +14,14 @@ use talon_tool_policy::PolicyOutcome;
 use crate::builtin::{
     CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
-use crate::mcp_family::MCP_FAMILY_ID;
+use crate::cargo_features::missing_tool_feature;
 use crate::status_family::STATUS_FAMILY_ID;
 
 /// The core tools the runtime's built-in families implement (`cron` when
-/// the embedder gives a cron service, as the gateway does). Every other
-/// catalog row is a name the policy knows but no family of this build
+/// the embedder gives a cron service, as the gateway does), whatever this
+/// build's cargo features; [`provided_core_tools`] is what this build
 /// offers.
-pub const PROVIDED_CORE_TOOLS: &[&str] = &[
+const IMPLEMENTED_CORE_TOOLS: &[&str] = &[
     "read",
     "write",
     "edit",
@@ -35,9 +35,21 @@ pub const PROVIDED_CORE_TOOLS: &[&str] = &[
     "cron",
 ];
 
-/// Whether this build implements the core tool `name` (normalised).
+/// Whether this build implements the core tool `name` (normalised): one
+/// of the built-in families offers it and the cargo feature it needs
+/// (`web`, `sqlite-state`) is on. Every other catalog row is a name the
+/// policy knows but no family of this build offers.
 pub fn provides_core_tool(name: &str) -> bool {
-    PROVIDED_CORE_TOOLS.contains(&name)
+    IMPLEMENTED_CORE_TOOLS.contains(&name) && missing_tool_feature(name).is_none()
+}
+
+/// The core tools this build implements, in catalog order.
+pub fn provided_core_tools() -> Vec<&'static str> {
+    talon_tool_catalog::CORE_TOOLS
+        .iter()
+        .map(|t| t.id)
+        .filter(|id| provides_core_tool(id))
+        .collect()
 }
 
 /// The catalog's core tools this build does not implement, in catalog
@@ -50,16 +62,22 @@ pub fn missing_core_tools() -> Vec<&'static str> {
         .collect()
 }
 
-/// The ids of the families the runtime registers itself.
-const BUILTIN_FAMILIES: &[&str] = &[
-    CODING_FAMILY_ID,
-    SHELL_FAMILY_ID,
-    WEB_FAMILY_ID,
-    GATEWAY_FAMILY_ID,
-    CRON_FAMILY_ID,
-    STATUS_FAMILY_ID,
-    MCP_FAMILY_ID,
-];
+/// Whether `id` is a family the runtime registers itself.
+fn is_builtin_family(id: &str) -> bool {
+    #[cfg(feature = "mcp")]
+    if id == crate::mcp_family::MCP_FAMILY_ID {
+        return true;
+    }
+    [
+        CODING_FAMILY_ID,
+        SHELL_FAMILY_ID,
+        WEB_FAMILY_ID,
+        GATEWAY_FAMILY_ID,
+        CRON_FAMILY_ID,
+        STATUS_FAMILY_ID,
+    ]
+    .contains(&id)
+}
 
 /// The policy layers that remove tools no configuration line names: a
 /// profile keeps its own list, so an embedder's tool falls out of it.
@@ -84,7 +102,7 @@ impl ProfileRemovals {
         policy: &PolicyOutcome,
     ) {
         for (tool, family) in offered {
-            if BUILTIN_FAMILIES.contains(&family) || policy.allows(tool) {
+            if is_builtin_family(family) || policy.allows(tool) {
                 continue;
             }
             let Some(by) = policy.removed_by(tool) else {

@@ -37,6 +37,7 @@ pub struct RuntimeBuilder {
     loop_agents: BTreeMap<String, LoopDetectionConfig>,
     approval_timeout: Option<Duration>,
     builtins: Option<Builtins>,
+    #[cfg(feature = "mcp")]
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
     sandbox: SandboxSource,
@@ -97,6 +98,7 @@ impl RuntimeBuilder {
             loop_agents: BTreeMap::new(),
             approval_timeout: None,
             builtins: None,
+            #[cfg(feature = "mcp")]
             mcp: Arc::new(talon_mcp::McpManager::default()),
             exec_approvals: None,
             sandbox: SandboxSource {
@@ -115,8 +117,14 @@ impl RuntimeBuilder {
     /// agent's workspace; `exec`, `process`; `web_fetch`, `web_search`;
     /// the read-only `gateway`) configured by `tools.fs`, `tools.exec` and
     /// `tools.web`, with state under [`talon_config::state_dir`]. A
-    /// sandboxed run's file and shell tools act in its sandbox, through a
-    /// backend registered with [`RuntimeBuilder::sandbox_backend`].
+    /// sandboxed run's file and shell tools act in its sandbox, through the
+    /// backend its `sandbox.backend` names. This registers the configured
+    /// backends itself: `local`, and `docker` and `ssh` when their cargo
+    /// features are on (the default); [`RuntimeBuilder::sandbox_backend`]
+    /// adds others. The MCP servers of `mcp.servers` (and each agent's)
+    /// are set up for `Runtime::mcp_manager` (cargo feature `mcp`; without
+    /// it, enabled servers are a [`crate::Error::FeatureDisabled`]). See the
+    /// crate docs for what each cargo feature registers.
     ///
     /// `tools.exec.security` / `ask` (and each agent's) are enforced with
     /// the allowlist in `<state dir>/exec-approvals.json`
@@ -156,22 +164,29 @@ impl RuntimeBuilder {
         let builtins = Builtins::from_config(config, config_dir, state_dir)?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
-        let agent_mcp = config
-            .agent_mcp_sections()
-            .into_iter()
-            .map(|(id, mcp)| (id, mcp.clone()))
-            .collect();
-        // A stdio MCP server's environment follows its agent's exec
-        // environment policy, as the agent's exec children do.
-        let agent_env = config
-            .agent_ids()
-            .into_iter()
-            .map(|id| config.exec_env_policy(&id).map(|p| (id, p)))
-            .collect::<Result<Vec<_>, _>>()?;
-        builder.mcp = Arc::new(
-            talon_mcp::McpManager::new(config.mcp.clone().unwrap_or_default(), agent_mcp)
-                .with_env_policies(config.exec_config().env_policy(None)?, agent_env),
-        );
+        #[cfg(feature = "mcp")]
+        {
+            let agent_mcp = config
+                .agent_mcp_sections()
+                .into_iter()
+                .map(|(id, mcp)| (id, mcp.clone()))
+                .collect();
+            // A stdio MCP server's environment follows its agent's exec
+            // environment policy, as the agent's exec children do.
+            let agent_env = config
+                .agent_ids()
+                .into_iter()
+                .map(|id| config.exec_env_policy(&id).map(|p| (id, p)))
+                .collect::<Result<Vec<_>, _>>()?;
+            builder.mcp = Arc::new(
+                talon_mcp::McpManager::new(config.mcp.clone().unwrap_or_default(), agent_mcp)
+                    .with_env_policies(config.exec_config().env_policy(None)?, agent_env),
+            );
+        }
+        // Without the `mcp` feature, configured MCP servers are an error:
+        // their tools would otherwise be missing without a word.
+        #[cfg(not(feature = "mcp"))]
+        refuse_mcp_servers(config)?;
         let tools = config.tools.as_ref();
         if let Some(global) = tools.and_then(|t| t.loop_detection.as_ref()) {
             builder.loop_global = global.clone();
@@ -240,8 +255,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Builder: register a sandbox backend (e.g. Docker) under its id, for
-    /// the built-in tools of sandboxed runs. Without the configured
+    /// Builder: register a sandbox backend under its id, for the built-in
+    /// tools of sandboxed runs ([`RuntimeBuilder::from_config`] has already
+    /// registered `local`, `docker` and `ssh` as this build has them; a
+    /// backend of the same id replaces that one). Without the configured
     /// backend, a sandboxed run's file and shell tools fail with an error
     /// saying which backend is missing; they never fall back to the host.
     /// Only a builder made by [`RuntimeBuilder::from_config`] has built-in
@@ -257,7 +274,9 @@ impl RuntimeBuilder {
     /// Builder: offer the `cron` tool over `service` (the embedder opens the
     /// service on its store and runner). Each run gets a tool scoped to it:
     /// jobs it creates are capped by the run's effective tools, and a
-    /// `trigger: cron` run may only read and remove its own job.
+    /// `trigger: cron` run may only read and remove its own job. Cargo
+    /// feature `sqlite-state`.
+    #[cfg(feature = "sqlite-state")]
     pub fn cron_service(mut self, service: talon_cron::CronService) -> Self {
         self.families
             .push(Arc::new(crate::builtin::CronFamily::new(service)));
@@ -273,7 +292,8 @@ impl RuntimeBuilder {
 
     /// Builder: the MCP servers (replaces the ones
     /// [`RuntimeBuilder::from_config`] configured). Their tools are offered
-    /// by the `mcp` family, after every other family.
+    /// by the `mcp` family, after every other family. Cargo feature `mcp`.
+    #[cfg(feature = "mcp")]
     pub fn mcp_manager(mut self, manager: Arc<talon_mcp::McpManager>) -> Self {
         self.mcp = manager;
         self
@@ -309,7 +329,9 @@ impl RuntimeBuilder {
     }
 
     /// Compile the policy and freeze the hooks.
+    #[cfg_attr(not(feature = "mcp"), allow(unused_mut))]
     pub fn build(mut self) -> Result<Runtime> {
+        #[cfg(feature = "mcp")]
         self.families.push(Arc::new(crate::mcp_family::McpFamily {
             manager: Arc::clone(&self.mcp),
         }));
@@ -337,6 +359,7 @@ impl RuntimeBuilder {
             gates: Mutex::new(HashMap::new()),
             profile_removals: ProfileRemovals::default(),
             builtins: self.builtins,
+            #[cfg(feature = "mcp")]
             mcp: self.mcp,
             exec_approvals: self.exec_approvals,
             sandbox: self.sandbox,
@@ -361,6 +384,7 @@ pub struct Runtime {
     /// Embedder tools a profile removed, each warned about once.
     profile_removals: ProfileRemovals,
     builtins: Option<Builtins>,
+    #[cfg(feature = "mcp")]
     mcp: Arc<talon_mcp::McpManager>,
     exec_approvals: Option<ExecApprovalsSetup>,
     sandbox: SandboxSource,
@@ -438,6 +462,8 @@ impl Runtime {
     /// [`talon_mcp::McpManager::ensure_agent`] before
     /// [`Runtime::assemble`] so the run's table includes their tools;
     /// [`talon_mcp::McpManager::status`] is what `mcp.status` reports.
+    /// Cargo feature `mcp`.
+    #[cfg(feature = "mcp")]
     pub fn mcp_manager(&self) -> &Arc<talon_mcp::McpManager> {
         &self.mcp
     }
@@ -702,4 +728,33 @@ fn log_hook_problem(p: &HookProblem) {
         p.hook_id,
         p.message
     );
+}
+
+/// The MCP servers `config` enables (globally and per agent), refused in a
+/// build without the `mcp` feature.
+#[cfg(not(feature = "mcp"))]
+fn refuse_mcp_servers(config: &TalonConfig) -> Result<()> {
+    let enabled = |mcp: &talon_config::sections::mcp::McpConfig| -> Vec<String> {
+        mcp.servers
+            .0
+            .iter()
+            .filter(|(_, server)| server.enabled != Some(false))
+            .map(|(name, _)| name.clone())
+            .collect()
+    };
+    let mut asked: Vec<(String, Vec<String>)> = Vec::new();
+    if let Some(mcp) = &config.mcp {
+        asked.push(("mcp.servers".to_owned(), enabled(mcp)));
+    }
+    for (agent, mcp) in config.agent_mcp_sections() {
+        asked.push((format!("the mcp.servers of agent `{agent}`"), enabled(mcp)));
+    }
+    match asked.into_iter().find(|(_, servers)| !servers.is_empty()) {
+        Some((key, servers)) => Err(crate::Error::FeatureDisabled {
+            feature: "mcp",
+            key,
+            what: format!("MCP servers ({})", servers.join(", ")),
+        }),
+        None => Ok(()),
+    }
 }

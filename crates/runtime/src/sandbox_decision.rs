@@ -130,7 +130,12 @@ impl RunSandbox {
         } else {
             registered.join(", ")
         };
-        let fix = if BUILT_IN_BACKENDS.contains(&backend.as_str()) {
+        let fix = if let Some(feature) = crate::cargo_features::missing_backend_feature(&backend) {
+            format!(
+                "{}, or register a \"{backend}\" backend with `RuntimeBuilder::sandbox_backend`",
+                crate::cargo_features::enable_hint(feature)
+            )
+        } else if BUILT_IN_BACKENDS.contains(&backend.as_str()) {
             format!(
                 "register it with `RuntimeBuilder::sandbox_backend` (the talon-sandbox-{backend} crate)"
             )
@@ -139,8 +144,14 @@ impl RunSandbox {
                 "install and enable the plugin that provides the \"{backend}\" sandbox backend, or register it with `RuntimeBuilder::sandbox_backend`"
             )
         };
+        // A registered backend to suggest ("docker" unless this build
+        // left it out).
+        let example = match crate::cargo_features::missing_backend_feature("docker") {
+            Some(_) => registered.first().map_or("docker", String::as_str),
+            None => "docker",
+        };
         format!(
-            "this run is sandboxed ({}), but sandbox backend \"{backend}\" (from {key}) is not registered (registered: {available}). To fix: {fix}, or set {key} to a registered backend such as \"docker\". The run does not fall back to the host.",
+            "this run is sandboxed ({}), but sandbox backend \"{backend}\" (from {key}) is not registered (registered: {available}). To fix: {fix}, or set {key} to a registered backend such as \"{example}\". The run does not fall back to the host.",
             self.reason
         )
     }

@@ -460,8 +460,11 @@ impl ToolTable {
             return InvokeOutcome::Blocked(blocked);
         }
         let message = if self.unavailable.iter().any(|u| u == name) {
+            let missing = crate::cargo_features::missing_tool_feature(name)
+                .map(|f| format!("; to add it, {}", crate::cargo_features::enable_hint(f)))
+                .unwrap_or_default();
             format!(
-                "unknown tool: {name} (the policy allows it, but this build of Talon does not provide it). Available tools: {}",
+                "unknown tool: {name} (the policy allows it, but this build of Talon does not provide it{missing}). Available tools: {}",
                 self.names().join(", ")
             )
         } else {

@@ -8,10 +8,14 @@
 //!   `ProcessLauncher` (`talon-sandbox-core`): [`HostLauncher`] on the host,
 //!   a backend's launcher in a sandbox; background sessions live in a
 //!   shared [`ProcessRegistry`] (`tools.exec`, [`ExecConfig`]).
-//! - Web: [`WebFetchTool`] behind the SSRF guard ([`SsrfPolicy`]: every
-//!   resolved address vetted, connections pinned to it, each redirect hop
-//!   re-checked) and [`WebSearchTool`] over five providers (`tools.web`,
-//!   [`WebToolsConfig`]).
+//! - Web (cargo feature `web`, on by default; it brings the HTTP client):
+//!   `WebFetchTool` behind the SSRF guard ([`SsrfPolicy`]: every resolved
+//!   address vetted, connections pinned to it, each redirect hop
+//!   re-checked) and `WebSearchTool` over five providers (`tools.web`,
+//!   [`WebToolsConfig`]). The SSRF policy and the config types are there
+//!   without the feature.
+//! - `CronTool` (cargo feature `cron`, on by default; it brings
+//!   `talon-cron` and its SQLite job store): the `cron` tool.
 //! - [`GatewayTool`]: the running config (secrets redacted) and its schema,
 //!   read-only.
 //! - [`SessionStatusTool`]: the run it belongs to.
@@ -42,6 +46,7 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
+#[cfg(feature = "cron")]
 pub use crate::cron_tool::{
     CONTEXT_MARKER, ChatHistory, CronTool, CronToolScope, HistoryMessage, MAX_CONTEXT_LINE_CHARS,
     MAX_CONTEXT_MESSAGES, MAX_CONTEXT_TOTAL_CHARS, build_reminder_context,
@@ -65,14 +70,18 @@ pub use crate::process::{
 };
 pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
 pub use crate::web::{
-    BlockKind, BraveProvider, ChatSearchProvider, EnvLookup, Freshness, GeminiProvider,
-    GrokProvider, HostLiteral, HostResolver, IpBlock, METADATA_BLOCKED_CODE, SEARCH_PROVIDERS,
-    SSRF_BLOCKED_CODE, SearchProvider, SearchProviderConfig, SearchRequest, SsrfAllowlistConfig,
-    SsrfBlocked, SsrfPolicy, StaticResolver, SystemResolver, WebError, WebFetchConfig,
-    WebFetchTool, WebSearchConfig, WebSearchTool, WebToolsConfig, classify_ip, is_blocked_hostname,
-    normalize_cache_key, normalize_hostname, parse_host_literal,
+    BlockKind, Freshness, HostLiteral, HostResolver, IpBlock, METADATA_BLOCKED_CODE,
+    SSRF_BLOCKED_CODE, SearchProviderConfig, SsrfAllowlistConfig, SsrfBlocked, SsrfPolicy,
+    StaticResolver, SystemResolver, WebError, WebFetchConfig, WebSearchConfig, WebToolsConfig,
+    classify_ip, is_blocked_hostname, normalize_hostname, parse_host_literal,
+};
+#[cfg(feature = "web")]
+pub use crate::web::{
+    BraveProvider, ChatSearchProvider, EnvLookup, GeminiProvider, GrokProvider, SEARCH_PROVIDERS,
+    SearchProvider, SearchRequest, WebFetchTool, WebSearchTool, normalize_cache_key,
 };
 
+#[cfg(feature = "cron")]
 mod cron_tool;
 mod errors;
 mod exec;

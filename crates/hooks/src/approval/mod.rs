@@ -13,7 +13,8 @@
 //!
 //! [`Broker`] is the one implementation, generic over a [`GrantStore`]:
 //! [`MemoryApprovalBroker`] forgets grants on exit, [`SqliteApprovalBroker`]
-//! keeps them (and an audit of decisions) in `<state_dir>/approvals.sqlite`.
+//! keeps them (and an audit of decisions) in `<state_dir>/approvals.sqlite`
+//! (cargo feature `sqlite`, on by default).
 //!
 //! A grant is bound to the question the approver answered (the
 //! [fingerprint](ApprovalRequest::fingerprint) of its severity, title and
@@ -37,8 +38,11 @@ pub use self::request::{
     APPROVAL_DISPLAY_MAX_BYTES, ApprovalBinding, ApprovalRequest, GrantKey, MAX_APPROVAL_TIMEOUT,
 };
 pub(crate) use self::request::{new_approval_id, now_ms};
+#[cfg(feature = "sqlite")]
 pub use self::sqlite::SqliteGrantStore;
-pub use self::store_broker::{Broker, MemoryApprovalBroker, SqliteApprovalBroker};
+#[cfg(feature = "sqlite")]
+pub use self::store_broker::SqliteApprovalBroker;
+pub use self::store_broker::{Broker, MemoryApprovalBroker};
 
 mod broker;
 mod decision;
@@ -46,5 +50,6 @@ mod display;
 mod grants;
 mod pending;
 mod request;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 mod store_broker;

@@ -1,5 +1,6 @@
 //! The broker implementation, generic over where grants are remembered.
 
+#[cfg(feature = "sqlite")]
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
@@ -7,12 +8,14 @@ use async_trait::async_trait;
 use talon_tool_catalog::CancellationToken;
 use tokio::sync::{broadcast, oneshot};
 
+#[cfg(feature = "sqlite")]
 use crate::Result;
+#[cfg(feature = "sqlite")]
+use crate::approval::SqliteGrantStore;
 use crate::approval::pending::{FINISHED_CAPACITY, PendingTable};
 use crate::approval::{
     ApprovalBinding, ApprovalBroker, ApprovalDecision, ApprovalEvent, ApprovalRequest,
     ApprovalResolution, ApprovalSeverity, GrantStore, MemoryGrantStore, ResolveOutcome,
-    SqliteGrantStore,
 };
 
 /// How many events a slow subscriber may fall behind before it misses some.
@@ -32,6 +35,7 @@ pub type MemoryApprovalBroker = Broker<MemoryGrantStore>;
 
 /// A broker whose grants and decisions are kept in SQLite, so an
 /// `allow-always` survives a restart.
+#[cfg(feature = "sqlite")]
 pub type SqliteApprovalBroker = Broker<SqliteGrantStore>;
 
 impl<S: GrantStore> Broker<S> {
@@ -162,6 +166,7 @@ impl Default for Broker<MemoryGrantStore> {
     }
 }
 
+#[cfg(feature = "sqlite")]
 impl Broker<SqliteGrantStore> {
     /// A broker over the SQLite grant store at `path`.
     pub fn open(path: &Path) -> Result<Self> {

@@ -1,3 +1,6 @@
+// The tests drive the SQLite store alongside the memory one.
+#![cfg(feature = "sqlite")]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -125,13 +125,16 @@ impl ToolFamily for ShellFamily {
 
 /// `web_fetch` and `web_search`, built once (their caches are shared by
 /// every run); a configuration error makes their calls fail with it.
+#[cfg(feature = "web")]
 pub(crate) struct WebFamily {
     pub(crate) tools: Vec<(ToolSpec, BuiltTool)>,
 }
 
 /// A tool built once, or why it could not be.
+#[cfg(feature = "web")]
 pub(crate) type BuiltTool = Result<Arc<dyn Tool>, ToolError>;
 
+#[cfg(feature = "web")]
 impl std::fmt::Debug for WebFamily {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.tools.iter().map(|(s, _)| s.name.as_str()).collect();
@@ -139,6 +142,7 @@ impl std::fmt::Debug for WebFamily {
     }
 }
 
+#[cfg(feature = "web")]
 impl ToolFamily for WebFamily {
     fn id(&self) -> &str {
         WEB_FAMILY_ID
@@ -192,12 +196,14 @@ impl ToolFamily for GatewayFamily {
 /// The `cron` tool over the embedder's cron service: each run gets a tool
 /// scoped to it (its effective tools cap the jobs it creates; a
 /// cron-triggered run may only read and remove its own job).
+#[cfg(feature = "sqlite-state")]
 #[derive(Debug)]
 pub(crate) struct CronFamily {
     pub(crate) service: talon_cron::CronService,
     pub(crate) spec: ToolSpec,
 }
 
+#[cfg(feature = "sqlite-state")]
 impl CronFamily {
     pub(crate) fn new(service: talon_cron::CronService) -> Self {
         let probe = talon_tools::CronTool::new(
@@ -214,6 +220,7 @@ impl CronFamily {
 /// The id of the cron tool's family.
 pub const CRON_FAMILY_ID: &str = "cron";
 
+#[cfg(feature = "sqlite-state")]
 impl ToolFamily for CronFamily {
     fn id(&self) -> &str {
         CRON_FAMILY_ID

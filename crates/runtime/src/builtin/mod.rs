@@ -1,9 +1,11 @@
 //! The built-in tools of a configured runtime, and where they act.
 
+#[cfg(feature = "docker")]
 mod docker;
 mod families;
 mod local;
 mod sandbox_skills;
+#[cfg(feature = "ssh")]
 mod ssh;
 mod targets;
 
@@ -13,12 +15,13 @@ use std::sync::{Arc, OnceLock};
 use talon_config::TalonConfig;
 use talon_hooks::exec_env::ExecEnvHooks;
 use talon_sandbox_core::SandboxBackendRegistry;
+#[cfg(feature = "web")]
 use talon_tool_catalog::{Tool, ToolSpec};
-use talon_tools::{
-    ExecConfig, ProcessRegistry, ReadLimits, RegistryOptions, WebError, WebFetchTool,
-    WebSearchTool, WebToolsConfig,
-};
+use talon_tools::{ExecConfig, ProcessRegistry, ReadLimits, RegistryOptions, WebToolsConfig};
+#[cfg(feature = "web")]
+use talon_tools::{WebError, WebFetchTool, WebSearchTool};
 
+#[cfg(feature = "sqlite-state")]
 pub(crate) use families::CronFamily;
 pub use families::{
     CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
@@ -26,7 +29,9 @@ pub use families::{
 
 use crate::error::Result;
 use crate::family::ToolFamily;
-use families::{CodingFamily, GatewayFamily, ShellFamily, WebFamily};
+#[cfg(feature = "web")]
+use families::WebFamily;
+use families::{CodingFamily, GatewayFamily, ShellFamily};
 pub(crate) use targets::{HostWorkdir, Targets};
 
 /// What `RuntimeBuilder::from_config` adds: the families, plus the parts
@@ -73,12 +78,16 @@ impl Builtins {
         let exec: ExecConfig = config.exec_config();
         let web: WebToolsConfig = tools.and_then(|t| t.web.clone()).unwrap_or_default();
         let backends = Arc::new(SandboxBackendRegistry::new());
+        // A backend compiled out is not registered: a sandboxed run that
+        // selects it fails closed, naming the cargo feature.
+        #[cfg(feature = "docker")]
         backends.register("docker", Arc::new(docker::LazyDockerBackend::default()));
         let fetch_allowlist = web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref());
         backends.register(
             "local",
             Arc::new(local::LazyLocalBackend::new(fetch_allowlist)),
         );
+        #[cfg(feature = "ssh")]
         backends.register("ssh", ssh::backend(talon_config::home_dir()));
         let targets = Arc::new(Targets::new(
             Arc::new(config.clone()),
@@ -91,34 +100,11 @@ impl Builtins {
         let registry = Arc::new(ProcessRegistry::new(RegistryOptions::from_config(&exec)));
         let env_hooks = Arc::new(OnceLock::new());
 
-        // `tools.web.*.enabled: false` removes the tool from every run; a
-        // configuration error keeps it listed and makes its calls fail with it.
-        let fetch_config = web.fetch.clone().unwrap_or_default();
-        let search_config = web.search.clone().unwrap_or_default();
-        let fetch = fetch_config.is_enabled().then(|| {
-            WebFetchTool::new(&fetch_config)
-                .map(|t| Arc::new(t) as Arc<dyn Tool>)
-                .map_err(WebError::into_tool_error)
-        });
-        let search = search_config.is_enabled().then(|| {
-            WebSearchTool::new(&search_config)
-                .map(|t| Arc::new(t) as Arc<dyn Tool>)
-                .map_err(WebError::into_tool_error)
-        });
-        let mut web_tools = Vec::new();
-        for (name, built) in [("web_fetch", fetch), ("web_search", search)] {
-            let Some(built) = built else { continue };
-            let spec = match &built {
-                Ok(t) => Some(t.spec().clone()),
-                Err(_) => ToolSpec::core(name),
-            };
-            if let Some(spec) = spec {
-                web_tools.push((spec, built));
-            }
-        }
+        #[cfg(not(feature = "web"))]
+        warn_web_compiled_out(&web);
 
         let snapshot = Arc::new(serde_json::to_value(config).unwrap_or_default());
-        let families: Vec<Arc<dyn ToolFamily>> = vec![
+        let mut families: Vec<Arc<dyn ToolFamily>> = vec![
             Arc::new(CodingFamily::new(
                 Arc::clone(&targets),
                 ReadLimits::default(),
@@ -129,9 +115,13 @@ impl Builtins {
                 config: exec,
                 env_hooks: Arc::clone(&env_hooks),
             }),
-            Arc::new(WebFamily { tools: web_tools }),
-            Arc::new(GatewayFamily::new(snapshot, talon_config::config_schema())),
         ];
+        #[cfg(feature = "web")]
+        families.push(Arc::new(web_family(&web)));
+        families.push(Arc::new(GatewayFamily::new(
+            snapshot,
+            talon_config::config_schema(),
+        )));
         Ok(Builtins {
             families,
             env_hooks,
@@ -141,5 +131,57 @@ impl Builtins {
             config_file,
             targets,
         })
+    }
+}
+
+/// `web_fetch` and `web_search` as `tools.web` configures them.
+#[cfg(feature = "web")]
+fn web_family(web: &WebToolsConfig) -> WebFamily {
+    // `tools.web.*.enabled: false` removes the tool from every run; a
+    // configuration error keeps it listed and makes its calls fail with it.
+    let fetch_config = web.fetch.clone().unwrap_or_default();
+    let search_config = web.search.clone().unwrap_or_default();
+    let fetch = fetch_config.is_enabled().then(|| {
+        WebFetchTool::new(&fetch_config)
+            .map(|t| Arc::new(t) as Arc<dyn Tool>)
+            .map_err(WebError::into_tool_error)
+    });
+    let search = search_config.is_enabled().then(|| {
+        WebSearchTool::new(&search_config)
+            .map(|t| Arc::new(t) as Arc<dyn Tool>)
+            .map_err(WebError::into_tool_error)
+    });
+    let mut web_tools = Vec::new();
+    for (name, built) in [("web_fetch", fetch), ("web_search", search)] {
+        let Some(built) = built else { continue };
+        let spec = match &built {
+            Ok(t) => Some(t.spec().clone()),
+            Err(_) => ToolSpec::core(name),
+        };
+        if let Some(spec) = spec {
+            web_tools.push((spec, built));
+        }
+    }
+    WebFamily { tools: web_tools }
+}
+
+/// Without the `web` feature the web tools are not offered, and a call of
+/// one says which feature brings it; a config that sets them up is told
+/// so once, at startup.
+#[cfg(not(feature = "web"))]
+fn warn_web_compiled_out(web: &WebToolsConfig) {
+    let configured = [
+        ("web_fetch", web.fetch.as_ref().map(|f| f.is_enabled())),
+        ("web_search", web.search.as_ref().map(|s| s.is_enabled())),
+    ];
+    for (tool, enabled) in configured {
+        if enabled == Some(true) {
+            tracing::warn!(
+                target: "talon::runtime",
+                tool,
+                "tools.web configures {tool}, but this build does not offer it; to add it, {}",
+                crate::cargo_features::enable_hint("web")
+            );
+        }
     }
 }

@@ -1,5 +1,7 @@
 mod assembly;
 mod builtin_routing;
+mod compiled_out;
+#[cfg(feature = "sqlite-state")]
 mod cron_family;
 mod exec_approval_pin;
 mod exec_approvals;
@@ -10,7 +12,10 @@ mod memory_flat;
 mod narrowing;
 mod provided;
 mod sandbox_decision;
+#[cfg(feature = "docker")]
 mod sandbox_prune;
+#[cfg(feature = "docker")]
 mod sandbox_workspaces;
+#[cfg(feature = "ssh")]
 mod ssh_routing;
 mod support;

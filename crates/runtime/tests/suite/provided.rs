@@ -1,12 +1,16 @@
 //! Which core tools this build provides, and the notice when a profile
 //! removes an embedder's own tool.
 
+#[cfg(feature = "sqlite-state")]
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use talon_runtime::{PROVIDED_CORE_TOOLS, RunSpec, RuntimeBuilder, ToolSet, missing_core_tools};
+use talon_runtime::{RunSpec, RuntimeBuilder, ToolSet};
+#[cfg(feature = "sqlite-state")]
+use talon_runtime::{missing_core_tools, provided_core_tools};
 use talon_test_support::logs::LogCapture;
 use talon_test_support::probe_tool::{ProbeTool, Reply};
+#[cfg(feature = "sqlite-state")]
 use talon_tool_catalog::CORE_TOOLS;
 use talon_tool_policy::RunContext;
 
@@ -20,9 +24,11 @@ fn crm_tool() -> ProbeTool {
     )
 }
 
+#[cfg(feature = "sqlite-state")]
 #[derive(Debug)]
 struct Refuse;
 
+#[cfg(feature = "sqlite-state")]
 #[async_trait::async_trait]
 impl talon_cron::AgentRunner for Refuse {
     async fn run_isolated(
@@ -39,6 +45,7 @@ impl talon_cron::AgentRunner for Refuse {
     }
 }
 
+#[cfg(feature = "sqlite-state")]
 #[test]
 fn the_provided_list_is_exactly_what_the_built_in_families_offer() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,7 +69,7 @@ fn the_provided_list_is_exactly_what_the_built_in_families_offer() {
         .into_iter()
         .filter(|n| talon_tool_catalog::is_core_tool(n))
         .collect();
-    let provided: BTreeSet<&str> = PROVIDED_CORE_TOOLS.iter().copied().collect();
+    let provided: BTreeSet<&str> = provided_core_tools().into_iter().collect();
     assert_eq!(offered, provided);
 
     let missing = missing_core_tools();

@@ -185,7 +185,8 @@ async fn a_missing_backend_is_an_error_naming_its_key_never_the_host() {
         assert!(message.contains(key), "{message}");
         assert!(message.contains("is not registered"), "{message}");
         assert!(
-            message.contains("(registered: ") && message.contains("docker"),
+            message.contains("(registered: ")
+                && (message.contains("docker") || !cfg!(feature = "docker")),
             "{message}"
         );
         assert!(message.contains("To fix:"), "{message}");

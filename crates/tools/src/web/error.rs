@@ -55,6 +55,7 @@ impl WebError {
         }
     }
 
+    #[cfg(feature = "web")]
     pub(crate) fn config(key: impl Into<String>, message: impl Into<String>) -> Self {
         WebError::Config {
             key: key.into(),
@@ -75,6 +76,7 @@ impl From<talon_egress::AllowlistError> for WebError {
 /// The tool error of a refusal by the egress guard: `web.metadata_blocked`
 /// for a cloud metadata endpoint, `web.ssrf_blocked` otherwise; the message
 /// is the refusal's (code, reason, URL, how to opt in).
+#[cfg(feature = "web")]
 pub(crate) fn egress_refusal(tool: &str, blocked: SsrfBlocked) -> ToolError {
     tracing::warn!(tool, code = blocked.code(), reason = %blocked.reason, "refused by the egress guard");
     let code = match blocked.kind {

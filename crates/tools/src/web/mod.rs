@@ -44,13 +44,20 @@
 //! Not done here: JavaScript rendering, PDF or image extraction, Firecrawl fallback, and
 //! resolving search-citation redirect URLs.
 
+// Without the `web` feature only the config types, the error type and the
+// SSRF policy are here (no HTTP client).
+#[cfg(feature = "web")]
 pub(crate) mod cache;
 pub(crate) mod config;
 pub(crate) mod error;
+#[cfg(feature = "web")]
 pub(crate) mod extract;
+#[cfg(feature = "web")]
 pub(crate) mod fetch;
 pub(crate) mod freshness;
+#[cfg(feature = "web")]
 pub(crate) mod providers;
+#[cfg(feature = "web")]
 pub(crate) mod search;
 
 pub use self::config::{
@@ -61,11 +68,14 @@ pub use self::config::{
     WebFetchConfig, WebSearchConfig, WebToolsConfig,
 };
 pub use self::error::WebError;
+#[cfg(feature = "web")]
 pub use self::fetch::WebFetchTool;
 pub use self::freshness::Freshness;
+#[cfg(feature = "web")]
 pub use self::providers::{
     BraveProvider, ChatSearchProvider, GeminiProvider, GrokProvider, SearchProvider, SearchRequest,
 };
+#[cfg(feature = "web")]
 pub use self::search::{EnvLookup, SEARCH_PROVIDERS, WebSearchTool, normalize_cache_key};
 pub use talon_egress::{
     BlockKind, HostLiteral, IpBlock, METADATA_BLOCKED_CODE, SSRF_BLOCKED_CODE, SsrfBlocked,

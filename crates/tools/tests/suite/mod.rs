@@ -1,3 +1,4 @@
 mod exec;
 mod files;
+#[cfg(feature = "web")]
 mod web;
