@@ -25,46 +25,6 @@ use std::path::{Path, PathBuf};
 /// runner plumbing). Convert one to a `thiserror` enum and delete its line.
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "crates/gateway-core/src/settings.rs",
-        RESULT_STRING,
-        "gateway section parser; replaced by the typed-config package of issue 17",
-    ),
-    (
-        "crates/hooks/src/after.rs",
-        RESULT_STRING,
-        "hook plumbing; to become HookError",
-    ),
-    (
-        "crates/hooks/src/before.rs",
-        RESULT_STRING,
-        "hook plumbing; to become HookError",
-    ),
-    (
-        "crates/hooks/src/command.rs",
-        RESULT_STRING,
-        "command hook runner; to become HookError",
-    ),
-    (
-        "crates/hooks/src/exec_approvals/allowlist.rs",
-        RESULT_STRING,
-        "allowlist pattern parser; message is the product",
-    ),
-    (
-        "crates/hooks/src/exec_env/hook.rs",
-        RESULT_STRING,
-        "resolve_exec_env handler plumbing (the key policy it applies is in talon-exec-env); to become HookError",
-    ),
-    (
-        "crates/hooks/src/guard.rs",
-        RESULT_STRING,
-        "hook guard; to become HookError",
-    ),
-    (
-        "crates/hooks/src/trusted.rs",
-        RESULT_STRING,
-        "trusted-policy loader; to become HookError",
-    ),
-    (
         "crates/config/src/sections/mcp.rs",
         RESULT_STRING,
         "`${VAR}` expansion; wrapped into McpError::Config with the key",
