@@ -25,21 +25,6 @@ use std::path::{Path, PathBuf};
 /// runner plumbing). Convert one to a `thiserror` enum and delete its line.
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "crates/config/src/sections/mcp.rs",
-        RESULT_STRING,
-        "`${VAR}` expansion; wrapped into McpError::Config with the key",
-    ),
-    (
-        "crates/mcp/src/launch.rs",
-        RESULT_STRING,
-        "server launch; the text becomes the server's lastError and an mcp.server_unavailable ToolError",
-    ),
-    (
-        "crates/mcp/src/server.rs",
-        RESULT_STRING,
-        "server connect/list; the text becomes the server's lastError and an mcp.server_unavailable ToolError",
-    ),
-    (
         "crates/proc-tree/src/cgroup.rs",
         RESULT_STRING,
         "cgroup mount parsing; wrapped into the crate's typed error at its edge",
