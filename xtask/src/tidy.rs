@@ -25,11 +25,6 @@ use std::path::{Path, PathBuf};
 /// runner plumbing). Convert one to a `thiserror` enum and delete its line.
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "crates/proc-tree/src/cgroup.rs",
-        RESULT_STRING,
-        "cgroup mount parsing; wrapped into the crate's typed error at its edge",
-    ),
-    (
         "crates/sandbox-core/src/local_spawn.rs",
         RESULT_STRING,
         "spawn helper; replaced by the one process-spawn helper of issue 17",
