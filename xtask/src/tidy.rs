@@ -25,16 +25,6 @@ use std::path::{Path, PathBuf};
 /// runner plumbing). Convert one to a `thiserror` enum and delete its line.
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
-        "crates/sandbox-core/src/local_spawn.rs",
-        RESULT_STRING,
-        "spawn helper; replaced by the one process-spawn helper of issue 17",
-    ),
-    (
-        "crates/sandbox-core/src/ssh_config.rs",
-        RESULT_STRING,
-        "ssh config value parser; wrapped into SandboxError::Config with the key",
-    ),
-    (
         "crates/skills/src/frontmatter/block.rs",
         RESULT_STRING,
         "frontmatter parser; wrapped into a diagnostic with the file and line",

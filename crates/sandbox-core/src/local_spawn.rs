@@ -173,7 +173,7 @@ pub fn spawn_local(
             .wait()
             .await
             .map(ExitStatus::from_std)
-            .map_err(|e| e.to_string());
+            .map_err(Arc::new);
         if let Some(leaf) = reaped_leaf {
             let _ = tokio::task::spawn_blocking(move || leaf.kill()).await;
         }
@@ -233,7 +233,7 @@ impl AsyncRead for PtyReader {
 struct LocalControl {
     pid: Option<u32>,
     ender: Ender,
-    status: watch::Receiver<Option<Result<ExitStatus, String>>>,
+    status: watch::Receiver<Option<Result<ExitStatus, Arc<io::Error>>>>,
     killed: AtomicBool,
 }
 
