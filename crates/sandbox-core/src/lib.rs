@@ -87,7 +87,7 @@ pub use crate::docker_config::{
     DEFAULT_SANDBOX_IMAGE, DEFAULT_TMPFS, DEFAULT_WORKDIR, DockerConfig, DockerOrigins,
     DockerSettings, SizeValue, UlimitRange, UlimitValue,
 };
-pub use crate::error::{SandboxError, SandboxErrorKind};
+pub use crate::error::{SandboxError, SandboxErrorKind, SandboxErrorSource};
 pub use crate::local_spawn::{LocalKill, spawn_local};
 pub use crate::main_session::{
     DEFAULT_MAIN_KEY, GLOBAL_SESSION_KEY, MainSession, normalize_main_key,

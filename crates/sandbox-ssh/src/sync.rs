@@ -138,7 +138,7 @@ struct RemoteTree {
 }
 
 fn io_err(what: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Io(format!("workspace sync: {what}: {e}"))
+    SandboxError::io(format!("workspace sync: {what}: {e}"))
 }
 
 fn excluded(rel: &str, excludes: &[String]) -> bool {

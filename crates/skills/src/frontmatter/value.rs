@@ -383,8 +383,7 @@ fn max_bracket_depth(text: &str) -> usize {
 }
 
 fn catch(f: impl FnOnce() -> Result<Node, ParseError>) -> Result<Node, ParseError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or(Err(ParseError::Panicked))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(ParseError::Panicked))
 }
 
 /// JavaScript's `String(number)`.
