@@ -916,7 +916,7 @@ fn findings_error(findings: &[SecurityFinding]) -> Result<(), SandboxError> {
 }
 
 /// [`validate_sandbox_security`] as a `Result`: every finding's message in
-/// one [`SandboxError::Config`].
+/// one [`SandboxError`] of kind [`SandboxErrorKind::Config`](crate::SandboxErrorKind::Config).
 pub fn ensure_sandbox_security(
     settings: &DockerSettings,
     origins: &DockerOrigins,
