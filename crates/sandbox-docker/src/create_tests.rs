@@ -162,7 +162,7 @@ fn hostile_specs_are_refused_with_the_reason() {
         mutate(&mut spec);
         let err = create_body(&spec, "1:1".to_owned(), ReadOnlyDepth::NonRecursive).unwrap_err();
         assert!(
-            err.kind() == SandboxErrorKind::Config && (err.message().contains(expected)),
+            err.kind() == SandboxErrorKind::Config && err.message().contains(expected),
             "{expected}: {err}"
         );
     }

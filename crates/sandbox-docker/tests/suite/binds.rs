@@ -187,7 +187,8 @@ async fn each_blocked_bind_stays_blocked_with_every_dangerous_switch_on() {
         let err = SandboxBackend::ensure(&backend, &req).await.unwrap_err();
         assert!(
             err.kind() == SandboxErrorKind::Config
-                && (err.message().contains(code) && err.message().contains("binds[0]")),
+                && err.message().contains(code)
+                && err.message().contains("binds[0]"),
             "{bind} must be refused with {code}: {err}"
         );
         assert!(
@@ -441,8 +442,8 @@ async fn a_workspace_that_is_a_home_holding_ssh_is_refused() {
             let err = SandboxBackend::ensure(&backend, &req).await.unwrap_err();
             assert!(
                 err.kind() == SandboxErrorKind::Config
-                    && (err.message().contains(code)
-                        && err.message().contains("agents.defaults.workspace")),
+                    && err.message().contains(code)
+                    && err.message().contains("agents.defaults.workspace"),
                 "{access:?} {code}: {err}"
             );
             assert!(!exists(&backend, &req.sandbox_name).await);

@@ -153,8 +153,7 @@ async fn a_hot_container_with_a_stale_hash_is_kept_with_a_warning() {
     strict.require_current_config = true;
     let err = backend.ensure_container(&strict).await.unwrap_err();
     assert!(
-        err.kind() == SandboxErrorKind::Config
-            && (err.message().contains("talon sandbox recreate")),
+        err.kind() == SandboxErrorKind::Config && err.message().contains("talon sandbox recreate"),
         "{err}"
     );
 
@@ -469,7 +468,7 @@ async fn kill_and_timeout_stop_the_whole_process_tree_inside_the_container() {
         .await
         .unwrap_err();
     assert!(
-        err.kind() == SandboxErrorKind::Timeout && (err.message().contains("killed")),
+        err.kind() == SandboxErrorKind::Timeout && err.message().contains("killed"),
         "{err}"
     );
     assert!(begun.elapsed() < Duration::from_secs(5));
@@ -588,13 +587,13 @@ async fn only_containers_labelled_as_talon_sandboxes_are_listed_or_removed() {
 
     let err = backend.remove_owned(&foreign).await.unwrap_err();
     assert!(
-        err.kind() == SandboxErrorKind::Config && (err.message().contains("not a Talon sandbox")),
+        err.kind() == SandboxErrorKind::Config && err.message().contains("not a Talon sandbox"),
         "{err}"
     );
     let taken = spec("foreign", ws.path(), "h");
     let err = backend.ensure_container(&taken).await.unwrap_err();
     assert!(
-        err.kind() == SandboxErrorKind::Config && (err.message().contains("does not own")),
+        err.kind() == SandboxErrorKind::Config && err.message().contains("does not own"),
         "{err}"
     );
     assert!(
@@ -684,8 +683,8 @@ async fn setup_command_runs_once_and_a_failing_one_leaves_no_container() {
     let err = backend.ensure_container(&bad).await.unwrap_err();
     assert!(
         err.kind() == SandboxErrorKind::Config
-            && (err.message().contains("setupCommand failed")
-                && err.message().contains("broken-setup")),
+            && err.message().contains("setupCommand failed")
+            && err.message().contains("broken-setup"),
         "{err}"
     );
     assert!(
@@ -755,7 +754,8 @@ async fn the_backend_trait_refuses_insecure_settings_before_creating_anything() 
             .unwrap_err();
         assert!(
             err.kind() == SandboxErrorKind::Config
-                && (err.message().contains("Sandbox security") && err.message().contains(expected)),
+                && err.message().contains("Sandbox security")
+                && err.message().contains(expected),
             "{expected}: {err}"
         );
         assert!(

@@ -86,7 +86,7 @@ async fn each_blocked_bind_stays_blocked_with_every_dangerous_switch_on() {
         );
         let err = backend.ensure_local(&req).await.unwrap_err();
         assert!(
-            err.kind() == SandboxErrorKind::Config && (err.message().contains(code)),
+            err.kind() == SandboxErrorKind::Config && err.message().contains(code),
             "{bind} must be refused with {code}: {err}"
         );
     }
