@@ -8,108 +8,13 @@
 //!   kind or a code.
 //!
 //! Test files (`*_tests.rs`, `tests.rs`, `test_support*`, the throwaway
-//! sshd) are exempt. Anything else left is listed in `ALLOWED` with the
-//! reason.
+//! sshd) are exempt. There is no allow list: the last `Result<_, String>`
+//! left from before issue 17 was converted, so any hit is new and is fixed
+//! where it is (a `thiserror` type with a kind, or a match on one).
 
 #![cfg(test)]
 
 use std::path::{Path, PathBuf};
-
-/// Known exceptions: (path relative to the workspace root, the offending
-/// text, why it stays). Each entry must still match something (the test
-/// fails on a stale one), so the list only shrinks.
-///
-/// The `Result<_, String>` entries are the first pass of issue 17 left
-/// undone: string errors that never reach a tool error (config and
-/// frontmatter parsers whose message is the whole product, hook and
-/// runner plumbing). Convert one to a `thiserror` enum and delete its line.
-const ALLOWED: &[(&str, &str, &str)] = &[
-    (
-        "crates/cron/src/schedule.rs",
-        RESULT_STRING,
-        "schedule parser; its message is wrapped into CronError at the crate edge",
-    ),
-    (
-        "crates/gateway-core/src/settings.rs",
-        RESULT_STRING,
-        "gateway section parser; replaced by the typed-config package of issue 17",
-    ),
-    (
-        "crates/hooks/src/after.rs",
-        RESULT_STRING,
-        "hook plumbing; to become HookError",
-    ),
-    (
-        "crates/hooks/src/before.rs",
-        RESULT_STRING,
-        "hook plumbing; to become HookError",
-    ),
-    (
-        "crates/hooks/src/command.rs",
-        RESULT_STRING,
-        "command hook runner; to become HookError",
-    ),
-    (
-        "crates/hooks/src/exec_approvals/allowlist.rs",
-        RESULT_STRING,
-        "allowlist pattern parser; message is the product",
-    ),
-    (
-        "crates/hooks/src/exec_env/hook.rs",
-        RESULT_STRING,
-        "resolve_exec_env handler plumbing (the key policy it applies is in talon-exec-env); to become HookError",
-    ),
-    (
-        "crates/hooks/src/guard.rs",
-        RESULT_STRING,
-        "hook guard; to become HookError",
-    ),
-    (
-        "crates/hooks/src/trusted.rs",
-        RESULT_STRING,
-        "trusted-policy loader; to become HookError",
-    ),
-    (
-        "crates/config/src/sections/mcp.rs",
-        RESULT_STRING,
-        "`${VAR}` expansion; wrapped into McpError::Config with the key",
-    ),
-    (
-        "crates/mcp/src/launch.rs",
-        RESULT_STRING,
-        "server launch; the text becomes the server's lastError and an mcp.server_unavailable ToolError",
-    ),
-    (
-        "crates/mcp/src/server.rs",
-        RESULT_STRING,
-        "server connect/list; the text becomes the server's lastError and an mcp.server_unavailable ToolError",
-    ),
-    (
-        "crates/proc-tree/src/cgroup.rs",
-        RESULT_STRING,
-        "cgroup mount parsing; wrapped into the crate's typed error at its edge",
-    ),
-    (
-        "crates/sandbox-core/src/local_spawn.rs",
-        RESULT_STRING,
-        "spawn helper; replaced by the one process-spawn helper of issue 17",
-    ),
-    (
-        "crates/sandbox-core/src/ssh_config.rs",
-        RESULT_STRING,
-        "ssh config value parser; wrapped into SandboxError::Config with the key",
-    ),
-    (
-        "crates/skills/src/frontmatter/block.rs",
-        RESULT_STRING,
-        "frontmatter parser; wrapped into a diagnostic with the file and line",
-    ),
-    (
-        "crates/skills/src/frontmatter/value.rs",
-        RESULT_STRING,
-        "frontmatter parser; wrapped into a diagnostic with the file and line",
-    ),
-];
 
 const RESULT_STRING: &str = "Result<_, String>";
 
@@ -252,7 +157,6 @@ fn library_code_keeps_typed_errors() {
         root.display()
     );
     let mut found = Vec::new();
-    let mut used = vec![false; ALLOWED.len()];
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
@@ -263,27 +167,13 @@ fn library_code_keeps_typed_errors() {
             .display()
             .to_string();
         for (line, what) in violations(&text) {
-            match ALLOWED
-                .iter()
-                .position(|(p, pat, _)| *p == rel && what == *pat)
-            {
-                Some(i) => used[i] = true,
-                None => found.push(format!("{rel}:{line}: {what}")),
-            }
-        }
-    }
-    for (i, (path, what, _)) in ALLOWED.iter().enumerate() {
-        if !used[i] {
-            found.push(format!(
-                "{path}: allowed `{what}` no longer occurs; delete its ALLOWED line"
-            ));
+            found.push(format!("{rel}:{line}: {what}"));
         }
     }
     assert!(
         found.is_empty(),
         "library code must return typed errors (a thiserror enum with a kind or code) and \
-         match on kinds, not message text; fix these or add them to ALLOWED in \
-         xtask/src/tidy.rs with the reason:\n{}",
+         match on kinds, not message text; fix these:\n{}",
         found.join("\n")
     );
 }

@@ -117,12 +117,7 @@ async fn run(args: Args) -> Result<()> {
         ),
         _ => {}
     }
-    let bind = args
-        .bind
-        .as_deref()
-        .map(parse_bind)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+    let bind = args.bind.as_deref().map(parse_bind).transpose()?;
     let state_dir = match &args.state_dir {
         Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
         None => talon_config::state_dir(),

@@ -196,7 +196,7 @@ fn next(
     let from_ms = match from {
         Some(f) => match parse_absolute_time_ms(f) {
             Ok(ms) => ms,
-            Err(m) => return invalid(&CronError::invalid("--from", m), json, out),
+            Err(m) => return invalid(&CronError::invalid("--from", m.to_string()), json, out),
         },
         None => now_ms(),
     };

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
 use talon_config::TalonConfig;
-use talon_sandbox_core::{OwnedSandbox, SandboxError};
+use talon_sandbox_core::{OwnedSandbox, SandboxErrorKind};
 use talon_sandbox_docker::{DockerBackend, SandboxContainer};
 use talon_sandbox_ssh::{SshBackend, SshTarget};
 
@@ -235,7 +235,7 @@ pub(crate) fn sandbox_rm(
                 Some(docker) => match docker.remove_owned(name).await {
                     Ok(found) => found,
                     // Present without Talon's label: left alone.
-                    Err(SandboxError::Config(_)) => false,
+                    Err(e) if e.kind() == SandboxErrorKind::Config => false,
                     Err(e) => return Err(anyhow!("{e}")),
                 },
                 None => false,
@@ -250,7 +250,8 @@ pub(crate) fn sandbox_rm(
                     match backend.remove_on(target, name).await {
                         Ok(true) => in_ssh = true,
                         // Absent, or a directory without Talon's marker.
-                        Ok(false) | Err(SandboxError::Config(_)) => {}
+                        Ok(false) => {}
+                        Err(e) if e.kind() == SandboxErrorKind::Config => {}
                         Err(e) => return Err(anyhow!("{e}")),
                     }
                 }

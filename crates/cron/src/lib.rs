@@ -61,7 +61,7 @@ pub use crate::runner::{
     is_transient_error,
 };
 pub use crate::schedule::{
-    CronExpr, DEFAULT_TOP_OF_HOUR_STAGGER_MS, Schedule, format_utc, host_time_zone,
+    CronExpr, DEFAULT_TOP_OF_HOUR_STAGGER_MS, Schedule, TimeParseError, format_utc, host_time_zone,
     parse_absolute_time_ms, parse_tz, stagger_offset,
 };
 pub use crate::service::{

@@ -73,7 +73,7 @@ impl Schedule {
         match self {
             Schedule::At { at } => {
                 let t = parse_absolute_time_ms(at)
-                    .map_err(|m| CronError::invalid(format!("{prefix}.at"), m))?;
+                    .map_err(|m| CronError::invalid(format!("{prefix}.at"), m.to_string()))?;
                 if t <= now_ms {
                     return Err(CronError::invalid(
                         format!("{prefix}.at"),
@@ -127,8 +127,8 @@ impl Schedule {
     pub fn next_after(&self, now_ms: i64, job_id: &str) -> Result<Option<i64>> {
         match self {
             Schedule::At { at } => {
-                let t =
-                    parse_absolute_time_ms(at).map_err(|m| CronError::invalid("schedule.at", m))?;
+                let t = parse_absolute_time_ms(at)
+                    .map_err(|m| CronError::invalid("schedule.at", m.to_string()))?;
                 Ok((t > now_ms).then_some(t))
             }
             Schedule::Every {
@@ -225,9 +225,8 @@ impl CronExpr {
             .parse(trimmed)
             .map_err(|e| CronError::invalid(field, format!("`{trimmed}`: {e}")))?;
         let tz = match tz.map(str::trim).filter(|t| !t.is_empty()) {
-            Some(name) => {
-                parse_tz(name).map_err(|m| CronError::invalid(format!("{prefix}.tz"), m))?
-            }
+            Some(name) => parse_tz(name)
+                .map_err(|m| CronError::invalid(format!("{prefix}.tz"), m.to_string()))?,
             None => host_time_zone(),
         };
         Ok(CronExpr { cron, tz, fields })
@@ -475,11 +474,30 @@ fn gaps_between(tz: Tz, from_ms: i64, until_ms: i64) -> Vec<Gap> {
     out
 }
 
+/// Why a time zone name or an absolute time was refused. The caller wraps
+/// it into [`CronError::Invalid`] with the field it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TimeParseError {
+    /// Not an IANA zone name.
+    #[error("unknown time zone `{0}`; use an IANA name such as `Europe/Berlin` or `UTC`")]
+    UnknownZone(String),
+    /// The time is empty.
+    #[error("is required: an ISO-8601 time such as 2026-06-15T09:00:00Z")]
+    Empty,
+    /// Digits only, but not a positive epoch-millisecond time.
+    #[error("`{0}` is not a positive epoch-millisecond time")]
+    NotEpochMs(String),
+    /// Not an ISO-8601 time of the accepted shape.
+    #[error(
+        "`{0}` is not an ISO-8601 time; use e.g. 2026-06-15T09:00:00Z or 2026-06-15T11:00:00+02:00"
+    )]
+    NotIso(String),
+}
+
 /// Parse an IANA zone name (`UTC`, `Europe/Berlin`).
-pub fn parse_tz(name: &str) -> std::result::Result<Tz, String> {
-    Tz::from_str(name).map_err(|_| {
-        format!("unknown time zone `{name}`; use an IANA name such as `Europe/Berlin` or `UTC`")
-    })
+pub fn parse_tz(name: &str) -> std::result::Result<Tz, TimeParseError> {
+    Tz::from_str(name).map_err(|_| TimeParseError::UnknownZone(name.to_owned()))
 }
 
 /// The host's zone: `TZ` if it names an IANA zone, else the target of
@@ -505,22 +523,18 @@ pub fn host_time_zone() -> Tz {
 /// (> 0); otherwise ISO `YYYY-MM-DD[THH:MM[:SS[.fff]]][Z|±HH:MM|±HHMM]`,
 /// checked against the calendar (`24:00:00` allowed); a date alone is
 /// midnight UTC; no zone means UTC.
-pub fn parse_absolute_time_ms(input: &str) -> std::result::Result<i64, String> {
+pub fn parse_absolute_time_ms(input: &str) -> std::result::Result<i64, TimeParseError> {
     let s = input.trim();
     if s.is_empty() {
-        return Err("is required: an ISO-8601 time such as 2026-06-15T09:00:00Z".into());
+        return Err(TimeParseError::Empty);
     }
     if s.bytes().all(|b| b.is_ascii_digit()) {
         return match s.parse::<i64>() {
             Ok(n) if n > 0 && n <= MAX_SAFE_INTEGER => Ok(n),
-            _ => Err(format!("`{s}` is not a positive epoch-millisecond time")),
+            _ => Err(TimeParseError::NotEpochMs(s.to_owned())),
         };
     }
-    let bad = || {
-        format!(
-            "`{s}` is not an ISO-8601 time; use e.g. 2026-06-15T09:00:00Z or 2026-06-15T11:00:00+02:00"
-        )
-    };
+    let bad = || TimeParseError::NotIso(s.to_owned());
     // `split_at_checked`: the tenth byte may fall inside a multi-byte
     // character of hostile input (found by the `cron_schedule` fuzz target).
     let Some((date_part, rest)) = s.split_at_checked(10) else {

@@ -53,7 +53,7 @@ pub use crate::sandbox_prune::{FIRST_PRUNE_AFTER, PRUNE_EVERY};
 pub use crate::scope::{Scope, required_scope};
 pub use crate::serve::{bind, serve};
 pub use crate::settings::{
-    DEFAULT_HTTP_TOOL_DENY, DEFAULT_PORT, GatewaySection, Limits, parse_bind,
+    BindParseError, DEFAULT_HTTP_TOOL_DENY, DEFAULT_PORT, GatewaySection, Limits, parse_bind,
 };
 pub use talon_gateway_protocol::{ReloadReport, SessionInfo, SessionParams};
 

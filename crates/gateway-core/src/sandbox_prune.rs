@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use talon_sandbox_core::{
     OwnedSandbox, PruneOptions, PruneReport, PruneScope, PruneSkip, SandboxActivity, SandboxError,
-    UsageStore, now_ms, prune_sandboxes,
+    SandboxErrorKind, UsageStore, now_ms, prune_sandboxes,
 };
 
 use crate::gateway::Gateway;
@@ -115,12 +115,12 @@ pub(crate) fn log_report(report: &PruneReport) {
         );
     }
     for f in &report.failures {
-        match &f.error {
-            SandboxError::EngineUnavailable(_) => {
+        match f.error.kind() {
+            SandboxErrorKind::EngineUnavailable => {
                 tracing::debug!(backend = %f.backend, "sandbox prune: {}", f.error);
             }
-            other => {
-                tracing::warn!(backend = %f.backend, "sandbox prune: cannot list sandboxes: {other}")
+            _ => {
+                tracing::warn!(backend = %f.backend, "sandbox prune: cannot list sandboxes: {}", f.error)
             }
         }
     }

@@ -239,9 +239,17 @@ fn token_scope(scope: GatewayTokenScope) -> Scope {
     }
 }
 
+/// A `--bind` value that is none of the accepted shapes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--bind `{value}`: expected HOST:PORT (e.g. 127.0.0.1:18789), a port, or an IP address")]
+pub struct BindParseError {
+    /// The value as given (trimmed).
+    pub value: String,
+}
+
 /// Parse a `--bind` value: `HOST:PORT`, a bare `PORT`, or a bare IP (port
 /// 18789).
-pub fn parse_bind(text: &str) -> Result<SocketAddr, String> {
+pub fn parse_bind(text: &str) -> Result<SocketAddr, BindParseError> {
     let t = text.trim();
     if let Ok(a) = t.parse::<SocketAddr>() {
         return Ok(a);
@@ -258,9 +266,9 @@ pub fn parse_bind(text: &str) -> Result<SocketAddr, String> {
     {
         return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
     }
-    Err(format!(
-        "--bind `{t}`: expected HOST:PORT (e.g. 127.0.0.1:18789), a port, or an IP address"
-    ))
+    Err(BindParseError {
+        value: t.to_owned(),
+    })
 }
 
 #[cfg(test)]

@@ -98,7 +98,12 @@ fn bind_flag_forms() {
         parse_bind("localhost:7").unwrap(),
         "127.0.0.1:7".parse().unwrap()
     );
-    assert!(parse_bind("nowhere").unwrap_err().contains("--bind"));
+    let err = parse_bind(" nowhere ").unwrap_err();
+    assert_eq!(err.value, "nowhere");
+    assert_eq!(
+        err.to_string(),
+        "--bind `nowhere`: expected HOST:PORT (e.g. 127.0.0.1:18789), a port, or an IP address"
+    );
 }
 
 #[test]

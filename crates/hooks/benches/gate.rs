@@ -80,7 +80,7 @@ impl BeforeToolCallHandler for Observe {
         &self,
         _event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         Ok(None)
     }
 }
@@ -94,7 +94,7 @@ impl BeforeToolCallHandler for CapLimit {
         &self,
         event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         let mut params = event.params.clone();
         params.insert("limit".into(), json!(100));
         Ok(Some(BeforeToolCallResult::params(params)))
@@ -110,7 +110,7 @@ impl BeforeToolCallHandler for Inspect {
         &self,
         event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         let suspicious = event.params.values().any(|v| {
             v.as_str()
                 .is_some_and(|s| s.contains("rm -rf") || s.starts_with("/etc/"))

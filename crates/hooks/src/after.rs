@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use talon_tool_catalog::{ContentBlock, ToolResult};
 use tokio::task::JoinHandle;
 
+use crate::error::HookError;
 use crate::event::HookContext;
 use crate::guard::run_guarded;
 use crate::redact::redact_params_for_log;
@@ -111,7 +112,7 @@ pub trait AfterToolCallHandler: Send + Sync {
         &self,
         event: &AfterToolCallEvent,
         ctx: &HookContext,
-    ) -> Result<(), String>;
+    ) -> Result<(), HookError>;
 }
 
 /// The observers started for one call. Dropping it leaves them running;

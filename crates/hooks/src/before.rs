@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::error::HookError;
 use crate::event::{ApprovalSpec, BeforeToolCallEvent, BeforeToolCallResult, HookContext};
 use crate::guard::{HandlerFailure, run_guarded};
 use crate::registration::{DEFAULT_BEFORE_TOOL_CALL_TIMEOUT, Registration};
@@ -17,7 +18,7 @@ pub trait BeforeToolCallHandler: Send + Sync {
         &self,
         event: &BeforeToolCallEvent,
         ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String>;
+    ) -> Result<Option<BeforeToolCallResult>, HookError>;
 }
 
 /// The merged answer of every plugin handler for one call.

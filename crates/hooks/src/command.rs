@@ -13,6 +13,7 @@ use crate::after::{AfterToolCallEvent, AfterToolCallHandler};
 use crate::approval::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
 use crate::before::BeforeToolCallHandler;
 use crate::config::{CommandHookConfig, HooksConfig};
+use crate::error::{HookError, HookErrorKind};
 use crate::event::{ApprovalSpec, BeforeToolCallEvent, BeforeToolCallResult, HookContext};
 use crate::exec_env::{ExecEnvEvent, ResolveExecEnvHandler};
 use crate::process::{BoundedCommand, run_bounded};
@@ -69,14 +70,14 @@ struct CommandApproval {
 
 impl CommandAnswer {
     /// Parse a hook program's trimmed, non-empty stdout.
-    fn parse(answer: &str) -> Result<Self, String> {
+    fn parse(answer: &str) -> Result<Self, HookError> {
         let value: Value = serde_json::from_str(answer)
-            .map_err(|e| format!("unparseable answer (expected a JSON object): {e}"))?;
+            .map_err(|e| bad_answer(format!("unparseable answer (expected a JSON object): {e}")))?;
         if !value.is_object() {
             // serde would read a JSON array as a struct's fields in order.
-            return Err("unparseable answer: expected a JSON object".to_owned());
+            return Err(bad_answer("unparseable answer: expected a JSON object"));
         }
-        serde_json::from_value(value).map_err(|e| format!("unparseable answer: {e}"))
+        serde_json::from_value(value).map_err(|e| bad_answer(format!("unparseable answer: {e}")))
     }
 
     /// The answer as the gate's result type.
@@ -135,12 +136,12 @@ impl CommandApproval {
 
 /// Parse a `resolve_exec_env` answer: a JSON object whose values are all
 /// strings. Anything else fails the hook.
-fn parse_env_answer(answer: &str) -> Result<BTreeMap<String, String>, String> {
+fn parse_env_answer(answer: &str) -> Result<BTreeMap<String, String>, HookError> {
     const EXPECTED: &str = "expected a JSON object of strings";
     let value: Value = serde_json::from_str(answer)
-        .map_err(|e| format!("unparseable answer ({EXPECTED}): {e}"))?;
+        .map_err(|e| bad_answer(format!("unparseable answer ({EXPECTED}): {e}")))?;
     let Value::Object(map) = value else {
-        return Err(format!("unparseable answer: {EXPECTED}"));
+        return Err(bad_answer(format!("unparseable answer: {EXPECTED}")));
     };
     let mut env = BTreeMap::new();
     for (key, value) in map {
@@ -149,15 +150,20 @@ fn parse_env_answer(answer: &str) -> Result<BTreeMap<String, String>, String> {
                 env.insert(key, v);
             }
             other => {
-                return Err(format!(
+                return Err(bad_answer(format!(
                     "unparseable answer: the value of `{}` is not a string ({EXPECTED}, got {})",
                     key.escape_debug(),
                     json_kind(&other)
-                ));
+                )));
             }
         }
     }
     Ok(env)
+}
+
+/// A [`HookErrorKind::Answer`] error.
+fn bad_answer(message: impl Into<String>) -> HookError {
+    HookError::new(HookErrorKind::Answer, message)
 }
 
 /// The JSON type name of `value`, for error messages (never the value).
@@ -266,7 +272,12 @@ impl CommandHook {
     }
 
     /// Run the program with `input`; the trimmed stdout on exit 0.
-    async fn call(&self, hook: &str, input: &Value, ctx: &HookContext) -> Result<String, String> {
+    async fn call(
+        &self,
+        hook: &str,
+        input: &Value,
+        ctx: &HookContext,
+    ) -> Result<String, HookError> {
         let mut env = self.env.clone();
         env.insert("TALON_HOOK".into(), hook.to_owned());
         let cmd = BoundedCommand {
@@ -274,27 +285,33 @@ impl CommandHook {
             args: self.args.clone(),
             cwd: Some(self.cwd.clone()),
             env,
-            stdin: serde_json::to_vec(input).map_err(|e| e.to_string())?,
+            stdin: serde_json::to_vec(input)
+                .map_err(|e| HookError::new(HookErrorKind::Input, e.to_string()))?,
             timeout: self.timeout,
             max_output: MAX_HOOK_OUTPUT,
         };
-        let out = run_bounded(&cmd, ctx.abort.token())
-            .await
-            .map_err(|e| e.to_string())?;
+        let out = run_bounded(&cmd, ctx.abort.token()).await?;
         match out.code {
             Some(0) => {}
-            Some(code) => return Err(format!("exited with status {code}")),
-            None => return Err("killed by a signal".to_owned()),
+            Some(code) => {
+                return Err(HookError::new(
+                    HookErrorKind::Exit,
+                    format!("exited with status {code}"),
+                ));
+            }
+            None => return Err(HookError::new(HookErrorKind::Exit, "killed by a signal")),
         }
         if out.stdout_truncated {
-            return Err(format!("answer longer than {MAX_HOOK_OUTPUT} bytes"));
+            return Err(bad_answer(format!(
+                "answer longer than {MAX_HOOK_OUTPUT} bytes"
+            )));
         }
         if out.output_cut_short {
             // The leader exited 0; a leftover child kept stdout open past
             // the grace period and was killed. What it printed counts.
             tracing::debug!(hook = %self.id, "hook left a process holding its output; killed");
         }
-        let text = String::from_utf8(out.stdout).map_err(|_| "answer is not UTF-8".to_owned())?;
+        let text = String::from_utf8(out.stdout).map_err(|_| bad_answer("answer is not UTF-8"))?;
         Ok(text.trim().to_owned())
     }
 }
@@ -305,7 +322,7 @@ impl BeforeToolCallHandler for CommandHook {
         &self,
         event: &BeforeToolCallEvent,
         ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, HookError> {
         let input = json!({"hook": "before_tool_call", "event": event, "context": ctx.to_json()});
         let answer = self.call("before_tool_call", &input, ctx).await?;
         if answer.is_empty() {
@@ -322,7 +339,7 @@ impl AfterToolCallHandler for CommandHook {
         &self,
         event: &AfterToolCallEvent,
         ctx: &HookContext,
-    ) -> Result<(), String> {
+    ) -> Result<(), HookError> {
         let input = json!({"hook": "after_tool_call", "event": event, "context": ctx.to_json()});
         self.call("after_tool_call", &input, ctx).await.map(|_| ())
     }
@@ -334,7 +351,7 @@ impl ResolveExecEnvHandler for CommandHook {
         &self,
         event: &ExecEnvEvent,
         ctx: &HookContext,
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, HookError> {
         let input = json!({"hook": "resolve_exec_env", "event": event, "context": ctx.to_json()});
         let answer = self.call("resolve_exec_env", &input, ctx).await?;
         if answer.is_empty() {

@@ -12,7 +12,7 @@ fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn parse(answer: &str) -> Result<BeforeToolCallResult, String> {
+fn parse(answer: &str) -> Result<BeforeToolCallResult, HookError> {
     CommandAnswer::parse(answer).map(|a| a.into_result("hook"))
 }
 
@@ -89,6 +89,8 @@ fn unknown_keys_make_an_answer_unparseable() {
         ),
     ] {
         let err = parse(answer).expect_err(answer);
+        assert_eq!(err.kind(), HookErrorKind::Answer);
+        let err = err.to_string();
         assert!(err.starts_with("unparseable answer: "), "{err}");
         assert!(err.contains(&format!("unknown field `{field}`")), "{err}");
     }
@@ -108,6 +110,8 @@ fn block_must_be_a_boolean_and_the_answer_an_object() {
         r#"{"blockReason": "a", "block_reason": "b"}"#,
     ] {
         let err = parse(answer).expect_err(answer);
+        assert_eq!(err.kind(), HookErrorKind::Answer);
+        let err = err.to_string();
         assert!(err.starts_with("unparseable answer"), "{answer}: {err}");
     }
 }
@@ -178,9 +182,13 @@ fn env_answers_must_be_objects_of_strings() {
         "not json",
     ] {
         let err = parse_env_answer(answer).expect_err(answer);
+        assert_eq!(err.kind(), HookErrorKind::Answer);
+        let err = err.to_string();
         assert!(err.starts_with("unparseable answer"), "{answer}: {err}");
     }
-    let err = parse_env_answer(r#"{"A": "1", "SECRETISH": 42}"#).unwrap_err();
+    let err = parse_env_answer(r#"{"A": "1", "SECRETISH": 42}"#)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("`SECRETISH`") && err.contains("a number"),
         "{err}"

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use futures::FutureExt;
 
+use crate::error::HookError;
+
 /// Why a handler did not produce a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum HandlerFailure {
     /// It returned an error.
-    Error(String),
+    Error(HookError),
     /// It panicked.
     Panicked(String),
     /// It ran past its timeout.
@@ -22,7 +24,7 @@ impl HandlerFailure {
     /// A short description for logs and block reasons (never the params).
     pub(crate) fn describe(&self) -> String {
         match self {
-            HandlerFailure::Error(msg) => msg.clone(),
+            HandlerFailure::Error(e) => e.to_string(),
             HandlerFailure::Panicked(msg) => format!("panicked: {msg}"),
             HandlerFailure::TimedOut(d) => format!("timed out after {}ms", d.as_millis()),
         }
@@ -44,7 +46,7 @@ pub(crate) async fn run_guarded<T, F>(
     timeout: Option<Duration>,
 ) -> Result<T, HandlerFailure>
 where
-    F: Future<Output = Result<T, String>>,
+    F: Future<Output = Result<T, HookError>>,
 {
     let caught = AssertUnwindSafe(fut).catch_unwind();
     let outcome = match timeout {
@@ -56,7 +58,7 @@ where
     };
     match outcome {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(msg)) => Err(HandlerFailure::Error(msg)),
+        Ok(Err(e)) => Err(HandlerFailure::Error(e)),
         Err(payload) => Err(HandlerFailure::Panicked(panic_message(payload.as_ref()))),
     }
 }

@@ -43,7 +43,7 @@
 //! use serde_json::{Map, json};
 //! use talon_hooks::{
 //!     BeforeToolCallEvent, BeforeToolCallHandler, BeforeToolCallResult, Gate, GateVerdict,
-//!     HookContext, Hooks, Registration, ToolMatcher,
+//!     HookContext, HookError, Hooks, Registration, ToolMatcher,
 //! };
 //!
 //! struct NoRm;
@@ -53,7 +53,7 @@
 //!         &self,
 //!         event: &BeforeToolCallEvent,
 //!         _ctx: &HookContext,
-//!     ) -> Result<Option<BeforeToolCallResult>, String> {
+//!     ) -> Result<Option<BeforeToolCallResult>, HookError> {
 //!         let cmd = event.params.get("command").and_then(|c| c.as_str()).unwrap_or("");
 //!         Ok(cmd.contains("rm -rf").then(|| BeforeToolCallResult::block("no rm -rf")))
 //!     }
@@ -94,7 +94,7 @@ pub use crate::before::BeforeToolCallHandler;
 pub use crate::command::{CommandHook, MAX_HOOK_OUTPUT};
 pub use crate::config::{CommandHookConfig, HooksConfig, MAX_COMMAND_HOOK_TIMEOUT_MS};
 pub use crate::diagnostics::{DiagnosticEvent, DiagnosticKind, DiagnosticSubscriber, Diagnostics};
-pub use crate::error::{Error, Result};
+pub use crate::error::{Error, HookError, HookErrorKind, Result};
 pub use crate::event::{
     ApprovalSpec, BeforeToolCallEvent, BeforeToolCallResult, HookContext, OnResolution, Requester,
     derive_paths,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, HookError, Result};
 use crate::event::{ApprovalSpec, BeforeToolCallEvent, HookContext};
 use crate::registration::{DEFAULT_BEFORE_TOOL_CALL_TIMEOUT, ToolMatcher};
 
@@ -45,7 +45,7 @@ pub trait TrustedToolPolicy: Send + Sync {
         &self,
         event: &BeforeToolCallEvent,
         ctx: &HookContext,
-    ) -> std::result::Result<Option<TrustedDecision>, String>;
+    ) -> std::result::Result<Option<TrustedDecision>, HookError>;
 }
 
 /// What a plugin declares in its manifest about trusted policies.

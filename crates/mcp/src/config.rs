@@ -5,8 +5,8 @@
 
 pub(crate) use talon_config::sections::mcp::expand_env_refs as expand;
 pub use talon_config::sections::mcp::{
-    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, MAX_MAX_OUTPUT_BYTES, MAX_TIMEOUT_MS,
-    MIN_MAX_OUTPUT_BYTES, McpConfig, McpServerConfig, McpServers, Transport,
+    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, EnvRefError, MAX_MAX_OUTPUT_BYTES,
+    MAX_TIMEOUT_MS, MIN_MAX_OUTPUT_BYTES, McpConfig, McpServerConfig, McpServers, Transport,
 };
 
 use crate::error::McpError;

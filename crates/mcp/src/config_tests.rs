@@ -88,5 +88,9 @@ fn env_references_expand_and_unset_ones_fail() {
     assert_eq!(expand("a ${HOME_X}/b", lookup).unwrap(), "a /h/b");
     assert_eq!(expand("plain $HOME_X", lookup).unwrap(), "plain $HOME_X");
     let err = expand("${NOPE}", lookup).unwrap_err();
-    assert!(err.contains("`NOPE` is not set"), "{err}");
+    assert_eq!(err, EnvRefError::Unset("NOPE".into()));
+    assert_eq!(err.to_string(), "environment variable `NOPE` is not set");
+    assert_eq!(expand("${A", lookup), Err(EnvRefError::Unterminated));
+    let bad = expand("${1A}", lookup).unwrap_err();
+    assert_eq!(bad.to_string(), "`${1A}` is not a valid variable reference");
 }

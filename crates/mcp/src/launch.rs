@@ -21,6 +21,7 @@ use talon_proc_tree::{Leaf, Limits, Supervisor};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::config::{McpServerConfig, Transport, expand};
+use crate::error::{StartError, StartErrorKind};
 use crate::frame::{FrameGuard, FrameLimits, FrameVerdict};
 use crate::handler::ClientEvents;
 
@@ -94,7 +95,7 @@ pub(crate) fn server_env(
     name: &str,
     config: &McpServerConfig,
     policy: &EnvPolicy,
-) -> Result<BTreeMap<String, String>, String> {
+) -> Result<BTreeMap<String, String>, StartError> {
     server_env_from(name, config, policy, process_env())
 }
 
@@ -104,22 +105,23 @@ pub(crate) fn server_env_from(
     config: &McpServerConfig,
     policy: &EnvPolicy,
     host: Vec<(String, String)>,
-) -> Result<BTreeMap<String, String>, String> {
+) -> Result<BTreeMap<String, String>, StartError> {
     let mut env = policy.host_env(host);
     let mut overrides = BTreeMap::new();
     for (key, raw) in &config.env {
-        let value = expand(raw, env_lookup)
-            .map_err(|e| format!("env `{key}` (mcp.servers.{name}.env.{key}): {e}"))?;
+        let value = expand(raw, env_lookup).map_err(|e| {
+            config_error(format!("env `{key}` (mcp.servers.{name}.env.{key}): {e}"))
+        })?;
         overrides.insert(key.clone(), value);
     }
     let sanitized = sanitize_env_overrides(&overrides, true);
     if sanitized.has_rejections() {
         let mut keys = sanitized.rejected_blocked.clone();
         keys.extend(sanitized.rejected_invalid.iter().cloned());
-        return Err(format!(
+        return Err(config_error(format!(
             "env keys {} of mcp.servers.{name}.env are refused by the exec env policy; remove them",
             keys.join(", ")
-        ));
+        )));
     }
     env.extend(sanitized.accepted);
     Ok(env)
@@ -129,15 +131,24 @@ pub(crate) fn server_env_from(
 pub(crate) fn server_headers(
     name: &str,
     config: &McpServerConfig,
-) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, String> {
+) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, StartError> {
     let mut out = HashMap::new();
     for (key, raw) in &config.headers {
-        let value = expand(raw, env_lookup)
-            .map_err(|e| format!("header `{key}` (mcp.servers.{name}.headers.{key}): {e}"))?;
-        let header = reqwest::header::HeaderName::from_bytes(key.as_bytes())
-            .map_err(|_| format!("header name `{key}` is not a valid HTTP header name"))?;
-        let mut value = reqwest::header::HeaderValue::from_str(&value)
-            .map_err(|_| format!("the value of header `{key}` is not a valid HTTP header value"))?;
+        let value = expand(raw, env_lookup).map_err(|e| {
+            config_error(format!(
+                "header `{key}` (mcp.servers.{name}.headers.{key}): {e}"
+            ))
+        })?;
+        let header = reqwest::header::HeaderName::from_bytes(key.as_bytes()).map_err(|_| {
+            config_error(format!(
+                "header name `{key}` is not a valid HTTP header name"
+            ))
+        })?;
+        let mut value = reqwest::header::HeaderValue::from_str(&value).map_err(|_| {
+            config_error(format!(
+                "the value of header `{key}` is not a valid HTTP header value"
+            ))
+        })?;
         value.set_sensitive(true);
         out.insert(header, value);
     }
@@ -169,9 +180,10 @@ async fn guarded_client(
     name: &str,
     config: &McpServerConfig,
     resolver: Arc<dyn HostResolver>,
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, StartError> {
     let raw = config.url.clone().unwrap_or_default();
-    let url = url::Url::parse(&raw).map_err(|e| format!("`{raw}` is not a URL: {e}"))?;
+    let url =
+        url::Url::parse(&raw).map_err(|e| config_error(format!("`{raw}` is not a URL: {e}")))?;
     let guarded = server_guard(name, config, resolver)
         .http_client(HttpOptions {
             user_agent: None,
@@ -180,11 +192,29 @@ async fn guarded_client(
             // when a body was not read to the end).
             pool_max_idle_per_host: Some(0),
         })
-        .map_err(|e| format!("cannot build the HTTP client: {}", error_chain(&e)))?;
+        .map_err(|e| {
+            StartError::new(
+                StartErrorKind::Start,
+                format!("cannot build the HTTP client: {}", error_chain(&e)),
+            )
+        })?;
     guarded.client_for(&url).await.map_err(|e| {
         tracing::warn!(target: "talon::mcp", server = %name, code = e.code(), "mcp server URL refused by the egress guard");
-        e.to_string()
+        StartError::new(StartErrorKind::Egress, e.to_string())
     })
+}
+
+/// A [`StartErrorKind::Config`] error.
+fn config_error(message: String) -> StartError {
+    StartError::new(StartErrorKind::Config, message)
+}
+
+/// A [`StartErrorKind::Start`] error for `program`.
+fn cannot_start(program: &str, why: impl std::fmt::Display) -> StartError {
+    StartError::new(
+        StartErrorKind::Start,
+        format!("cannot start `{program}`: {why}"),
+    )
 }
 
 /// How long a failed start waits for the rest of the server's stderr.
@@ -242,7 +272,7 @@ pub(crate) async fn launch(
     env_policy: &EnvPolicy,
     events: ClientEvents,
     resolver: Arc<dyn HostResolver>,
-) -> Result<Launched, String> {
+) -> Result<Launched, StartError> {
     match config.transport() {
         Transport::Stdio => {
             let program = config.command.clone().unwrap_or_default();
@@ -252,14 +282,14 @@ pub(crate) async fn launch(
                 env.get("PATH").map(String::as_str),
                 config.cwd.as_deref().map(Path::new),
             )
-            .map_err(|e| format!("cannot start `{program}`: {e}"))?;
-            let supervisor = Supervisor::shared()
-                .map_err(|e| format!("cannot start `{program}`: {}", error_chain(&e)))?;
+            .map_err(|e| cannot_start(&program, e))?;
+            let supervisor =
+                Supervisor::shared().map_err(|e| cannot_start(&program, error_chain(&e)))?;
             // Until the session is handed out, dropping `tree` (an error or
             // a start-up timeout) kills the server's whole tree.
             let tree = supervisor
                 .leaf(&Limits::NONE)
-                .map_err(|e| format!("cannot start `{program}`: {}", error_chain(&e)))?;
+                .map_err(|e| cannot_start(&program, error_chain(&e)))?;
             let mut cmd =
                 tokio::process::Command::from(tree.command(&resolved, &config.args, &env));
             cmd.kill_on_drop(true);
@@ -269,16 +299,12 @@ pub(crate) async fn launch(
             cmd.stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            let mut child = cmd
-                .spawn()
-                .map_err(|e| format!("cannot start `{program}`: {e}"))?;
+            let mut child = cmd.spawn().map_err(|e| cannot_start(&program, e))?;
             if let Some(pid) = child.id() {
                 tree.set_root_pid(pid);
             }
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-                return Err(format!(
-                    "cannot start `{program}`: its stdio pipes were not set up"
-                ));
+                return Err(cannot_start(&program, "its stdio pipes were not set up"));
             };
             // Every message is bounded while it is read (long strings cut,
             // oversized structure refused), before rmcp buffers or parses it.
@@ -309,7 +335,10 @@ pub(crate) async fn launch(
                     if let Some(done) = stderr_done {
                         let _ = tokio::time::timeout(STDERR_GRACE, done).await;
                     }
-                    return Err(format!("the MCP handshake failed: {e}{}", tail.describe()));
+                    return Err(StartError::new(
+                        StartErrorKind::Handshake,
+                        format!("the MCP handshake failed: {e}{}", tail.describe()),
+                    ));
                 }
             };
             Ok(Launched {
@@ -335,10 +364,12 @@ pub(crate) async fn launch(
                 .max_sse_event_size(limits.hard_line)
                 .max_json_response_size(limits.hard_line);
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
-            let service = events
-                .serve(transport)
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let service = events.serve(transport).await.map_err(|e| {
+                StartError::new(
+                    StartErrorKind::Handshake,
+                    format!("the MCP handshake failed: {e}"),
+                )
+            })?;
             Ok(Launched {
                 service,
                 tree: None,

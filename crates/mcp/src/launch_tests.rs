@@ -37,7 +37,11 @@ fn a_blocked_configured_key_stops_the_server() {
         ..McpServerConfig::default()
     };
     let err = server_env_from("s", &config, &EnvPolicy::default(), host()).unwrap_err();
-    assert!(err.contains("LD_PRELOAD"), "{err}");
+    assert_eq!(err.kind(), StartErrorKind::Config);
+    assert_eq!(
+        err.to_string(),
+        "env keys LD_PRELOAD of mcp.servers.s.env are refused by the exec env policy; remove them"
+    );
 }
 
 #[test]

@@ -51,10 +51,11 @@
 #![deny(missing_docs)]
 
 pub use crate::config::{
-    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, MAX_MAX_OUTPUT_BYTES, MAX_TIMEOUT_MS,
-    MIN_MAX_OUTPUT_BYTES, McpConfig, McpServerConfig, McpServers, Transport, parse_config,
+    DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS, EnvRefError, MAX_MAX_OUTPUT_BYTES,
+    MAX_TIMEOUT_MS, MIN_MAX_OUTPUT_BYTES, McpConfig, McpServerConfig, McpServers, Transport,
+    parse_config,
 };
-pub use crate::error::McpError;
+pub use crate::error::{McpError, StartError, StartErrorKind};
 pub use crate::manager::{McpManager, StartReport};
 pub use crate::materialize::{Materialized, MaterializedTool};
 pub use crate::status::{McpStatus, ServerState, ServerStatus};

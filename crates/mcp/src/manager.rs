@@ -10,6 +10,7 @@ use talon_exec_env::EnvPolicy;
 use talon_tool_catalog::Tool;
 
 use crate::config::{McpConfig, McpServerConfig};
+use crate::error::StartError;
 use crate::materialize::{Materialized, materialize};
 use crate::names::safe_server_names;
 use crate::server::Server;
@@ -30,7 +31,7 @@ pub struct StartReport {
     /// The configured server name.
     pub server: String,
     /// `None` when it is ready (or disabled), else why it is not.
-    pub error: Option<String>,
+    pub error: Option<StartError>,
 }
 
 /// Every agent's MCP servers. Servers of an agent are the global

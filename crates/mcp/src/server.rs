@@ -15,6 +15,7 @@ use talon_exec_env::EnvPolicy;
 use talon_tool_catalog::{CancelExt, CancellationToken, ToolError, ToolErrorCode};
 
 use crate::config::{McpServerConfig, Transport};
+use crate::error::{StartError, StartErrorKind};
 use crate::frame::{FrameError, FrameVerdict};
 use crate::handler::ClientEvents;
 use crate::launch::{Launched, launch};
@@ -180,9 +181,12 @@ impl Server {
 
     /// The peer of a live connection, starting (or restarting, after the
     /// backoff) the server when there is none.
-    pub(crate) async fn ensure(&self) -> Result<Peer<RoleClient>, String> {
+    pub(crate) async fn ensure(&self) -> Result<Peer<RoleClient>, StartError> {
         if !self.config.is_enabled() {
-            return Err("the server is disabled (`enabled: false`)".to_owned());
+            return Err(StartError::new(
+                StartErrorKind::Disabled,
+                "the server is disabled (`enabled: false`)",
+            ));
         }
         let mut slot = self.slot.lock().await;
         if let Some(conn) = &slot.conn {
@@ -222,12 +226,15 @@ impl Server {
                 });
                 Ok(peer)
             }
-            Ok(Err(message)) => Err(self.start_failed(&mut slot, message)),
+            Ok(Err(error)) => Err(self.start_failed(&mut slot, error)),
             Err(_) => Err(self.start_failed(
                 &mut slot,
-                format!(
-                    "did not start within {} ms",
-                    self.start_timeout().as_millis()
+                StartError::new(
+                    StartErrorKind::Timeout,
+                    format!(
+                        "did not start within {} ms",
+                        self.start_timeout().as_millis()
+                    ),
                 ),
             )),
         }
@@ -239,19 +246,19 @@ impl Server {
             .clamp(Duration::from_secs(1), START_TIMEOUT_MAX)
     }
 
-    fn start_failed(&self, slot: &mut Slot, message: String) -> String {
+    fn start_failed(&self, slot: &mut Slot, error: StartError) -> StartError {
         self.failures.fetch_add(1, Ordering::SeqCst);
         slot.last_failure = Some(Instant::now());
         slot.conn = None;
-        tracing::warn!(target: "talon::mcp", server = %self.name, error = %message, "mcp server failed to start");
+        tracing::warn!(target: "talon::mcp", server = %self.name, error = %error, "mcp server failed to start");
         self.shared.update(|s| {
             s.state = ServerState::Failed;
-            s.last_error = Some(message.clone());
+            s.last_error = Some(error.to_string());
         });
-        message
+        error
     }
 
-    async fn connect(&self) -> Result<Conn, String> {
+    async fn connect(&self) -> Result<Conn, StartError> {
         let events = ClientEvents::new();
         let Launched {
             service,
@@ -439,12 +446,12 @@ impl Server {
 }
 
 /// `tools/list`, following cursors, counted.
-async fn list_tools(peer: &Peer<RoleClient>, shared: &Shared) -> Result<Vec<McpTool>, String> {
+async fn list_tools(peer: &Peer<RoleClient>, shared: &Shared) -> Result<Vec<McpTool>, StartError> {
     shared.update(|s| s.list_requests += 1);
     let mut tools = peer
         .list_all_tools()
         .await
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+        .map_err(|e| StartError::new(StartErrorKind::List, format!("tools/list failed: {e}")))?;
     for tool in &mut tools {
         if let Some(note) = cap_tool(tool) {
             tracing::warn!(target: "talon::mcp", tool = %tool.name, %note, "mcp tool listing cut to its caps");
@@ -486,7 +493,7 @@ async fn relist_loop(
             }
             Err(e) => {
                 tracing::warn!(target: "talon::mcp", server = %name, error = %e, "re-list after tools/list_changed failed");
-                shared.update(|s| s.last_error = Some(e));
+                shared.update(|s| s.last_error = Some(e.to_string()));
                 if peer.is_transport_closed() {
                     return;
                 }

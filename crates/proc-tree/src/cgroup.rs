@@ -43,6 +43,60 @@ pub(crate) struct Layout {
     pub(crate) missing: BTreeMap<LimitKind, String>,
 }
 
+/// Why cgroup containment is unavailable (the supervisor then falls back
+/// to process groups and reports this as
+/// [`Containment::ProcessGroup`](crate::Containment)'s reason).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CgroupUnavailable {
+    /// `SupervisorOptions::force_process_groups` is set.
+    #[error("forced by SupervisorOptions::force_process_groups")]
+    Forced,
+    /// A `/proc/self` file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// No cgroup2 hierarchy holds this process.
+    #[error("no cgroup2 hierarchy is mounted for this process")]
+    NoUnified,
+    /// The `talon` directory under this process's cgroup cannot be created.
+    #[error("cannot create {}: {source} (cgroup v2 delegation is unavailable)", path.display())]
+    CreateRoot {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The owner or probe directory cannot be created.
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The probe ran but could not join a cgroup under the owner.
+    #[error(
+        "a process cannot join a cgroup under {} (probe exited with {status}); cgroup v2 delegation is unavailable",
+        owner.display()
+    )]
+    JoinRefused {
+        /// The owner directory.
+        owner: PathBuf,
+        /// How the probe exited.
+        status: std::process::ExitStatus,
+    },
+    /// The probe could not be run.
+    #[error("cannot run the cgroup probe: {source}")]
+    Probe {
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
 /// What was found in `/proc/self/{mountinfo,cgroup}`.
 #[derive(Debug, Clone)]
 pub(crate) struct Hierarchies {
@@ -54,11 +108,12 @@ pub(crate) struct Hierarchies {
 
 impl Hierarchies {
     /// Reads this process's hierarchies.
-    pub(crate) fn of_self() -> Result<Hierarchies, String> {
-        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
-            .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
-        let cgroup = std::fs::read_to_string("/proc/self/cgroup")
-            .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+    pub(crate) fn of_self() -> Result<Hierarchies, CgroupUnavailable> {
+        let read = |path: &'static str| {
+            std::fs::read_to_string(path).map_err(|source| CgroupUnavailable::Read { path, source })
+        };
+        let mountinfo = read("/proc/self/mountinfo")?;
+        let cgroup = read("/proc/self/cgroup")?;
         Ok(Hierarchies::from_texts(&mountinfo, &cgroup))
     }
 
@@ -101,21 +156,21 @@ impl Layout {
     /// each v1 hierarchy a limit needs), probes that a process can join a
     /// child of it, and works out where each limit is enforced. `Err` is
     /// the reason cgroup containment is unavailable.
-    pub(crate) fn create(found: &Hierarchies, owner_name: &str) -> Result<Layout, String> {
-        let own = found
-            .unified
-            .clone()
-            .ok_or_else(|| "no cgroup2 hierarchy is mounted for this process".to_owned())?;
+    pub(crate) fn create(
+        found: &Hierarchies,
+        owner_name: &str,
+    ) -> Result<Layout, CgroupUnavailable> {
+        let own = found.unified.clone().ok_or(CgroupUnavailable::NoUnified)?;
         let v2_root = own.join(ROOT_NAME);
-        std::fs::create_dir_all(&v2_root).map_err(|e| {
-            format!(
-                "cannot create {}: {e} (cgroup v2 delegation is unavailable)",
-                v2_root.display()
-            )
+        std::fs::create_dir_all(&v2_root).map_err(|source| CgroupUnavailable::CreateRoot {
+            path: v2_root.clone(),
+            source,
         })?;
         let v2_owner = v2_root.join(owner_name);
-        std::fs::create_dir(&v2_owner)
-            .map_err(|e| format!("cannot create {}: {e}", v2_owner.display()))?;
+        std::fs::create_dir(&v2_owner).map_err(|source| CgroupUnavailable::Create {
+            path: v2_owner.clone(),
+            source,
+        })?;
         if let Err(reason) = probe_join(&v2_owner) {
             let _ = std::fs::remove_dir(&v2_owner);
             return Err(reason);
@@ -317,9 +372,12 @@ fn enable_unified(own: &Path, root: &Path, owner: &Path, controller: &str) -> st
 /// Proves that a child process can join a cgroup under `owner` (creation
 /// rights are not enough: moving needs write access to the common
 /// ancestor's `cgroup.procs`).
-fn probe_join(owner: &Path) -> Result<(), String> {
+fn probe_join(owner: &Path) -> Result<(), CgroupUnavailable> {
     let probe = owner.join("probe");
-    std::fs::create_dir(&probe).map_err(|e| format!("cannot create {}: {e}", probe.display()))?;
+    std::fs::create_dir(&probe).map_err(|source| CgroupUnavailable::Create {
+        path: probe.clone(),
+        source,
+    })?;
     let procs = probe.join("cgroup.procs");
     let status = std::process::Command::new(crate::leaf::SHELL)
         .arg("-c")
@@ -332,11 +390,11 @@ fn probe_join(owner: &Path) -> Result<(), String> {
         .status();
     let result = match status {
         Ok(s) if s.success() => Ok(()),
-        Ok(s) => Err(format!(
-            "a process cannot join a cgroup under {} (probe exited with {s}); cgroup v2 delegation is unavailable",
-            owner.display()
-        )),
-        Err(e) => Err(format!("cannot run the cgroup probe: {e}")),
+        Ok(status) => Err(CgroupUnavailable::JoinRefused {
+            owner: owner.to_path_buf(),
+            status,
+        }),
+        Err(source) => Err(CgroupUnavailable::Probe { source }),
     };
     remove_tree(&probe, Instant::now() + Duration::from_secs(2));
     result

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::cgroup::{self, Hierarchies, Layout, LimitHome};
+use crate::cgroup::{self, CgroupUnavailable, Hierarchies, Layout, LimitHome};
 use crate::error::{ProcTreeError, io};
 use crate::leaf::Leaf;
 use crate::limits::{LimitKind, Limits};
@@ -106,17 +106,20 @@ impl Supervisor {
         let instance = INSTANCE.fetch_add(1, Ordering::SeqCst);
         let tag = format!("{pid}-{starttime}-{instance}");
         let owner_name = format!("owner-{tag}");
-        let found = Hierarchies::of_self();
-        let layout = if options.force_process_groups {
-            Err("forced by SupervisorOptions::force_process_groups".to_owned())
-        } else {
-            found
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|f| Layout::create(f, &owner_name))
+        let (found, layout) = match Hierarchies::of_self() {
+            Ok(found) => {
+                let layout = if options.force_process_groups {
+                    Err(CgroupUnavailable::Forced)
+                } else {
+                    Layout::create(&found, &owner_name)
+                };
+                (Some(found), layout)
+            }
+            Err(_) if options.force_process_groups => (None, Err(CgroupUnavailable::Forced)),
+            Err(e) => (None, Err(e)),
         };
         let mut swept = SweepReport::default();
-        if let Ok(found) = &found {
+        if let Some(found) = &found {
             // Sweep even when this run falls back: a previous run may have
             // had cgroups.
             if let Some(unified) = &found.unified {
@@ -183,7 +186,9 @@ impl Supervisor {
                 let watchdog = Watchdog::for_labels(&format!("{tag}-"))?;
                 (
                     Mode::ProcessGroup,
-                    Containment::ProcessGroup { reason },
+                    Containment::ProcessGroup {
+                        reason: reason.to_string(),
+                    },
                     watchdog,
                 )
             }

@@ -115,7 +115,7 @@ impl BeforeToolCallHandler for WriteGuard {
         &self,
         event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         let path = event
             .params
             .get("path")

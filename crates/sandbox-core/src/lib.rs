@@ -87,7 +87,7 @@ pub use crate::docker_config::{
     DEFAULT_SANDBOX_IMAGE, DEFAULT_TMPFS, DEFAULT_WORKDIR, DockerConfig, DockerOrigins,
     DockerSettings, SizeValue, UlimitRange, UlimitValue,
 };
-pub use crate::error::{SandboxError, SandboxErrorKind};
+pub use crate::error::{SandboxError, SandboxErrorKind, SandboxErrorSource};
 pub use crate::local_spawn::{LocalKill, spawn_local};
 pub use crate::main_session::{
     DEFAULT_MAIN_KEY, GLOBAL_SESSION_KEY, MainSession, normalize_main_key,
@@ -132,8 +132,8 @@ pub use crate::skills_mirror::{
 };
 pub use crate::ssh_config::{
     DEFAULT_SSH_COMMAND_TIMEOUT_SECS, DEFAULT_SSH_CONNECT_TIMEOUT_SECS, DEFAULT_SSH_KEEPALIVE_SECS,
-    DEFAULT_SSH_PORT, DEFAULT_SSH_WORKSPACE_ROOT, HostKeyCheckingValue, HostKeyPolicy, SshConfig,
-    SshSettings, remote_root_problem,
+    DEFAULT_SSH_PORT, DEFAULT_SSH_WORKSPACE_ROOT, HostKeyCheckingOff, HostKeyCheckingValue,
+    HostKeyPolicy, SshConfig, SshSettings, remote_root_problem,
 };
 pub use crate::status::{
     RuntimeStatus, explain_runtime_status, format_blocked_tool_message, redact_session_key,

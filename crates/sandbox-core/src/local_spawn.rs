@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::unix::pipe;
 use tokio::sync::watch;
 
-use crate::error::SandboxError;
+use crate::error::{SandboxError, SandboxErrorSource};
 use crate::process::{ExitStatus, LaunchedProcess, ProcessControl, ProcessInput, ProcessOutput};
 
 /// The terminal size a PTY starts with (rows).
@@ -61,8 +61,8 @@ impl ExitStatus {
     }
 }
 
-fn exec_error(what: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Exec(format!("{what}: {e}"))
+fn exec_error(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> SandboxError {
+    SandboxError::exec(format!("{what}: {e}")).with_source(e)
 }
 
 /// An error and its sources, `: `-separated.
@@ -148,11 +148,11 @@ pub fn spawn_local(
             let stdout = child
                 .stdout
                 .take()
-                .ok_or_else(|| exec_error("cannot read stdout", "no pipe"))?;
+                .ok_or_else(|| SandboxError::exec("cannot read stdout: no pipe"))?;
             let stderr = child
                 .stderr
                 .take()
-                .ok_or_else(|| exec_error("cannot read stderr", "no pipe"))?;
+                .ok_or_else(|| SandboxError::exec("cannot read stderr: no pipe"))?;
             let stdin = child.stdin.take();
             (
                 stdin.map(|s| Box::pin(s) as ProcessInput),
@@ -173,7 +173,7 @@ pub fn spawn_local(
             .wait()
             .await
             .map(ExitStatus::from_std)
-            .map_err(|e| e.to_string());
+            .map_err(Arc::new);
         if let Some(leaf) = reaped_leaf {
             let _ = tokio::task::spawn_blocking(move || leaf.kill()).await;
         }
@@ -233,7 +233,7 @@ impl AsyncRead for PtyReader {
 struct LocalControl {
     pid: Option<u32>,
     ender: Ender,
-    status: watch::Receiver<Option<Result<ExitStatus, String>>>,
+    status: watch::Receiver<Option<Result<ExitStatus, Arc<io::Error>>>>,
     killed: AtomicBool,
 }
 
@@ -250,9 +250,10 @@ impl LocalControl {
         }
         match killpg(Pid::from_raw(pid), Signal::SIGKILL) {
             Ok(()) | Err(Errno::ESRCH) => Ok(()),
-            Err(e) => Err(SandboxError::Exec(format!(
+            Err(e) => Err(SandboxError::exec(format!(
                 "cannot kill the command's process group {pid}: {e}"
-            ))),
+            ))
+            .with_source(e)),
         }
     }
 }
@@ -260,10 +261,11 @@ impl LocalControl {
 /// Ends a leaf's tree (blocking: it polls until the tree is empty).
 fn kill_leaf(leaf: &Leaf) -> Result<(), SandboxError> {
     leaf.kill().map_err(|e| {
-        SandboxError::Exec(format!(
+        SandboxError::exec(format!(
             "cannot kill the command's process tree: {}",
             chain(&e)
         ))
+        .with_source(e)
     })
 }
 
@@ -278,11 +280,12 @@ impl ProcessControl for LocalControl {
         let status = rx
             .wait_for(Option::is_some)
             .await
-            .map_err(|_| SandboxError::Exec("the process reaper stopped".to_owned()))?;
+            .map_err(|_| SandboxError::exec("the process reaper stopped".to_owned()))?;
         match status.as_ref() {
             Some(Ok(status)) => Ok(*status),
-            Some(Err(e)) => Err(SandboxError::Exec(format!("waiting failed: {e}"))),
-            None => Err(SandboxError::Exec("no exit status".to_owned())),
+            Some(Err(e)) => Err(SandboxError::exec(format!("waiting failed: {e}"))
+                .with_shared_source(Arc::clone(e) as SandboxErrorSource)),
+            None => Err(SandboxError::exec("no exit status".to_owned())),
         }
     }
 
@@ -296,7 +299,9 @@ impl ProcessControl for LocalControl {
             // the async workers.
             tokio::task::spawn_blocking(move || kill_leaf(&leaf))
                 .await
-                .map_err(|e| SandboxError::Exec(format!("the kill task failed: {e}")))??;
+                .map_err(|e| {
+                    SandboxError::exec(format!("the kill task failed: {e}")).with_source(e)
+                })??;
         }
         Ok(())
     }

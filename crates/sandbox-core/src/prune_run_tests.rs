@@ -8,6 +8,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::backend::{SandboxHandle, SandboxRequest};
+use crate::error::SandboxErrorKind;
 use crate::usage_store::BUSY_FRESH;
 
 const HOUR_MS: u64 = 3_600_000;
@@ -30,7 +31,7 @@ impl crate::backend::SandboxBackend for Scripted {
         "fake"
     }
     async fn ensure(&self, _: &SandboxRequest) -> Result<Arc<dyn SandboxHandle>, SandboxError> {
-        Err(SandboxError::Config("not used".into()))
+        Err(SandboxError::config("not used"))
     }
     async fn list_owned(&self) -> Result<Vec<OwnedSandbox>, SandboxError> {
         if let Some(name) = self.touched {
@@ -57,7 +58,7 @@ impl crate::backend::SandboxBackend for Scripted {
     }
     async fn remove(&self, name: &str) -> Result<(), SandboxError> {
         if name == "broken" {
-            return Err(SandboxError::EngineUnavailable("engine went away".into()));
+            return Err(SandboxError::engine_unavailable("engine went away"));
         }
         self.removed.lock().unwrap().push(name.to_owned());
         Ok(())
@@ -73,13 +74,13 @@ impl crate::backend::SandboxBackend for Down {
         "down"
     }
     async fn ensure(&self, _: &SandboxRequest) -> Result<Arc<dyn SandboxHandle>, SandboxError> {
-        Err(SandboxError::EngineUnavailable("down".into()))
+        Err(SandboxError::engine_unavailable("down"))
     }
     async fn list_owned(&self) -> Result<Vec<OwnedSandbox>, SandboxError> {
-        Err(SandboxError::EngineUnavailable("no engine".into()))
+        Err(SandboxError::engine_unavailable("no engine"))
     }
     async fn remove(&self, _: &str) -> Result<(), SandboxError> {
-        Err(SandboxError::EngineUnavailable("down".into()))
+        Err(SandboxError::engine_unavailable("down"))
     }
 }
 
@@ -217,5 +218,5 @@ async fn an_unreadable_usage_file_stops_the_pass_before_anything_is_listed() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, SandboxError::Io(_)), "{err}");
+    assert!(err.kind() == SandboxErrorKind::Io, "{err}");
 }

@@ -74,7 +74,7 @@ impl SandboxBackendRegistry {
         if let Some(backend) = self.get(id) {
             return Ok(backend);
         }
-        Err(SandboxError::BackendMissing(missing_backend_message(
+        Err(SandboxError::backend_missing(missing_backend_message(
             id,
             &self.ids(),
         )))

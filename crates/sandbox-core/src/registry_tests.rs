@@ -6,6 +6,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::backend::{OwnedSandbox, SandboxHandle, SandboxRequest};
+use crate::error::SandboxErrorKind;
 
 #[derive(Debug)]
 struct Fake(&'static str);
@@ -16,7 +17,7 @@ impl SandboxBackend for Fake {
         self.0
     }
     async fn ensure(&self, _: &SandboxRequest) -> Result<Arc<dyn SandboxHandle>, SandboxError> {
-        Err(SandboxError::EngineUnavailable(self.0.to_owned()))
+        Err(SandboxError::engine_unavailable(self.0.to_owned()))
     }
     async fn list_owned(&self) -> Result<Vec<OwnedSandbox>, SandboxError> {
         Ok(vec![OwnedSandbox::new(self.0, "talon-sbx-x")])
@@ -45,9 +46,8 @@ fn missing_plugin_backend_tells_the_operator_what_to_do() {
     let reg = SandboxBackendRegistry::new();
     reg.register("docker", Arc::new(Fake("docker")));
     let err = reg.require("OpenShell").unwrap_err();
-    let SandboxError::BackendMissing(text) = &err else {
-        panic!("{err:?}");
-    };
+    assert_eq!(err.kind(), SandboxErrorKind::BackendMissing, "{err:?}");
+    let text = err.message();
     assert!(
         text.contains("Sandbox backend \"openshell\" is not registered (registered: docker)"),
         "{text}"

@@ -77,7 +77,7 @@ pub async fn collect_script(
         }
         Err(_) => {
             control.kill().await?;
-            Err(SandboxError::Timeout(format!(
+            Err(SandboxError::timeout(format!(
                 "script {place} ran past {:.1} s and was killed (its whole process group)",
                 timeout.as_secs_f64()
             )))
@@ -93,13 +93,13 @@ async fn read_capped(
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = reader.read(&mut chunk).await.map_err(|e| {
-            SandboxError::Io(format!("reading the output of a script {place}: {e}"))
+            SandboxError::io(format!("reading the output of a script {place}: {e}")).with_source(e)
         })?;
         if n == 0 {
             return Ok(buf);
         }
         if buf.len() + n > SCRIPT_MAX_OUTPUT_BYTES {
-            return Err(SandboxError::Exec(format!(
+            return Err(SandboxError::exec(format!(
                 "the output of a script {place} exceeded {} MiB; the script was killed",
                 SCRIPT_MAX_OUTPUT_BYTES / (1024 * 1024)
             )));

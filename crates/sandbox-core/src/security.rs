@@ -912,11 +912,11 @@ fn findings_error(findings: &[SecurityFinding]) -> Result<(), SandboxError> {
         return Ok(());
     }
     let text: Vec<String> = findings.iter().map(ToString::to_string).collect();
-    Err(SandboxError::Config(text.join("\n")))
+    Err(SandboxError::config(text.join("\n")))
 }
 
 /// [`validate_sandbox_security`] as a `Result`: every finding's message in
-/// one [`SandboxError::Config`].
+/// one [`SandboxError`] of kind [`SandboxErrorKind::Config`](crate::SandboxErrorKind::Config).
 pub fn ensure_sandbox_security(
     settings: &DockerSettings,
     origins: &DockerOrigins,
@@ -974,7 +974,7 @@ impl PinnedSource {
     /// symlink in it: `Err` naming the mount when it was swapped.
     pub fn verify(&self, container_path: &str) -> Result<(), SandboxError> {
         let swapped = || {
-            SandboxError::Config(format!(
+            SandboxError::config(format!(
                 "Sandbox security: the mount source \"{}\" (for {container_path}) changed while the sandbox was being created (a symlink or directory was swapped in); nothing was started. Make sure nothing else rewrites the mount sources.",
                 self.canonical.display()
             ))
@@ -1012,11 +1012,12 @@ pub fn pin_mount_sources(
             (managed_key(entry, request), Subject::Workspace)
         };
         let canonical = std::fs::canonicalize(&entry.host_path).map_err(|e| {
-            SandboxError::Config(format!(
+            SandboxError::config(format!(
                 "{key}: mount source {} (for {}) cannot be resolved ({e}); create it or remove the mount",
                 entry.host_path.display(),
                 entry.container_path
             ))
+            .with_source(e)
         })?;
         let what = match subject {
             Subject::Bind => format!("bind mount source for {}", entry.container_path),
@@ -1027,7 +1028,7 @@ pub fn pin_mount_sources(
             ),
         };
         let refused = |code: FindingCode, message: String| {
-            SandboxError::Config(
+            SandboxError::config(
                 SecurityFinding {
                     code,
                     value: entry.host_path.to_string_lossy().into_owned(),
@@ -1053,10 +1054,11 @@ pub fn pin_mount_sources(
             ));
         }
         let meta = std::fs::metadata(&canonical).map_err(|e| {
-            SandboxError::Config(format!(
+            SandboxError::config(format!(
                 "{key}: mount source {} cannot be read ({e})",
                 canonical.display()
             ))
+            .with_source(e)
         })?;
         let pinned = PinnedSource {
             canonical,

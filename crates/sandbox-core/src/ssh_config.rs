@@ -66,9 +66,24 @@ impl HostKeyPolicy {
     }
 }
 
+/// A `strictHostKeyChecking` value that would turn checking off.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "host-key checking cannot be turned off (got {}); use `true` (strict, the default) \
+     or `\"accept-new\"` and add the host's key to the known-hosts file",
+    match value {
+        HostKeyCheckingValue::Flag(b) => b.to_string(),
+        HostKeyCheckingValue::Text(t) => format!("`{t}`"),
+    }
+)]
+pub struct HostKeyCheckingOff {
+    /// The refused value.
+    pub value: HostKeyCheckingValue,
+}
+
 impl HostKeyCheckingValue {
     /// The policy this value means, or why it is refused.
-    pub fn policy(&self) -> Result<HostKeyPolicy, String> {
+    pub fn policy(&self) -> Result<HostKeyPolicy, HostKeyCheckingOff> {
         match self {
             HostKeyCheckingValue::Flag(true) => Ok(HostKeyPolicy::Strict),
             HostKeyCheckingValue::Text(t)
@@ -82,14 +97,9 @@ impl HostKeyCheckingValue {
             HostKeyCheckingValue::Text(t) if t.trim().eq_ignore_ascii_case("accept-new") => {
                 Ok(HostKeyPolicy::AcceptNew)
             }
-            other => Err(format!(
-                "host-key checking cannot be turned off (got {}); use `true` (strict, the default) \
-                 or `\"accept-new\"` and add the host's key to the known-hosts file",
-                match other {
-                    HostKeyCheckingValue::Flag(b) => b.to_string(),
-                    HostKeyCheckingValue::Text(t) => format!("`{t}`"),
-                }
-            )),
+            other => Err(HostKeyCheckingOff {
+                value: other.clone(),
+            }),
         }
     }
 }
@@ -193,7 +203,7 @@ impl SshConfig {
         if let Some(v) = &self.strict_host_key_checking
             && let Err(problem) = v.policy()
         {
-            out.push(("strictHostKeyChecking".to_owned(), problem));
+            out.push(("strictHostKeyChecking".to_owned(), problem.to_string()));
         }
         if let Some(root) = &self.workspace_root
             && let Some(problem) = remote_root_problem(root)

@@ -92,8 +92,16 @@ fn host_key_checking_cannot_be_disabled() {
         HostKeyCheckingValue::Text("no".into()),
         HostKeyCheckingValue::Text("off".into()),
     ] {
-        assert!(off.policy().is_err());
+        assert_eq!(off.policy(), Err(HostKeyCheckingOff { value: off.clone() }));
     }
+    assert_eq!(
+        HostKeyCheckingValue::Flag(false)
+            .policy()
+            .unwrap_err()
+            .to_string(),
+        "host-key checking cannot be turned off (got false); use `true` (strict, the default) \
+         or `\"accept-new\"` and add the host's key to the known-hosts file"
+    );
     assert_eq!(
         HostKeyCheckingValue::Text("YES".into()).policy(),
         Ok(HostKeyPolicy::Strict)

@@ -81,8 +81,8 @@ pub struct UsageStore {
     written: Mutex<HashMap<SandboxKey, (u64, bool)>>,
 }
 
-fn io(what: &str, path: &Path, e: &std::io::Error) -> SandboxError {
-    SandboxError::Io(format!("cannot {what} {}: {e}", path.display()))
+fn io(what: &str, path: &Path, e: std::io::Error) -> SandboxError {
+    SandboxError::io(format!("cannot {what} {}: {e}", path.display())).with_source(e)
 }
 
 impl UsageStore {
@@ -106,7 +106,7 @@ impl UsageStore {
 
     fn lock(&self) -> Result<File, SandboxError> {
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| io("create", dir, &e))?;
+            std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
         }
         let lock_path = self.path.with_extension("json.lock");
         let file = OpenOptions::new()
@@ -114,8 +114,8 @@ impl UsageStore {
             .truncate(false)
             .write(true)
             .open(&lock_path)
-            .map_err(|e| io("open", &lock_path, &e))?;
-        file.lock().map_err(|e| io("lock", &lock_path, &e))?;
+            .map_err(|e| io("open", &lock_path, e))?;
+        file.lock().map_err(|e| io("lock", &lock_path, e))?;
         Ok(file)
     }
 
@@ -123,14 +123,15 @@ impl UsageStore {
         let text = match std::fs::read(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-            Err(e) => return Err(io("read", &self.path, &e)),
+            Err(e) => return Err(io("read", &self.path, e)),
         };
         let file: UsageFile = serde_json::from_slice(&text).map_err(|e| {
-            SandboxError::Io(format!(
+            SandboxError::io(format!(
                 "the sandbox usage file {} is not valid ({e}); move it away to start over \
                  (sandboxes then count as last used when they were created)",
                 self.path.display()
             ))
+            .with_source(e)
         })?;
         Ok(file
             .entries
@@ -160,13 +161,14 @@ impl UsageStore {
                 })
                 .collect(),
         };
-        let bytes = serde_json::to_vec_pretty(&file)
-            .map_err(|e| SandboxError::Io(format!("cannot encode the usage file: {e}")))?;
+        let bytes = serde_json::to_vec_pretty(&file).map_err(|e| {
+            SandboxError::io(format!("cannot encode the usage file: {e}")).with_source(e)
+        })?;
         let tmp = self.path.with_extension("json.tmp");
-        let mut out = File::create(&tmp).map_err(|e| io("create", &tmp, &e))?;
-        out.write_all(&bytes).map_err(|e| io("write", &tmp, &e))?;
-        out.sync_all().map_err(|e| io("sync", &tmp, &e))?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| io("replace", &self.path, &e))
+        let mut out = File::create(&tmp).map_err(|e| io("create", &tmp, e))?;
+        out.write_all(&bytes).map_err(|e| io("write", &tmp, e))?;
+        out.sync_all().map_err(|e| io("sync", &tmp, e))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| io("replace", &self.path, e))
     }
 
     fn update(

@@ -144,7 +144,7 @@ pub enum WorkspaceError {
 
 impl From<WorkspaceError> for SandboxError {
     fn from(e: WorkspaceError) -> Self {
-        SandboxError::Io(e.to_string())
+        SandboxError::io(e.to_string()).with_source(e)
     }
 }
 
@@ -354,7 +354,7 @@ pub fn prepare_sandbox_workspace(request: &SandboxRequest) -> Result<PrepareRepo
         if entry.kind == MountKind::Skills {
             let st = rustix::fs::lstat(&entry.host_path).ok();
             if !st.as_ref().is_some_and(is_dir) {
-                return Err(SandboxError::Config(format!(
+                return Err(SandboxError::config(format!(
                     "the skills mount source {} is no longer a directory; retry so the mount \
                      plan is made again",
                     entry.host_path.display()

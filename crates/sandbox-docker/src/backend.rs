@@ -10,7 +10,7 @@ use std::time::Duration;
 use bollard::models::MountPoint;
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::{API_DEFAULT_VERSION, Docker};
-use talon_sandbox_core::{PinnedSource, SandboxError, SandboxHandle};
+use talon_sandbox_core::{PinnedSource, SandboxError, SandboxErrorKind, SandboxHandle};
 
 use crate::create::{create_body, read_only_depth, resolve_user};
 use crate::engine_error::{engine_error, image_missing, is_not_found, status_of, unavailable};
@@ -65,7 +65,7 @@ impl DockerBackend {
         let path = path.as_ref();
         let addr = format!("unix://{}", path.display());
         let text = path.to_str().ok_or_else(|| {
-            SandboxError::Config(format!(
+            SandboxError::config(format!(
                 "Docker socket path {} is not UTF-8",
                 path.display()
             ))
@@ -173,7 +173,7 @@ impl DockerBackend {
                     .and_then(|c| c.labels.clone())
                     .unwrap_or_default();
                 if labels.get(labels::SANDBOX).map(String::as_str) != Some("1") {
-                    return Err(SandboxError::Config(format!(
+                    return Err(SandboxError::config(format!(
                         "a container named {} exists but Talon does not own it (no {}=1 label); \
                          remove or rename it, or change the sandbox container prefix",
                         spec.name,
@@ -193,7 +193,7 @@ impl DockerBackend {
                     if hot {
                         let hint = recreate_hint(&spec.scope_key);
                         if spec.require_current_config {
-                            return Err(SandboxError::Config(format!(
+                            return Err(SandboxError::config(format!(
                                 "sandbox config changed for {} but the container is in use and \
                                  this run requires the current config; recreate it: {hint}",
                                 spec.name
@@ -282,7 +282,7 @@ impl DockerBackend {
             let pinned = match bind.pinned.take() {
                 Some(pinned) => pinned,
                 None => PinnedSource::resolve(&bind.host).map_err(|e| {
-                    SandboxError::Config(format!(
+                    SandboxError::config(format!(
                         "sandbox mount source {} (for {}) cannot be resolved ({e}); create it or \
                          remove the mount",
                         bind.host.display(),
@@ -344,7 +344,7 @@ impl DockerBackend {
                         .into_iter()
                         .rev()
                         .collect();
-                    return Err(SandboxError::Config(format!(
+                    return Err(SandboxError::config(format!(
                         "sandbox setupCommand failed in container {} ({:?}): {}",
                         spec.name,
                         out.status,
@@ -416,7 +416,7 @@ impl DockerBackend {
         let text = String::from_utf8_lossy(&out.stdout);
         let lines: Vec<&str> = text.lines().collect();
         if !out.status.success() || lines.len() != pinned.len() {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "Sandbox security: container {} could not report what its mounts are (`stat -c` \
                  in the image failed: {:?}); it was removed and nothing ran. The image must \
                  provide `stat` (coreutils or busybox).",
@@ -426,7 +426,7 @@ impl DockerBackend {
         for ((bind, pin), line) in pinned.iter().zip(lines) {
             let want = format!("{} {}", pin.dev, pin.ino);
             if line.trim() != want {
-                return Err(SandboxError::Config(format!(
+                return Err(SandboxError::config(format!(
                     "Sandbox security: inside container {} the mount at {} is not the validated \
                      source {} (device and inode {} instead of {want}); it was removed and \
                      nothing ran. Make sure nothing rewrites the mount sources while sandboxes \
@@ -466,7 +466,7 @@ impl DockerBackend {
                 .map_err(|e| engine_error(&self.addr, &format!("inspect container {name}"), e))?;
             let state = info.state.unwrap_or_default();
             if state.running != Some(true) {
-                return Err(SandboxError::Exec(format!(
+                return Err(SandboxError::exec(format!(
                     "container {name} stopped right after start (exit code {}{}); the image {} \
                      must provide /bin/sh and `sleep infinity`",
                     state.exit_code.unwrap_or(-1),
@@ -483,10 +483,10 @@ impl DockerBackend {
                 .await;
             match probe {
                 Ok(out) if out.status.success() => return Ok(()),
-                Err(e @ SandboxError::EngineUnavailable(_)) => return Err(e),
+                Err(e) if e.kind() == SandboxErrorKind::EngineUnavailable => return Err(e),
                 other => {
                     if tokio::time::Instant::now() >= deadline {
-                        return Err(SandboxError::Timeout(format!(
+                        return Err(SandboxError::timeout(format!(
                             "container {name} did not become ready within {} s (last probe: {})",
                             READY_TIMEOUT.as_secs(),
                             match other {
@@ -546,7 +546,7 @@ pub(crate) fn check_created_mounts(
 ) -> Result<(), SandboxError> {
     let seen: Vec<BindMount> = mounts.iter().filter_map(bind_of).collect();
     let refuse = |what: String| {
-        SandboxError::Config(format!(
+        SandboxError::config(format!(
             "Sandbox security: container {name} was created with {what}; it was removed and \
              nothing ran. Make sure nothing rewrites the mount sources while sandboxes are created."
         ))

@@ -28,14 +28,14 @@ pub(crate) fn resolve_user(spec: &ContainerSpec) -> Result<String, SandboxError>
         return Ok(user.to_owned());
     }
     let meta = std::fs::metadata(&spec.workspace_dir).map_err(|e| {
-        SandboxError::Config(format!(
+        SandboxError::config(format!(
             "sandbox workspace directory {} cannot be read ({e}); it must exist before the \
              container is created (Docker would otherwise create it owned by root)",
             spec.workspace_dir.display()
         ))
     })?;
     if !meta.is_dir() {
-        return Err(SandboxError::Config(format!(
+        return Err(SandboxError::config(format!(
             "sandbox workspace {} is not a directory",
             spec.workspace_dir.display()
         )));
@@ -52,12 +52,12 @@ fn now_ms() -> u128 {
 
 fn check_env_key(key: &str) -> Result<(), SandboxError> {
     if key.is_empty() || key.contains(['=', '\0']) {
-        return Err(SandboxError::Config(format!(
+        return Err(SandboxError::config(format!(
             "sandbox env key {key:?} is invalid (empty, or contains `=` or NUL)"
         )));
     }
     if key == "PATH" {
-        return Err(SandboxError::Config(
+        return Err(SandboxError::config(
             "sandbox env must not set PATH at create (the image's PATH stays; an exec's PATH \
              is prepended at run time)"
                 .to_owned(),
@@ -123,7 +123,7 @@ pub(crate) fn read_only_depth(major: usize, minor: usize) -> Result<ReadOnlyDept
         (1, m) if m >= 44 => Ok(ReadOnlyDepth::ForceRecursive),
         (1, m) if m >= 40 => Ok(ReadOnlyDepth::NonRecursive),
         (m, _) if m > 1 => Ok(ReadOnlyDepth::ForceRecursive),
-        _ => Err(SandboxError::Config(format!(
+        _ => Err(SandboxError::config(format!(
             "the Docker engine speaks API {major}.{minor}, which cannot keep read-only binds \
              read-only beneath them (needs API 1.40, Docker 19.03, or newer; 1.44 / Docker 25 \
              for recursive read-only); upgrade the engine"
@@ -135,19 +135,19 @@ pub(crate) fn read_only_depth(major: usize, minor: usize) -> Result<ReadOnlyDept
 /// `depth` says, propagation private.
 fn engine_mount(bind: &BindMount, depth: ReadOnlyDepth) -> Result<Mount, SandboxError> {
     if !bind.container.starts_with('/') {
-        return Err(SandboxError::Config(format!(
+        return Err(SandboxError::config(format!(
             "sandbox mount target {:?} must be an absolute container path",
             bind.container
         )));
     }
     if !bind.host.is_absolute() {
-        return Err(SandboxError::Config(format!(
+        return Err(SandboxError::config(format!(
             "sandbox mount source {} must be an absolute host path",
             bind.host.display()
         )));
     }
     let source = bind.host.to_str().ok_or_else(|| {
-        SandboxError::Config(format!(
+        SandboxError::config(format!(
             "sandbox mount source {} is not valid UTF-8",
             bind.host.display()
         ))
@@ -164,7 +164,7 @@ fn engine_mount(bind: &BindMount, depth: ReadOnlyDepth) -> Result<Mount, Sandbox
     {
         let lowered = option.to_ascii_lowercase();
         if option == "z" || option == "Z" || !ACCEPTED_BIND_OPTIONS.contains(&lowered.as_str()) {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "sandbox mount {}:{} has the option {option:?}, which Talon does not accept \
                  (only {})",
                 bind.host.display(),

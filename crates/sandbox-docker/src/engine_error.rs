@@ -39,34 +39,37 @@ pub(crate) fn is_transport(err: &BollardError) -> bool {
 
 /// The engine at `addr` is unreachable while doing `what`.
 pub(crate) fn unavailable(addr: &str, what: &str, detail: &dyn std::fmt::Display) -> SandboxError {
-    SandboxError::EngineUnavailable(format!(
+    SandboxError::engine_unavailable(format!(
         "cannot reach the Docker engine at {addr} to {what} ({detail}); {START_HINT}"
     ))
 }
 
 /// Map any engine error met while doing `what` (a verb phrase such as
-/// `create container talon-sbx-x`).
+/// `create container talon-sbx-x`); the bollard error is kept as the
+/// source.
 pub(crate) fn engine_error(addr: &str, what: &str, err: BollardError) -> SandboxError {
-    if is_transport(&err) {
-        return unavailable(addr, what, &err);
-    }
-    match err {
-        BollardError::DockerResponseServerError {
-            status_code,
-            message,
-        } => SandboxError::Io(format!(
-            "the Docker engine refused to {what} (HTTP {status_code}): {}",
-            message.trim()
-        )),
-        other => SandboxError::Io(format!(
-            "Docker engine error while trying to {what}: {other}"
-        )),
-    }
+    let mapped = if is_transport(&err) {
+        unavailable(addr, what, &err)
+    } else {
+        match &err {
+            BollardError::DockerResponseServerError {
+                status_code,
+                message,
+            } => SandboxError::io(format!(
+                "the Docker engine refused to {what} (HTTP {status_code}): {}",
+                message.trim()
+            )),
+            other => SandboxError::io(format!(
+                "Docker engine error while trying to {what}: {other}"
+            )),
+        }
+    };
+    mapped.with_source(err)
 }
 
 /// The image is not there; say which one and how to get it.
 pub(crate) fn image_missing(image: &str) -> SandboxError {
-    SandboxError::ImageMissing(format!(
+    SandboxError::image_missing(format!(
         "image `{image}` is not present in the Docker engine and Talon never pulls or \
          substitutes one; build it (for OpenClaw's default image run OpenClaw's \
          `scripts/sandbox-setup.sh`, or `docker build -t {image} .` from a Dockerfile based on \

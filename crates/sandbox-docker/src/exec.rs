@@ -59,11 +59,11 @@ pub(crate) struct ExecTarget {
 impl ExecTarget {
     fn map_exec_error(&self, what: &str, err: bollard::errors::Error) -> SandboxError {
         match status_of(&err) {
-            Some(404) => SandboxError::Gone(format!(
+            Some(404) => SandboxError::gone(format!(
                 "container {} no longer exists; ensure the sandbox again to recreate it",
                 self.container
             )),
-            Some(409) => SandboxError::Gone(format!(
+            Some(409) => SandboxError::gone(format!(
                 "container {} is not running; ensure the sandbox again to start it",
                 self.container
             )),
@@ -118,7 +118,7 @@ impl ExecTarget {
             .await
             .map_err(|e| self.map_exec_error(&what, e))?;
         let StartExecResults::Attached { output, input } = started else {
-            return Err(SandboxError::Exec(format!(
+            return Err(SandboxError::exec(format!(
                 "the Docker engine did not attach to the exec in {}",
                 self.container
             )));
@@ -346,7 +346,7 @@ impl ExecShared {
                 Ok(inspect) => inspect,
                 // The engine forgets the exec with its container.
                 Err(e) if status_of(&e) == Some(404) => {
-                    return Err(SandboxError::Gone(format!(
+                    return Err(SandboxError::gone(format!(
                         "container {container} went away during the exec (killed or removed); \
                          ensure the sandbox again to get a new one"
                     )));
@@ -359,12 +359,12 @@ impl ExecShared {
             }
             return match inspect.exit_code {
                 Some(code) => Ok(self.status_from(code)),
-                None => Err(SandboxError::Exec(format!(
+                None => Err(SandboxError::exec(format!(
                     "the Docker engine reported no exit code for an exec in container {container}"
                 ))),
             };
         }
-        Err(SandboxError::Exec(format!(
+        Err(SandboxError::exec(format!(
             "an exec in container {container} closed its output but the engine still reports \
              it running"
         )))
@@ -441,7 +441,7 @@ impl ProcessControl for DockerProcess {
             Err(_) => None,
         };
         result.unwrap_or_else(|| {
-            Err(SandboxError::Exec(
+            Err(SandboxError::exec(
                 "the exec's output task ended without a status".to_owned(),
             ))
         })
@@ -465,7 +465,7 @@ impl ProcessControl for DockerProcess {
             // group may still run: kill the group regardless.
             Some(pgid) => self.shared.send_kill(pgid).await,
             None if self.shared.done.borrow().is_some() => Ok(()),
-            None => Err(SandboxError::Exec(format!(
+            None => Err(SandboxError::exec(format!(
                 "cannot kill an exec in container {}: it never reported its process group",
                 self.shared.target.container
             ))),
@@ -485,7 +485,7 @@ pub(crate) fn exec_env(
     let mut prepend = None;
     for (key, value) in env {
         if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
-            return Err(SandboxError::Exec(format!(
+            return Err(SandboxError::exec(format!(
                 "environment key {key:?} (or its value) is invalid: empty, or contains `=` or NUL"
             )));
         }
@@ -494,7 +494,7 @@ pub(crate) fn exec_env(
             continue;
         }
         if key == PREPEND_PATH_VAR {
-            return Err(SandboxError::Exec(format!(
+            return Err(SandboxError::exec(format!(
                 "environment key {PREPEND_PATH_VAR} is reserved; pass PATH instead"
             )));
         }
@@ -537,7 +537,7 @@ impl ProcessLauncher for DockerLauncher {
         if let Some(dir) = &request.workdir
             && (!dir.starts_with('/') || dir.contains('\0'))
         {
-            return Err(SandboxError::Exec(format!(
+            return Err(SandboxError::exec(format!(
                 "working directory {dir:?} must be an absolute path inside the container \
                  (e.g. {})",
                 self.target.workdir

@@ -40,7 +40,7 @@ impl DockerSandbox {
             })
             .collect();
         let bridge = MountBridge::new(mounts, &target.workdir).map_err(|e| {
-            SandboxError::Config(format!(
+            SandboxError::config(format!(
                 "cannot build the file bridge over container {}'s mounts: {e}",
                 target.container
             ))

@@ -62,12 +62,13 @@
 //! What it does NOT do: resolve configuration, compute the config hash,
 //! plan mounts or validate bind sources and network modes (`sandbox-core`
 //! does, before a [`ContainerSpec`] reaches this crate); pull or build
-//! images (a missing image is a clear [`SandboxError::ImageMissing`]
+//! images (a missing image is a clear [`SandboxError`] of kind [`ImageMissing`]
 //! error); decide which containers to prune (`sandbox-core`'s
 //! `prune_sandboxes` does, listing and removing them through this
 //! backend's `list_owned` / `remove`); browser containers.
 //!
-//! [`SandboxError::ImageMissing`]: talon_sandbox_core::SandboxError::ImageMissing
+//! [`SandboxError`]: talon_sandbox_core::SandboxError
+//! [`ImageMissing`]: talon_sandbox_core::SandboxErrorKind::ImageMissing
 #![deny(missing_docs)]
 
 pub use crate::backend::{DockerBackend, HOT_WINDOW, recreate_hint};

@@ -107,7 +107,7 @@ impl DockerBackend {
             .as_deref()
             == Some("1");
         if !owned {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "refusing to remove container {name}: it is not a Talon sandbox (no {}=1 label)",
                 labels::SANDBOX
             )));

@@ -22,7 +22,7 @@ pub(crate) fn size_bytes(value: &SizeValue, key: &str) -> Result<i64, SandboxErr
         SizeValue::Text(text) => text.trim().to_ascii_lowercase(),
     };
     let bad = || {
-        SandboxError::Config(format!(
+        SandboxError::config(format!(
             "{key}: `{text}` is not a size; use bytes or a number with k, m, g or t (`512m`)",
             text = match value {
                 SizeValue::Text(t) => t.as_str(),
@@ -60,7 +60,7 @@ pub(crate) fn size_bytes(value: &SizeValue, key: &str) -> Result<i64, SandboxErr
 
 fn ulimit(name: &str, value: &UlimitValue) -> Result<Ulimit, SandboxError> {
     let bad = || {
-        SandboxError::Config(format!(
+        SandboxError::config(format!(
             "sandbox docker.ulimits.{name}: use a number, \"soft:hard\", or {{soft, hard}}"
         ))
     };
@@ -146,7 +146,7 @@ impl ContainerSpec {
         spec.dns = docker.dns.clone().unwrap_or_default();
         spec.extra_hosts = docker.extra_hosts.clone().unwrap_or_default();
         if docker.gpus.is_some() {
-            return Err(SandboxError::Config(
+            return Err(SandboxError::config(
                 "sandbox docker.gpus is not supported by Talon's Docker backend yet; remove it"
                     .to_owned(),
             ));
@@ -261,7 +261,7 @@ impl SandboxBackend for DockerBackend {
         if self.remove_owned(name).await? {
             Ok(())
         } else {
-            Err(SandboxError::Config(format!(
+            Err(SandboxError::config(format!(
                 "no sandbox container named {name} (see `talon sandbox list`)"
             )))
         }

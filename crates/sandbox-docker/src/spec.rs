@@ -203,7 +203,7 @@ pub(crate) fn check_container_name(name: &str) -> Result<(), talon_sandbox_core:
     if ok {
         Ok(())
     } else {
-        Err(talon_sandbox_core::SandboxError::Config(format!(
+        Err(talon_sandbox_core::SandboxError::config(format!(
             "sandbox container name {name:?} is invalid: use letters, digits, `_`, `.` and `-`, \
              starting with a letter or digit"
         )))
@@ -223,7 +223,7 @@ pub(crate) fn check_image_ref(image: &str) -> Result<(), talon_sandbox_core::San
     if ok {
         Ok(())
     } else {
-        Err(talon_sandbox_core::SandboxError::Config(format!(
+        Err(talon_sandbox_core::SandboxError::config(format!(
             "sandbox image {image:?} is not a valid image reference \
              (`name[:tag]`, `registry/name@sha256:...`); fix agents.defaults.sandbox.docker.image"
         )))

@@ -76,7 +76,7 @@ impl LocalBackend {
     /// and look the host's system directories up.
     pub fn new() -> Result<Self, SandboxError> {
         let bwrap = find_bwrap(std::env::var_os("PATH").as_deref()).ok_or_else(|| {
-            SandboxError::EngineUnavailable(format!(
+            SandboxError::engine_unavailable(format!(
                 "the local sandbox backend needs bubblewrap, but no `bwrap` was found at \
                  {DEFAULT_BWRAP} or on PATH; {INSTALL_HINT}"
             ))
@@ -88,7 +88,7 @@ impl LocalBackend {
     pub fn with_bwrap(path: impl Into<PathBuf>) -> Result<Self, SandboxError> {
         let bwrap = path.into();
         if !bwrap.is_file() {
-            return Err(SandboxError::EngineUnavailable(format!(
+            return Err(SandboxError::engine_unavailable(format!(
                 "bubblewrap was configured at {} but is not there; {INSTALL_HINT}",
                 bwrap.display()
             )));
@@ -122,7 +122,7 @@ impl LocalBackend {
     pub fn with_sandbox_exec(mut self, path: impl Into<PathBuf>) -> Result<Self, SandboxError> {
         let path = path.into();
         if !path.is_file() {
-            return Err(SandboxError::EngineUnavailable(format!(
+            return Err(SandboxError::engine_unavailable(format!(
                 "the local sandbox's Landlock helper was configured at {} but is not there;                  build it (`cargo build -p talon-sandbox-local --bin talon-sandbox-exec`) or                  leave the setting out",
                 path.display()
             )));
@@ -182,7 +182,7 @@ impl LocalBackend {
         let problems = unsupported_settings(&request.config);
         if !problems.is_empty() {
             let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            return Err(SandboxError::Config(text.join("\n")));
+            return Err(SandboxError::config(text.join("\n")));
         }
         let env = SecurityEnv::for_request(request, &self.home_dirs);
         ensure_request_security(request, &env)?;
@@ -269,10 +269,11 @@ impl LocalBackend {
             .mount_plan
             .mount_bridge(&docker.workdir)
             .map_err(|e| {
-                SandboxError::Config(format!(
+                SandboxError::config(format!(
                     "cannot build the file bridge over local sandbox {}'s mounts: {e}",
                     request.sandbox_name
                 ))
+                .with_source(e)
             })?;
         let sandbox = Arc::new(LocalSandbox::new(runner, bridge, egress));
         self.ready
@@ -291,7 +292,7 @@ impl LocalBackend {
     fn start_egress(&self, request: &SandboxRequest) -> Result<Egress, SandboxError> {
         let key = request.config.docker_origins.key("network");
         if self.helper.is_none() {
-            return Err(SandboxError::EngineUnavailable(format!(
+            return Err(SandboxError::engine_unavailable(format!(
                 "{key}: \"{EGRESS_NETWORK}\" on the local sandbox backend needs the \
                  {SANDBOX_EXEC_NAME} helper (it relays the sandbox's proxy port to the host's \
                  guarded proxy), and it was not found: install it next to the talon binary or \
@@ -302,10 +303,11 @@ impl LocalBackend {
             .prefix("talon-egress-")
             .tempdir()
             .map_err(|e| {
-                SandboxError::Io(format!(
+                SandboxError::io(format!(
                     "cannot create the egress proxy directory of local sandbox {}: {e}",
                     request.sandbox_name
                 ))
+                .with_source(e)
             })?;
         let proxy = EgressProxy::start(
             &dir.path().join("egress.sock"),
@@ -313,10 +315,11 @@ impl LocalBackend {
             Arc::clone(&self.resolver),
         )
         .map_err(|e| {
-            SandboxError::Io(format!(
+            SandboxError::io(format!(
                 "cannot start the egress proxy of local sandbox {}: {e}",
                 request.sandbox_name
             ))
+            .with_source(e)
         })?;
         Ok(Egress { proxy, _dir: dir })
     }
@@ -339,10 +342,11 @@ impl LocalBackend {
         if request.config.workspace_access == WorkspaceAccess::Rw {
             let dir = &request.agent_workspace_dir;
             std::fs::create_dir_all(dir).map_err(|e| {
-                SandboxError::Io(format!(
+                SandboxError::io(format!(
                     "cannot create the agent workspace {}: {e}",
                     dir.display()
                 ))
+                .with_source(e)
             })?;
         }
         let origins = &request.config.docker_origins;
@@ -358,7 +362,7 @@ impl LocalBackend {
                 }
             };
             if !entry.host_path.exists() {
-                return Err(SandboxError::Config(format!(
+                return Err(SandboxError::config(format!(
                     "{key}: mount source {} (for {}) does not exist; create it or remove the \
                      mount",
                     entry.host_path.display(),
@@ -372,7 +376,7 @@ impl LocalBackend {
 
 /// The refusal of `remove`: a local sandbox keeps nothing between commands.
 pub fn nothing_to_remove(name: &str) -> SandboxError {
-    SandboxError::Config(format!(
+    SandboxError::config(format!(
         "the local sandbox backend keeps nothing between commands, so there is no sandbox named \
          {name} to remove (its workspace directory stays on the host)"
     ))
@@ -389,7 +393,7 @@ async fn probe(runner: &Runner) -> Result<(), SandboxError> {
         return Ok(());
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    Err(SandboxError::EngineUnavailable(format!(
+    Err(SandboxError::engine_unavailable(format!(
         "bubblewrap ({}) could not set up local sandbox {} ({:?}): {}. If it could not create a \
          namespace, this kernel or container does not allow it: run Talon as root, enable user \
          namespaces (sysctl user.max_user_namespaces=15000, and on Debian \

@@ -49,7 +49,7 @@ pub(crate) struct SeccompFiles {
 fn sealed_memfd(name: &str, bytes: &[u8]) -> Result<OwnedFd, SandboxError> {
     use rustix::fs::{MemfdFlags, SealFlags, fcntl_add_seals, memfd_create};
     let fail = |e: rustix::io::Errno| {
-        SandboxError::Io(format!(
+        SandboxError::io(format!(
             "cannot hold the local sandbox's seccomp filter in a memory file: {e}"
         ))
     };
@@ -89,9 +89,10 @@ impl SeccompFiles {
                 child_fd,
             })
             .map_err(|e| {
-                SandboxError::Io(format!(
+                SandboxError::io(format!(
                     "cannot open the local sandbox's seccomp filter for a launch: {e}"
                 ))
+                .with_source(e)
             })
         };
         Ok(vec![reopen(&self.deny, 3)?, reopen(&self.clone3, 4)?])
@@ -149,7 +150,7 @@ impl Runner {
         let mut out = Vec::with_capacity(self.mount_sources.len());
         for (index, (pin, container_path)) in self.mount_sources.iter().enumerate() {
             let swapped = |why: String| {
-                SandboxError::Config(format!(
+                SandboxError::config(format!(
                     "Sandbox security: the mount source \"{}\" (for {container_path}) {why}; \
                      nothing was run. Make sure nothing rewrites the mount sources while the \
                      sandbox is in use, then run again.",
@@ -196,7 +197,7 @@ impl Runner {
         ]);
         for (key, value) in self.base_env.iter().chain(extra) {
             if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
-                return Err(SandboxError::Exec(format!(
+                return Err(SandboxError::exec(format!(
                     "environment key {key:?} (or its value) is invalid: empty, or contains `=` or NUL"
                 )));
             }
@@ -224,14 +225,14 @@ impl Runner {
     ) -> Result<LaunchedProcess, SandboxError> {
         let workdir = workdir.unwrap_or(&self.workdir);
         if !workdir.starts_with('/') || workdir.contains('\0') {
-            return Err(SandboxError::Exec(format!(
+            return Err(SandboxError::exec(format!(
                 "working directory {workdir:?} must be an absolute path inside the sandbox \
                  (e.g. {})",
                 self.workdir
             )));
         }
         if argv.iter().any(|a| a.contains('\0')) {
-            return Err(SandboxError::Exec(
+            return Err(SandboxError::exec(
                 "the command contains a NUL byte".to_owned(),
             ));
         }
@@ -259,9 +260,10 @@ impl Runner {
             }
         };
         cmd.fd_mappings(fds).map_err(|e| {
-            SandboxError::Exec(format!(
+            SandboxError::exec(format!(
                 "cannot hand the seccomp filters to bubblewrap: {e}"
             ))
+            .with_source(e)
         })?;
         let mut cmd = tokio::process::Command::from(cmd);
         cmd.current_dir("/");

@@ -61,19 +61,20 @@ pub(crate) fn leaf_error_keyed(e: ProcTreeError, origins: Option<&DockerOrigins>
         Some(o) => o.key(field_of(kind)),
         None => format!("docker.{}", field_of(kind)),
     };
-    match &e {
+    let mapped = match &e {
         ProcTreeError::LimitUnavailable { limit, reason }
-        | ProcTreeError::InvalidLimit { limit, reason } => SandboxError::Config(format!(
+        | ProcTreeError::InvalidLimit { limit, reason } => SandboxError::config(format!(
             "{}: this limit cannot be enforced here ({reason}); the local sandbox backend \
                  needs a writable cgroup hierarchy with the {} controller (run Talon as root or \
                  in a delegated cgroup), or remove the limit",
             key(*limit),
             limit.controller()
         )),
-        _ => SandboxError::Io(format!(
+        _ => SandboxError::io(format!(
             "cannot set up the cgroup for a local sandbox command: {e}"
         )),
-    }
+    };
+    mapped.with_source(e)
 }
 
 /// Parse a Docker size (`1024`, `512m`, `1.5g`, `64MiB`) into bytes.
@@ -115,7 +116,7 @@ pub(crate) fn requested_checked(
 ) -> Result<RequestedLimits, SandboxError> {
     let limits = requested(docker);
     match limits.invalid {
-        Some((field, why)) => Err(SandboxError::Config(format!(
+        Some((field, why)) => Err(SandboxError::config(format!(
             "{}: {why}",
             origins.key(field)
         ))),

@@ -77,7 +77,7 @@ pub(crate) fn check_user_namespaces() -> Result<(), SandboxError> {
     let debian = read_trimmed("/proc/sys/kernel/unprivileged_userns_clone");
     let off = max.as_deref() == Some("0") || debian.as_deref() == Some("0");
     if off {
-        return Err(SandboxError::EngineUnavailable(
+        return Err(SandboxError::engine_unavailable(
             "the local sandbox backend needs user namespaces when Talon does not run as root, \
              and this kernel has them switched off (user.max_user_namespaces=0 or \
              kernel.unprivileged_userns_clone=0); enable them (`sysctl -w \

@@ -121,14 +121,14 @@ pub(crate) struct SeccompPrograms {
 }
 
 fn filter_error(e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Config(format!(
+    SandboxError::config(format!(
         "cannot compile the local sandbox's seccomp filter: {e}"
     ))
 }
 
 fn target_arch() -> Result<TargetArch, SandboxError> {
     TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
-        SandboxError::Config(format!(
+        SandboxError::config(format!(
             "the local sandbox backend has no seccomp filter for the {} architecture \
              (x86_64, aarch64 and riscv64 are supported); use backend \"docker\"",
             std::env::consts::ARCH

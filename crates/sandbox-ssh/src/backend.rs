@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use talon_sandbox_core::{
-    MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxHandle, SandboxRequest,
-    SecurityEnv, ensure_workspace_security, prepare_sandbox_workspace,
+    MountKind, OwnedSandbox, SandboxBackend, SandboxError, SandboxErrorKind, SandboxHandle,
+    SandboxRequest, SecurityEnv, ensure_workspace_security, prepare_sandbox_workspace,
 };
 
 use crate::bridge::{RemoteBridge, RemoteMount};
@@ -111,7 +111,7 @@ impl SshBackend {
         let target = self.target_for(request)?;
         let name = request.sandbox_name.clone();
         if !is_sandbox_name(&name) {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "sandbox name `{name}` cannot be a remote directory name"
             )));
         }
@@ -141,7 +141,7 @@ impl SshBackend {
         let existing = match sftp.fs().symlink_metadata(&remote_dir).await {
             Ok(meta) => {
                 if !meta.file_type().is_some_and(|t| t.is_dir()) {
-                    return Err(SandboxError::Config(format!(
+                    return Err(SandboxError::config(format!(
                         "{remote_dir} on {} exists but is not a directory; Talon will not touch \
                          it — remove it or change sandbox.ssh.workspaceRoot",
                         target.display()
@@ -155,7 +155,7 @@ impl SshBackend {
                 match marker {
                     Some(m) => Some(m),
                     None => {
-                        return Err(SandboxError::Config(format!(
+                        return Err(SandboxError::config(format!(
                             "{remote_dir} on {} exists but Talon did not create it (no {MARKER_FILE}); \
                              remove or rename it, or change sandbox.ssh.workspaceRoot",
                             target.display()
@@ -176,8 +176,8 @@ impl SshBackend {
             created_at_ms: existing.as_ref().map_or_else(now_ms, |m| m.created_at_ms),
             last_used_at_ms: now_ms(),
         };
-        let text =
-            serde_json::to_vec(&marker).map_err(|e| SandboxError::Io(format!("marker: {e}")))?;
+        let text = serde_json::to_vec(&marker)
+            .map_err(|e| SandboxError::io(format!("marker: {e}")).with_source(e))?;
         write_remote_atomic(&sftp, &marker_path, &text, 0o644).await?;
 
         let (roots, mounts) = plan_roots(request, &remote_dir, &workdir)?;
@@ -195,7 +195,7 @@ impl SshBackend {
         );
         let inner = RemoteBridge::new(Arc::clone(&conn), mounts, &workdir)
             .await
-            .map_err(|e| SandboxError::Io(format!("remote file bridge: {e}")))?;
+            .map_err(|e| SandboxError::io(format!("remote file bridge: {e}")).with_source(e))?;
         let launcher =
             SshLauncher::new(Arc::clone(&conn), workdir.clone()).with_hooks(Arc::new(SyncHooks {
                 sync: Arc::clone(&sync),
@@ -230,7 +230,7 @@ impl SshBackend {
             )
             .await?;
         if !out.status.success() {
-            return Err(SandboxError::Exec(format!(
+            return Err(SandboxError::exec(format!(
                 "listing sandboxes on {} failed ({:?}): {}",
                 target.display(),
                 out.status,
@@ -265,7 +265,7 @@ impl SshBackend {
     /// `Ok(false)` absent; a directory without the marker is refused.
     pub async fn remove_on(&self, target: &SshTarget, name: &str) -> Result<bool, SandboxError> {
         if !is_sandbox_name(name) {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "`{}` is not a sandbox name (letters, digits, `.`, `_`, `-`)",
                 name.escape_default()
             )));
@@ -285,12 +285,12 @@ impl SshBackend {
         match out.status {
             talon_sandbox_core::ExitStatus::Code(0) => Ok(true),
             talon_sandbox_core::ExitStatus::Code(4) => Ok(false),
-            talon_sandbox_core::ExitStatus::Code(5) => Err(SandboxError::Config(format!(
+            talon_sandbox_core::ExitStatus::Code(5) => Err(SandboxError::config(format!(
                 "{} on {} has no Talon marker; it was left alone",
                 target.sandbox_dir(name),
                 target.display()
             ))),
-            other => Err(SandboxError::Exec(format!(
+            other => Err(SandboxError::exec(format!(
                 "removing {} on {} failed ({other:?}): {}",
                 target.sandbox_dir(name),
                 target.display(),
@@ -347,10 +347,11 @@ fn plan_roots(
         };
         if entry.kind == MountKind::Workspace && !entry.host_path.exists() {
             std::fs::create_dir_all(&entry.host_path).map_err(|e| {
-                SandboxError::Io(format!(
+                SandboxError::io(format!(
                     "cannot create the sandbox workspace {}: {e}",
                     entry.host_path.display()
                 ))
+                .with_source(e)
             })?;
         }
         roots.push(SyncRoot {
@@ -406,12 +407,12 @@ impl SandboxBackend for SshBackend {
             match self.remove_on(&target, name).await {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
-                Err(e @ SandboxError::Config(_)) => refused = Some(e),
+                Err(e) if e.kind() == SandboxErrorKind::Config => refused = Some(e),
                 Err(e) => return Err(e),
             }
         }
         Err(refused.unwrap_or_else(|| {
-            SandboxError::Config(format!(
+            SandboxError::config(format!(
                 "no remote sandbox Talon owns is named `{name}` on the configured ssh hosts"
             ))
         }))

@@ -16,7 +16,7 @@ use openssh_sftp_client::{Sftp, SftpOptions};
 use talon_sandbox_core::{ExitStatus, SandboxError, ScriptOutput};
 use tokio::io::AsyncWriteExt;
 
-use crate::master::launch_master;
+use crate::master::{MasterError, launch_master};
 use crate::quote::command_line;
 use crate::target::SshTarget;
 
@@ -104,21 +104,18 @@ impl SshConnection {
         let started = std::time::Instant::now();
         let dir = launch_master(&self.target).await.map_err(|e| {
             let text = e.to_string();
-            let hint = if text.contains("Host key verification failed")
-                || text.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
-                || text.contains("No ED25519 host key is known")
-                || text.contains("host key")
-            {
+            let hint = if matches!(e, MasterError::HostKey(_)) {
                 " — the host key is unknown or does not match the known-hosts file; \
                  verify the host and add its key (ssh-keyscan), or set \
                  sandbox.ssh.strictHostKeyChecking: \"accept-new\" for a first connect"
             } else {
                 ""
             };
-            SandboxError::EngineUnavailable(format!(
+            SandboxError::engine_unavailable(format!(
                 "cannot connect to {}: {text}{hint}",
                 self.target.display()
             ))
+            .with_source(e)
         })?;
         let session = Session::new_native_mux(dir);
         tracing::debug!(target = %self.target.display(), elapsed_ms = started.elapsed().as_millis() as u64, "ssh master connected");
@@ -135,7 +132,7 @@ impl SshConnection {
         self.live_parts(true)
             .await?
             .1
-            .ok_or_else(|| SandboxError::Io("the sftp channel was not opened".to_owned()))
+            .ok_or_else(|| SandboxError::io("the sftp channel was not opened".to_owned()))
     }
 
     async fn live_parts(
@@ -161,7 +158,7 @@ impl SshConnection {
             self.reap_previous(&session, generation).await;
         }
         let Some(live) = guard.as_mut() else {
-            return Err(SandboxError::EngineUnavailable(format!(
+            return Err(SandboxError::engine_unavailable(format!(
                 "no connection to {}",
                 self.target.display()
             )));
@@ -171,11 +168,12 @@ impl SshConnection {
                 Sftp::from_clonable_session(Arc::clone(&live.session), SftpOptions::default())
                     .await
                     .map_err(|e| {
-                        SandboxError::EngineUnavailable(format!(
+                        SandboxError::engine_unavailable(format!(
                             "cannot open the sftp channel to {}: {e} (the server needs an sftp \
                          Subsystem)",
                             self.target.display()
                         ))
+                        .with_source(e)
                     })?;
             live.sftp = Some(Arc::new(sftp));
         }
@@ -294,7 +292,7 @@ pub(crate) async fn run_on(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        let mut child = cmd.spawn().await.map_err(|e| exec_error("start", &e))?;
+        let mut child = cmd.spawn().await.map_err(|e| exec_error("start", e))?;
         if let (Some(data), Some(mut input)) = (stdin, child.stdin().take()) {
             // A script that exits without reading closes the pipe early.
             let _ = input.write_all(&data).await;
@@ -303,7 +301,7 @@ pub(crate) async fn run_on(
         let output = child
             .wait_with_output()
             .await
-            .map_err(|e| exec_error("run", &e))?;
+            .map_err(|e| exec_error("run", e))?;
         Ok::<_, SandboxError>(ScriptOutput {
             stdout: output.stdout,
             stderr: output.stderr,
@@ -311,26 +309,29 @@ pub(crate) async fn run_on(
         })
     };
     tokio::time::timeout(timeout, work).await.map_err(|_| {
-        SandboxError::Timeout(format!(
+        SandboxError::timeout(format!(
             "a remote backend command ran past {:.1} s",
             timeout.as_secs_f64()
         ))
     })?
 }
 
-pub(crate) fn exec_error(what: &str, err: &openssh::Error) -> SandboxError {
-    if is_connection_error(err) {
-        SandboxError::EngineUnavailable(format!(
+/// An openssh error met while doing `what` to a remote command, kept as
+/// the source.
+pub(crate) fn exec_error(what: &str, err: openssh::Error) -> SandboxError {
+    let mapped = if is_connection_error(&err) {
+        SandboxError::engine_unavailable(format!(
             "the ssh connection failed while trying to {what} a remote command: {}; the next \
              call reconnects",
-            describe(err)
+            describe(&err)
         ))
     } else {
-        SandboxError::Exec(format!(
+        SandboxError::exec(format!(
             "could not {what} a remote command: {}",
-            describe(err)
+            describe(&err)
         ))
-    }
+    };
+    mapped.with_source(err)
 }
 
 pub(crate) fn exit_status(status: std::process::ExitStatus) -> ExitStatus {

@@ -131,14 +131,14 @@ impl SshLauncher {
         ];
         for (name, value) in env {
             if !is_env_name(name) {
-                return Err(SandboxError::Exec(format!(
+                return Err(SandboxError::exec(format!(
                     "environment variable name `{}` is not portable ([A-Za-z_][A-Za-z0-9_]*); \
                      rename it",
                     name.escape_default()
                 )));
             }
             if value.contains('\0') {
-                return Err(SandboxError::Exec(format!(
+                return Err(SandboxError::exec(format!(
                     "the value of environment variable {name} contains a NUL byte; remove it"
                 )));
             }
@@ -161,7 +161,7 @@ impl SshLauncher {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().await.map_err(|e| exec_error("start", &e))?;
+        let mut child = cmd.spawn().await.map_err(|e| exec_error("start", e))?;
         let stdin = child.stdin().take();
         let stdout = child.stdout().take();
         let stderr = child.stderr().take();
@@ -209,7 +209,7 @@ impl SshLauncher {
             }
             let status = match result {
                 Ok(status) => Ok(exit_status(status)),
-                Err(_) if connection_lost => Err(SandboxError::EngineUnavailable(
+                Err(_) if connection_lost => Err(SandboxError::engine_unavailable(
                     "the ssh connection dropped while the remote command ran; it is killed \
                      when the next call reconnects"
                         .to_owned(),
@@ -219,7 +219,7 @@ impl SshLauncher {
                     tracing::debug!("remote command ended after kill: {e}");
                     Ok(ExitStatus::Signal(9))
                 }
-                Err(e) => Err(exec_error("wait for", &e)),
+                Err(e) => Err(exec_error("wait for", e)),
             };
             if let Some(hooks) = &waiter.hooks {
                 hooks.after_exec().await;
@@ -356,10 +356,10 @@ impl ProcessControl for SshProcess {
         let value = rx
             .wait_for(Option::is_some)
             .await
-            .map_err(|_| SandboxError::Exec("the remote command's waiter ended".to_owned()))?;
+            .map_err(|_| SandboxError::exec("the remote command's waiter ended".to_owned()))?;
         match value.as_ref() {
             Some(result) => result.clone(),
-            None => Err(SandboxError::Exec("no exit status".to_owned())),
+            None => Err(SandboxError::exec("no exit status".to_owned())),
         }
     }
 
@@ -374,7 +374,7 @@ impl ProcessControl for SshProcess {
             .ok()
             .and_then(|r| r.ok().and_then(|v| *v));
         let Some(pgid) = pgid else {
-            return Err(SandboxError::Exec(
+            return Err(SandboxError::exec(
                 "the remote command never reported its process group; it cannot be killed \
                  remotely"
                     .to_owned(),

@@ -113,15 +113,47 @@ pub(crate) fn master_args(target: &SshTarget, dir: &Path) -> Vec<std::ffi::OsStr
 pub(crate) enum MasterError {
     /// The control directory could not be made, or `ssh` not run.
     Io(std::io::Error),
-    /// `ssh` ran and failed; its log.
+    /// `ssh` ran and refused the host's key (unknown or changed); its log.
+    HostKey(String),
+    /// `ssh` ran and failed otherwise; its log.
     Failed(String),
+}
+
+impl MasterError {
+    /// `ssh` failed with `log`: a host-key refusal or another failure.
+    /// ssh says why only in its log (every failure exits 255), so this
+    /// is where its words are read, once.
+    fn from_log(log: String) -> Self {
+        const HOST_KEY_MARKERS: [&str; 4] = [
+            "Host key verification failed",
+            "REMOTE HOST IDENTIFICATION HAS CHANGED",
+            "No ED25519 host key is known",
+            "host key",
+        ];
+        if HOST_KEY_MARKERS.iter().any(|m| log.contains(m)) {
+            MasterError::HostKey(log)
+        } else {
+            MasterError::Failed(log)
+        }
+    }
 }
 
 impl std::fmt::Display for MasterError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             MasterError::Io(e) => write!(f, "cannot start ssh: {e}"),
-            MasterError::Failed(log) => write!(f, "ssh failed: {}", log.trim()),
+            MasterError::HostKey(log) | MasterError::Failed(log) => {
+                write!(f, "ssh failed: {}", log.trim())
+            }
+        }
+    }
+}
+
+impl std::error::Error for MasterError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MasterError::Io(e) => Some(e),
+            MasterError::HostKey(_) | MasterError::Failed(_) => None,
         }
     }
 }
@@ -150,7 +182,7 @@ pub(crate) async fn launch_master(target: &SshTarget) -> Result<tempfile::TempDi
         Ok(dir)
     } else {
         let log = std::fs::read_to_string(dir.path().join("log")).unwrap_or_default();
-        Err(MasterError::Failed(log))
+        Err(MasterError::from_log(log))
     }
 }
 

@@ -56,3 +56,17 @@ fn forwarding_and_local_commands_are_off_and_the_host_comes_last() {
     );
     assert!(args.contains(&"/ctl/master".to_owned()), "{args:?}");
 }
+
+#[test]
+fn a_host_key_refusal_in_the_log_is_its_own_kind_with_the_same_text() {
+    let refused = MasterError::from_log("Warning: ...\nHost key verification failed.\n".to_owned());
+    assert!(matches!(refused, MasterError::HostKey(_)));
+    assert_eq!(
+        refused.to_string(),
+        "ssh failed: Warning: ...\nHost key verification failed."
+    );
+    let other = MasterError::from_log("Permission denied (publickey).\n".to_owned());
+    assert!(matches!(other, MasterError::Failed(_)));
+    let io = MasterError::Io(std::io::Error::other("no ssh"));
+    assert!(std::error::Error::source(&io).is_some());
+}

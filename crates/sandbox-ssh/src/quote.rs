@@ -7,7 +7,7 @@ use talon_sandbox_core::SandboxError;
 /// Refuses a NUL byte (it cannot travel in an argument).
 pub fn shell_quote(text: &str) -> Result<String, SandboxError> {
     if text.contains('\0') {
-        return Err(SandboxError::Exec(
+        return Err(SandboxError::exec(
             "an argument for the remote command contains a NUL byte, which cannot be passed; \
              remove it"
                 .to_owned(),

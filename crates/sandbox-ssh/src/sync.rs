@@ -137,8 +137,9 @@ struct RemoteTree {
     links: BTreeSet<String>,
 }
 
-fn io_err(what: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Io(format!("workspace sync: {what}: {e}"))
+/// `what` failed with `e` (kept as the source).
+fn io_err(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> SandboxError {
+    SandboxError::io(format!("workspace sync: {what}: {e}")).with_source(e)
 }
 
 fn excluded(rel: &str, excludes: &[String]) -> bool {
@@ -273,7 +274,7 @@ impl WorkspaceSync {
             *guard = Some(self.load_manifest(&sftp).await);
         }
         let Some(manifest) = guard.as_mut() else {
-            return Err(io_err("manifest", "not loaded"));
+            return Err(SandboxError::io("workspace sync: manifest: not loaded"));
         };
         let mut report = SyncReport::default();
         for root in &self.roots {
@@ -329,13 +330,11 @@ impl WorkspaceSync {
                 Ok(tree)
             }
             talon_sandbox_core::ExitStatus::Code(3) => Ok(RemoteTree::default()),
-            other => Err(io_err(
-                &format!("list {}", root.remote),
-                format!(
-                    "{other:?}: {} (the remote host needs GNU find)",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            )),
+            other => Err(SandboxError::io(format!(
+                "workspace sync: list {}: {other:?}: {} (the remote host needs GNU find)",
+                root.remote,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))),
         }
     }
 

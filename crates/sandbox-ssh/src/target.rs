@@ -49,7 +49,7 @@ impl SshTarget {
         home: Option<&Path>,
     ) -> Result<Self, SandboxError> {
         let host = settings.host.clone().ok_or_else(|| {
-            SandboxError::Config(
+            SandboxError::config(
                 "the ssh sandbox backend needs a host: set agents.defaults.sandbox.ssh.host \
                  (and user, identityFile, knownHostsFile as needed)"
                     .to_owned(),
@@ -64,14 +64,14 @@ impl SshTarget {
             ..Default::default()
         };
         if let Some((field, problem)) = checked.validate().into_iter().next() {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "sandbox.ssh.{field}: {problem}"
             )));
         }
         if let Some(root_problem) =
             talon_sandbox_core::remote_root_problem(&settings.workspace_root)
         {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "sandbox.ssh.workspaceRoot: {root_problem}"
             )));
         }

@@ -8,22 +8,19 @@ use super::*;
 fn every_sandbox_kind_keeps_its_name_as_the_code() {
     let cases = [
         (
-            SandboxError::EngineUnavailable("d".into()),
+            SandboxError::engine_unavailable("d"),
             ToolErrorKind::Unavailable,
         ),
+        (SandboxError::image_missing("i"), ToolErrorKind::Unavailable),
+        (SandboxError::config("c"), ToolErrorKind::Input),
         (
-            SandboxError::ImageMissing("i".into()),
+            SandboxError::backend_missing("b"),
             ToolErrorKind::Unavailable,
         ),
-        (SandboxError::Config("c".into()), ToolErrorKind::Input),
-        (
-            SandboxError::BackendMissing("b".into()),
-            ToolErrorKind::Unavailable,
-        ),
-        (SandboxError::Exec("e".into()), ToolErrorKind::Execution),
-        (SandboxError::Gone("g".into()), ToolErrorKind::Unavailable),
-        (SandboxError::Timeout("t".into()), ToolErrorKind::TimedOut),
-        (SandboxError::Io("io".into()), ToolErrorKind::Execution),
+        (SandboxError::exec("e"), ToolErrorKind::Execution),
+        (SandboxError::gone("g"), ToolErrorKind::Unavailable),
+        (SandboxError::timeout("t"), ToolErrorKind::TimedOut),
+        (SandboxError::io("io"), ToolErrorKind::Execution),
     ];
     for (e, kind) in cases {
         let sandbox_kind = e.kind();

@@ -227,8 +227,8 @@ impl McpServerConfig {
             ));
         }
         for (k, v) in self.env.iter().chain(&self.headers) {
-            if let Err(msg) = check_env_refs(v) {
-                out.push((format!("{key}.{k}"), msg));
+            if let Err(e) = check_env_refs(v) {
+                out.push((format!("{key}.{k}"), e.to_string()));
             }
         }
     }
@@ -249,36 +249,52 @@ impl McpConfig {
     }
 }
 
+/// Why a `${VAR}` reference cannot be expanded. The caller names the key
+/// it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EnvRefError {
+    /// `${` without a closing `}`.
+    #[error("an unterminated `${{` reference")]
+    Unterminated,
+    /// The name between `${` and `}` is not a variable name.
+    #[error("`${{{0}}}` is not a valid variable reference")]
+    InvalidName(String),
+    /// The variable is not set.
+    #[error("environment variable `{0}` is not set")]
+    Unset(String),
+}
+
 /// Check the `${VAR}` references of a value are well formed.
-fn check_env_refs(value: &str) -> Result<(), String> {
+fn check_env_refs(value: &str) -> Result<(), EnvRefError> {
     expand_env_refs(value, |_| Some(String::new())).map(|_| ())
 }
 
 /// Expand `${VAR}` references with `lookup`; `$$` is not special. An
 /// unterminated or empty reference, or an unset variable, is an error
-/// (the message says which).
+/// (the error says which).
 pub fn expand_env_refs(
     value: &str,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<String, String> {
+) -> Result<String, EnvRefError> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err("an unterminated `${` reference".to_owned());
+            return Err(EnvRefError::Unterminated);
         };
         let name = &after[..end];
         let valid = !name.is_empty()
             && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(format!("`${{{name}}}` is not a valid variable reference"));
+            return Err(EnvRefError::InvalidName(name.to_owned()));
         }
         match lookup(name) {
             Some(v) => out.push_str(&v),
-            None => return Err(format!("environment variable `{name}` is not set")),
+            None => return Err(EnvRefError::Unset(name.to_owned())),
         }
         rest = &after[end + 1..];
     }

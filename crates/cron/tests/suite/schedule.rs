@@ -397,6 +397,28 @@ fn absolute_time_forms() {
 }
 
 #[test]
+fn a_refused_time_or_zone_says_which_kind_of_wrong() {
+    assert_eq!(parse_absolute_time_ms("  "), Err(TimeParseError::Empty));
+    assert_eq!(
+        parse_absolute_time_ms("0"),
+        Err(TimeParseError::NotEpochMs("0".into()))
+    );
+    assert_eq!(
+        parse_absolute_time_ms("2026-06-15T25:00Z"),
+        Err(TimeParseError::NotIso("2026-06-15T25:00Z".into()))
+    );
+    let zone = parse_tz("Mars/Olympus").unwrap_err();
+    assert_eq!(zone, TimeParseError::UnknownZone("Mars/Olympus".into()));
+    assert_eq!(
+        zone.to_string(),
+        "unknown time zone `Mars/Olympus`; use an IANA name such as `Europe/Berlin` or `UTC`"
+    );
+    // Wrapped at the crate edge with the field it came from.
+    let err = CronExpr::parse("0 9 * * *", Some("Mars/Olympus"), "schedule").unwrap_err();
+    assert_eq!(err.field(), Some("schedule.tz"));
+}
+
+#[test]
 fn every_follows_its_anchor_grid() {
     let s = Schedule::Every {
         every_ms: 10_000,

@@ -63,29 +63,62 @@ impl AllowlistEntry {
     }
 }
 
+/// Why an allowlist entry is not accepted (the caller names the file and
+/// key: [`ExecApprovalsError::Invalid`](crate::exec_approvals::ExecApprovalsError)).
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum EntryError {
+    /// The pattern is empty or blank.
+    #[error("the pattern is empty")]
+    EmptyPattern,
+    /// The pattern starts with `~`.
+    #[error("pattern {0:?} starts with `~`; write the absolute path (Talon does not expand `~`)")]
+    Tilde(String),
+    /// The pattern holds a character that is no wildcard Talon knows.
+    #[error(
+        "pattern {pattern:?} contains {found:?}; only `*` and `**` are wildcards (a name containing \
+         these characters cannot be allowlisted)"
+    )]
+    Wildcard {
+        /// The pattern.
+        pattern: String,
+        /// The refused character.
+        found: char,
+    },
+    /// The pattern is a relative path.
+    #[error("pattern {0:?} is a relative path; give a bare command name or an absolute path")]
+    RelativePath(String),
+    /// `argPattern` does not compile.
+    #[error("argPattern {pattern:?} is not a valid regex: {source}")]
+    ArgPattern {
+        /// The expression.
+        pattern: String,
+        /// The regex error.
+        source: regex::Error,
+    },
+    /// Both `argPattern` and `args` are given.
+    #[error("give either argPattern or args, not both")]
+    ArgsAndArgPattern,
+}
+
 /// Why a pattern is not accepted.
-pub(crate) fn check_pattern(pattern: &str) -> Result<(), String> {
+pub(crate) fn check_pattern(pattern: &str) -> Result<(), EntryError> {
     if pattern.trim().is_empty() {
-        return Err("the pattern is empty".to_owned());
+        return Err(EntryError::EmptyPattern);
     }
     if pattern.starts_with('~') {
-        return Err(format!(
-            "pattern {pattern:?} starts with `~`; write the absolute path (Talon does not expand `~`)"
-        ));
+        return Err(EntryError::Tilde(pattern.to_owned()));
     }
     if let Some(c) = pattern
         .chars()
         .find(|c| matches!(c, '?' | '[' | ']' | '{' | '}' | '!') || c.is_control())
     {
-        return Err(format!(
-            "pattern {pattern:?} contains {c:?}; only `*` and `**` are wildcards (a name containing \
-             these characters cannot be allowlisted)"
-        ));
+        return Err(EntryError::Wildcard {
+            pattern: pattern.to_owned(),
+            found: c,
+        });
     }
     if pattern.contains('/') && !pattern.starts_with('/') {
-        return Err(format!(
-            "pattern {pattern:?} is a relative path; give a bare command name or an absolute path"
-        ));
+        return Err(EntryError::RelativePath(pattern.to_owned()));
     }
     Ok(())
 }
@@ -101,16 +134,17 @@ pub(crate) struct CompiledEntry {
 
 impl CompiledEntry {
     /// Checks and compiles `entry`; the error says what is wrong.
-    pub(crate) fn compile(entry: AllowlistEntry) -> Result<Self, String> {
+    pub(crate) fn compile(entry: AllowlistEntry) -> Result<Self, EntryError> {
         check_pattern(&entry.pattern)?;
         let arg_regex = match &entry.arg_pattern {
-            Some(p) => Some(
-                Regex::new(p).map_err(|e| format!("argPattern {p:?} is not a valid regex: {e}"))?,
-            ),
+            Some(p) => Some(Regex::new(p).map_err(|source| EntryError::ArgPattern {
+                pattern: p.clone(),
+                source,
+            })?),
             None => None,
         };
         if entry.arg_pattern.is_some() && entry.args.is_some() {
-            return Err("give either argPattern or args, not both".to_owned());
+            return Err(EntryError::ArgsAndArgPattern);
         }
         Ok(CompiledEntry {
             glob: compile_glob(&entry.pattern),

@@ -70,6 +70,38 @@ fn patterns_are_checked() {
     }
 }
 
+#[test]
+fn a_refused_entry_says_which_rule_and_keeps_the_regex_error_as_source() {
+    assert!(matches!(check_pattern(" "), Err(EntryError::EmptyPattern)));
+    assert!(matches!(check_pattern("~/x"), Err(EntryError::Tilde(p)) if p == "~/x"));
+    assert!(matches!(
+        check_pattern("l?"),
+        Err(EntryError::Wildcard { found: '?', .. })
+    ));
+    assert!(matches!(
+        check_pattern("bin/x"),
+        Err(EntryError::RelativePath(_))
+    ));
+    let err = CompiledEntry::compile(AllowlistEntry {
+        arg_pattern: Some("(".into()),
+        ..AllowlistEntry::new("git")
+    })
+    .unwrap_err();
+    assert!(matches!(err, EntryError::ArgPattern { .. }));
+    assert!(std::error::Error::source(&err).is_some());
+    assert!(
+        err.to_string()
+            .starts_with("argPattern \"(\" is not a valid regex: ")
+    );
+    let both = CompiledEntry::compile(AllowlistEntry {
+        arg_pattern: Some("^a$".into()),
+        args: Some(vec!["a".into()]),
+        ..AllowlistEntry::new("git")
+    })
+    .unwrap_err();
+    assert_eq!(both.to_string(), "give either argPattern or args, not both");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 

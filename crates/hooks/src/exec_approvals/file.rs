@@ -240,8 +240,9 @@ impl ExecApprovalsStore {
                 return Err(self.invalid("agents".to_owned(), "an agent id is empty".to_owned()));
             }
             for (i, entry) in section.allowlist.iter().enumerate() {
-                CompiledEntry::compile(entry.clone())
-                    .map_err(|m| self.invalid(format!("agents.{agent}.allowlist[{i}]"), m))?;
+                CompiledEntry::compile(entry.clone()).map_err(|m| {
+                    self.invalid(format!("agents.{agent}.allowlist[{i}]"), m.to_string())
+                })?;
             }
         }
         Ok(())
@@ -286,8 +287,9 @@ impl ExecApprovalsStore {
                 for entry in &section.allowlist {
                     // Checked by `load`; an error here cannot happen, but
                     // it must not be skipped silently either.
-                    let compiled = CompiledEntry::compile(entry.clone())
-                        .map_err(|m| self.invalid(format!("agents.{key}.allowlist"), m))?;
+                    let compiled = CompiledEntry::compile(entry.clone()).map_err(|m| {
+                        self.invalid(format!("agents.{key}.allowlist"), m.to_string())
+                    })?;
                     view.entries.push(compiled);
                 }
             }
@@ -305,7 +307,7 @@ impl ExecApprovalsStore {
     ) -> Result<usize, ExecApprovalsError> {
         for entry in &entries {
             CompiledEntry::compile(entry.clone())
-                .map_err(|m| self.invalid("pattern".to_owned(), m))?;
+                .map_err(|m| self.invalid("pattern".to_owned(), m.to_string()))?;
         }
         self.update(|file| {
             let list = &mut file

@@ -173,7 +173,7 @@ mod gate {
             &self,
             _event: &BeforeToolCallEvent,
             _ctx: &HookContext,
-        ) -> Result<Option<BeforeToolCallResult>, String> {
+        ) -> Result<Option<BeforeToolCallResult>, crate::HookError> {
             let mut params = Map::new();
             params.insert("command".into(), json!(self.0));
             Ok(Some(BeforeToolCallResult::params(params)))

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::HookContext;
+use crate::error::HookError;
 use crate::guard::run_guarded;
 use talon_exec_env::{DroppedKey, filter_plugin_env, trim_key};
 
@@ -56,12 +57,12 @@ impl ExecEnvEvent {
 #[async_trait]
 pub trait ResolveExecEnvHandler: Send + Sync {
     /// Returns the variables to add to the exec environment, or an error
-    /// message (the handler is then skipped).
+    /// (the handler is then skipped).
     async fn resolve_exec_env(
         &self,
         event: &ExecEnvEvent,
         ctx: &HookContext,
-    ) -> Result<BTreeMap<String, String>, String>;
+    ) -> Result<BTreeMap<String, String>, HookError>;
 }
 
 /// The merged, filtered result of every `resolve_exec_env` handler.

@@ -36,14 +36,14 @@ impl ResolveExecEnvHandler for TestHandler {
         &self,
         event: &ExecEnvEvent,
         _ctx: &HookContext,
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, crate::HookError> {
         self.calls
             .lock()
             .expect("calls lock")
             .push(format!("{}:{}", self.name, event.session_key));
         match &self.behaviour {
             Behaviour::Return(pairs) => Ok(to_map(pairs)),
-            Behaviour::Fail => Err("backend unavailable".to_owned()),
+            Behaviour::Fail => Err(crate::HookError::handler("backend unavailable")),
             Behaviour::Panic => panic!("handler bug"),
             Behaviour::Sleep(d, pairs) => {
                 tokio::time::sleep(*d).await;

@@ -27,7 +27,7 @@ impl AfterToolCallHandler for Observer {
         &self,
         event: &AfterToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<(), String> {
+    ) -> Result<(), talon_hooks::HookError> {
         tokio::time::sleep(self.delay).await;
         if self.fail {
             panic!("observer bug");

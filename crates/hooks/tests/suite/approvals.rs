@@ -227,7 +227,7 @@ async fn a_trusted_approval_does_not_swallow_a_plugin_approval() {
             &self,
             _e: &talon_hooks::BeforeToolCallEvent,
             _c: &talon_hooks::HookContext,
-        ) -> Result<Option<TrustedDecision>, String> {
+        ) -> Result<Option<TrustedDecision>, talon_hooks::HookError> {
             Ok(Some(TrustedDecision {
                 require_approval: Some(ApprovalSpec {
                     title: "Budget".into(),

@@ -28,14 +28,14 @@ impl TrustedToolPolicy for Policy {
         &self,
         event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<TrustedDecision>, String> {
+    ) -> Result<Option<TrustedDecision>, talon_hooks::HookError> {
         self.log.lock().unwrap().push(format!(
             "{}:{}",
             self.name,
             Value::Object(event.params.clone())
         ));
         if self.fail {
-            return Err("backend down".into());
+            return Err(talon_hooks::HookError::handler("backend down"));
         }
         Ok(self.decision.clone())
     }

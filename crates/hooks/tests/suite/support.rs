@@ -48,7 +48,7 @@ impl BeforeToolCallHandler for Fixed {
         &self,
         event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         self.seen.lock().unwrap().push(event.params.clone());
         Ok(self.result.clone())
     }
@@ -64,7 +64,7 @@ impl BeforeToolCallHandler for AppendMarker {
         &self,
         event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         let mut p = event.params.clone();
         let before = p
             .get("marks")
@@ -84,7 +84,7 @@ impl BeforeToolCallHandler for Panics {
         &self,
         _event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         panic!("handler bug");
     }
 }
@@ -97,8 +97,8 @@ impl BeforeToolCallHandler for Errors {
         &self,
         _event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
-        Err("database unreachable".into())
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
+        Err(talon_hooks::HookError::handler("database unreachable"))
     }
 }
 
@@ -110,7 +110,7 @@ impl BeforeToolCallHandler for Sleeps {
         &self,
         _event: &BeforeToolCallEvent,
         _ctx: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         tokio::time::sleep(self.0).await;
         Ok(None)
     }

@@ -165,10 +165,11 @@ async fn a_server_that_cannot_start_is_a_clear_error_for_the_call() {
     }));
     let reports = m.ensure_agent("main").await;
     let gone = reports.iter().find(|r| r.server == "gone").unwrap();
+    let gone_error = gone.error.as_ref().unwrap();
+    assert_eq!(gone_error.kind(), talon_mcp::StartErrorKind::Start);
     assert!(
-        gone.error
-            .as_deref()
-            .unwrap()
+        gone_error
+            .to_string()
             .contains("cannot start `/nonexistent/mcp-server`"),
         "{gone:?}"
     );
@@ -194,12 +195,14 @@ async fn blocked_env_keys_and_unset_references_refuse_to_start() {
         "unset": fixture_server(&[], json!({"env": {"TOKEN": "${TALON_TEST_SURELY_UNSET_VAR}"}})),
     }));
     let reports = m.ensure_agent("main").await;
-    let preload = reports[0].error.as_deref().unwrap();
+    let preload = reports[0].error.as_ref().unwrap();
+    assert_eq!(preload.kind(), talon_mcp::StartErrorKind::Config);
+    let preload = preload.to_string();
     assert!(
         preload.contains("LD_PRELOAD") && preload.contains("mcp.servers.preload.env"),
         "{preload}"
     );
-    let unset = reports[1].error.as_deref().unwrap();
+    let unset = reports[1].error.as_ref().unwrap().to_string();
     assert!(
         unset.contains("TALON_TEST_SURELY_UNSET_VAR") && unset.contains("env `TOKEN`"),
         "{unset}"
@@ -276,7 +279,9 @@ async fn a_server_that_dies_at_start_reports_its_stderr_tail() {
     }));
     let started = std::time::Instant::now();
     let reports = m.ensure_agent("main").await;
-    let err = reports[0].error.as_deref().unwrap();
+    let err = reports[0].error.as_ref().unwrap();
+    assert_eq!(err.kind(), talon_mcp::StartErrorKind::Handshake);
+    let err = err.to_string();
     assert!(
         started.elapsed() < std::time::Duration::from_secs(10),
         "{:?}",

@@ -73,7 +73,11 @@ fn with_resolver(servers: Value) -> McpManager {
 /// Start `servers` and return the one report's error.
 async fn start_error(m: &McpManager) -> String {
     let reports = m.ensure_agent("main").await;
-    let err = reports[0].error.clone().unwrap_or_default();
+    let err = reports[0]
+        .error
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
     assert_eq!(m.status().servers[0].state, ServerState::Failed, "{err}");
     m.shutdown().await;
     err

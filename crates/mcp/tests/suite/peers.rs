@@ -52,7 +52,9 @@ async fn streamable_http_servers_list_and_call_with_env_headers() {
     );
     // Unset: a clear error naming the server and the header.
     let reports = m.ensure_agent("main").await;
-    let err = reports[0].error.as_deref().unwrap();
+    let err = reports[0].error.as_ref().unwrap();
+    assert_eq!(err.kind(), talon_mcp::StartErrorKind::Config);
+    let err = err.to_string();
     assert!(
         err.contains("header `Authorization`")
             && err.contains(var)

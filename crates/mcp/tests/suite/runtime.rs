@@ -33,7 +33,7 @@ impl BeforeToolCallHandler for Block {
         &self,
         _e: &BeforeToolCallEvent,
         _c: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         Ok(Some(BeforeToolCallResult::block("no echo today")))
     }
 }

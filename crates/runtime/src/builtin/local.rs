@@ -67,10 +67,11 @@ impl SandboxBackend for LazyLocalBackend {
         if wants_egress(&request.config)
             && let Err(e) = &self.egress_policy
         {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "{e} (the local sandbox's network \"bridge\" goes through the same SSRF rules \
                  as web_fetch, so it cannot start until the allowlist is fixed)"
-            )));
+            ))
+            .with_source(e.clone()));
         }
         self.backend().await?.ensure(request).await
     }

@@ -21,7 +21,8 @@ use talon_fs_bridge::{
 };
 use talon_sandbox_core::{
     BUSY_HEARTBEAT, ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher,
-    SandboxActivity, SandboxError, SandboxHandle, SandboxKey, SandboxLease, UsageStore, now_ms,
+    SandboxActivity, SandboxError, SandboxErrorKind, SandboxHandle, SandboxKey, SandboxLease,
+    UsageStore, now_ms,
 };
 use tokio::sync::Mutex;
 
@@ -282,7 +283,7 @@ impl ProcessLauncher for LazySandboxLauncher {
             // The backend says the container is gone or stopped: ensure
             // the sandbox again (recreate or start it) and retry once, so
             // a dead container does not wedge the session.
-            Err(SandboxError::Gone(_)) => {
+            Err(e) if e.kind() == SandboxErrorKind::Gone => {
                 tracing::warn!(
                     target: "talon::runtime",
                     backend = %self.0.backend_id,

@@ -28,7 +28,7 @@ impl BeforeToolCallHandler for Hook {
         &self,
         _e: &BeforeToolCallEvent,
         _c: &HookContext,
-    ) -> Result<Option<BeforeToolCallResult>, String> {
+    ) -> Result<Option<BeforeToolCallResult>, talon_hooks::HookError> {
         Ok(Some(self.0.clone()))
     }
 }
@@ -446,7 +446,7 @@ impl talon_hooks::AfterToolCallHandler for Recorder {
         &self,
         e: &talon_hooks::AfterToolCallEvent,
         _c: &HookContext,
-    ) -> Result<(), String> {
+    ) -> Result<(), talon_hooks::HookError> {
         self.0.lock().unwrap().push(e.clone());
         Ok(())
     }

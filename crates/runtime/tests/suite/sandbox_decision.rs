@@ -34,7 +34,7 @@ impl SandboxBackend for EngineDown {
         if let Ok(mut asked) = self.asked.lock() {
             asked.push((request.session_key.clone(), request.scope_key.clone()));
         }
-        Err(SandboxError::EngineUnavailable(
+        Err(SandboxError::engine_unavailable(
             "the test engine is down".to_owned(),
         ))
     }

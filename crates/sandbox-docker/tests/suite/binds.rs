@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use common::{Cleanup, IMAGE, QUICK, backend, workspace};
 use talon_sandbox_core::{
-    DockerConfig, ExitStatus, ResolvedSandboxConfig, SandboxBackend, SandboxConfig, SandboxError,
-    SandboxHandle, SandboxInputs, SandboxRequest, WorkspaceAccess,
+    DockerConfig, ExitStatus, ResolvedSandboxConfig, SandboxBackend, SandboxConfig,
+    SandboxErrorKind, SandboxHandle, SandboxInputs, SandboxRequest, WorkspaceAccess,
 };
 use talon_sandbox_docker::DockerBackend;
 use talon_test_support::mounts::{TmpfsSubmount, exchange};
@@ -186,7 +186,9 @@ async fn each_blocked_bind_stays_blocked_with_every_dangerous_switch_on() {
         let _cleanup = Cleanup(vec![req.sandbox_name.clone()]);
         let err = SandboxBackend::ensure(&backend, &req).await.unwrap_err();
         assert!(
-            matches!(&err, SandboxError::Config(m) if m.contains(code) && m.contains("binds[0]")),
+            err.kind() == SandboxErrorKind::Config
+                && err.message().contains(code)
+                && err.message().contains("binds[0]"),
             "{bind} must be refused with {code}: {err}"
         );
         assert!(
@@ -379,7 +381,8 @@ async fn a_thousand_bind_source_swaps_never_mount_the_swapped_target() {
                     .await
                     .unwrap();
             }
-            Err(SandboxError::Config(message)) => {
+            Err(e) if e.kind() == SandboxErrorKind::Config => {
+                let message = e.message();
                 refused += 1;
                 if message.contains("changed while")
                     || message.contains("was created with")
@@ -438,7 +441,9 @@ async fn a_workspace_that_is_a_home_holding_ssh_is_refused() {
             let _cleanup = Cleanup(vec![req.sandbox_name.clone()]);
             let err = SandboxBackend::ensure(&backend, &req).await.unwrap_err();
             assert!(
-                matches!(&err, SandboxError::Config(m) if m.contains(code) && m.contains("agents.defaults.workspace")),
+                err.kind() == SandboxErrorKind::Config
+                    && err.message().contains(code)
+                    && err.message().contains("agents.defaults.workspace"),
                 "{access:?} {code}: {err}"
             );
             assert!(!exists(&backend, &req.sandbox_name).await);

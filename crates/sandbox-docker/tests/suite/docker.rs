@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use common::{Cleanup, EngineRelay, IMAGE, QUICK, backend, spec, top, unique, workspace};
 use talon_fs_bridge::{FsErrorCode, WriteOptions};
 use talon_sandbox_core::{
-    ExitStatus, LaunchRequest, ResolvedSandboxConfig, SandboxBackend, SandboxConfig, SandboxError,
-    SandboxHandle, SandboxInputs, SandboxRequest, WorkspaceAccess,
+    ExitStatus, LaunchRequest, ResolvedSandboxConfig, SandboxBackend, SandboxConfig,
+    SandboxErrorKind, SandboxHandle, SandboxInputs, SandboxRequest, WorkspaceAccess,
 };
 use talon_sandbox_docker::{BindMount, DockerBackend, labels};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -153,7 +153,7 @@ async fn a_hot_container_with_a_stale_hash_is_kept_with_a_warning() {
     strict.require_current_config = true;
     let err = backend.ensure_container(&strict).await.unwrap_err();
     assert!(
-        matches!(&err, SandboxError::Config(m) if m.contains("talon sandbox recreate")),
+        err.kind() == SandboxErrorKind::Config && err.message().contains("talon sandbox recreate"),
         "{err}"
     );
 
@@ -468,7 +468,7 @@ async fn kill_and_timeout_stop_the_whole_process_tree_inside_the_container() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, SandboxError::Timeout(m) if m.contains("killed")),
+        err.kind() == SandboxErrorKind::Timeout && err.message().contains("killed"),
         "{err}"
     );
     assert!(begun.elapsed() < Duration::from_secs(5));
@@ -505,21 +505,22 @@ async fn the_engine_going_away_mid_exec_is_a_clear_error() {
         .expect("wait must not hang when the engine goes away")
         .unwrap_err();
     assert!(begun.elapsed() < Duration::from_secs(5));
-    match &err {
-        SandboxError::EngineUnavailable(m) => {
+    match err.kind() {
+        SandboxErrorKind::EngineUnavailable => {
+            let m = err.message();
             assert!(m.contains(&relay.path.display().to_string()), "{m}");
             assert!(m.contains("cargo xtask docker-up"), "{m}");
         }
-        other => panic!("expected EngineUnavailable, got {other:?}"),
+        _ => panic!("expected EngineUnavailable, got {err:?}"),
     }
     // The next call fails the same clear way instead of hanging.
     let err = tokio::time::timeout(QUICK, backend.ensure_container(&s))
         .await
         .unwrap()
         .unwrap_err();
-    assert!(matches!(err, SandboxError::EngineUnavailable(_)), "{err}");
+    assert!(err.kind() == SandboxErrorKind::EngineUnavailable, "{err}");
     let err = DockerBackend::connect_unix(&relay.path).await.unwrap_err();
-    assert!(matches!(err, SandboxError::EngineUnavailable(_)), "{err}");
+    assert!(err.kind() == SandboxErrorKind::EngineUnavailable, "{err}");
     // The process really is still in the container (the engine itself is
     // fine); the shared engine cleans it up through the guard.
     assert!(top(&main, &s.name).await.iter().any(|c| c == "sleep 30"));
@@ -533,12 +534,13 @@ async fn a_missing_image_is_a_clear_error_and_creates_nothing() {
     s.image = "talon-test-absent:never-built".to_owned();
     let _cleanup = Cleanup(vec![s.name.clone()]);
     let err = backend.ensure_container(&s).await.unwrap_err();
-    match &err {
-        SandboxError::ImageMissing(m) => {
+    match err.kind() {
+        SandboxErrorKind::ImageMissing => {
+            let m = err.message();
             assert!(m.contains("talon-test-absent:never-built"), "{m}");
             assert!(m.contains("docker build"), "{m}");
         }
-        other => panic!("expected ImageMissing, got {other:?}"),
+        _ => panic!("expected ImageMissing, got {err:?}"),
     }
     let gone = backend.docker().inspect_container(&s.name, None).await;
     assert!(gone.is_err(), "no container may be created");
@@ -585,13 +587,13 @@ async fn only_containers_labelled_as_talon_sandboxes_are_listed_or_removed() {
 
     let err = backend.remove_owned(&foreign).await.unwrap_err();
     assert!(
-        matches!(&err, SandboxError::Config(m) if m.contains("not a Talon sandbox")),
+        err.kind() == SandboxErrorKind::Config && err.message().contains("not a Talon sandbox"),
         "{err}"
     );
     let taken = spec("foreign", ws.path(), "h");
     let err = backend.ensure_container(&taken).await.unwrap_err();
     assert!(
-        matches!(&err, SandboxError::Config(m) if m.contains("does not own")),
+        err.kind() == SandboxErrorKind::Config && err.message().contains("does not own"),
         "{err}"
     );
     assert!(
@@ -680,7 +682,9 @@ async fn setup_command_runs_once_and_a_failing_one_leaves_no_container() {
 
     let err = backend.ensure_container(&bad).await.unwrap_err();
     assert!(
-        matches!(&err, SandboxError::Config(m) if m.contains("setupCommand failed") && m.contains("broken-setup")),
+        err.kind() == SandboxErrorKind::Config
+            && err.message().contains("setupCommand failed")
+            && err.message().contains("broken-setup"),
         "{err}"
     );
     assert!(
@@ -749,7 +753,9 @@ async fn the_backend_trait_refuses_insecure_settings_before_creating_anything() 
             .await
             .unwrap_err();
         assert!(
-            matches!(&err, SandboxError::Config(m) if m.contains("Sandbox security") && m.contains(expected)),
+            err.kind() == SandboxErrorKind::Config
+                && err.message().contains("Sandbox security")
+                && err.message().contains(expected),
             "{expected}: {err}"
         );
         assert!(
@@ -799,7 +805,9 @@ async fn a_container_killed_mid_exec_fails_the_exec_and_the_next_ensure_recovers
         .expect("wait must not hang when the container dies");
     assert!(begun.elapsed() < Duration::from_secs(5));
     match outcome {
-        Err(SandboxError::Exec(m)) => assert!(m.contains("went away"), "{m}"),
+        Err(e) if e.kind() == SandboxErrorKind::Exec => {
+            assert!(e.message().contains("went away"), "{e}")
+        }
         // The engine may still report the killed exec's status.
         Ok(status) => assert_ne!(status, ExitStatus::Code(0)),
         Err(other) => panic!("unexpected error: {other:?}"),
@@ -809,7 +817,7 @@ async fn a_container_killed_mid_exec_fails_the_exec_and_the_next_ensure_recovers
         .run_script("true", &[], None, QUICK)
         .await
         .unwrap_err();
-    assert!(matches!(err, SandboxError::Gone(_)), "{err:?}");
+    assert!(err.kind() == SandboxErrorKind::Gone, "{err:?}");
     assert!(
         err.to_string().contains("ensure the sandbox again"),
         "{err}"

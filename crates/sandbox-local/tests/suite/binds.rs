@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use talon_sandbox_core::{DockerConfig, ExitStatus, SandboxError, SandboxHandle, WorkspaceAccess};
+use talon_sandbox_core::{
+    DockerConfig, ExitStatus, SandboxErrorKind, SandboxHandle, WorkspaceAccess,
+};
 use talon_sandbox_local::MOUNT_CHECK_EXIT;
 use talon_test_support::mounts::{TmpfsSubmount, exchange};
 
@@ -84,7 +86,7 @@ async fn each_blocked_bind_stays_blocked_with_every_dangerous_switch_on() {
         );
         let err = backend.ensure_local(&req).await.unwrap_err();
         assert!(
-            matches!(&err, SandboxError::Config(m) if m.contains(code)),
+            err.kind() == SandboxErrorKind::Config && err.message().contains(code),
             "{bind} must be refused with {code}: {err}"
         );
     }
@@ -226,8 +228,8 @@ async fn a_thousand_bind_source_swaps_never_mount_the_swapped_target() {
                     refused += 1;
                 }
             }
-            Err(SandboxError::Config(message)) => {
-                assert!(message.contains("Sandbox security"), "{message}");
+            Err(e) if e.kind() == SandboxErrorKind::Config => {
+                assert!(e.message().contains("Sandbox security"), "{e}");
                 refused += 1;
             }
             Err(other) => panic!("unexpected failure in the race: {other}"),

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use common::{Tree, sh};
 use talon_fs_bridge::{FsErrorCode, WriteOptions};
 use talon_sandbox_core::{
-    DockerConfig, ExitStatus, LaunchRequest, SandboxBackend, SandboxError, WorkspaceAccess,
+    DockerConfig, ExitStatus, LaunchRequest, SandboxBackend, SandboxErrorKind, WorkspaceAccess,
 };
 use talon_sandbox_local::LocalBackend;
 use tokio::io::AsyncReadExt;
@@ -236,9 +236,8 @@ async fn a_network_names_its_key_and_nothing_is_created() {
         },
     );
     let err = backend.ensure(&request).await.unwrap_err();
-    let SandboxError::Config(text) = &err else {
-        panic!("{err:?}")
-    };
+    assert_eq!(err.kind(), SandboxErrorKind::Config, "{err:?}");
+    let text = err.message();
     assert!(
         text.contains("agents.defaults.sandbox.docker.network"),
         "{text}"
@@ -260,9 +259,8 @@ async fn a_bind_that_fails_validation_names_its_key() {
         },
     );
     let err = backend.ensure(&request).await.unwrap_err();
-    let SandboxError::Config(text) = &err else {
-        panic!("{err:?}")
-    };
+    assert_eq!(err.kind(), SandboxErrorKind::Config, "{err:?}");
+    let text = err.message();
     assert!(
         text.contains("agents.defaults.sandbox.docker.binds[0]"),
         "{text}"

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::value::{Node, parse_yaml, to_compact_json, write_json_string};
+use super::value::{Node, ParseError, parse_yaml, to_compact_json, write_json_string};
 use super::{is_js_space, quoted};
 
 /// The stringified fields of one block.
@@ -35,7 +35,7 @@ pub(crate) fn parse_block(block: &str, warnings: &mut Vec<String>) -> BlockField
     };
     warnings.push(format!(
         "frontmatter is not valid YAML ({}); read it with the line parser instead",
-        quoted(&error)
+        quoted(&error.to_string())
     ));
     BlockFields {
         fields: fallback,
@@ -46,14 +46,14 @@ pub(crate) fn parse_block(block: &str, warnings: &mut Vec<String>) -> BlockField
 fn parse_yaml_once(
     block: &str,
     fallback: &BTreeMap<String, String>,
-) -> Result<BlockFields, String> {
+) -> Result<BlockFields, ParseError> {
     let normalized = normalize_unindented_flow_continuations(block);
     let entries = match parse_yaml(&normalized)? {
         Node::Map(entries) => entries,
         // Only comments (or nothing): an empty mapping.
         Node::Null => Vec::new(),
         Node::Bool(_) | Node::Int(_) | Node::Float(_) | Node::Str(_) | Node::Seq(_) => {
-            return Err("frontmatter must be a YAML mapping".to_owned());
+            return Err(ParseError::NotMapping);
         }
     };
     let inline_colon_keys: Vec<&str> = normalized

@@ -33,7 +33,7 @@ pub(crate) fn resolve_manifest(
             Some(Err(_)) | None => {
                 warnings.push(format!(
                     "metadata is not valid JSON5 ({}); ignored",
-                    quoted(&error)
+                    quoted(&error.to_string())
                 ));
                 return None;
             }

@@ -317,27 +317,49 @@ impl<'de> Deserialize<'de> for Json5Doc {
     }
 }
 
+/// Why a frontmatter block or a `metadata` value did not parse. It becomes
+/// a warning naming the field; the skill is still read (by the line parser,
+/// or without its manifest).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ParseError {
+    /// Flow nesting deeper than [`MAX_DEPTH`], refused before parsing.
+    #[error("nesting deeper than {MAX_DEPTH} levels")]
+    TooDeep,
+    /// The YAML parser's error (limits passed inside it included).
+    #[error(transparent)]
+    Yaml(yaml_serde::Error),
+    /// The JSON5 parser's error (limits passed inside it included).
+    #[error(transparent)]
+    Json5(json5::Error),
+    /// The parser panicked (caught).
+    #[error("the parser failed unexpectedly")]
+    Panicked,
+    /// The block parsed but is not a mapping.
+    #[error("frontmatter must be a YAML mapping")]
+    NotMapping,
+}
+
 /// Parse YAML into a bounded tree. Never panics (a panic inside the parser
 /// is caught and reported as an error).
-pub(crate) fn parse_yaml(text: &str) -> Result<Node, String> {
+pub(crate) fn parse_yaml(text: &str) -> Result<Node, ParseError> {
     // libyaml's scanner is quadratic in flow nesting (40 000 `[` take
     // seconds), so deep flow nesting is refused before it gets there.
     if max_bracket_depth(text) > MAX_DEPTH {
-        return Err(format!("nesting deeper than {MAX_DEPTH} levels"));
+        return Err(ParseError::TooDeep);
     }
     catch(|| {
         yaml_serde::from_str::<YamlDoc>(text)
             .map(|d| d.0)
-            .map_err(|e| e.to_string())
+            .map_err(ParseError::Yaml)
     })
 }
 
 /// Parse JSON5 into a bounded tree. Never panics.
-pub(crate) fn parse_json5(text: &str) -> Result<Node, String> {
+pub(crate) fn parse_json5(text: &str) -> Result<Node, ParseError> {
     catch(|| {
         json5::from_str::<Json5Doc>(text)
             .map(|d| d.0)
-            .map_err(|e| e.to_string())
+            .map_err(ParseError::Json5)
     })
 }
 
@@ -360,9 +382,8 @@ fn max_bracket_depth(text: &str) -> usize {
     max
 }
 
-fn catch(f: impl FnOnce() -> Result<Node, String>) -> Result<Node, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err("the parser failed unexpectedly".to_owned()))
+fn catch(f: impl FnOnce() -> Result<Node, ParseError>) -> Result<Node, ParseError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(ParseError::Panicked))
 }
 
 /// JavaScript's `String(number)`.

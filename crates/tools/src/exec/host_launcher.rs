@@ -62,13 +62,14 @@ impl HostLauncher {
     pub fn new(workspace_root: impl AsRef<Path>) -> Result<Self, SandboxError> {
         let given = workspace_root.as_ref();
         let root = std::fs::canonicalize(given).map_err(|e| {
-            SandboxError::Config(format!(
+            SandboxError::config(format!(
                 "workspace root {} cannot be resolved: {e}",
                 given.display()
             ))
+            .with_source(e)
         })?;
         if !root.is_dir() {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "workspace root {} is not a directory",
                 given.display()
             )));
@@ -92,12 +93,11 @@ impl HostLauncher {
     fn leaf(&self) -> Result<Leaf, SandboxError> {
         let supervisor = match &self.supervisor {
             Some(supervisor) => Arc::clone(supervisor),
-            None => Supervisor::shared()
-                .map_err(|e| io_error("cannot contain the command", chain(&e)))?,
+            None => Supervisor::shared().map_err(|e| io_error("cannot contain the command", e))?,
         };
         supervisor
             .leaf(&Limits::NONE)
-            .map_err(|e| io_error("cannot contain the command", chain(&e)))
+            .map_err(|e| io_error("cannot contain the command", e))
     }
 
     /// Builder: build the inherited base with `policy` (the agent's
@@ -127,26 +127,27 @@ impl HostLauncher {
             return Ok(self.root.clone());
         };
         if raw.contains('\0') {
-            return Err(SandboxError::Config(
+            return Err(SandboxError::config(
                 "workdir contains a NUL byte".to_owned(),
             ));
         }
         let joined = self.root.join(raw);
         let resolved = std::fs::canonicalize(&joined).map_err(|e| {
-            SandboxError::Config(format!(
+            SandboxError::config(format!(
                 "workdir {raw:?} cannot be used: {e}; give a directory inside the workspace {}",
                 self.root.display()
             ))
+            .with_source(e)
         })?;
         if !resolved.starts_with(&self.root) {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "workdir {raw:?} resolves to {}, outside the workspace {}; give a directory inside it",
                 resolved.display(),
                 self.root.display()
             )));
         }
         if !resolved.is_dir() {
-            return Err(SandboxError::Config(format!(
+            return Err(SandboxError::config(format!(
                 "workdir {raw:?} is not a directory"
             )));
         }
@@ -186,8 +187,9 @@ fn chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-fn io_error(what: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Exec(format!("{what}: {e}"))
+/// `what` failed with `e` (its chain in the message, `e` as the source).
+fn io_error(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> SandboxError {
+    SandboxError::exec(format!("{what}: {}", chain(&e))).with_source(e)
 }
 
 #[async_trait::async_trait]
@@ -202,7 +204,7 @@ impl ProcessLauncher for HostLauncher {
 
     async fn launch(&self, request: LaunchRequest) -> Result<LaunchedProcess, SandboxError> {
         if request.command.contains('\0') {
-            return Err(SandboxError::Config(
+            return Err(SandboxError::config(
                 "command contains a NUL byte".to_owned(),
             ));
         }

@@ -223,7 +223,7 @@ impl Session {
             Some(status) => status,
             None => match tokio::time::timeout(KILL_WAIT, control.wait()).await {
                 Ok(status) => status,
-                Err(_) => Err(SandboxError::Timeout(
+                Err(_) => Err(SandboxError::timeout(
                     "the process did not end after it was killed".to_owned(),
                 )),
             },

@@ -75,7 +75,7 @@ impl ResolveExecEnvHandler for Recording {
         &self,
         event: &ExecEnvEvent,
         _ctx: &HookContext,
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, talon_hooks::HookError> {
         self.events.lock().unwrap().push(event.clone());
         Ok(self.env.clone())
     }
