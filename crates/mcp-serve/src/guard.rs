@@ -13,6 +13,7 @@ use axum::response::{IntoResponse, Response};
 use futures::Stream;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use crate::direct::{self, InFlight, Posted};
 use crate::handler::Disconnected;
 use crate::sessions::{Binding, CallerFingerprint, CappedSessions};
 use crate::source::{McpCaller, SourceError, ToolSource};
@@ -25,6 +26,8 @@ pub(crate) struct GuardState {
     pub(crate) source: Arc<dyn ToolSource>,
     pub(crate) sessions: Arc<CappedSessions>,
     pub(crate) max_body_bytes: usize,
+    /// The `tools/call`s answered directly, for `notifications/cancelled`.
+    pub(crate) inflight: Arc<InFlight>,
 }
 
 /// The middleware: refuse before rmcp sees the request, then watch the
@@ -74,9 +77,13 @@ pub(crate) async fn guard(
     }
     // Fires when the client goes away, or when its MCP session closes.
     let mut disconnect = CancellationToken::new();
+    let mut bound: Option<CancellationToken> = None;
     if let Some(id) = &session_id {
         match state.sessions.binding(id, who) {
-            Binding::Same(closed) => disconnect = closed.child_token(),
+            Binding::Same(closed) => {
+                disconnect = closed.child_token();
+                bound = Some(closed);
+            }
             Binding::Other => {
                 return plain(
                     StatusCode::FORBIDDEN,
@@ -102,6 +109,33 @@ pub(crate) async fn guard(
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             return resp;
+        }
+    }
+    // A plain `tools/call` on this caller's own session is answered here
+    // (see `direct`); a cancellation reaches such a call, then rmcp too.
+    if let (Some(session), Some(closed), Some(body)) = (&session_id, &bound, &posted) {
+        match direct::classify(body) {
+            Posted::Call {
+                id,
+                name,
+                arguments,
+            } if direct::accepts_json(&parts.headers)
+                && direct::headers_fit(&parts.headers, &name) =>
+            {
+                let caller = McpCaller::from_parts(&parts);
+                return direct::answer(
+                    &*state.source,
+                    &state.sessions,
+                    &state.inflight,
+                    &caller,
+                    session,
+                    closed,
+                    (id, name, arguments),
+                )
+                .await;
+            }
+            Posted::Cancelled(id) => state.inflight.cancel(session, &id),
+            Posted::Call { .. } | Posted::Other => {}
         }
     }
     parts.extensions.insert(Disconnected(disconnect.clone()));

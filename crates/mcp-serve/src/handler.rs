@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
@@ -153,28 +153,49 @@ impl ServerHandler for TalonMcpServer {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(|id| self.sessions.call_running(id));
-        let id = fresh_call_id()?;
-        let name = request.name.to_string();
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
-        let call = ModelToolCall::new(id.clone(), name.clone(), arguments);
-        tracing::debug!(call_id = %id, tool = %name, "mcp tools/call");
-        // Dropping the source's future is how a call is cancelled: the
-        // client's `notifications/cancelled`, the MCP session closing, or
-        // the HTTP response going away all end it here.
-        let outcome = tokio::select! {
-            biased;
-            () = context.ct.cancelled() => {
-                tracing::debug!(call_id = %id, tool = %name, "mcp call cancelled by the client");
-                return Err(McpError::invalid_request(format!("call {id} of `{name}` was cancelled"), None));
-            }
-            () = disconnected.cancelled() => {
-                tracing::debug!(call_id = %id, tool = %name, "mcp call cancelled: client disconnected");
-                return Err(McpError::invalid_request(format!("call {id} of `{name}` was cancelled: the client disconnected"), None));
-            }
-            outcome = self.source.call_tool(&caller, call) => outcome.map_err(source_error)?,
-        };
-        Ok(call_result(&name, &outcome).into())
+        run_call(
+            &*self.source,
+            &caller,
+            request.name.to_string(),
+            arguments,
+            &context.ct,
+            &disconnected,
+        )
+        .await
+        .map(Into::into)
     }
+}
+
+/// One `tools/call` through the source, the one place both paths run it
+/// (rmcp's handler, and the guard's direct answer for a bound session).
+/// Dropping the source's future is how a call is cancelled: the client's
+/// `notifications/cancelled` or the MCP session closing (`cancelled`), or
+/// the HTTP response going away (`disconnected`) all end it here.
+pub(crate) async fn run_call(
+    source: &dyn ToolSource,
+    caller: &McpCaller,
+    name: String,
+    arguments: Value,
+    cancelled: &CancellationToken,
+    disconnected: &CancellationToken,
+) -> Result<CallToolResult, McpError> {
+    let id = fresh_call_id()?;
+    let call = ModelToolCall::new(id.clone(), name.clone(), arguments);
+    tracing::debug!(call_id = %id, tool = %name, "mcp tools/call");
+    let outcome = tokio::select! {
+        biased;
+        () = cancelled.cancelled() => {
+            tracing::debug!(call_id = %id, tool = %name, "mcp call cancelled by the client");
+            return Err(McpError::invalid_request(format!("call {id} of `{name}` was cancelled"), None));
+        }
+        () = disconnected.cancelled() => {
+            tracing::debug!(call_id = %id, tool = %name, "mcp call cancelled: client disconnected");
+            return Err(McpError::invalid_request(format!("call {id} of `{name}` was cancelled: the client disconnected"), None));
+        }
+        outcome = source.call_tool(caller, call) => outcome.map_err(source_error)?,
+    };
+    Ok(call_result(&name, &outcome))
 }
 
 #[cfg(test)]

@@ -75,6 +75,7 @@
 
 mod config;
 mod convert;
+mod direct;
 mod guard;
 mod handler;
 mod sessions;
@@ -120,6 +121,7 @@ pub fn router_with(source: Arc<dyn ToolSource>, config: ServeConfig) -> axum::Ro
         source,
         sessions,
         max_body_bytes: config.max_body_bytes,
+        inflight: Arc::default(),
     };
     axum::Router::new()
         .fallback_service(service)

@@ -101,6 +101,26 @@ fn post(
 }
 
 /// Opens an MCP session over raw HTTP; returns its id.
+/// A `tools/call` of `slow` sent in its own task, so the test goes on
+/// while it waits: answered directly as JSON (the guard's path) or, with
+/// a progress token, through rmcp's session and SSE stream.
+fn slow_call(
+    http: &reqwest::Client,
+    url: &str,
+    session_id: &str,
+    id: u64,
+    via_rmcp: bool,
+) -> tokio::task::JoinHandle<reqwest::Result<reqwest::Response>> {
+    let mut params = json!({"name": "slow", "arguments": {}});
+    if via_rmcp {
+        params["_meta"] = json!({"progressToken": id});
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+    let req =
+        post(http, url, Some(AGENT_TOKEN), "main", &body).header("mcp-session-id", session_id);
+    tokio::spawn(req.send())
+}
+
 async fn raw_session(http: &reqwest::Client, url: &str, session: &str) -> String {
     let resp = post(http, url, Some(AGENT_TOKEN), session, &initialize_body())
         .send()
@@ -424,30 +444,28 @@ async fn a_cancelled_request_drops_the_call() {
 
 #[tokio::test]
 async fn a_client_that_disconnects_mid_call_drops_the_call() {
-    let config = ServeConfig::default().sse_keep_alive(Duration::from_millis(100));
-    let (source, served) = started(config).await;
-    let http = raw_client();
-    let id = raw_session(&http, &served.url, "main").await;
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": "slow", "arguments": {}}});
-    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
-        .header("mcp-session-id", &id)
-        .send()
+    for via_rmcp in [false, true] {
+        let config = ServeConfig::default().sse_keep_alive(Duration::from_millis(100));
+        let (source, served) = started(config).await;
+        let http = raw_client();
+        let id = raw_session(&http, &served.url, "main").await;
+        let pending = slow_call(&http, &served.url, &id, 7, via_rmcp);
+        timeout(LIMIT, source.probe.sleep_started.notified())
+            .await
+            .expect("slow never started");
+        // Dropping the request (and the connection) mid-call.
+        pending.abort();
+        drop(http);
+        timeout(
+            Duration::from_secs(5),
+            source.probe.sleep_dropped_notify.notified(),
+        )
         .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    timeout(LIMIT, source.probe.sleep_started.notified())
-        .await
-        .expect("slow never started");
-    drop(resp);
-    drop(http);
-    timeout(
-        Duration::from_secs(5),
-        source.probe.sleep_dropped_notify.notified(),
-    )
-    .await
-    .expect("the call's future was not dropped after the client went away");
-    assert!(!source.probe.sleep_finished.load(Ordering::SeqCst));
+        .unwrap_or_else(|_| {
+            panic!("the call's future was not dropped after the client went away (via rmcp: {via_rmcp})")
+        });
+        assert!(!source.probe.sleep_finished.load(Ordering::SeqCst));
+    }
 }
 
 #[tokio::test]
@@ -582,67 +600,79 @@ async fn the_tool_result_for_every_outcome_matches_the_direct_table_call() {
 
 #[tokio::test]
 async fn deleting_the_mcp_session_drops_its_calls_even_with_the_stream_open() {
-    let (source, served) = started(ServeConfig::default()).await;
-    let http = raw_client();
-    let id = raw_session(&http, &served.url, "main").await;
-    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-        "params": {"name": "slow", "arguments": {}}});
-    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
-        .header("mcp-session-id", &id)
-        .send()
+    for via_rmcp in [false, true] {
+        let (source, served) = started(ServeConfig::default()).await;
+        let http = raw_client();
+        let id = raw_session(&http, &served.url, "main").await;
+        let pending = slow_call(&http, &served.url, &id, 9, via_rmcp);
+        timeout(LIMIT, source.probe.sleep_started.notified())
+            .await
+            .expect("slow never started");
+        let del = http
+            .delete(&served.url)
+            .bearer_auth(AGENT_TOKEN)
+            .header("x-talon-session", "main")
+            .header("mcp-session-id", &id)
+            .send()
+            .await
+            .unwrap();
+        assert!(del.status().is_success(), "{}", del.status());
+        timeout(
+            Duration::from_secs(5),
+            source.probe.sleep_dropped_notify.notified(),
+        )
         .await
-        .unwrap();
-    timeout(LIMIT, source.probe.sleep_started.notified())
-        .await
-        .expect("slow never started");
-    let del = http
-        .delete(&served.url)
-        .bearer_auth(AGENT_TOKEN)
-        .header("x-talon-session", "main")
-        .header("mcp-session-id", &id)
-        .send()
-        .await
-        .unwrap();
-    assert!(del.status().is_success(), "{}", del.status());
-    timeout(
-        Duration::from_secs(5),
-        source.probe.sleep_dropped_notify.notified(),
-    )
-    .await
-    .expect("DELETE of the session left the call running");
-    drop(resp);
+        .unwrap_or_else(|_| {
+            panic!("DELETE of the session left the call running (via rmcp: {via_rmcp})")
+        });
+        pending.abort();
+    }
 }
 
 #[tokio::test]
 async fn notifications_cancelled_alone_drops_the_call_while_the_stream_stays_open() {
-    let (source, served) = started(ServeConfig::default()).await;
-    let http = raw_client();
-    let id = raw_session(&http, &served.url, "main").await;
-    let body = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
-        "params": {"name": "slow", "arguments": {}}});
-    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
-        .header("mcp-session-id", &id)
-        .send()
+    for via_rmcp in [false, true] {
+        let (source, served) = started(ServeConfig::default()).await;
+        let http = raw_client();
+        let id = raw_session(&http, &served.url, "main").await;
+        let pending = slow_call(&http, &served.url, &id, 11, via_rmcp);
+        timeout(LIMIT, source.probe.sleep_started.notified())
+            .await
+            .expect("slow never started");
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 11, "reason": "stop"}});
+        let ack = post(&http, &served.url, Some(AGENT_TOKEN), "main", &cancel)
+            .header("mcp-session-id", &id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ack.status(), 202);
+        timeout(
+            Duration::from_secs(5),
+            source.probe.sleep_dropped_notify.notified(),
+        )
         .await
-        .unwrap();
-    timeout(LIMIT, source.probe.sleep_started.notified())
-        .await
-        .expect("slow never started");
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": 11, "reason": "stop"}});
-    let ack = post(&http, &served.url, Some(AGENT_TOKEN), "main", &cancel)
-        .header("mcp-session-id", &id)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ack.status(), 202);
-    timeout(
-        Duration::from_secs(5),
-        source.probe.sleep_dropped_notify.notified(),
-    )
-    .await
-    .expect("notifications/cancelled left the call running");
-    drop(resp);
+        .unwrap_or_else(|_| {
+            panic!("notifications/cancelled left the call running (via rmcp: {via_rmcp})")
+        });
+        if !via_rmcp {
+            // The direct answer says the call was cancelled.
+            let answer = pending.await.unwrap().unwrap();
+            assert_eq!(answer.status(), 200);
+            assert_eq!(answer.headers()["content-type"], "application/json");
+            let v: Value = answer.json().await.unwrap();
+            assert_eq!(v["id"], json!(11), "{v}");
+            assert!(
+                v["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("was cancelled"),
+                "{v}"
+            );
+        } else {
+            pending.abort();
+        }
+    }
 }
 
 #[tokio::test]
@@ -695,35 +725,31 @@ async fn browser_origins_and_foreign_hosts_are_refused() {
 
 #[tokio::test]
 async fn a_long_call_keeps_its_session_alive_past_the_idle_limit() {
-    let config = ServeConfig::default().session_idle(Duration::from_millis(200));
-    let (source, served) = started(config).await;
-    let http = raw_client();
-    let id = raw_session(&http, &served.url, "main").await;
-    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-        "params": {"name": "slow", "arguments": {}}});
-    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
-        .header("mcp-session-id", &id)
-        .send()
-        .await
-        .unwrap();
-    timeout(LIMIT, source.probe.sleep_started.notified())
-        .await
-        .expect("slow never started");
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    assert!(
-        !source.probe.sleep_dropped.load(Ordering::SeqCst),
-        "the idle expiry ended a running call"
-    );
-    let list = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"});
-    let still = post(&http, &served.url, Some(AGENT_TOKEN), "main", &list)
-        .header("mcp-session-id", &id)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        still.status(),
-        200,
-        "the session expired under a running call"
-    );
-    drop(resp);
+    for via_rmcp in [false, true] {
+        let config = ServeConfig::default().session_idle(Duration::from_millis(200));
+        let (source, served) = started(config).await;
+        let http = raw_client();
+        let id = raw_session(&http, &served.url, "main").await;
+        let pending = slow_call(&http, &served.url, &id, 5, via_rmcp);
+        timeout(LIMIT, source.probe.sleep_started.notified())
+            .await
+            .expect("slow never started");
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert!(
+            !source.probe.sleep_dropped.load(Ordering::SeqCst),
+            "the idle expiry ended a running call (via rmcp: {via_rmcp})"
+        );
+        let list = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"});
+        let still = post(&http, &served.url, Some(AGENT_TOKEN), "main", &list)
+            .header("mcp-session-id", &id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            still.status(),
+            200,
+            "the session expired under a running call (via rmcp: {via_rmcp})"
+        );
+        pending.abort();
+    }
 }

@@ -1,0 +1,202 @@
+//! A `tools/call` on a bound MCP session, answered by the guard itself with
+//! `application/json` instead of through rmcp's session worker and an SSE
+//! stream (the Streamable HTTP transport lets a server answer a POST either
+//! way). The call runs through the same [`run_call`] as rmcp's handler, so
+//! the source, the result shape and the cancellation rules are the same;
+//! what it saves is the task hops and the stream of rmcp's session path,
+//! which made `/mcp` three times slower than `POST /tools/invoke`.
+//!
+//! Only the plain case is taken: one JSON-RPC request (no batch) whose
+//! params are `name` and optional `arguments` (no `_meta`, so no progress
+//! token; no task augmentation), on a session this caller opened, from a
+//! client that accepts JSON. Everything else goes to rmcp unchanged.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::handler::run_call;
+use crate::sessions::CappedSessions;
+use crate::source::{McpCaller, ToolSource};
+
+/// What a POST body asks, as far as the direct path cares.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Posted {
+    /// A plain `tools/call` the guard answers itself.
+    Call {
+        /// The JSON-RPC id (a number or a string), echoed in the answer.
+        id: Value,
+        /// The tool.
+        name: String,
+        /// Its arguments (`null` when absent).
+        arguments: Value,
+    },
+    /// `notifications/cancelled` for a request id (also passed to rmcp).
+    Cancelled(Value),
+    /// Anything else: rmcp's.
+    Other,
+}
+
+/// Classify a POST body (already known to be JSON).
+pub(crate) fn classify(body: &Bytes) -> Posted {
+    let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(body) else {
+        return Posted::Other;
+    };
+    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Posted::Other;
+    }
+    let params = msg.get("params").and_then(Value::as_object);
+    match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
+        (Some("tools/call"), Some(id)) if id.is_number() || id.is_string() => {
+            plain_call(id, params).unwrap_or(Posted::Other)
+        }
+        (Some("notifications/cancelled"), None) => params
+            .and_then(|p| p.get("requestId"))
+            .filter(|id| id.is_number() || id.is_string())
+            .map_or(Posted::Other, |id| Posted::Cancelled(id.clone())),
+        _ => Posted::Other,
+    }
+}
+
+fn plain_call(id: &Value, params: Option<&Map<String, Value>>) -> Option<Posted> {
+    let params = params?;
+    if params.keys().any(|k| k != "name" && k != "arguments") {
+        return None;
+    }
+    let name = params.get("name")?.as_str()?.to_owned();
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Value::Null,
+        Some(args @ Value::Object(_)) => args.clone(),
+        Some(_) => return None,
+    };
+    Some(Posted::Call {
+        id: id.clone(),
+        name,
+        arguments,
+    })
+}
+
+/// Whether the client takes an `application/json` answer (the transport
+/// requires clients to accept both; one that does not gets rmcp's SSE).
+pub(crate) fn accepts_json(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| {
+            let essence = t.split(';').next().unwrap_or_default().trim();
+            essence.eq_ignore_ascii_case("application/json") || essence == "*/*"
+        })
+}
+
+/// Whether the request's transport headers are ones rmcp would accept
+/// for this call unchanged: a known legacy `MCP-Protocol-Version` (or
+/// none), and SEP-2243's `Mcp-Method` / `Mcp-Name` absent or matching the
+/// body. Anything else goes to rmcp, which answers it as it always has.
+pub(crate) fn headers_fit(headers: &HeaderMap, name: &str) -> bool {
+    let text = |h: &str| headers.get(h).map(|v| v.to_str().ok());
+    let version_ok = match text("mcp-protocol-version") {
+        None => true,
+        Some(Some(v)) => {
+            v != rmcp::model::ProtocolVersion::V_2026_07_28.as_str()
+                && rmcp::model::ProtocolVersion::KNOWN_VERSIONS
+                    .iter()
+                    .any(|k| k.as_str() == v)
+        }
+        Some(None) => false,
+    };
+    let method_ok = matches!(text("mcp-method"), None | Some(Some("tools/call")));
+    let name_ok = match text("mcp-name") {
+        None => true,
+        Some(v) => v == Some(name),
+    };
+    version_ok && method_ok && name_ok
+}
+
+/// The direct calls in flight, by session and JSON-RPC id, so the client's
+/// `notifications/cancelled` reaches them as it reaches rmcp's.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight {
+    calls: Mutex<HashMap<(String, String), CancellationToken>>,
+}
+
+/// Removes a call from [`InFlight`] when it ends (or its future is dropped).
+struct Registered<'a> {
+    inflight: &'a InFlight,
+    key: (String, String),
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut calls) = self.inflight.calls.lock() {
+            calls.remove(&self.key);
+        }
+    }
+}
+
+impl InFlight {
+    fn register(&self, session: &str, id: &Value, token: CancellationToken) -> Registered<'_> {
+        let key = (session.to_owned(), id.to_string());
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.insert(key.clone(), token);
+        }
+        Registered {
+            inflight: self,
+            key,
+        }
+    }
+
+    /// Cancel session `session`'s direct call with JSON-RPC id `id`, if
+    /// one runs.
+    pub(crate) fn cancel(&self, session: &str, id: &Value) {
+        let key = (session.to_owned(), id.to_string());
+        if let Ok(calls) = self.calls.lock()
+            && let Some(token) = calls.get(&key)
+        {
+            token.cancel();
+        }
+    }
+}
+
+/// Run the call and answer it as one JSON-RPC response. `closed` fires
+/// when the MCP session closes; dropping this future (the client went
+/// away) drops the call.
+pub(crate) async fn answer(
+    source: &dyn ToolSource,
+    sessions: &Arc<CappedSessions>,
+    inflight: &InFlight,
+    caller: &McpCaller,
+    session: &str,
+    closed: &CancellationToken,
+    call: (Value, String, Value),
+) -> Response {
+    let (id, name, arguments) = call;
+    let _running = sessions.call_running(session);
+    let cancelled = closed.child_token();
+    let _registered = inflight.register(session, &id, cancelled.clone());
+    // The session closing cancels through `cancelled`; a dropped response
+    // drops this whole future, so no separate disconnect token is needed.
+    let never = CancellationToken::new();
+    let reply = match run_call(source, caller, name, arguments, &cancelled, &never).await {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+    };
+    let body = serde_json::to_vec(&reply).unwrap_or_default();
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+#[cfg(test)]
+#[path = "direct_tests.rs"]
+mod tests;
