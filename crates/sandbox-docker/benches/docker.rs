@@ -3,6 +3,11 @@
 //!
 //! - `docker_exec_true_backend`: a warm `exec` of `true` through the
 //!   backend's launcher (create exec, attach, pid marker, exit code);
+//! - `docker_exec_true_raw_api`: the floor, measured in the same run on
+//!   the same container: the Engine API round trip alone (bollard
+//!   `create_exec` of `/bin/sh -lc true` with stdout and stderr attached,
+//!   `start_exec`, the output read to its end, `inspect_exec` for the exit
+//!   code), with nothing of Talon's around it;
 //! - `docker_exec_true_cli`: the same through the `docker exec` CLI, as
 //!   OpenClaw runs it (`docker exec -i NAME /bin/sh -lc true`);
 //! - `docker_ensure_warm`: `ensure` of a running container whose hash
@@ -15,7 +20,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use bollard::exec::{CreateExecOptions, StartExecResults};
 use criterion::{Criterion, criterion_group, criterion_main};
+use futures::StreamExt;
 use talon_sandbox_core::{LaunchRequest, SandboxHandle};
 use talon_sandbox_docker::{ContainerSpec, DockerBackend};
 use tokio::io::AsyncReadExt;
@@ -61,6 +68,43 @@ fn benches(c: &mut Criterion) {
                 let mut sink = Vec::new();
                 proc.stdout.read_to_end(&mut sink).await.unwrap();
                 assert!(proc.control.wait().await.unwrap().success());
+            })
+        })
+    });
+
+    let docker = backend.docker().clone();
+    c.bench_function("docker_exec_true_raw_api", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let created = docker
+                    .create_exec(
+                        &warm_name,
+                        CreateExecOptions {
+                            attach_stdout: Some(true),
+                            attach_stderr: Some(true),
+                            cmd: Some(vec!["/bin/sh", "-lc", "true"]),
+                            ..Default::default()
+                        },
+                    )
+                    .await
+                    .unwrap();
+                let StartExecResults::Attached { mut output, .. } =
+                    docker.start_exec(&created.id, None).await.unwrap()
+                else {
+                    panic!("not attached")
+                };
+                while let Some(item) = output.next().await {
+                    item.unwrap();
+                }
+                // The floor polls without pausing: whatever the engine
+                // needs to record the exit is part of the floor.
+                loop {
+                    let inspect = docker.inspect_exec(&created.id).await.unwrap();
+                    if inspect.running != Some(true) {
+                        assert_eq!(inspect.exit_code, Some(0));
+                        break;
+                    }
+                }
             })
         })
     });

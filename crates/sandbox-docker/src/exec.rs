@@ -24,12 +24,13 @@ use bytes::Bytes;
 use futures::StreamExt;
 use talon_sandbox_core::{
     ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
-    ScriptOutput,
+    ScriptOutput, SharedEventSink,
 };
 use tokio::io::{AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::watch;
 
 use crate::engine_error::{engine_error, is_transport, status_of, unavailable};
+use crate::recycle::Health;
 use crate::usage::UsageClock;
 
 /// Prints the exec's pid (= its process group) then becomes the command.
@@ -45,6 +46,9 @@ const PIPE_CAPACITY: usize = 64 * 1024;
 const MARKER_MAX: usize = 32;
 /// How long `kill` waits for the wrapper's pid line.
 const PGID_WAIT: Duration = Duration::from_secs(5);
+/// How long the engine may take to record an exit after the exec's
+/// output ended.
+const EXIT_RECORD_WAIT: Duration = Duration::from_secs(2);
 
 /// Where an exec runs: the engine, the container and its defaults.
 #[derive(Debug, Clone)]
@@ -52,8 +56,16 @@ pub(crate) struct ExecTarget {
     pub(crate) docker: Docker,
     pub(crate) addr: Arc<str>,
     pub(crate) container: Arc<str>,
+    /// The engine's id of the container (its name until it is known):
+    /// what a recycle removes, so a container created meanwhile under the
+    /// same name is never touched.
+    pub(crate) id: Arc<str>,
+    pub(crate) scope_key: Arc<str>,
     pub(crate) workdir: Arc<str>,
     pub(crate) usage: UsageClock,
+    /// Whether the container was recycled, and the engine kills in a row.
+    pub(crate) health: Arc<Health>,
+    pub(crate) events: Option<SharedEventSink>,
 }
 
 impl ExecTarget {
@@ -71,15 +83,25 @@ impl ExecTarget {
         }
     }
 
-    /// Start `argv` under the pid wrapper.
+    /// Start `argv` under the pid wrapper; with `stdin` the exec's stdin
+    /// is attached and handed out (without it the command reads EOF).
     pub(crate) async fn spawn(
         &self,
         argv: Vec<String>,
         env: Vec<String>,
         workdir: Option<String>,
         tty: bool,
+        stdin: bool,
     ) -> Result<LaunchedProcess, SandboxError> {
+        if self.health.is_recycled() {
+            return Err(SandboxError::Gone(format!(
+                "container {} was removed after its commands were killed; ensure the sandbox \
+                 again to get a fresh one",
+                self.container
+            )));
+        }
         self.usage.touch(&self.container);
+        let started_at = std::time::SystemTime::now();
         let mut cmd = vec![
             "/bin/sh".to_owned(),
             "-c".to_owned(),
@@ -93,7 +115,7 @@ impl ExecTarget {
             .create_exec(
                 &self.container,
                 CreateExecOptions {
-                    attach_stdin: Some(true),
+                    attach_stdin: Some(stdin),
                     attach_stdout: Some(true),
                     attach_stderr: Some(true),
                     tty: Some(tty),
@@ -128,20 +150,26 @@ impl ExecTarget {
         let shared = Arc::new(ExecShared {
             target: self.clone(),
             exec_id: created.id,
+            started_at,
             pgid: watch::Sender::new(None),
             marker_seen: watch::Sender::new(false),
             done: watch::Sender::new(None),
             killed: AtomicBool::new(false),
         });
 
-        let (stdin_writer, stdin_reader) = tokio::io::duplex(PIPE_CAPACITY);
-        tokio::spawn(pump_stdin(
-            stdin_reader,
-            input,
-            shared.marker_seen.subscribe(),
-            shared.done.subscribe(),
-            tty,
-        ));
+        let stdin_writer = if stdin {
+            let (writer, reader) = tokio::io::duplex(PIPE_CAPACITY);
+            tokio::spawn(pump_stdin(
+                reader,
+                input,
+                shared.marker_seen.subscribe(),
+                shared.done.subscribe(),
+                tty,
+            ));
+            Some(Box::pin(writer) as talon_sandbox_core::ProcessInput)
+        } else {
+            None
+        };
 
         let (stdout_writer, stdout_reader) = tokio::io::duplex(PIPE_CAPACITY);
         let (stderr_writer, stderr_reader) = if tty {
@@ -158,7 +186,7 @@ impl ExecTarget {
         ));
 
         Ok(LaunchedProcess {
-            stdin: Some(Box::pin(stdin_writer)),
+            stdin: stdin_writer,
             stdout: Box::pin(stdout_reader),
             stderr: stderr_reader.map(|r| Box::pin(r) as talon_sandbox_core::ProcessOutput),
             control: Box::new(DockerProcess { shared }),
@@ -175,7 +203,9 @@ impl ExecTarget {
         timeout: Duration,
     ) -> Result<ScriptOutput, SandboxError> {
         let argv = talon_sandbox_core::script_argv(script, args);
-        let process = self.spawn(argv, Vec::new(), None, false).await?;
+        let process = self
+            .spawn(argv, Vec::new(), None, false, stdin.is_some())
+            .await?;
         talon_sandbox_core::collect_script(
             process,
             stdin,
@@ -316,6 +346,8 @@ fn take_marker(pending: &mut Vec<u8>, message: &Bytes) -> MarkerStep {
 struct ExecShared {
     target: ExecTarget,
     exec_id: String,
+    /// When the exec was created (what an OOM lookup searches from).
+    started_at: std::time::SystemTime,
     pgid: watch::Sender<Option<u32>>,
     /// The wrapper's first line has been read (with or without a pid).
     marker_seen: watch::Sender<bool>,
@@ -340,8 +372,13 @@ impl ExecShared {
             ));
         }
         let what = format!("read the exit code of an exec in container {container}");
-        // The stream can end a moment before the engine records the exit.
-        for _ in 0..100 {
+        // The output stream ends when the command's stdio closes; the
+        // engine records the exit a moment later at most. So: one inspect,
+        // and only when the engine still says running, a few more after
+        // short, growing pauses (never a fixed sleep on the common path).
+        let mut pause = Duration::from_millis(1);
+        let mut waited = Duration::ZERO;
+        loop {
             let inspect = match self.target.docker.inspect_exec(&self.exec_id).await {
                 Ok(inspect) => inspect,
                 // The engine forgets the exec with its container.
@@ -354,20 +391,29 @@ impl ExecShared {
                 Err(e) => return Err(engine_error(&self.target.addr, &what, e)),
             };
             if inspect.running == Some(true) {
-                tokio::time::sleep(Duration::from_millis(20)).await;
+                if waited >= EXIT_RECORD_WAIT {
+                    return Err(SandboxError::Exec(format!(
+                        "an exec in container {container} closed its output but the engine \
+                         still reports it running after {} ms",
+                        waited.as_millis()
+                    )));
+                }
+                tokio::time::sleep(pause).await;
+                waited += pause;
+                pause = (pause * 2).min(Duration::from_millis(50));
                 continue;
             }
             return match inspect.exit_code {
-                Some(code) => Ok(self.status_from(code)),
+                Some(code) => {
+                    let killed = self.killed.load(Ordering::SeqCst);
+                    self.target.after_exit(code, killed, self.started_at).await;
+                    Ok(self.status_from(code))
+                }
                 None => Err(SandboxError::Exec(format!(
                     "the Docker engine reported no exit code for an exec in container {container}"
                 ))),
             };
         }
-        Err(SandboxError::Exec(format!(
-            "an exec in container {container} closed its output but the engine still reports \
-             it running"
-        )))
     }
 
     fn status_from(&self, code: i64) -> ExitStatus {
@@ -550,6 +596,7 @@ impl ProcessLauncher for DockerLauncher {
                 env,
                 request.workdir,
                 request.pty,
+                true,
             )
             .await
     }

@@ -45,6 +45,9 @@ pub(crate) struct Builtins {
     /// Where each run's tools act (the exec approval pin resolves a host
     /// run's working directory through the same launcher).
     pub(crate) targets: Arc<Targets>,
+    /// Where the built-in Docker backend reports its sandbox events, set
+    /// by `RuntimeBuilder::sandbox_events`.
+    pub(crate) sandbox_events: Arc<OnceLock<talon_sandbox_core::SharedEventSink>>,
 }
 
 impl std::fmt::Debug for Builtins {
@@ -73,7 +76,11 @@ impl Builtins {
         let exec: ExecConfig = config.exec_config();
         let web: WebToolsConfig = tools.and_then(|t| t.web.clone()).unwrap_or_default();
         let backends = Arc::new(SandboxBackendRegistry::new());
-        backends.register("docker", Arc::new(docker::LazyDockerBackend::default()));
+        let sandbox_events = Arc::new(OnceLock::new());
+        backends.register(
+            "docker",
+            Arc::new(docker::LazyDockerBackend::new(Arc::clone(&sandbox_events))),
+        );
         let fetch_allowlist = web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref());
         backends.register(
             "local",
@@ -140,6 +147,7 @@ impl Builtins {
             state_dir,
             config_file,
             targets,
+            sandbox_events,
         })
     }
 }

@@ -10,6 +10,7 @@ mod memory_flat;
 mod narrowing;
 mod sandbox_decision;
 mod sandbox_prune;
+mod sandbox_recycle;
 mod sandbox_workspaces;
 mod ssh_routing;
 mod support;

@@ -76,7 +76,7 @@ async fn container_is_reused_by_hash_restarted_when_stopped_and_recreated_on_cha
     let l = &ours[0].labels;
     assert_eq!(l[labels::SANDBOX], "1");
     assert_eq!(l[labels::MOUNT_FORMAT_VERSION], "4");
-    assert_eq!(l[labels::CREATE_ARGS_EPOCH], "2026-12-05-mounts");
+    assert_eq!(l[labels::CREATE_ARGS_EPOCH], "2026-12-05-tmpfs-size");
     assert!(l[labels::CREATED_AT_MS].parse::<u64>().unwrap() > 1_700_000_000_000);
 
     // An explicit recreate replaces it right away.
