@@ -114,15 +114,20 @@ async fn an_oom_killed_sandbox_is_recycled_and_the_next_exec_works_by_itself() {
     assert_eq!(first.len(), 1, "{first:?}");
     assert!(events.0.lock().unwrap().is_empty());
 
-    // A command that needs more memory than the container has is killed.
+    // A command that needs more memory than the container has is killed
+    // (the shell runs it as itself: the exec's own process is killed).
     let out = table
         .invoke(ModelToolCall::new(
             "c2",
             "exec",
-            json!({ "command": "dd if=/dev/zero of=/dev/null bs=67108864 count=1; echo survived" }),
+            json!({ "command": "dd if=/dev/zero of=/dev/null bs=67108864 count=1" }),
         ))
         .await;
-    assert!(!format!("{out:?}").contains("survived"), "{out:?}");
+    let details = match &out {
+        InvokeOutcome::Completed { result, .. } => result.details.clone(),
+        other => panic!("expected the exec's result, got {other:?}"),
+    };
+    assert_eq!(details["exitCode"], json!(137), "{out:?}");
     let seen = events.0.lock().unwrap().clone();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].reason, RecycleReason::OomKilled);
