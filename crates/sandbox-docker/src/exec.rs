@@ -49,6 +49,9 @@ const PGID_WAIT: Duration = Duration::from_secs(5);
 /// How long the engine may take to record an exit after the exec's
 /// output ended.
 const EXIT_RECORD_WAIT: Duration = Duration::from_secs(2);
+/// Inspects repeated without a pause while the engine has not recorded
+/// the exit yet.
+const QUICK_REINSPECTS: u32 = 5;
 
 /// Where an exec runs: the engine, the container and its defaults.
 #[derive(Debug, Clone)]
@@ -374,10 +377,12 @@ impl ExecShared {
         let what = format!("read the exit code of an exec in container {container}");
         // The output stream ends when the command's stdio closes; the
         // engine records the exit a moment later at most. So: one inspect,
-        // and only when the engine still says running, a few more after
-        // short, growing pauses (never a fixed sleep on the common path).
+        // and only when the engine still says running, a few more right
+        // away (each round trip is itself the short wait), then after
+        // growing pauses; never a fixed sleep.
+        let begun = std::time::Instant::now();
         let mut pause = Duration::from_millis(1);
-        let mut waited = Duration::ZERO;
+        let mut tries = 0u32;
         loop {
             let inspect = match self.target.docker.inspect_exec(&self.exec_id).await {
                 Ok(inspect) => inspect,
@@ -391,6 +396,7 @@ impl ExecShared {
                 Err(e) => return Err(engine_error(&self.target.addr, &what, e)),
             };
             if inspect.running == Some(true) {
+                let waited = begun.elapsed();
                 if waited >= EXIT_RECORD_WAIT {
                     return Err(SandboxError::Exec(format!(
                         "an exec in container {container} closed its output but the engine \
@@ -398,9 +404,11 @@ impl ExecShared {
                         waited.as_millis()
                     )));
                 }
-                tokio::time::sleep(pause).await;
-                waited += pause;
-                pause = (pause * 2).min(Duration::from_millis(50));
+                tries += 1;
+                if tries > QUICK_REINSPECTS {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
                 continue;
             }
             return match inspect.exit_code {
