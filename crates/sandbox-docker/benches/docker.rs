@@ -8,6 +8,9 @@
 //!   `create_exec` of `/bin/sh -lc true` with stdout and stderr attached,
 //!   `start_exec`, the output read to its end, `inspect_exec` for the exit
 //!   code), with nothing of Talon's around it;
+//! - before those, the two interleaved call by call (so the machine's
+//!   load hits both alike), printed with the floor plus stdin alone and
+//!   plus the pid wrapper alone (where Talon's extra time goes);
 //! - `docker_exec_true_cli`: the same through the `docker exec` CLI, as
 //!   OpenClaw runs it (`docker exec -i NAME /bin/sh -lc true`);
 //! - `docker_ensure_warm`: `ensure` of a running container whose hash
