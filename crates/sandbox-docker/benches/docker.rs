@@ -10,7 +10,7 @@
 //!   code), with nothing of Talon's around it;
 //! - before those, the two interleaved call by call (so the machine's
 //!   load hits both alike), printed with the floor plus stdin alone and
-//!   plus the pid wrapper alone (where Talon's extra time goes);
+//!   plus one wrapper shell alone (where Talon's extra time goes);
 //! - `docker_exec_true_cli`: the same through the `docker exec` CLI, as
 //!   OpenClaw runs it (`docker exec -i NAME /bin/sh -lc true`);
 //! - `docker_ensure_warm`: `ensure` of a running container whose hash
@@ -206,7 +206,7 @@ fn benches(c: &mut Criterion) {
         "docker warm exec, {PAIRS} interleaved rounds, medians: Talon backend {talon_ms:.2} ms \
          (stdin kept open to the end, as the exec tool does: {kept_ms:.2} ms), raw Engine API \
          floor {floor_ms:.2} ms, ratio {:.3}; floor + stdin attached {stdin_ms:.2} ms, floor + \
-         pid wrapper {wrapped_ms:.2} ms; the engine still said running right after the \
+         a wrapper shell {wrapped_ms:.2} ms; the engine still said running right after the \
          output ended in {} of {} raw rounds",
         talon_ms / floor_ms,
         STILL_RUNNING.load(Ordering::Relaxed),

@@ -2,19 +2,23 @@
 //! `process` tools' [`ProcessLauncher`]) and the script runner behind
 //! [`SandboxHandle::run_script`](talon_sandbox_core::SandboxHandle::run_script).
 //!
-//! Every command runs under a tiny wrapper, `sh -c 'echo "$$"; exec "$@"'`:
-//! the engine starts each exec process as a session and process-group
-//! leader in the container's PID namespace, so the pid the wrapper prints
-//! (first line of stdout, stripped before the caller sees it) is the
-//! process group of the command and of everything it starts. `kill` sends
-//! `SIGKILL` to that whole group from a second exec (`kill -9 -PGID`), so
-//! a timeout or an abort stops the process tree inside the container, not
-//! only the local attach client. (A process that calls `setsid` itself
-//! leaves the group; `--init` reaps what remains when it dies.)
+//! Every command runs under a small wrapper shell (`WRAPPER`): the
+//! engine starts each exec process as a session and process-group leader
+//! in the container's PID namespace, so the pid the wrapper prints (first
+//! line of stdout, stripped before the caller sees it) is the process group
+//! of the command and of everything it starts. `kill` sends `SIGKILL` to
+//! that whole group from a second exec (`kill -9 -PGID`), so a timeout or
+//! an abort stops the process tree inside the container, not only the
+//! local attach client. When the command ends on its own, the wrapper
+//! kills what it left in the group before exiting, so the sweep a caller
+//! asks for afterwards (`kill` after the end, as the `exec` tool does)
+//! costs no second exec; after a wrapper that died by a signal it still
+//! runs one. (A process that calls `setsid` itself leaves the group;
+//! `--init` reaps what remains when it dies.)
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use bollard::Docker;
@@ -33,8 +37,36 @@ use crate::engine_error::{engine_error, is_transport, status_of, unavailable};
 use crate::recycle::Health;
 use crate::usage::UsageClock;
 
-/// Prints the exec's pid (= its process group) then becomes the command.
-const WRAPPER: &str = "echo \"$$\"; exec \"$@\"";
+/// Prints the exec's pid (= its process group), runs the command, then
+/// kills whatever the command left in the group (every process of group
+/// `$$` but this shell, read from `/proc`, again until none is left, at
+/// most 20 rounds) and exits with the command's status. Only builtins and
+/// `/proc`: no tool from the image, no second exec.
+const WRAPPER: &str = r#"echo "$$"
+"$@"
+rc=$?
+n=0
+while [ "$n" -lt 20 ]; do
+  n=$((n + 1))
+  left=
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$$" ] && continue
+    { read -r s < "$d/stat"; } 2>/dev/null || continue
+    s=${s##*") "}
+    set -- $s
+    if [ "$3" = "$$" ] && [ "$1" != Z ]; then
+      kill -9 "$p" 2>/dev/null
+      left=1
+    fi
+  done
+  [ -n "$left" ] || break
+done
+exit "$rc""#;
+/// Exit statuses below this come from the wrapper's own `exit`, so its
+/// sweep of the process group ran; from this up the wrapper may have died
+/// by a signal before sweeping.
+const SWEPT_BELOW: i64 = 128;
 /// Kills a process group, or the single process if it is not a group
 /// leader (never fails: the group may be gone already).
 const KILL_SCRIPT: &str = "kill -9 -\"$1\" 2>/dev/null || kill -9 \"$1\" 2>/dev/null; exit 0";
@@ -158,6 +190,7 @@ impl ExecTarget {
             marker_seen: watch::Sender::new(false),
             done: watch::Sender::new(None),
             killed: AtomicBool::new(false),
+            exit_code: AtomicI64::new(i64::MAX),
         });
 
         let stdin_writer = if stdin {
@@ -356,6 +389,8 @@ struct ExecShared {
     marker_seen: watch::Sender<bool>,
     done: watch::Sender<Option<Result<ExitStatus, SandboxError>>>,
     killed: AtomicBool,
+    /// The exec's raw exit code once known (`i64::MAX` before).
+    exit_code: AtomicI64,
 }
 
 impl ExecShared {
@@ -413,6 +448,7 @@ impl ExecShared {
             }
             return match inspect.exit_code {
                 Some(code) => {
+                    self.exit_code.store(code, Ordering::SeqCst);
                     let killed = self.killed.load(Ordering::SeqCst);
                     self.target.after_exit(code, killed, self.started_at).await;
                     Ok(self.status_from(code))
@@ -502,6 +538,14 @@ impl ProcessControl for DockerProcess {
     }
 
     async fn kill(&self) -> Result<(), SandboxError> {
+        // Over already, and through the wrapper's own exit: it killed what
+        // was left of the group before exiting, so there is nothing to
+        // sweep (and no second exec to pay for).
+        if let Some(Ok(_)) = self.shared.done.borrow().as_ref()
+            && self.shared.exit_code.load(Ordering::SeqCst) < SWEPT_BELOW
+        {
+            return Ok(());
+        }
         self.shared.killed.store(true, Ordering::SeqCst);
         let mut pgid_rx = self.shared.pgid.subscribe();
         let mut done_rx = self.shared.done.subscribe();
