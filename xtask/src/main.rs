@@ -115,6 +115,7 @@ fn bench() -> Result<(), String> {
         ("talon-tool-policy", "pipeline"),
         ("talon-hooks", "gate"),
         ("talon-runtime", "runtime"),
+        ("talon-runtime", "docker_exec"),
         ("talon-skills", "skills"),
         ("talon-fs-bridge", "fs_bridge"),
         ("talon-tools", "files"),

@@ -234,9 +234,15 @@ impl Gateway {
         })?;
         let broker = Arc::new(broker);
         let next_generation = AtomicU64::new(1);
+        // A recycled sandbox is a journal record, whichever generation's
+        // runtime recycled it.
+        let sandbox_events: talon_sandbox_core::SharedEventSink = Arc::new(
+            crate::sandbox_events::JournalSandboxEvents::new(journal.clone()),
+        );
         let first = build_generation(
             &Parts {
                 broker: &broker,
+                sandbox_events: &sandbox_events,
                 cron: Some(&cron),
                 link: &link,
                 generated_token: &generated_token,
@@ -256,6 +262,7 @@ impl Gateway {
                 generated_token,
                 token_path,
                 link: Arc::clone(&link),
+                sandbox_events,
                 listen: addr,
             }),
             sessions: SessionsHandler::default(),
@@ -524,6 +531,7 @@ pub(crate) type Link = Arc<OnceLock<Weak<Areas>>>;
 /// What compiling a generation needs.
 pub(crate) struct Parts<'a> {
     pub(crate) broker: &'a Arc<SqliteApprovalBroker>,
+    pub(crate) sandbox_events: &'a talon_sandbox_core::SharedEventSink,
     pub(crate) cron: Option<&'a talon_cron::CronService>,
     pub(crate) link: &'a Link,
     pub(crate) generated_token: &'a str,
@@ -555,7 +563,8 @@ pub(crate) fn build_generation(
     };
     let mut builder = RuntimeBuilder::from_config(&config, &config_dir)
         .map_err(err)?
-        .broker(Arc::clone(parts.broker) as Arc<dyn ApprovalBroker>);
+        .broker(Arc::clone(parts.broker) as Arc<dyn ApprovalBroker>)
+        .sandbox_events(Arc::clone(parts.sandbox_events));
     if let Some(file) = parts.location.path() {
         // Sandboxes keep every mount away from the config file.
         builder = builder.config_file(file);

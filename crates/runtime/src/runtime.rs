@@ -271,6 +271,20 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Builder: where the built-in sandbox backends report their
+    /// [`SandboxEvent`](talon_sandbox_core::SandboxEvent)s (a Docker
+    /// container removed after an OOM kill or repeated engine kills, so the
+    /// next use gets a fresh one). The gateway writes each into its call
+    /// journal. Only the first call counts, and only on a builder made by
+    /// [`RuntimeBuilder::from_config`]; a backend an embedder registers
+    /// itself takes its own sink (`DockerBackend::with_event_sink`).
+    pub fn sandbox_events(self, sink: talon_sandbox_core::SharedEventSink) -> Self {
+        if let Some(b) = &self.builtins {
+            let _ = b.sandbox_events.set(sink);
+        }
+        self
+    }
+
     /// Builder: offer the `cron` tool over `service` (the embedder opens the
     /// service on its store and runner). Each run gets a tool scoped to it:
     /// jobs it creates are capped by the run's effective tools, and a

@@ -27,7 +27,7 @@ use crate::scope::sha256_hex;
 
 /// Bumped when the container create arguments change meaning; a bump
 /// recreates every sandbox.
-pub const SANDBOX_CREATE_ARGS_EPOCH: &str = "2026-12-05-mounts";
+pub const SANDBOX_CREATE_ARGS_EPOCH: &str = "2026-12-05-tmpfs-size";
 
 /// What the config hash covers.
 #[derive(Debug, Clone, Copy)]

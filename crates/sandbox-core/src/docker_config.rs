@@ -31,6 +31,13 @@ pub const DEFAULT_WORKDIR: &str = "/workspace";
 pub const AGENT_WORKSPACE_MOUNT: &str = "/agent";
 /// The default tmpfs mounts.
 pub const DEFAULT_TMPFS: &[&str] = &["/tmp", "/var/tmp", "/run"];
+/// The size limit of each tmpfs mount when `tmpfsSize` is not set and a
+/// `tmpfs` entry names no `size=` of its own: 64 MiB. (A tmpfs without a
+/// limit may grow to half the host's RAM, and what it holds counts against
+/// the container's `memory`: a filled `/tmp` would get every later command
+/// OOM-killed instead of failing one write with `ENOSPC`.) When `memory`
+/// is set, the default is also capped at a quarter of it.
+pub const DEFAULT_TMPFS_SIZE_BYTES: i64 = 64 * 1024 * 1024;
 /// The default network (no network at all).
 pub const DEFAULT_NETWORK: &str = "none";
 /// The default dropped capabilities.
@@ -100,6 +107,12 @@ pub struct DockerConfig {
     /// tmpfs mounts (default `/tmp`, `/var/tmp`, `/run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmpfs: Option<Vec<String>>,
+    /// Talon only (OpenClaw has no such key): the size limit of each tmpfs
+    /// mount whose `tmpfs` entry names no `size=` (default 64 MiB, capped
+    /// at a quarter of `memory`; bytes or `32m`, `1g`, ...; must be more
+    /// than 0, and all the mounts together less than `memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmpfs_size: Option<SizeValue>,
     /// The network (default `none`; `host` is refused, `container:*` only
     /// with `dangerouslyAllowContainerNamespaceJoin`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,6 +199,10 @@ pub struct DockerSettings {
     pub read_only_root: bool,
     /// tmpfs mounts.
     pub tmpfs: Vec<String>,
+    /// The size limit of each tmpfs mount, when configured (else
+    /// [`DEFAULT_TMPFS_SIZE_BYTES`], capped at a quarter of `memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmpfs_size: Option<SizeValue>,
     /// The network.
     pub network: String,
     /// The container user, when configured.
@@ -302,6 +319,7 @@ impl DockerSettings {
             read_only_root: pick(agent, defaults, |c| c.read_only_root.as_ref()).unwrap_or(true),
             tmpfs: pick(agent, defaults, |c| c.tmpfs.as_ref())
                 .unwrap_or_else(|| owned(DEFAULT_TMPFS)),
+            tmpfs_size: pick(agent, defaults, |c| c.tmpfs_size.as_ref()),
             network: pick(agent, defaults, |c| c.network.as_ref())
                 .unwrap_or_else(|| DEFAULT_NETWORK.to_owned()),
             user: pick(agent, defaults, |c| c.user.as_ref()),

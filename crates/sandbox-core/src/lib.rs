@@ -30,7 +30,9 @@
 //! - [`SandboxBackend`] / [`SandboxBackendRegistry`]: backends by id;
 //!   [`SandboxRequest`] is what a backend is asked to provide.
 //! - [`SandboxHandle`], [`ProcessLauncher`]: a ready sandbox and how
-//!   commands run in it. [`spawn_local`] is how a launcher on this machine
+//!   commands run in it. [`SandboxEvent`]s ([`SandboxRecycled`]: a
+//!   sandbox a backend removed after an OOM kill or repeated engine kills)
+//!   go to the [`SandboxEventSink`] an embedder installs. [`spawn_local`] is how a launcher on this machine
 //!   (the host, the local bubblewrap sandbox) starts its command: pipes or
 //!   a PTY, a reaper task, and the tree ended as [`LocalKill`] says.
 //! - Pruning: [`PruneSettings`] (`prune.idleHours` / `prune.maxAgeDays`),
@@ -84,10 +86,13 @@ pub use crate::config_hash::{
 };
 pub use crate::docker_config::{
     AGENT_WORKSPACE_MOUNT, DEFAULT_CAP_DROP, DEFAULT_CONTAINER_PREFIX, DEFAULT_NETWORK,
-    DEFAULT_SANDBOX_IMAGE, DEFAULT_TMPFS, DEFAULT_WORKDIR, DockerConfig, DockerOrigins,
-    DockerSettings, SizeValue, UlimitRange, UlimitValue,
+    DEFAULT_SANDBOX_IMAGE, DEFAULT_TMPFS, DEFAULT_TMPFS_SIZE_BYTES, DEFAULT_WORKDIR, DockerConfig,
+    DockerOrigins, DockerSettings, SizeValue, UlimitRange, UlimitValue,
 };
 pub use crate::error::{SandboxError, SandboxErrorKind, SandboxErrorSource};
+pub use crate::events::{
+    RecycleReason, SandboxEvent, SandboxEventSink, SandboxRecycled, SharedEventSink,
+};
 pub use crate::local_spawn::{LocalKill, spawn_local};
 pub use crate::main_session::{
     DEFAULT_MAIN_KEY, GLOBAL_SESSION_KEY, MainSession, normalize_main_key,
@@ -157,6 +162,7 @@ mod bind_spec;
 mod config_hash;
 mod docker_config;
 mod error;
+mod events;
 mod local_spawn;
 mod main_session;
 mod mounts;

@@ -10,7 +10,9 @@ use std::time::Duration;
 use bollard::models::MountPoint;
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::{API_DEFAULT_VERSION, Docker};
-use talon_sandbox_core::{PinnedSource, SandboxError, SandboxErrorKind, SandboxHandle};
+use talon_sandbox_core::{
+    PinnedSource, SandboxError, SandboxErrorKind, SandboxHandle, SharedEventSink,
+};
 
 use crate::create::{create_body, read_only_depth, resolve_user};
 use crate::engine_error::{engine_error, image_missing, is_not_found, status_of, unavailable};
@@ -44,6 +46,7 @@ pub struct DockerBackend {
     pub(crate) usage: UsageClock,
     locks: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
     home_dirs: Arc<[PathBuf]>,
+    events: Option<SharedEventSink>,
 }
 
 impl DockerBackend {
@@ -92,6 +95,7 @@ impl DockerBackend {
             usage: UsageClock::default(),
             locks: Arc::default(),
             home_dirs: crate::request::process_home_dirs().into(),
+            events: None,
         })
     }
 
@@ -106,6 +110,14 @@ impl DockerBackend {
     /// credential directories (`~/.ssh`, `~/.aws`, ...) as bind sources.
     pub fn with_home_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
         self.home_dirs = dirs.into();
+        self
+    }
+
+    /// Send this backend's [`SandboxEvent`](talon_sandbox_core::SandboxEvent)s
+    /// (a container recycled after an OOM kill or repeated engine kills)
+    /// to `sink`. Without one they are only logged.
+    pub fn with_event_sink(mut self, sink: SharedEventSink) -> Self {
+        self.events = Some(sink);
         self
     }
 
@@ -233,13 +245,19 @@ impl DockerBackend {
         Ok(Arc::new(handle))
     }
 
-    fn target(&self, spec: &ContainerSpec) -> ExecTarget {
+    /// Where `spec`'s execs run: container `id` (its name while the id is
+    /// not known).
+    fn target(&self, spec: &ContainerSpec, id: &str) -> ExecTarget {
         ExecTarget {
             docker: self.docker.clone(),
             addr: Arc::clone(&self.addr),
             container: spec.name.as_str().into(),
+            id: id.into(),
+            scope_key: spec.scope_key.as_str().into(),
             workdir: spec.workdir.as_str().into(),
             usage: self.usage.clone(),
+            health: Arc::default(),
+            events: self.events.clone(),
         }
     }
 
@@ -251,7 +269,7 @@ impl DockerBackend {
         stale_config: bool,
     ) -> Result<DockerSandbox, SandboxError> {
         DockerSandbox::new(
-            self.target(spec),
+            self.target(spec, &id),
             id,
             spec.binds.clone(),
             created,
@@ -405,7 +423,7 @@ impl DockerBackend {
         }
         let args: Vec<String> = pinned.iter().map(|(b, _)| b.container.clone()).collect();
         let out = self
-            .target(spec)
+            .target(spec, &spec.name)
             .run_script(
                 "exec stat -c '%d %i' -- \"$@\"",
                 &args,
@@ -456,7 +474,7 @@ impl DockerBackend {
                 ));
             }
         }
-        let target = self.target(spec);
+        let target = self.target(spec, name);
         let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
         loop {
             let info = self

@@ -91,12 +91,30 @@ pub(crate) fn container_labels(spec: &ContainerSpec) -> HashMap<String, String> 
     map
 }
 
-fn tmpfs_map(entries: &[String]) -> HashMap<String, String> {
+/// The engine's tmpfs map: each entry's own options, plus `size=` when
+/// the entry names none and a default size is set.
+pub(crate) fn tmpfs_map(entries: &[String], size: Option<i64>) -> HashMap<String, String> {
     entries
         .iter()
-        .map(|entry| match entry.split_once(':') {
-            Some((path, opts)) => (path.to_owned(), opts.to_owned()),
-            None => (entry.clone(), String::new()),
+        .map(|entry| {
+            let (path, opts) = match entry.split_once(':') {
+                Some((path, opts)) => (path.to_owned(), opts.to_owned()),
+                None => (entry.clone(), String::new()),
+            };
+            let sized = opts
+                .split(',')
+                .any(|o| o.trim().to_ascii_lowercase().starts_with("size="));
+            let opts = match size {
+                Some(bytes) if !sized => {
+                    if opts.is_empty() {
+                        format!("size={bytes}")
+                    } else {
+                        format!("{opts},size={bytes}")
+                    }
+                }
+                _ => opts,
+            };
+            (path, opts)
         })
         .collect()
 }
@@ -219,7 +237,7 @@ pub(crate) fn create_body(
     let host_config = HostConfig {
         init: Some(true),
         readonly_rootfs: Some(spec.read_only_root),
-        tmpfs: Some(tmpfs_map(&spec.tmpfs)),
+        tmpfs: Some(tmpfs_map(&spec.tmpfs, spec.tmpfs_size_bytes)),
         network_mode: Some(spec.network.clone()),
         cap_drop: Some(spec.cap_drop.clone()),
         cap_add: (!spec.cap_add.is_empty()).then(|| spec.cap_add.clone()),

@@ -43,6 +43,11 @@ fn defaults_are_openclaws_hardened_create_arguments() {
     let mut dirs: Vec<_> = tmpfs.keys().cloned().collect();
     dirs.sort();
     assert_eq!(dirs, vec!["/run", "/tmp", "/var/tmp"]);
+    // Every default tmpfs is size-limited (64 MiB), so a filled /tmp is
+    // ENOSPC inside, not memory the container's cgroup is charged for.
+    for dir in &dirs {
+        assert_eq!(tmpfs[dir], "size=67108864", "{dir}");
+    }
     assert_eq!(host.binds, None, "only Engine API mounts");
     let mounts = host.mounts.unwrap();
     assert_eq!(mounts.len(), 1);
@@ -55,7 +60,7 @@ fn defaults_are_openclaws_hardened_create_arguments() {
     assert_eq!(labels["talon.sessionKey"], "agent:unit");
     assert_eq!(labels["talon.configHash"], "hash-1");
     assert_eq!(labels["talon.mountFormatVersion"], "4");
-    assert_eq!(labels["talon.createArgsEpoch"], "2026-12-05-mounts");
+    assert_eq!(labels["talon.createArgsEpoch"], "2026-12-05-tmpfs-size");
 }
 
 #[test]
@@ -252,4 +257,20 @@ fn read_only_depth_follows_the_engine_api_and_never_silently_downgrades() {
     assert_eq!(ro.read_only_force_recursive, None);
     // The writable workspace keeps its submounts (recursive, as -v did).
     assert_eq!(mounts[0].bind_options.clone().unwrap().non_recursive, None);
+}
+
+#[test]
+fn tmpfs_entries_get_the_default_size_unless_they_name_their_own() {
+    let entries = [
+        "/tmp".to_owned(),
+        "/run:noexec,nosuid".to_owned(),
+        "/var/tmp:mode=1777,SIZE=1m".to_owned(),
+    ];
+    let map = tmpfs_map(&entries, Some(4096));
+    assert_eq!(map["/tmp"], "size=4096");
+    assert_eq!(map["/run"], "noexec,nosuid,size=4096");
+    assert_eq!(map["/var/tmp"], "mode=1777,SIZE=1m");
+    let no_limit = tmpfs_map(&entries, None);
+    assert_eq!(no_limit["/tmp"], "");
+    assert_eq!(no_limit["/run"], "noexec,nosuid");
 }

@@ -2,19 +2,23 @@
 //! `process` tools' [`ProcessLauncher`]) and the script runner behind
 //! [`SandboxHandle::run_script`](talon_sandbox_core::SandboxHandle::run_script).
 //!
-//! Every command runs under a tiny wrapper, `sh -c 'echo "$$"; exec "$@"'`:
-//! the engine starts each exec process as a session and process-group
-//! leader in the container's PID namespace, so the pid the wrapper prints
-//! (first line of stdout, stripped before the caller sees it) is the
-//! process group of the command and of everything it starts. `kill` sends
-//! `SIGKILL` to that whole group from a second exec (`kill -9 -PGID`), so
-//! a timeout or an abort stops the process tree inside the container, not
-//! only the local attach client. (A process that calls `setsid` itself
-//! leaves the group; `--init` reaps what remains when it dies.)
+//! Every command runs under a small wrapper shell (`WRAPPER`): the
+//! engine starts each exec process as a session and process-group leader
+//! in the container's PID namespace, so the pid the wrapper prints (first
+//! line of stdout, stripped before the caller sees it) is the process group
+//! of the command and of everything it starts. `kill` sends `SIGKILL` to
+//! that whole group from a second exec (`kill -9 -PGID`), so a timeout or
+//! an abort stops the process tree inside the container, not only the
+//! local attach client. When the command ends on its own, the wrapper
+//! kills what it left in the group before exiting, so the sweep a caller
+//! asks for afterwards (`kill` after the end, as the `exec` tool does)
+//! costs no second exec; after a wrapper that died by a signal it still
+//! runs one. (A process that calls `setsid` itself leaves the group;
+//! `--init` reaps what remains when it dies.)
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use bollard::Docker;
@@ -24,16 +28,45 @@ use bytes::Bytes;
 use futures::StreamExt;
 use talon_sandbox_core::{
     ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
-    ScriptOutput,
+    ScriptOutput, SharedEventSink,
 };
 use tokio::io::{AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::watch;
 
 use crate::engine_error::{engine_error, is_transport, status_of, unavailable};
+use crate::recycle::Health;
 use crate::usage::UsageClock;
 
-/// Prints the exec's pid (= its process group) then becomes the command.
-const WRAPPER: &str = "echo \"$$\"; exec \"$@\"";
+/// Prints the exec's pid (= its process group), runs the command, then
+/// kills whatever the command left in the group (every process of group
+/// `$$` but this shell, read from `/proc`, again until none is left, at
+/// most 20 rounds) and exits with the command's status. Only builtins and
+/// `/proc`: no tool from the image, no second exec.
+const WRAPPER: &str = r#"echo "$$"
+"$@"
+rc=$?
+n=0
+while [ "$n" -lt 20 ]; do
+  n=$((n + 1))
+  left=
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$$" ] && continue
+    { read -r s < "$d/stat"; } 2>/dev/null || continue
+    s=${s##*") "}
+    set -- $s
+    if [ "$3" = "$$" ] && [ "$1" != Z ]; then
+      kill -9 "$p" 2>/dev/null
+      left=1
+    fi
+  done
+  [ -n "$left" ] || break
+done
+exit "$rc""#;
+/// Exit statuses below this come from the wrapper's own `exit`, so its
+/// sweep of the process group ran; from this up the wrapper may have died
+/// by a signal before sweeping.
+const SWEPT_BELOW: i64 = 128;
 /// Kills a process group, or the single process if it is not a group
 /// leader (never fails: the group may be gone already).
 const KILL_SCRIPT: &str = "kill -9 -\"$1\" 2>/dev/null || kill -9 \"$1\" 2>/dev/null; exit 0";
@@ -45,6 +78,12 @@ const PIPE_CAPACITY: usize = 64 * 1024;
 const MARKER_MAX: usize = 32;
 /// How long `kill` waits for the wrapper's pid line.
 const PGID_WAIT: Duration = Duration::from_secs(5);
+/// How long the engine may take to record an exit after the exec's
+/// output ended.
+const EXIT_RECORD_WAIT: Duration = Duration::from_secs(2);
+/// Inspects repeated without a pause while the engine has not recorded
+/// the exit yet.
+const QUICK_REINSPECTS: u32 = 5;
 
 /// Where an exec runs: the engine, the container and its defaults.
 #[derive(Debug, Clone)]
@@ -52,8 +91,16 @@ pub(crate) struct ExecTarget {
     pub(crate) docker: Docker,
     pub(crate) addr: Arc<str>,
     pub(crate) container: Arc<str>,
+    /// The engine's id of the container (its name until it is known):
+    /// what a recycle removes, so a container created meanwhile under the
+    /// same name is never touched.
+    pub(crate) id: Arc<str>,
+    pub(crate) scope_key: Arc<str>,
     pub(crate) workdir: Arc<str>,
     pub(crate) usage: UsageClock,
+    /// Whether the container was recycled, and the engine kills in a row.
+    pub(crate) health: Arc<Health>,
+    pub(crate) events: Option<SharedEventSink>,
 }
 
 impl ExecTarget {
@@ -71,15 +118,25 @@ impl ExecTarget {
         }
     }
 
-    /// Start `argv` under the pid wrapper.
+    /// Start `argv` under the pid wrapper; with `stdin` the exec's stdin
+    /// is attached and handed out (without it the command reads EOF).
     pub(crate) async fn spawn(
         &self,
         argv: Vec<String>,
         env: Vec<String>,
         workdir: Option<String>,
         tty: bool,
+        stdin: bool,
     ) -> Result<LaunchedProcess, SandboxError> {
+        if self.health.is_recycled() {
+            return Err(SandboxError::Gone(format!(
+                "container {} was removed after its commands were killed; ensure the sandbox \
+                 again to get a fresh one",
+                self.container
+            )));
+        }
         self.usage.touch(&self.container);
+        let started_at = std::time::SystemTime::now();
         let mut cmd = vec![
             "/bin/sh".to_owned(),
             "-c".to_owned(),
@@ -93,7 +150,7 @@ impl ExecTarget {
             .create_exec(
                 &self.container,
                 CreateExecOptions {
-                    attach_stdin: Some(true),
+                    attach_stdin: Some(stdin),
                     attach_stdout: Some(true),
                     attach_stderr: Some(true),
                     tty: Some(tty),
@@ -128,20 +185,27 @@ impl ExecTarget {
         let shared = Arc::new(ExecShared {
             target: self.clone(),
             exec_id: created.id,
+            started_at,
             pgid: watch::Sender::new(None),
             marker_seen: watch::Sender::new(false),
             done: watch::Sender::new(None),
             killed: AtomicBool::new(false),
+            exit_code: AtomicI64::new(i64::MAX),
         });
 
-        let (stdin_writer, stdin_reader) = tokio::io::duplex(PIPE_CAPACITY);
-        tokio::spawn(pump_stdin(
-            stdin_reader,
-            input,
-            shared.marker_seen.subscribe(),
-            shared.done.subscribe(),
-            tty,
-        ));
+        let stdin_writer = if stdin {
+            let (writer, reader) = tokio::io::duplex(PIPE_CAPACITY);
+            tokio::spawn(pump_stdin(
+                reader,
+                input,
+                shared.marker_seen.subscribe(),
+                shared.done.subscribe(),
+                tty,
+            ));
+            Some(Box::pin(writer) as talon_sandbox_core::ProcessInput)
+        } else {
+            None
+        };
 
         let (stdout_writer, stdout_reader) = tokio::io::duplex(PIPE_CAPACITY);
         let (stderr_writer, stderr_reader) = if tty {
@@ -158,7 +222,7 @@ impl ExecTarget {
         ));
 
         Ok(LaunchedProcess {
-            stdin: Some(Box::pin(stdin_writer)),
+            stdin: stdin_writer,
             stdout: Box::pin(stdout_reader),
             stderr: stderr_reader.map(|r| Box::pin(r) as talon_sandbox_core::ProcessOutput),
             control: Box::new(DockerProcess { shared }),
@@ -175,7 +239,9 @@ impl ExecTarget {
         timeout: Duration,
     ) -> Result<ScriptOutput, SandboxError> {
         let argv = talon_sandbox_core::script_argv(script, args);
-        let process = self.spawn(argv, Vec::new(), None, false).await?;
+        let process = self
+            .spawn(argv, Vec::new(), None, false, stdin.is_some())
+            .await?;
         talon_sandbox_core::collect_script(
             process,
             stdin,
@@ -316,11 +382,15 @@ fn take_marker(pending: &mut Vec<u8>, message: &Bytes) -> MarkerStep {
 struct ExecShared {
     target: ExecTarget,
     exec_id: String,
+    /// When the exec was created (what an OOM lookup searches from).
+    started_at: std::time::SystemTime,
     pgid: watch::Sender<Option<u32>>,
     /// The wrapper's first line has been read (with or without a pid).
     marker_seen: watch::Sender<bool>,
     done: watch::Sender<Option<Result<ExitStatus, SandboxError>>>,
     killed: AtomicBool,
+    /// The exec's raw exit code once known (`i64::MAX` before).
+    exit_code: AtomicI64,
 }
 
 impl ExecShared {
@@ -340,8 +410,15 @@ impl ExecShared {
             ));
         }
         let what = format!("read the exit code of an exec in container {container}");
-        // The stream can end a moment before the engine records the exit.
-        for _ in 0..100 {
+        // The output stream ends when the command's stdio closes; the
+        // engine records the exit a moment later at most. So: one inspect,
+        // and only when the engine still says running, a few more right
+        // away (each round trip is itself the short wait), then after
+        // growing pauses; never a fixed sleep.
+        let begun = std::time::Instant::now();
+        let mut pause = Duration::from_millis(1);
+        let mut tries = 0u32;
+        loop {
             let inspect = match self.target.docker.inspect_exec(&self.exec_id).await {
                 Ok(inspect) => inspect,
                 // The engine forgets the exec with its container.
@@ -354,20 +431,33 @@ impl ExecShared {
                 Err(e) => return Err(engine_error(&self.target.addr, &what, e)),
             };
             if inspect.running == Some(true) {
-                tokio::time::sleep(Duration::from_millis(20)).await;
+                let waited = begun.elapsed();
+                if waited >= EXIT_RECORD_WAIT {
+                    return Err(SandboxError::Exec(format!(
+                        "an exec in container {container} closed its output but the engine \
+                         still reports it running after {} ms",
+                        waited.as_millis()
+                    )));
+                }
+                tries += 1;
+                if tries > QUICK_REINSPECTS {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
                 continue;
             }
             return match inspect.exit_code {
-                Some(code) => Ok(self.status_from(code)),
+                Some(code) => {
+                    self.exit_code.store(code, Ordering::SeqCst);
+                    let killed = self.killed.load(Ordering::SeqCst);
+                    self.target.after_exit(code, killed, self.started_at).await;
+                    Ok(self.status_from(code))
+                }
                 None => Err(SandboxError::exec(format!(
                     "the Docker engine reported no exit code for an exec in container {container}"
                 ))),
             };
         }
-        Err(SandboxError::exec(format!(
-            "an exec in container {container} closed its output but the engine still reports \
-             it running"
-        )))
     }
 
     fn status_from(&self, code: i64) -> ExitStatus {
@@ -448,6 +538,14 @@ impl ProcessControl for DockerProcess {
     }
 
     async fn kill(&self) -> Result<(), SandboxError> {
+        // Over already, and through the wrapper's own exit: it killed what
+        // was left of the group before exiting, so there is nothing to
+        // sweep (and no second exec to pay for).
+        if let Some(Ok(_)) = self.shared.done.borrow().as_ref()
+            && self.shared.exit_code.load(Ordering::SeqCst) < SWEPT_BELOW
+        {
+            return Ok(());
+        }
         self.shared.killed.store(true, Ordering::SeqCst);
         let mut pgid_rx = self.shared.pgid.subscribe();
         let mut done_rx = self.shared.done.subscribe();
@@ -550,6 +648,7 @@ impl ProcessLauncher for DockerLauncher {
                 env,
                 request.workdir,
                 request.pty,
+                true,
             )
             .await
     }

@@ -29,6 +29,12 @@
 //!   sources are re-checked right before create, and the created
 //!   container's mounts are inspected and, after start, identified from
 //!   inside (device and inode); a mismatch removes it.
+//! - A container whose command is OOM-killed, or killed by something
+//!   other than Talon three times in a row, is removed at once (its
+//!   handle then answers `Gone`) and reported as a
+//!   [`SandboxRecycled`](talon_sandbox_core::SandboxRecycled) event to the
+//!   sink given to [`DockerBackend::with_event_sink`]; the next `ensure`
+//!   creates a fresh one.
 //! - [`list_containers`](DockerBackend::list_containers),
 //!   [`remove_owned`](DockerBackend::remove_owned),
 //!   [`recreate_container`](DockerBackend::recreate_container),
@@ -38,7 +44,8 @@
 //!   `talon.sandbox=1`.
 //!
 //! Containers get OpenClaw's defaults: read-only root, tmpfs `/tmp`
-//! `/var/tmp` `/run`, network `none`, all capabilities dropped,
+//! `/var/tmp` `/run` (each size-limited: `tmpfsSize`, 64 MiB by default,
+//! so a full `/tmp` is `ENOSPC`, not memory), network `none`, all capabilities dropped,
 //! `no-new-privileges`, `--init`, `sleep infinity`, and the workspace
 //! owner's `uid:gid` when no user is configured. Labels are OpenClaw's set
 //! under `talon.*` names ([`labels`]): `talon.sandbox=1`,
@@ -88,6 +95,7 @@ mod engine_error;
 mod exec;
 mod handle;
 mod manage;
+mod recycle;
 mod request;
 mod spec;
 mod usage;

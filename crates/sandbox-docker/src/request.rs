@@ -58,6 +58,44 @@ pub(crate) fn size_bytes(value: &SizeValue, key: &str) -> Result<i64, SandboxErr
     Ok(bytes as i64)
 }
 
+/// The size limit of each tmpfs mount: `tmpfsSize` when set (more than 0,
+/// and every mount together below `memory`, or a filled tmpfs would again
+/// take all the container's memory), else
+/// [`DEFAULT_TMPFS_SIZE_BYTES`](talon_sandbox_core::DEFAULT_TMPFS_SIZE_BYTES)
+/// capped at a quarter of `memory`. `key` and `memory_key` name the config
+/// keys in errors.
+pub(crate) fn tmpfs_size(
+    docker: &DockerSettings,
+    memory_bytes: Option<i64>,
+    key: &str,
+    memory_key: &str,
+) -> Result<i64, SandboxError> {
+    let memory = memory_bytes.filter(|m| *m > 0);
+    let Some(value) = &docker.tmpfs_size else {
+        let default = talon_sandbox_core::DEFAULT_TMPFS_SIZE_BYTES;
+        return Ok(memory.map_or(default, |m| default.min((m / 4).max(1))));
+    };
+    let bytes = size_bytes(value, key)?;
+    if bytes <= 0 {
+        return Err(SandboxError::Config(format!(
+            "{key}: `{value}` is not a usable tmpfs size limit (0 or less would mean no limit); \
+             use a size such as `64m`, or remove the key for the 64 MiB default"
+        )));
+    }
+    let mounts = i64::try_from(docker.tmpfs.len()).unwrap_or(i64::MAX).max(1);
+    if let Some(memory) = memory
+        && bytes.saturating_mul(mounts) >= memory
+    {
+        return Err(SandboxError::Config(format!(
+            "{key}: {mounts} tmpfs mount(s) of `{value}` each could hold all of {memory_key} \
+             ({memory} bytes), so filling them would get every command OOM-killed; set {key} \
+             below {} bytes (a quarter of {memory_key} is the default)",
+            memory / mounts
+        )));
+    }
+    Ok(bytes)
+}
+
 fn ulimit(name: &str, value: &UlimitValue) -> Result<Ulimit, SandboxError> {
     let bad = || {
         SandboxError::config(format!(
@@ -156,12 +194,12 @@ impl ContainerSpec {
             memory_bytes: docker
                 .memory
                 .as_ref()
-                .map(|m| size_bytes(m, "sandbox docker.memory"))
+                .map(|m| size_bytes(m, &request.config.docker_origins.key("memory")))
                 .transpose()?,
             memory_swap_bytes: docker
                 .memory_swap
                 .as_ref()
-                .map(|m| size_bytes(m, "sandbox docker.memorySwap"))
+                .map(|m| size_bytes(m, &request.config.docker_origins.key("memorySwap")))
                 .transpose()?,
             cpus: docker.cpus.as_ref().and_then(serde_json::Number::as_f64),
             ulimits: docker
@@ -170,6 +208,12 @@ impl ContainerSpec {
                 .map(|(name, value)| ulimit(name, value))
                 .collect::<Result<_, _>>()?,
         };
+        spec.tmpfs_size_bytes = Some(tmpfs_size(
+            docker,
+            spec.limits.memory_bytes,
+            &request.config.docker_origins.key("tmpfsSize"),
+            &request.config.docker_origins.key("memory"),
+        )?);
         spec.setup_command = docker.setup_command.clone();
         spec.require_current_config = request.require_current_config;
         Ok(spec)

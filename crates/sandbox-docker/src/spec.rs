@@ -126,6 +126,11 @@ pub struct ContainerSpec {
     /// tmpfs the owner and mode of the image's directory beneath it, so an
     /// image whose `/tmp` is not `1777` gives the mapped user no `/tmp`.
     pub tmpfs: Vec<String>,
+    /// The size limit (bytes) given to each [`tmpfs`](Self::tmpfs) entry
+    /// that names no `size=` of its own; `None`: no limit (not what
+    /// [`ContainerSpec::new`] gives: a tmpfs without a limit can take half
+    /// the host's RAM, charged to the container's memory).
+    pub tmpfs_size_bytes: Option<i64>,
     /// `--network` (`none` by default).
     pub network: String,
     /// `--cap-drop` entries.
@@ -155,7 +160,7 @@ pub struct ContainerSpec {
 
 impl ContainerSpec {
     /// A spec with OpenClaw's defaults: image `openclaw-sandbox:bookworm-slim`,
-    /// read-only root, tmpfs `/tmp` `/var/tmp` `/run`, network `none`, all
+    /// read-only root, tmpfs `/tmp` `/var/tmp` `/run` (64 MiB each), network `none`, all
     /// capabilities dropped, `LANG=C.UTF-8`, the workspace mounted read-write
     /// at `/workspace`.
     pub fn new(
@@ -177,6 +182,7 @@ impl ContainerSpec {
             user: None,
             read_only_root: true,
             tmpfs: owned(talon_sandbox_core::DEFAULT_TMPFS),
+            tmpfs_size_bytes: Some(talon_sandbox_core::DEFAULT_TMPFS_SIZE_BYTES),
             network: talon_sandbox_core::DEFAULT_NETWORK.to_owned(),
             cap_drop: owned(talon_sandbox_core::DEFAULT_CAP_DROP),
             cap_add: Vec::new(),

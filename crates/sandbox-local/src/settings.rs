@@ -7,7 +7,7 @@
 //! | `workdir`, `binds`, `env`, `tmpfs` (paths), `readOnlyRoot`, `capDrop` | honoured (all capabilities are always dropped) |
 //! | `memory`, `pidsLimit`, `cpus` | cgroup limits of each command's process tree |
 //! | `network` | `none` (the default): loopback only; `bridge`: loopback, plus HTTP(S) through the host's SSRF-guarded egress proxy ([`EGRESS_NETWORK`]); any other network refused |
-//! | `user`, `seccompProfile`, `apparmorProfile`, `ulimits`, `memorySwap`, `gpus`, `setupCommand`, tmpfs options | refused: not enforceable without a container |
+//! | `user`, `seccompProfile`, `apparmorProfile`, `ulimits`, `memorySwap`, `gpus`, `setupCommand`, tmpfs options, `tmpfsSize` | refused: not enforceable without a container |
 //! | `image`, `containerPrefix`, `dns`, `extraHosts` | ignored: no image (the host's system dirs, read-only); names are resolved by the host's proxy |
 
 use talon_sandbox_core::{DEFAULT_NETWORK, ResolvedSandboxConfig};
@@ -104,6 +104,9 @@ pub fn unsupported_settings(config: &ResolvedSandboxConfig) -> Vec<SettingProble
              backend \"docker\""
                 .to_owned(),
         );
+    }
+    if docker.tmpfs_size.is_some() {
+        refuse("tmpfsSize", not_enforced("a tmpfs size limit"));
     }
     for entry in &docker.tmpfs {
         if entry.contains(':') || !entry.starts_with('/') {

@@ -61,6 +61,7 @@ fn every_unenforceable_setting_is_listed_with_its_key() {
         setup_command: Some("apt-get install -y git".to_owned()),
         gpus: Some("all".to_owned()),
         tmpfs: Some(vec!["/tmp:size=64m".to_owned()]),
+        tmpfs_size: Some(talon_sandbox_core::SizeValue::Text("8m".to_owned())),
         ..Default::default()
     }));
     let keys: Vec<&str> = problems.iter().map(|p| p.key.as_str()).collect();
@@ -72,6 +73,7 @@ fn every_unenforceable_setting_is_listed_with_its_key() {
             "agents.defaults.sandbox.docker.apparmorProfile",
             "agents.defaults.sandbox.docker.gpus",
             "agents.defaults.sandbox.docker.setupCommand",
+            "agents.defaults.sandbox.docker.tmpfsSize",
             "agents.defaults.sandbox.docker.tmpfs",
         ]
     );

@@ -30,6 +30,7 @@ pub(crate) struct ConfigHandler {
     generated_token: String,
     pub(crate) token_path: PathBuf,
     link: Link,
+    sandbox_events: talon_sandbox_core::SharedEventSink,
     /// The address the gateway listens on (fixed at start).
     pub(crate) listen: std::net::SocketAddr,
 }
@@ -43,6 +44,7 @@ pub(crate) struct ConfigStart {
     pub(crate) generated_token: String,
     pub(crate) token_path: PathBuf,
     pub(crate) link: Link,
+    pub(crate) sandbox_events: talon_sandbox_core::SharedEventSink,
     pub(crate) listen: std::net::SocketAddr,
 }
 
@@ -57,6 +59,7 @@ impl ConfigHandler {
             generated_token: start.generated_token,
             token_path: start.token_path,
             link: start.link,
+            sandbox_events: start.sandbox_events,
             listen: start.listen,
         }
     }
@@ -151,6 +154,7 @@ impl ConfigHandler {
         build_generation(
             &Parts {
                 broker,
+                sandbox_events: &self.sandbox_events,
                 cron,
                 link: &self.link,
                 generated_token: &self.generated_token,

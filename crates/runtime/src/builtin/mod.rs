@@ -50,6 +50,9 @@ pub(crate) struct Builtins {
     /// Where each run's tools act (the exec approval pin resolves a host
     /// run's working directory through the same launcher).
     pub(crate) targets: Arc<Targets>,
+    /// Where the built-in Docker backend reports its sandbox events, set
+    /// by `RuntimeBuilder::sandbox_events`.
+    pub(crate) sandbox_events: Arc<OnceLock<talon_sandbox_core::SharedEventSink>>,
 }
 
 impl std::fmt::Debug for Builtins {
@@ -80,8 +83,12 @@ impl Builtins {
         let backends = Arc::new(SandboxBackendRegistry::new());
         // A backend compiled out is not registered: a sandboxed run that
         // selects it fails closed, naming the cargo feature.
+        let sandbox_events = Arc::new(OnceLock::new());
         #[cfg(feature = "docker")]
-        backends.register("docker", Arc::new(docker::LazyDockerBackend::default()));
+        backends.register(
+            "docker",
+            Arc::new(docker::LazyDockerBackend::new(Arc::clone(&sandbox_events))),
+        );
         let fetch_allowlist = web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref());
         backends.register(
             "local",
@@ -130,6 +137,7 @@ impl Builtins {
             state_dir,
             config_file,
             targets,
+            sandbox_events,
         })
     }
 }

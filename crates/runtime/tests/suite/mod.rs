@@ -15,6 +15,8 @@ mod sandbox_decision;
 #[cfg(feature = "docker")]
 mod sandbox_prune;
 #[cfg(feature = "docker")]
+mod sandbox_recycle;
+#[cfg(feature = "docker")]
 mod sandbox_workspaces;
 #[cfg(feature = "ssh")]
 mod ssh_routing;

@@ -76,7 +76,7 @@ async fn container_is_reused_by_hash_restarted_when_stopped_and_recreated_on_cha
     let l = &ours[0].labels;
     assert_eq!(l[labels::SANDBOX], "1");
     assert_eq!(l[labels::MOUNT_FORMAT_VERSION], "4");
-    assert_eq!(l[labels::CREATE_ARGS_EPOCH], "2026-12-05-mounts");
+    assert_eq!(l[labels::CREATE_ARGS_EPOCH], "2026-12-05-tmpfs-size");
     assert!(l[labels::CREATED_AT_MS].parse::<u64>().unwrap() > 1_700_000_000_000);
 
     // An explicit recreate replaces it right away.
@@ -474,6 +474,40 @@ async fn kill_and_timeout_stop_the_whole_process_tree_inside_the_container() {
     assert!(begun.elapsed() < Duration::from_secs(5));
     let cmds = top(&backend, &s.name).await;
     assert!(survivors(&cmds).is_empty(), "survivors: {cmds:?}");
+}
+
+/// A command that ends on its own leaves nothing of its process group
+/// running: the wrapper kills it before the exec ends (no second exec), so
+/// the `kill` a caller sends after the end finds nothing left.
+#[tokio::test]
+async fn what_a_finished_command_left_in_its_group_is_killed_when_it_ends() {
+    let backend = backend().await;
+    let ws = workspace();
+    let s = spec("sweep", ws.path(), "h");
+    let _cleanup = Cleanup(vec![s.name.clone()]);
+    let sandbox = backend.ensure_container(&s).await.unwrap();
+    let mut proc = sandbox
+        .launcher()
+        .launch(LaunchRequest {
+            command: "sleep 311 >/dev/null 2>&1 & sleep 312 >/dev/null 2>&1 & \
+                      sleep 0.3; echo done; exit 4"
+                .to_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    proc.stdin = None;
+    let mut out = String::new();
+    proc.stdout.read_to_string(&mut out).await.unwrap();
+    assert_eq!(out, "done\n");
+    let status = tokio::time::timeout(QUICK, proc.control.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, ExitStatus::Code(4), "the command's own status");
+    let cmds = top(&backend, &s.name).await;
+    assert!(survivors(&cmds).is_empty(), "survivors: {cmds:?}");
+    proc.control.kill().await.unwrap();
 }
 
 #[tokio::test]

@@ -3,4 +3,5 @@ mod common;
 mod docker;
 mod engine_death;
 mod prune;
+mod recycle;
 mod workspaces;
