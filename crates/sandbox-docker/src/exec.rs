@@ -129,7 +129,7 @@ impl ExecTarget {
         stdin: bool,
     ) -> Result<LaunchedProcess, SandboxError> {
         if self.health.is_recycled() {
-            return Err(SandboxError::Gone(format!(
+            return Err(SandboxError::gone(format!(
                 "container {} was removed after its commands were killed; ensure the sandbox \
                  again to get a fresh one",
                 self.container
@@ -433,7 +433,7 @@ impl ExecShared {
             if inspect.running == Some(true) {
                 let waited = begun.elapsed();
                 if waited >= EXIT_RECORD_WAIT {
-                    return Err(SandboxError::Exec(format!(
+                    return Err(SandboxError::exec(format!(
                         "an exec in container {container} closed its output but the engine \
                          still reports it running after {} ms",
                         waited.as_millis()

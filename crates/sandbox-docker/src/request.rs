@@ -77,7 +77,7 @@ pub(crate) fn tmpfs_size(
     };
     let bytes = size_bytes(value, key)?;
     if bytes <= 0 {
-        return Err(SandboxError::Config(format!(
+        return Err(SandboxError::config(format!(
             "{key}: `{value}` is not a usable tmpfs size limit (0 or less would mean no limit); \
              use a size such as `64m`, or remove the key for the 64 MiB default"
         )));
@@ -86,7 +86,7 @@ pub(crate) fn tmpfs_size(
     if let Some(memory) = memory
         && bytes.saturating_mul(mounts) >= memory
     {
-        return Err(SandboxError::Config(format!(
+        return Err(SandboxError::config(format!(
             "{key}: {mounts} tmpfs mount(s) of `{value}` each could hold all of {memory_key} \
              ({memory} bytes), so filling them would get every command OOM-killed; set {key} \
              below {} bytes (a quarter of {memory_key} is the default)",

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use common::{Cleanup, QUICK, backend, spec, workspace};
 use talon_sandbox_core::{
-    ExitStatus, RecycleReason, SandboxError, SandboxEvent, SandboxEventSink, SandboxHandle,
+    ExitStatus, RecycleReason, SandboxErrorKind, SandboxEvent, SandboxEventSink, SandboxHandle,
     SandboxRecycled,
 };
 
@@ -122,7 +122,7 @@ async fn an_oom_killed_command_recycles_the_container_and_the_next_ensure_is_fre
         .run_script("true", &[], None, QUICK)
         .await
         .unwrap_err();
-    assert!(matches!(err, SandboxError::Gone(_)), "{err:?}");
+    assert_eq!(err.kind(), SandboxErrorKind::Gone, "{err:?}");
     // The next ensure creates a fresh container with an empty /tmp.
     let fresh = backend.ensure_container(&s).await.unwrap();
     assert!(fresh.created());
