@@ -129,6 +129,7 @@ async fn every_read_only_method_answers() {
             MethodName::CronGet | MethodName::CronRuns => json!({"jobId": "job-nope"}),
             MethodName::TasksGet => json!({"taskId": "task-nope"}),
             MethodName::ConfigSchemaLookup => json!({"path": "tools"}),
+            MethodName::ToolsLookup => json!({"sessionKey": "main", "toolCallId": "c-1"}),
             _ => json!({}),
         };
         if method.scope() != talon_gateway_protocol::Scope::ReadOnly {
