@@ -363,6 +363,10 @@ fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Sta
             map.insert("sandbox".to_owned(), sandbox.summary());
             map.insert("config".to_owned(), Value::String(loaded.origin.clone()));
             map.insert("notInBuild".to_owned(), json!(not_in_build(&outcome.tools)));
+            map.insert(
+                "droppedRestrictions".to_owned(),
+                json!(loaded.config.dropped_restrictions),
+            );
         }
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
@@ -421,6 +425,13 @@ fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Sta
         outcome.tools.len(),
         outcome.tools.join(", ")
     );
+    if !loaded.config.dropped_restrictions.is_empty() {
+        let _ = writeln!(
+            out,
+            "not enforced (dropped knowingly by acceptUnenforced): {}",
+            loaded.config.dropped_restrictions.join(", ")
+        );
+    }
     let absent = not_in_build(&outcome.tools);
     if !absent.is_empty() {
         let _ = writeln!(

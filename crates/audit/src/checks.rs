@@ -60,6 +60,11 @@ pub const CHECKS: &[CheckInfo] = &[
         "the generated gateway token file is readable by group or others",
     ),
     check(
+        "talon.config.unenforced_restrictions",
+        "warn",
+        "acceptUnenforced drops OpenClaw restrictions Talon does not enforce",
+    ),
+    check(
         "sandbox.dangerous_bind_mount",
         "critical",
         "a sandbox bind mounts a blocked path, a home, a directory holding credentials (or a parent of one) or Talon's own state",

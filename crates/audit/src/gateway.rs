@@ -90,3 +90,23 @@ pub(crate) fn check(input: &AuditInput<'_>, out: &mut Findings) {
         );
     }
 }
+
+/// Restrictions from an OpenClaw file that Talon does not enforce and that
+/// the operator dropped knowingly (`acceptUnenforced`): never silent.
+pub(crate) fn check_dropped_restrictions(input: &AuditInput<'_>, out: &mut Findings) {
+    let dropped = &input.config.dropped_restrictions;
+    if dropped.is_empty() {
+        return;
+    }
+    out.push(
+        "talon.config.unenforced_restrictions",
+        AuditSeverity::Warn,
+        "restrictions in the config are not enforced",
+        format!(
+            "acceptUnenforced drops {} restriction(s) Talon cannot enforce: {}. Whatever they restricted (tools per channel, group or sender, the owner list, plugins, gateway access) is not restricted by Talon.",
+            dropped.len(),
+            dropped.join(", ")
+        ),
+        "Express each restriction with what Talon enforces (tools.deny, an agent's tools.deny, tools.groups, tools.toolsBySender, gateway tokens and a loopback bind), then remove it and its acceptUnenforced entry.",
+    );
+}

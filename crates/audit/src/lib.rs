@@ -105,6 +105,7 @@ pub fn audit(input: &AuditInput<'_>) -> Result<AuditReport> {
     let tables = tools::agent_tables(input, &engine);
     tools::check(input, &tables, &mut out);
     gateway::check(input, &mut out);
+    gateway::check_dropped_restrictions(input, &mut out);
     cron::check(input, &engine, &mut out);
     if input.options.deep {
         skills::check(input, &mut out);

@@ -13,9 +13,53 @@ pub(crate) struct Findings {
     pub(crate) issues: Vec<Issue>,
     pub(crate) notices: Vec<Notice>,
     dropped: usize,
+    /// `acceptUnenforced` as written, and whether each entry was used.
+    accepted: Vec<(String, bool)>,
+    /// The restrictions dropped because `acceptUnenforced` lists them.
+    pub(crate) dropped_knowingly: Vec<String>,
 }
 
 impl Findings {
+    /// Take the operator's `acceptUnenforced` list (key paths).
+    pub(crate) fn accept(&mut self, paths: Vec<String>) {
+        self.accepted = paths.into_iter().map(|p| (p, false)).collect();
+    }
+
+    /// A restriction Talon cannot enforce at `path`: an issue, unless
+    /// `acceptUnenforced` names the key (or a parent of it), then a notice
+    /// and a record in [`Self::dropped_knowingly`].
+    pub(crate) fn refuse_unless_accepted(&mut self, path: &[Seg], pos: Pos, message: &str) {
+        let rendered = render_path(path);
+        let hit = self.accepted.iter_mut().find(|(a, _)| {
+            rendered == *a
+                || rendered
+                    .strip_prefix(a.as_str())
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+        });
+        match hit {
+            Some((_, used)) => {
+                *used = true;
+                self.notice(
+                    path,
+                    pos,
+                    "restriction Talon does not enforce, dropped knowingly (listed in acceptUnenforced)",
+                );
+                self.dropped_knowingly.push(rendered);
+            }
+            None => self.issue(path, pos, message),
+        }
+    }
+
+    /// The `acceptUnenforced` entries that matched no refused restriction.
+    pub(crate) fn unused_acceptances(&self) -> Vec<(usize, String)> {
+        self.accepted
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, used))| !used)
+            .map(|(i, (p, _))| (i, p.clone()))
+            .collect()
+    }
+
     /// Record a problem at `path`.
     pub(crate) fn issue(&mut self, path: &[Seg], pos: Pos, message: impl Into<String>) {
         if self.issues.len() >= MAX_ISSUES {

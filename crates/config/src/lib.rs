@@ -87,9 +87,13 @@
 //!   from [`TalonConfig::policy_config`]) and does not check that allow
 //!   entries name existing tools (plugin and MCP tools are only known at
 //!   run time).
-//! * It does not validate the top-level `sandbox` and `plugins` sections
-//!   or the sandbox `browser` block, which no part of Talon reads yet: they
-//!   are accepted as JSON and reported with a notice saying so. Every
+//! * It does not validate the top-level `sandbox` section or the sandbox
+//!   `browser` block, which no part of Talon reads yet: they are accepted
+//!   as JSON and reported with a notice saying so. OpenClaw sections Talon
+//!   does not implement are dropped with a notice, except the restrictions
+//!   in them (tool policies per channel, group and sender, the owner list,
+//!   plugin switches, gateway TLS/origins/roles), which are load errors
+//!   unless `acceptUnenforced` drops them knowingly. Every
 //!   section Talon reads (`tools` with `fs` / `exec` / `web` /
 //!   `loopDetection` / `hooks`, `skills`, `mcp`, `cron`, `gateway`,
 //!   `session`, the agents' `tools`, `sandbox` and `mcp`) is typed on

@@ -124,7 +124,19 @@ pub fn load_str(text: &str, origin: &str) -> Result<Loaded, ConfigError> {
         );
         return Err(invalid(origin, &mut findings));
     }
+    findings.accept(accepted_unenforced(&value));
     openclaw_keys::strip(&mut value, &spans, &mut findings);
+    for (i, entry) in findings.unused_acceptances() {
+        let path = vec![Seg::Key("acceptUnenforced".to_owned()), Seg::Index(i)];
+        let pos = spans.lookup(&path).map(|s| s.value).unwrap_or_default();
+        findings.issue(
+            &path,
+            pos,
+            format!(
+                "`{entry}` names no restriction this file has that Talon refuses; remove it (an acknowledgement must match what it drops)"
+            ),
+        );
+    }
     schema_check::check(validation_schema(), &value, &spans, &mut findings);
     semantic::check(&value, &spans, &mut findings);
     accepted_notices(&value, &spans, &mut findings);
@@ -143,6 +155,8 @@ pub fn load_str(text: &str, origin: &str) -> Result<Loaded, ConfigError> {
         }
     };
     default_agent_notices(&value, &spans, &mut findings);
+    let mut config = config;
+    config.dropped_restrictions = std::mem::take(&mut findings.dropped_knowingly);
     Ok(Loaded {
         config,
         notices: findings.sorted_notices(),
@@ -168,6 +182,20 @@ fn serde_path(path: &serde_path_to_error::Path) -> Vec<Seg> {
         .collect()
 }
 
+/// The key paths listed in `acceptUnenforced` (strings only; the schema
+/// check reports anything else there).
+fn accepted_unenforced(root: &Value) -> Vec<String> {
+    root.get("acceptUnenforced")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 const NOT_VALIDATED: &str = "accepted; not validated by this version of Talon";
 
 /// Notices for the sections typed as free-form JSON.
@@ -181,7 +209,7 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
             .unwrap_or_default();
         out.notice(&segs, pos, NOT_VALIDATED);
     };
-    for section in ["sandbox", "plugins"] {
+    for section in ["sandbox"] {
         if present(root.get(section)) {
             note(&[section], out);
         }
@@ -298,6 +326,28 @@ pub fn config_schema() -> Value {
     let root_note = "OpenClaw section not used by Talon (ignored)";
     let note = "OpenClaw setting not used by Talon (ignored)";
     add_ignored(&mut schema, openclaw_keys::ROOT_IGNORED, root_note);
+    let narrowing = "OpenClaw section not used by Talon: dropped, except the tool restrictions in it, which are refused unless `acceptUnenforced` names them";
+    add_ignored(
+        &mut schema,
+        &keys_of(openclaw_keys::ROOT_NARROWING),
+        narrowing,
+    );
+    if let Some(def) = schema.pointer_mut("/$defs/GatewayConfig") {
+        add_ignored(def, openclaw_keys::GATEWAY_IGNORED, note);
+        add_ignored(
+            def,
+            &keys_of(openclaw_keys::GATEWAY_NARROWING),
+            "OpenClaw setting refused when it restricts who may connect (Talon does not enforce it)",
+        );
+    }
+    if let Some(def) = schema.pointer_mut("/$defs/GatewayAuthConfig") {
+        add_ignored(def, openclaw_keys::GATEWAY_AUTH_IGNORED, note);
+        add_ignored(
+            def,
+            &keys_of(openclaw_keys::GATEWAY_AUTH_NARROWING),
+            "OpenClaw setting refused: use maxFailures and windowMs",
+        );
+    }
     let defs: [(&str, &[&str]); 7] = [
         ("ToolsConfig", openclaw_keys::TOOLS_IGNORED),
         ("AgentDefaults", openclaw_keys::DEFAULTS_IGNORED),
@@ -313,6 +363,10 @@ pub fn config_schema() -> Value {
         }
     }
     schema
+}
+
+fn keys_of(table: &[openclaw_keys::Narrowing]) -> Vec<&'static str> {
+    table.iter().map(|(k, _)| *k).collect()
 }
 
 fn add_ignored(schema: &mut Value, keys: &[&str], note: &str) {

@@ -119,8 +119,14 @@ fn too_large_text() {
 fn served_schema_lists_ignored_openclaw_keys() {
     let schema = config_schema();
     assert_eq!(
-        schema["properties"]["channels"]["description"],
+        schema["properties"]["bindings"]["description"],
         "OpenClaw section not used by Talon (ignored)"
+    );
+    assert!(
+        schema["properties"]["channels"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("acceptUnenforced")
     );
     assert_eq!(schema["additionalProperties"], false);
     assert!(schema["$defs"]["AgentEntry"]["properties"]["identity"].is_object());
@@ -503,4 +509,58 @@ fn unknown_gateway_keys_are_errors_with_a_suggestion() {
     )
     .unwrap();
     assert_eq!(loaded.notices.len(), 2, "{:?}", loaded.notices);
+}
+
+/// A restriction in an OpenClaw section Talon does not enforce is a load
+/// error naming the key, unless `acceptUnenforced` drops it knowingly; an
+/// acknowledgement that matches nothing is an error too.
+#[test]
+fn unenforceable_restrictions_are_refused_unless_acknowledged() {
+    let text = r#"{
+  channels: { telegram: { groups: { "-100": { tools: { deny: ["exec"] } } }, dmPolicy: "pairing" } },
+  commands: { ownerAllowFrom: ["telegram:42"], native: "auto" },
+  plugins: { entries: { crm: { enabled: false } } },
+}"#;
+    let err = load_str(text, "t.json").unwrap_err().to_string();
+    for key in [
+        "t.json:2:3: channels:",
+        "t.json:3:3: commands:",
+        "t.json:4:3: plugins:",
+    ] {
+        assert!(err.contains(key), "{key} missing in {err}");
+    }
+    assert!(err.contains("acceptUnenforced"), "{err}");
+
+    let accepted = format!(
+        "{{ acceptUnenforced: [\"channels\", \"commands\", \"plugins\"], {} }}",
+        &text[1..text.len() - 1]
+    );
+    let loaded = load_str(&accepted, "t.json").unwrap();
+    assert_eq!(
+        loaded.config.dropped_restrictions,
+        vec!["channels", "commands", "plugins"]
+    );
+    assert!(
+        loaded
+            .notices
+            .iter()
+            .any(|n| n.key_path == "channels" && n.message.contains("dropped knowingly")),
+        "{:?}",
+        loaded.notices
+    );
+
+    // Inert content loads with a notice, no acknowledgement needed.
+    let inert = load_str(
+        r#"{ channels: { telegram: { dmPolicy: "pairing" } }, plugins: { enabled: true, entries: {} } }"#,
+        "t.json",
+    )
+    .unwrap();
+    assert!(inert.config.dropped_restrictions.is_empty());
+
+    // An acknowledgement must match something.
+    let err = load_str(r#"{ acceptUnenforced: ["channels"] }"#, "t.json")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("acceptUnenforced[0]"), "{err}");
+    assert!(err.contains("names no restriction"), "{err}");
 }

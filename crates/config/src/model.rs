@@ -28,9 +28,10 @@ pub const DEFAULT_AGENT_ID: &str = "main";
 /// Key names are OpenClaw's, so a section of an `openclaw.json` pastes in
 /// unchanged. Every section Talon reads is typed here, once: consumers get
 /// `&McpConfig`, `&CronConfig`, … from it and never parse JSON again. The
-/// two sections no part of Talon reads yet (`sandbox`, `plugins`) are
-/// accepted as they are and reported by a notice saying they were not
-/// validated.
+/// top-level `sandbox` section, which no part of Talon reads yet, is
+/// accepted as it is and reported by a notice saying it was not validated;
+/// OpenClaw's `plugins` section is dropped with a notice, and refused when
+/// it would restrict tools (see `acceptUnenforced`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(title = "Talon configuration")]
@@ -38,6 +39,17 @@ pub struct TalonConfig {
     /// The JSON Schema this file follows (for editors; not interpreted).
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
+    /// OpenClaw restrictions Talon does not enforce that the operator drops
+    /// knowingly, by key path (`channels.telegram`, `commands.ownerAllowFrom`).
+    /// Without an entry such a key is a load error; an entry that matches
+    /// nothing is one too. `policy explain` and the security audit list
+    /// what was dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept_unenforced: Option<Vec<String>>,
+    /// What `acceptUnenforced` dropped in this file (filled at load).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub dropped_restrictions: Vec<String>,
     /// Tool policy: profile, allow / alsoAllow / deny, per provider, per
     /// group, per sender, sandbox and sub-agent policies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,9 +73,6 @@ pub struct TalonConfig {
     /// Cron: the scheduler switch, concurrency and retry policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cron: Option<CronConfig>,
-    /// Plugins (accepted; not validated by this version of Talon).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plugins: Option<Value>,
     /// The gateway daemon: listen address, tokens, limits, journal, HTTP
     /// tool deny list.
     #[serde(default, skip_serializing_if = "Option::is_none")]

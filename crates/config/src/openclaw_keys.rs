@@ -38,10 +38,8 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
     "broadcast",
     "browser",
     "canvasHost",
-    "channels",
     "cli",
     "cloudWorkers",
-    "commands",
     "commitments",
     "diagnostics",
     "discovery",
@@ -69,6 +67,20 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
     "web",
     "wizard",
     "worktrees",
+];
+
+/// Top-level OpenClaw sections that can restrict tools and that Talon does
+/// not enforce: per-channel, per-group and per-sender tool policies
+/// (`channels.<id>[.groups.<id>].tools` / `toolsBySender`), the owner list
+/// that decides who may use the owner-only tools (`commands.ownerAllowFrom`)
+/// and plugin switches (`plugins.enabled: false`, `allow`, `deny`, an entry
+/// disabled or given a tool policy). Anything else in them is inert here
+/// (Talon has no chat channels, chat commands or OpenClaw plugins) and is
+/// dropped with a notice.
+pub(crate) const ROOT_NARROWING: &[Narrowing] = &[
+    ("channels", channels_restrict),
+    ("commands", commands_restrict),
+    ("plugins", plugins_restrict),
 ];
 
 /// `tools.*` keys Talon does not use (none of them restricts tools).
@@ -296,7 +308,7 @@ pub(crate) const SANDBOX_IGNORED: &[&str] = &["sessionToolsVisibility"];
 
 const SECTION_IGNORED: &str = "OpenClaw section not used by Talon (ignored)";
 const SETTING_IGNORED: &str = "OpenClaw setting not used by Talon (ignored)";
-const NARROWING_REFUSED: &str = "OpenClaw setting that restricts tools, which this version of Talon does not enforce; refused rather than ignored, because ignoring it would widen access (remove it, or express the restriction with `deny`)";
+const NARROWING_REFUSED: &str = "OpenClaw setting that restricts tools, which this version of Talon does not enforce; refused rather than ignored, because ignoring it would widen access (remove it, express the restriction with `tools.deny` or an agent's `tools.deny`, or list this key in `acceptUnenforced` to drop it knowingly)";
 
 const GATEWAY_NARROWING_REFUSED: &str = "OpenClaw gateway setting that restricts who may connect (TLS, allowed browser origins or roles), which this version of Talon does not enforce; refused rather than ignored, because ignoring it would widen access (remove it knowingly, and keep the gateway on loopback or behind a proxy that enforces it)";
 const GATEWAY_AUTH_LIMIT_REFUSED: &str = "OpenClaw's failed-attempt limit, which Talon does not read; refused rather than ignored, because Talon's default limit may be looser (set gateway.auth.maxFailures and gateway.auth.windowMs instead, then remove it)";
@@ -308,6 +320,39 @@ fn non_empty(v: &Value) -> bool {
         Value::Array(a) => !a.is_empty(),
         Value::Bool(_) | Value::Number(_) | Value::String(_) => true,
     }
+}
+
+/// Whether a `tools` or `toolsBySender` policy with content sits anywhere
+/// below `v` (channels, their accounts and groups).
+fn channels_restrict(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, v)| {
+            ((k == "tools" || k == "toolsBySender") && non_empty(v)) || channels_restrict(v)
+        }),
+        Value::Array(a) => a.iter().any(channels_restrict),
+        _ => false,
+    }
+}
+
+fn commands_restrict(v: &Value) -> bool {
+    v.get("ownerAllowFrom").is_some_and(non_empty)
+}
+
+fn plugins_restrict(v: &Value) -> bool {
+    let Value::Object(m) = v else {
+        return false;
+    };
+    let disabled = |v: &Value| v.get("enabled") == Some(&Value::Bool(false));
+    disabled(v)
+        || m.get("allow").is_some_and(non_empty)
+        || m.get("deny").is_some_and(non_empty)
+        || m.get("entries")
+            .and_then(Value::as_object)
+            .is_some_and(|entries| {
+                entries
+                    .values()
+                    .any(|e| disabled(e) || e.get("tools").is_some_and(non_empty))
+            })
 }
 
 fn control_ui_restricts(v: &Value) -> bool {
@@ -354,7 +399,7 @@ pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
         Some(spans),
         &path,
         ROOT_IGNORED,
-        &[],
+        ROOT_NARROWING,
         SECTION_IGNORED,
         out,
     );
@@ -603,13 +648,74 @@ fn strip_keys_with(
                 .map(SpanNode::key_or_value)
                 .unwrap_or_default();
             if restricts(&v) {
-                out.issue(&key_path, pos, refused);
+                out.refuse_unless_accepted(&key_path, pos, refused);
             } else {
                 out.notice(&key_path, pos, message);
             }
             key_path.pop();
         }
     }
+}
+
+/// Every OpenClaw key Talon classifies, as the Markdown table of
+/// `docs/openclaw-keys.md` (a test keeps that file equal to this).
+pub(crate) fn classified_keys_markdown() -> String {
+    let ignored: [(&str, &[&str]); 10] = [
+        ("", ROOT_IGNORED),
+        ("tools.", TOOLS_IGNORED),
+        ("tools.exec.", EXEC_IGNORED),
+        ("agents.defaults.", DEFAULTS_IGNORED),
+        ("agents.list[].", AGENT_IGNORED),
+        ("agents.list[].tools.", AGENT_TOOLS_IGNORED),
+        ("session.", SESSION_IGNORED),
+        ("<sandbox>.", SANDBOX_IGNORED),
+        ("gateway.", GATEWAY_IGNORED),
+        ("gateway.auth.", GATEWAY_AUTH_IGNORED),
+    ];
+    let narrowing: [(&str, &[Narrowing]); 7] = [
+        ("", ROOT_NARROWING),
+        ("tools.", TOOLS_NARROWING),
+        ("tools.exec.", EXEC_NARROWING),
+        ("agents.list[].tools.", AGENT_TOOLS_NARROWING),
+        ("agents.list[].tools.exec.", EXEC_NARROWING),
+        ("gateway.", GATEWAY_NARROWING),
+        ("gateway.auth.", GATEWAY_AUTH_NARROWING),
+    ];
+    let mut rows: Vec<(String, &str)> = Vec::new();
+    for (prefix, keys) in ignored {
+        for key in keys {
+            rows.push((
+                format!("{prefix}{key}"),
+                "not narrowing: dropped with a notice",
+            ));
+        }
+    }
+    for (prefix, keys) in narrowing {
+        for (key, _) in keys {
+            rows.push((
+                format!("{prefix}{key}"),
+                "narrowing: a load error when it restricts (unless `acceptUnenforced` names it), else dropped with a notice",
+            ));
+        }
+    }
+    rows.sort();
+    let mut out = String::from(
+        "<!-- Generated from crates/config/src/openclaw_keys.rs by its tests (UPDATE_DOCS=1 regenerates). -->\n\n\
+         # OpenClaw keys Talon does not implement\n\n\
+         Every key below is accepted in a Talon config (so an `openclaw.json` loads) and \
+         classified. A *not narrowing* key can only make Talon stricter by its absence and is \
+         dropped with a notice. A *narrowing* key would remove a tool, a permission or a way in; \
+         when its value restricts something, Talon refuses the file naming the key, because \
+         ignoring it would widen access. Drop one knowingly by listing the key in \
+         `acceptUnenforced`; `talon policy explain` and `talon security audit` \
+         (`talon.config.unenforced_restrictions`) then show it. `<sandbox>` is \
+         `agents.defaults.sandbox` or an agent's `sandbox`.\n\n\
+         | key | class |\n|---|---|\n",
+    );
+    for (key, class) in rows {
+        out.push_str(&format!("| `{key}` | {class} |\n"));
+    }
+    out
 }
 
 #[cfg(test)]

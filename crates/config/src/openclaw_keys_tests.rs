@@ -268,3 +268,27 @@ fn gateway_restrictions_talon_cannot_enforce_are_refused() {
             .contains("gateway.auth.maxFailures")
     );
 }
+
+/// `docs/openclaw-keys.md` lists every classified key with its class, key
+/// by key, as the tables here say.
+#[test]
+fn the_docs_table_is_the_code_table() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openclaw-keys.md");
+    let want = classified_keys_markdown();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        have, want,
+        "docs/openclaw-keys.md is stale: run `UPDATE_DOCS=1 cargo test -p talon-config`"
+    );
+    for key in [
+        "`channels`",
+        "`gateway.tls`",
+        "`tools.elevated`",
+        "`plugins`",
+    ] {
+        assert!(want.contains(key), "{key}");
+    }
+}

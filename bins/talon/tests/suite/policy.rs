@@ -239,3 +239,37 @@ fn an_unknown_agent_is_an_error_naming_the_configured_ones() {
     let r = talon(&["--agent", "main", "policy", "check", "read"]);
     assert_eq!(r.code, 0, "{r:?}");
 }
+
+/// An imported restriction Talon cannot enforce stops every command with
+/// the key and the way out; dropped knowingly, `explain` says so.
+#[test]
+fn unenforced_restrictions_are_refused_or_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("talon.json");
+    std::fs::write(
+        &cfg,
+        r#"{ channels: { slack: { groups: { C1: { tools: { deny: ["exec"] } } } } } }"#,
+    )
+    .unwrap();
+    let cfg_s = cfg.to_str().unwrap();
+    let r = talon(&["--config", cfg_s, "policy", "explain"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("channels:"), "{}", r.stderr);
+    assert!(r.stderr.contains("acceptUnenforced"), "{}", r.stderr);
+
+    std::fs::write(
+        &cfg,
+        r#"{ acceptUnenforced: ["channels"], channels: { slack: { groups: { C1: { tools: { deny: ["exec"] } } } } } }"#,
+    )
+    .unwrap();
+    let r = talon(&["--config", cfg_s, "policy", "explain"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("not enforced (dropped knowingly by acceptUnenforced): channels"),
+        "{}",
+        r.stdout
+    );
+    let r = talon(&["--config", cfg_s, "policy", "explain", "--json"]);
+    assert_eq!(r.json()["droppedRestrictions"], json!(["channels"]));
+}

@@ -303,3 +303,20 @@ fn non_loopback_bind_without_a_token() {
         .unwrap();
     assert!(f.detail.contains("refuses"), "{f:#?}");
 }
+
+#[test]
+fn restrictions_dropped_knowingly_are_reported() {
+    let report = expect(
+        "unenforced-restrictions.json5",
+        0o600,
+        &["talon.config.unenforced_restrictions"],
+    );
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.check_id == "talon.config.unenforced_restrictions")
+        .unwrap();
+    assert_eq!(f.severity, AuditSeverity::Warn);
+    assert!(f.detail.contains("channels"), "{}", f.detail);
+    assert!(f.detail.contains("commands"), "{}", f.detail);
+}

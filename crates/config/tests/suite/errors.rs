@@ -129,11 +129,11 @@ fn bad_agent_ids_are_refused() {
 
 #[test]
 fn non_finite_numbers_are_refused_where_they_appear() {
-    let got = issues("{ plugins: { limits: { max: Infinity } } }");
+    let got = issues("{ sandbox: { limits: { max: Infinity } } }");
     assert_eq!(
         got,
         vec![issue(
-            "plugins.limits.max",
+            "sandbox.limits.max",
             1,
             29,
             "non-finite number `Infinity` is not allowed (numbers must be finite)"

@@ -29,9 +29,9 @@ fn deep_nesting_is_a_clear_syntax_error() {
 #[test]
 fn huge_strings_load_and_truncate_in_messages() {
     let big = "x".repeat(8 * 1024 * 1024);
-    let loaded = load_str(&format!("{{ plugins: {{ note: '{big}' }} }}"), "t").unwrap();
+    let loaded = load_str(&format!("{{ sandbox: {{ note: '{big}' }} }}"), "t").unwrap();
     assert_eq!(
-        loaded.config.plugins.unwrap()["note"]
+        loaded.config.sandbox.unwrap()["note"]
             .as_str()
             .map(str::len),
         Some(big.len())

@@ -9,7 +9,18 @@ fn config_schema_is_a_strict_object_schema() {
     assert_eq!(schema["additionalProperties"], Value::Bool(false));
     let props = schema["properties"].as_object().unwrap();
     for key in [
-        "$schema", "tools", "agents", "sandbox", "skills", "mcp", "cron", "plugins", "gateway",
+        "$schema",
+        "tools",
+        "agents",
+        "sandbox",
+        "skills",
+        "mcp",
+        "cron",
+        "plugins",
+        "gateway",
+        "acceptUnenforced",
+        "channels",
+        "commands",
     ] {
         assert!(props.contains_key(key), "missing {key}");
     }
