@@ -659,6 +659,7 @@ fn strip_keys_with(
 
 /// Every OpenClaw key Talon classifies, as the Markdown table of
 /// `docs/openclaw-keys.md` (a test keeps that file equal to this).
+#[cfg(test)]
 pub(crate) fn classified_keys_markdown() -> String {
     let ignored: [(&str, &[&str]); 10] = [
         ("", ROOT_IGNORED),
