@@ -61,14 +61,14 @@ fn start_sweeps_a_dead_owners_cgroup_and_labelled_processes() {
     };
     // Any process starting a supervisor sweeps dead owners' leftovers; one
     // that another test process swept first is gone already.
-    let still_there = labelled_seen.alive();
     let supervisor = Supervisor::start(SupervisorOptions::default()).unwrap();
     let swept = supervisor.swept();
-    if still_there {
-        assert!(
-            swept.labelled_pids.contains(&labelled_seen.pid),
-            "{swept:?}"
-        );
+    // Ours swept it, or another test process's supervisor did between our
+    // spawn and our start (the sweep is machine-wide by design, and that
+    // kill may still be landing); either way it must be gone within the
+    // bound `assert_all_gone` gives below, never left running.
+    if !swept.labelled_pids.contains(&labelled_seen.pid) {
+        eprintln!("the labelled leftover was swept by another process: {swept:?}");
     }
     labelled.wait().unwrap();
     assert_all_gone(&[labelled_seen], Duration::from_secs(1));

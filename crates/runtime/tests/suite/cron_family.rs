@@ -8,24 +8,7 @@ use serde_json::json;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
 use talon_tool_policy::{RunContext, Trigger};
 
-#[derive(Debug)]
-struct Refuse;
-
-#[async_trait::async_trait]
-impl talon_cron::AgentRunner for Refuse {
-    async fn run_isolated(
-        &self,
-        _run: talon_cron::IsolatedRun,
-    ) -> Result<talon_cron::RunReport, talon_cron::RunFailure> {
-        Err(talon_cron::RunFailure::permanent("test runner"))
-    }
-    async fn system_event(
-        &self,
-        _e: talon_cron::SystemEventRequest,
-    ) -> Result<(), talon_cron::RunFailure> {
-        Ok(())
-    }
-}
+use super::support::Refuse;
 
 fn details(out: &InvokeOutcome) -> serde_json::Value {
     match out {

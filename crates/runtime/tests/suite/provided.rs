@@ -12,6 +12,9 @@ use talon_test_support::logs::LogCapture;
 use talon_test_support::probe_tool::{ProbeTool, Reply};
 #[cfg(feature = "sqlite-state")]
 use talon_tool_catalog::CORE_TOOLS;
+
+#[cfg(feature = "sqlite-state")]
+use super::support::Refuse;
 use talon_tool_policy::RunContext;
 
 fn crm_tool() -> ProbeTool {
@@ -22,27 +25,6 @@ fn crm_tool() -> ProbeTool {
         serde_json::json!({"type": "object", "properties": {}}),
         Reply::EchoParams,
     )
-}
-
-#[cfg(feature = "sqlite-state")]
-#[derive(Debug)]
-struct Refuse;
-
-#[cfg(feature = "sqlite-state")]
-#[async_trait::async_trait]
-impl talon_cron::AgentRunner for Refuse {
-    async fn run_isolated(
-        &self,
-        _run: talon_cron::IsolatedRun,
-    ) -> Result<talon_cron::RunReport, talon_cron::RunFailure> {
-        Err(talon_cron::RunFailure::permanent("test runner"))
-    }
-    async fn system_event(
-        &self,
-        _e: talon_cron::SystemEventRequest,
-    ) -> Result<(), talon_cron::RunFailure> {
-        Ok(())
-    }
 }
 
 #[cfg(feature = "sqlite-state")]

@@ -46,3 +46,25 @@ impl ToolFamily for LazyFamily {
         true
     }
 }
+
+/// A cron runner that refuses every run (the tests only add and list jobs).
+#[cfg(feature = "sqlite-state")]
+#[derive(Debug)]
+pub(crate) struct Refuse;
+
+#[cfg(feature = "sqlite-state")]
+#[async_trait::async_trait]
+impl talon_cron::AgentRunner for Refuse {
+    async fn run_isolated(
+        &self,
+        _run: talon_cron::IsolatedRun,
+    ) -> Result<talon_cron::RunReport, talon_cron::RunFailure> {
+        Err(talon_cron::RunFailure::permanent("test runner"))
+    }
+    async fn system_event(
+        &self,
+        _e: talon_cron::SystemEventRequest,
+    ) -> Result<(), talon_cron::RunFailure> {
+        Ok(())
+    }
+}
