@@ -9,7 +9,9 @@
 //! Only the plain case is taken: one JSON-RPC request (no batch) whose
 //! params are `name` and optional `arguments` (no `_meta`, so no progress
 //! token; no task augmentation), on a session this caller opened, from a
-//! client that accepts JSON. Everything else goes to rmcp unchanged.
+//! client that accepts JSON, with no `Origin` header and an allowed `Host`
+//! (so rmcp's DNS-rebinding and origin checks could only have passed).
+//! Everything else goes to rmcp unchanged.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -117,6 +119,36 @@ pub(crate) fn headers_fit(headers: &HeaderMap, name: &str) -> bool {
         Some(v) => v == Some(name),
     };
     version_ok && method_ok && name_ok
+}
+
+/// Whether rmcp's DNS-rebinding and origin checks would certainly pass:
+/// no `Origin` header (browsers always send one on a cross-origin POST, so
+/// a browser never takes the direct path), and a `Host` whose host part
+/// (or whole `host:port`) is in `allowed_hosts` (an empty list means the
+/// check is off, as it is for rmcp). In any doubt the request goes to
+/// rmcp, which decides.
+pub(crate) fn transport_checks_pass(headers: &HeaderMap, allowed_hosts: &[String]) -> bool {
+    if headers.contains_key(header::ORIGIN) {
+        return false;
+    }
+    if allowed_hosts.is_empty() {
+        return true;
+    }
+    let Some(Ok(host)) = headers.get(header::HOST).map(|v| v.to_str()) else {
+        return false;
+    };
+    let Ok(authority) = host.parse::<axum::http::uri::Authority>() else {
+        return false;
+    };
+    let name = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    allowed_hosts.iter().any(|allowed| {
+        let allowed = allowed.to_ascii_lowercase();
+        allowed == name || allowed == authority.as_str().to_ascii_lowercase()
+    })
 }
 
 /// The direct calls in flight, by session and JSON-RPC id, so the client's

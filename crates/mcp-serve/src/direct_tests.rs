@@ -86,3 +86,50 @@ fn cancelling_reaches_only_the_named_call_of_that_session() {
     inflight.cancel("s2", &json!(1));
     assert!(!b.is_cancelled(), "an ended call is no longer registered");
 }
+
+#[test]
+fn only_requests_rmcp_would_admit_take_the_direct_path() {
+    let allowed = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    let with = |pairs: &[(&str, &str)]| {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        h
+    };
+    assert!(transport_checks_pass(
+        &with(&[("host", "127.0.0.1:8080")]),
+        &allowed
+    ));
+    assert!(transport_checks_pass(
+        &with(&[("host", "LOCALHOST")]),
+        &allowed
+    ));
+    assert!(transport_checks_pass(
+        &with(&[("host", "[::1]:9")]),
+        &allowed
+    ));
+    assert!(!transport_checks_pass(
+        &with(&[("host", "evil.example")]),
+        &allowed
+    ));
+    assert!(!transport_checks_pass(&with(&[]), &allowed));
+    assert!(!transport_checks_pass(
+        &with(&[("host", "127.0.0.1"), ("origin", "http://127.0.0.1")]),
+        &allowed
+    ));
+    // An empty list turns the host check off, as it does for rmcp; an
+    // Origin still sends the request to rmcp.
+    assert!(transport_checks_pass(
+        &with(&[("host", "evil.example")]),
+        &[]
+    ));
+    assert!(!transport_checks_pass(&with(&[("origin", "null")]), &[]));
+}

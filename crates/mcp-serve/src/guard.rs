@@ -28,6 +28,9 @@ pub(crate) struct GuardState {
     pub(crate) max_body_bytes: usize,
     /// The `tools/call`s answered directly, for `notifications/cancelled`.
     pub(crate) inflight: Arc<InFlight>,
+    /// rmcp's allowed `Host`s (empty: the check is off), so the direct
+    /// path is never taken where rmcp would refuse.
+    pub(crate) allowed_hosts: Arc<[String]>,
 }
 
 /// The middleware: refuse before rmcp sees the request, then watch the
@@ -120,7 +123,8 @@ pub(crate) async fn guard(
                 name,
                 arguments,
             } if direct::accepts_json(&parts.headers)
-                && direct::headers_fit(&parts.headers, &name) =>
+                && direct::headers_fit(&parts.headers, &name)
+                && direct::transport_checks_pass(&parts.headers, &state.allowed_hosts) =>
             {
                 let caller = McpCaller::from_parts(&parts);
                 return direct::answer(

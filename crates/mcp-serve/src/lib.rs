@@ -122,6 +122,7 @@ pub fn router_with(source: Arc<dyn ToolSource>, config: ServeConfig) -> axum::Ro
         sessions,
         max_body_bytes: config.max_body_bytes,
         inflight: Arc::default(),
+        allowed_hosts: config.allowed_hosts.clone().into(),
     };
     axum::Router::new()
         .fallback_service(service)

@@ -753,3 +753,33 @@ async fn a_long_call_keeps_its_session_alive_past_the_idle_limit() {
         pending.abort();
     }
 }
+
+/// A `tools/call` on a bound session with a foreign `Host` or any `Origin`
+/// is never answered directly: rmcp's DNS-rebinding and origin checks
+/// refuse it as they refuse an `initialize`, and nothing runs.
+#[tokio::test]
+async fn a_foreign_host_or_an_origin_never_reaches_a_tool_on_a_bound_session() {
+    let (source, served) = started(ServeConfig::default()).await;
+    let http = raw_client();
+    let id = raw_session(&http, &served.url, "main").await;
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}}});
+    for (name, value) in [("host", "evil.example"), ("origin", "http://evil.example")] {
+        let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
+            .header("mcp-session-id", &id)
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 403, "{name}: {value}");
+    }
+    assert_eq!(source.probe.calls.load(Ordering::SeqCst), 0);
+    // The same call without them is answered.
+    let resp = post(&http, &served.url, Some(AGENT_TOKEN), "main", &body)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(source.probe.calls.load(Ordering::SeqCst), 1);
+}
