@@ -26,16 +26,12 @@ impl Findings {
     }
 
     /// A restriction Talon cannot enforce at `path`: an issue, unless
-    /// `acceptUnenforced` names the key (or a parent of it), then a notice
-    /// and a record in [`Self::dropped_knowingly`].
+    /// `acceptUnenforced` names exactly this key (as the error prints it;
+    /// a parent never covers the restrictions below it), then a notice and
+    /// a record in [`Self::dropped_knowingly`].
     pub(crate) fn refuse_unless_accepted(&mut self, path: &[Seg], pos: Pos, message: &str) {
         let rendered = render_path(path);
-        let hit = self.accepted.iter_mut().find(|(a, _)| {
-            rendered == *a
-                || rendered
-                    .strip_prefix(a.as_str())
-                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
-        });
+        let hit = self.accepted.iter_mut().find(|(a, _)| rendered == *a);
         match hit {
             Some((_, used)) => {
                 *used = true;

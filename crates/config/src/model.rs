@@ -40,7 +40,8 @@ pub struct TalonConfig {
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
     /// OpenClaw restrictions Talon does not enforce that the operator drops
-    /// knowingly, by key path (`channels.telegram`, `commands.ownerAllowFrom`).
+    /// knowingly, each the exact key the load error names (`channels`,
+    /// `commands`, `plugins`, `tools.exec.host`, `agents.list[0].tools.message`).
     /// Without an entry such a key is a load error; an entry that matches
     /// nothing is one too. `policy explain` and the security audit list
     /// what was dropped.

@@ -708,9 +708,12 @@ pub(crate) fn classified_keys_markdown() -> String {
          dropped with a notice. A *narrowing* key would remove a tool, a permission or a way in; \
          when its value restricts something, Talon refuses the file naming the key, because \
          ignoring it would widen access. Drop one knowingly by listing the key in \
-         `acceptUnenforced`; `talon policy explain` and `talon security audit` \
+         `acceptUnenforced` exactly as the error prints it (an agent's key with its index, \
+         `agents.list[0].tools.message`; a parent never covers the keys below it); \
+         `talon policy explain` and `talon security audit` \
          (`talon.config.unenforced_restrictions`) then show it. `<sandbox>` is \
-         `agents.defaults.sandbox` or an agent's `sandbox`.\n\n\
+         `agents.defaults.sandbox` or an agent's `sandbox`; `agents.list[]` stands for \
+         every agent entry (and `agents.entries.<id>`).\n\n\
          | key | class |\n|---|---|\n",
     );
     for (key, class) in rows {

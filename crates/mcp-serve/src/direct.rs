@@ -14,7 +14,9 @@
 //! Everything else goes to rmcp unchanged.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -155,18 +157,26 @@ pub(crate) fn transport_checks_pass(headers: &HeaderMap, allowed_hosts: &[String
 /// `notifications/cancelled` reaches them as it reaches rmcp's.
 #[derive(Debug, Default)]
 pub(crate) struct InFlight {
-    calls: Mutex<HashMap<(String, String), CancellationToken>>,
+    /// By (session, JSON-RPC id): the registration's serial and its token.
+    calls: Mutex<HashMap<(String, String), (u64, CancellationToken)>>,
+    serial: AtomicU64,
 }
 
-/// Removes a call from [`InFlight`] when it ends (or its future is dropped).
+/// Removes a call from [`InFlight`] when it ends (or its future is
+/// dropped), unless a later call with the same id took its place.
 struct Registered<'a> {
     inflight: &'a InFlight,
     key: (String, String),
+    serial: u64,
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        if let Ok(mut calls) = self.inflight.calls.lock() {
+        if let Ok(mut calls) = self.inflight.calls.lock()
+            && calls
+                .get(&self.key)
+                .is_some_and(|(serial, _)| *serial == self.serial)
+        {
             calls.remove(&self.key);
         }
     }
@@ -175,12 +185,14 @@ impl Drop for Registered<'_> {
 impl InFlight {
     fn register(&self, session: &str, id: &Value, token: CancellationToken) -> Registered<'_> {
         let key = (session.to_owned(), id.to_string());
+        let serial = self.serial.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut calls) = self.calls.lock() {
-            calls.insert(key.clone(), token);
+            calls.insert(key.clone(), (serial, token));
         }
         Registered {
             inflight: self,
             key,
+            serial,
         }
     }
 
@@ -189,44 +201,87 @@ impl InFlight {
     pub(crate) fn cancel(&self, session: &str, id: &Value) {
         let key = (session.to_owned(), id.to_string());
         if let Ok(calls) = self.calls.lock()
-            && let Some(token) = calls.get(&key)
+            && let Some((_, token)) = calls.get(&key)
         {
             token.cancel();
         }
     }
 }
 
-/// Run the call and answer it as one JSON-RPC response. `closed` fires
-/// when the MCP session closes; dropping this future (the client went
-/// away) drops the call.
-pub(crate) async fn answer(
-    source: &dyn ToolSource,
-    sessions: &Arc<CappedSessions>,
-    inflight: &InFlight,
-    caller: &McpCaller,
-    session: &str,
-    closed: &CancellationToken,
-    call: (Value, String, Value),
-) -> Response {
-    let (id, name, arguments) = call;
-    let _running = sessions.call_running(session);
+/// What [`answer`] needs, owned, so a long call can go on inside the
+/// response body.
+pub(crate) struct DirectCall {
+    pub(crate) source: Arc<dyn ToolSource>,
+    pub(crate) sessions: Arc<CappedSessions>,
+    pub(crate) inflight: Arc<InFlight>,
+    pub(crate) caller: McpCaller,
+    pub(crate) session: String,
+    /// Fires when the MCP session closes.
+    pub(crate) closed: CancellationToken,
+    /// The JSON-RPC id, the tool and its arguments.
+    pub(crate) call: (Value, String, Value),
+    /// How long the reply may stay silent (the SSE keep-alive interval).
+    pub(crate) keep_alive: Duration,
+}
+
+/// Run the call and answer it as one JSON-RPC response. A call that ends
+/// within the keep-alive interval is one `Content-Length` reply; a longer
+/// one (an approval can take minutes) gets its headers at once and a space
+/// every interval until the JSON (leading whitespace is valid JSON), as the
+/// SSE path sends keep-alives, so idle timeouts do not cut it and a client
+/// that vanished is noticed at the next write. Dropping the response (the
+/// client went away) drops the call.
+pub(crate) async fn answer(direct: DirectCall) -> Response {
+    let keep_alive = direct.keep_alive.max(Duration::from_millis(100));
+    let mut reply = Box::pin(run(direct));
+    let json_reply = |body: Body| {
+        let mut response = Response::new(body);
+        *response.status_mut() = StatusCode::OK;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    };
+    tokio::select! {
+        body = &mut reply => return json_reply(Body::from(body)),
+        () = tokio::time::sleep(keep_alive) => {}
+    }
+    let mut ticks = tokio::time::interval(keep_alive);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let stream = futures::stream::unfold(Some((reply, ticks)), |state| async move {
+        let (mut reply, mut ticks) = state?;
+        tokio::select! {
+            body = &mut reply => Some((Ok::<_, std::convert::Infallible>(Bytes::from(body)), None)),
+            _ = ticks.tick() => Some((Ok(Bytes::from_static(b" ")), Some((reply, ticks)))),
+        }
+    });
+    json_reply(Body::from_stream(stream))
+}
+
+/// The call itself, ending in the serialised JSON-RPC response.
+async fn run(direct: DirectCall) -> Vec<u8> {
+    let DirectCall {
+        source,
+        sessions,
+        inflight,
+        caller,
+        session,
+        closed,
+        call: (id, name, arguments),
+        keep_alive: _,
+    } = direct;
+    let _running = sessions.call_running(&session);
     let cancelled = closed.child_token();
-    let _registered = inflight.register(session, &id, cancelled.clone());
+    let _registered = inflight.register(&session, &id, cancelled.clone());
     // The session closing cancels through `cancelled`; a dropped response
     // drops this whole future, so no separate disconnect token is needed.
     let never = CancellationToken::new();
-    let reply = match run_call(source, caller, name, arguments, &cancelled, &never).await {
+    let reply = match run_call(&*source, &caller, name, arguments, &cancelled, &never).await {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
     };
-    let body = serde_json::to_vec(&reply).unwrap_or_default();
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = StatusCode::OK;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    serde_json::to_vec(&reply).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ pub(crate) struct GuardState {
     /// rmcp's allowed `Host`s (empty: the check is off), so the direct
     /// path is never taken where rmcp would refuse.
     pub(crate) allowed_hosts: Arc<[String]>,
+    /// How long a direct reply may stay silent (the SSE keep-alive).
+    pub(crate) keep_alive: std::time::Duration,
 }
 
 /// The middleware: refuse before rmcp sees the request, then watch the
@@ -126,17 +128,17 @@ pub(crate) async fn guard(
                 && direct::headers_fit(&parts.headers, &name)
                 && direct::transport_checks_pass(&parts.headers, &state.allowed_hosts) =>
             {
-                let caller = McpCaller::from_parts(&parts);
-                return direct::answer(
-                    &*state.source,
-                    &state.sessions,
-                    &state.inflight,
-                    &caller,
-                    session,
-                    closed,
-                    (id, name, arguments),
-                )
-                .await;
+                let direct = direct::DirectCall {
+                    source: Arc::clone(&state.source),
+                    sessions: Arc::clone(&state.sessions),
+                    inflight: Arc::clone(&state.inflight),
+                    caller: McpCaller::from_parts(&parts),
+                    session: session.clone(),
+                    closed: closed.clone(),
+                    call: (id, name, arguments),
+                    keep_alive: state.keep_alive,
+                };
+                return direct::answer(direct).await;
             }
             Posted::Cancelled(id) => state.inflight.cancel(session, &id),
             Posted::Call { .. } | Posted::Other => {}

@@ -123,6 +123,7 @@ pub fn router_with(source: Arc<dyn ToolSource>, config: ServeConfig) -> axum::Ro
         max_body_bytes: config.max_body_bytes,
         inflight: Arc::default(),
         allowed_hosts: config.allowed_hosts.clone().into(),
+        keep_alive: config.sse_keep_alive,
     };
     axum::Router::new()
         .fallback_service(service)

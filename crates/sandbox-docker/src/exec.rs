@@ -39,9 +39,14 @@ use crate::usage::UsageClock;
 
 /// Prints the exec's pid (= its process group), runs the command, then
 /// kills whatever the command left in the group (every process of group
-/// `$$` but this shell, read from `/proc`, again until none is left, at
-/// most 20 rounds) and exits with the command's status. Only builtins and
-/// `/proc`: no tool from the image, no second exec.
+/// `$$` but this shell, read from `/proc`, again until none is left) and
+/// exits with the command's status. Only builtins and `/proc`: no tool from
+/// the image, no second exec. A stat file is read whole (a process may put
+/// a newline in its own name) and cut after the last `") "`; one that
+/// cannot be read that way counts as left. When 20 rounds do not empty the
+/// group (a process forking as fast as it is killed, or a name the sweep
+/// cannot parse) the wrapper exits 255, so the caller's `kill` falls back
+/// to the kernel's group kill from a second exec.
 const WRAPPER: &str = r#"echo "$$"
 "$@"
 rc=$?
@@ -52,7 +57,13 @@ while [ "$n" -lt 20 ]; do
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [ "$p" = "$$" ] && continue
-    { read -r s < "$d/stat"; } 2>/dev/null || continue
+    s=
+    { while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done < "$d/stat"; } 2>/dev/null || continue
+    [ -n "$s" ] || continue
+    case $s in
+      *") "*) ;;
+      *) left=1; continue ;;
+    esac
     s=${s##*") "}
     set -- $s
     if [ "$3" = "$$" ] && [ "$1" != Z ]; then
@@ -60,12 +71,13 @@ while [ "$n" -lt 20 ]; do
       left=1
     fi
   done
-  [ -n "$left" ] || break
+  [ -n "$left" ] || exit "$rc"
 done
-exit "$rc""#;
-/// Exit statuses below this come from the wrapper's own `exit`, so its
-/// sweep of the process group ran; from this up the wrapper may have died
-/// by a signal before sweeping.
+exit 255"#;
+/// Exit statuses in `0..SWEPT_BELOW` come from the wrapper's own `exit`
+/// after a sweep that emptied the group; from this up (or a negative code)
+/// the wrapper may have died by a signal or given up, so `kill` still sends
+/// the group kill.
 const SWEPT_BELOW: i64 = 128;
 /// Kills a process group, or the single process if it is not a group
 /// leader (never fails: the group may be gone already).
@@ -542,7 +554,7 @@ impl ProcessControl for DockerProcess {
         // was left of the group before exiting, so there is nothing to
         // sweep (and no second exec to pay for).
         if let Some(Ok(_)) = self.shared.done.borrow().as_ref()
-            && self.shared.exit_code.load(Ordering::SeqCst) < SWEPT_BELOW
+            && (0..SWEPT_BELOW).contains(&self.shared.exit_code.load(Ordering::SeqCst))
         {
             return Ok(());
         }

@@ -783,3 +783,58 @@ async fn a_foreign_host_or_an_origin_never_reaches_a_tool_on_a_bound_session() {
     assert_eq!(resp.status(), 200);
     assert_eq!(source.probe.calls.load(Ordering::SeqCst), 1);
 }
+
+/// A direct answer that takes longer than the keep-alive interval sends
+/// its headers at once and a space every interval (valid JSON whitespace)
+/// until the JSON-RPC reply, as the SSE path sends keep-alives.
+#[tokio::test]
+async fn a_long_direct_call_is_kept_alive_until_its_reply() {
+    let config = ServeConfig::default().sse_keep_alive(Duration::from_millis(100));
+    let (source, served) = started(config).await;
+    let http = raw_client();
+    let id = raw_session(&http, &served.url, "main").await;
+    let pending = slow_call(&http, &served.url, &id, 21, false);
+    timeout(LIMIT, source.probe.sleep_started.notified())
+        .await
+        .expect("slow never started");
+    // Headers arrive while the call still runs.
+    let mut resp = timeout(Duration::from_secs(5), pending)
+        .await
+        .expect("no headers within 5 s of a running call")
+        .unwrap()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let first = timeout(Duration::from_secs(5), resp.chunk())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        !first.is_empty() && first.iter().all(|b| *b == b' '),
+        "{first:?}"
+    );
+    assert!(!source.probe.sleep_finished.load(Ordering::SeqCst));
+    // End it; the reply that follows the spaces is the JSON-RPC answer.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 21}});
+    let ack = post(&http, &served.url, Some(AGENT_TOKEN), "main", &cancel)
+        .header("mcp-session-id", &id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ack.status(), 202);
+    let rest = timeout(Duration::from_secs(5), resp.bytes())
+        .await
+        .unwrap()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&rest).unwrap();
+    assert_eq!(v["id"], json!(21), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("was cancelled"),
+        "{v}"
+    );
+}

@@ -407,6 +407,40 @@ fn survivors(cmds: &[String]) -> Vec<&String> {
         .collect()
 }
 
+/// A process that hides from the sweep (a newline in its own name, so the
+/// first line of its stat has no group id) is still killed when the command
+/// ends, and a `kill` after the end finds nothing left either.
+#[tokio::test]
+async fn a_process_with_a_newline_in_its_name_does_not_escape_the_sweep() {
+    let backend = backend().await;
+    let ws = workspace();
+    let s = spec("sweep-comm", ws.path(), "h");
+    let _cleanup = Cleanup(vec![s.name.clone()]);
+    let sandbox = backend.ensure_container(&s).await.unwrap();
+    let mut proc = sandbox
+        .launcher()
+        .launch(LaunchRequest {
+            command: "(printf 'x\\ny' > /proc/self/comm; while :; do sleep 1; done) \
+                      >/dev/null 2>&1 & sleep 0.3; echo done"
+                .to_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    proc.stdin = None;
+    let mut out = String::new();
+    proc.stdout.read_to_string(&mut out).await.unwrap();
+    assert_eq!(out, "done\n");
+    let status = tokio::time::timeout(QUICK, proc.control.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, ExitStatus::Code(0));
+    proc.control.kill().await.unwrap();
+    let cmds = top(&backend, &s.name).await;
+    assert!(survivors(&cmds).is_empty(), "survivors: {cmds:?}");
+}
+
 #[tokio::test]
 async fn kill_and_timeout_stop_the_whole_process_tree_inside_the_container() {
     let backend = backend().await;
