@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use common::{Cleanup, EngineRelay, IMAGE, QUICK, backend, spec, top, unique, workspace};
 use talon_fs_bridge::{FsErrorCode, WriteOptions};
 use talon_sandbox_core::{
-    ExitStatus, LaunchRequest, ResolvedSandboxConfig, SandboxBackend, SandboxConfig,
-    SandboxErrorKind, SandboxHandle, SandboxInputs, SandboxRequest, WorkspaceAccess,
+    ExitStatus, LaunchRequest, ProcessControl, ResolvedSandboxConfig, SandboxBackend,
+    SandboxConfig, SandboxErrorKind, SandboxHandle, SandboxInputs, SandboxRequest, WorkspaceAccess,
 };
 use talon_sandbox_docker::{BindMount, DockerBackend, labels};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -407,6 +407,30 @@ fn survivors(cmds: &[String]) -> Vec<&String> {
         .collect()
 }
 
+/// Launch `command` in `sandbox`, read its stdout to the end and wait for
+/// its status; the control is returned for a `kill` after the end.
+async fn run_to_end(
+    sandbox: &dyn SandboxHandle,
+    command: &str,
+) -> (String, ExitStatus, Box<dyn ProcessControl>) {
+    let mut proc = sandbox
+        .launcher()
+        .launch(LaunchRequest {
+            command: command.to_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    proc.stdin = None;
+    let mut out = String::new();
+    proc.stdout.read_to_string(&mut out).await.unwrap();
+    let status = tokio::time::timeout(QUICK, proc.control.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    (out, status, proc.control)
+}
+
 /// A process that hides from the sweep (a newline in its own name, so the
 /// first line of its stat has no group id) is still killed when the command
 /// ends, and a `kill` after the end finds nothing left either.
@@ -417,26 +441,15 @@ async fn a_process_with_a_newline_in_its_name_does_not_escape_the_sweep() {
     let s = spec("sweep-comm", ws.path(), "h");
     let _cleanup = Cleanup(vec![s.name.clone()]);
     let sandbox = backend.ensure_container(&s).await.unwrap();
-    let mut proc = sandbox
-        .launcher()
-        .launch(LaunchRequest {
-            command: "(printf 'x\\ny' > /proc/self/comm; while :; do sleep 1; done) \
-                      >/dev/null 2>&1 & sleep 0.3; echo done"
-                .to_owned(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    proc.stdin = None;
-    let mut out = String::new();
-    proc.stdout.read_to_string(&mut out).await.unwrap();
+    let (out, status, control) = run_to_end(
+        &*sandbox,
+        "(printf 'x\\ny' > /proc/self/comm; while :; do sleep 1; done) \
+         >/dev/null 2>&1 & sleep 0.3; echo done",
+    )
+    .await;
     assert_eq!(out, "done\n");
-    let status = tokio::time::timeout(QUICK, proc.control.wait())
-        .await
-        .unwrap()
-        .unwrap();
     assert_eq!(status, ExitStatus::Code(0));
-    proc.control.kill().await.unwrap();
+    control.kill().await.unwrap();
     let cmds = top(&backend, &s.name).await;
     assert!(survivors(&cmds).is_empty(), "survivors: {cmds:?}");
 }
@@ -520,28 +533,17 @@ async fn what_a_finished_command_left_in_its_group_is_killed_when_it_ends() {
     let s = spec("sweep", ws.path(), "h");
     let _cleanup = Cleanup(vec![s.name.clone()]);
     let sandbox = backend.ensure_container(&s).await.unwrap();
-    let mut proc = sandbox
-        .launcher()
-        .launch(LaunchRequest {
-            command: "sleep 311 >/dev/null 2>&1 & sleep 312 >/dev/null 2>&1 & \
-                      sleep 0.3; echo done; exit 4"
-                .to_owned(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    proc.stdin = None;
-    let mut out = String::new();
-    proc.stdout.read_to_string(&mut out).await.unwrap();
+    let (out, status, control) = run_to_end(
+        &*sandbox,
+        "sleep 311 >/dev/null 2>&1 & sleep 312 >/dev/null 2>&1 & \
+         sleep 0.3; echo done; exit 4",
+    )
+    .await;
     assert_eq!(out, "done\n");
-    let status = tokio::time::timeout(QUICK, proc.control.wait())
-        .await
-        .unwrap()
-        .unwrap();
     assert_eq!(status, ExitStatus::Code(4), "the command's own status");
     let cmds = top(&backend, &s.name).await;
     assert!(survivors(&cmds).is_empty(), "survivors: {cmds:?}");
-    proc.control.kill().await.unwrap();
+    control.kill().await.unwrap();
 }
 
 #[tokio::test]
