@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use talon_sandbox_core::{RecycleReason, SandboxRecycled};
+use talon_test_support::docker::RemoveMatching;
 
 use super::*;
 
@@ -34,24 +35,6 @@ async fn a_recycled_sandbox_becomes_one_journal_record_naming_the_container() {
     );
 }
 
-/// Removes the test's containers (by name prefix) even when it fails.
-struct RemoveContainers(String);
-
-impl Drop for RemoveContainers {
-    fn drop(&mut self) {
-        let ids = std::process::Command::new("docker")
-            .args(["ps", "-aq", "--filter", &format!("name={}", self.0)])
-            .output();
-        if let Ok(out) = ids {
-            for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = std::process::Command::new("docker")
-                    .args(["rm", "-f", id])
-                    .output();
-            }
-        }
-    }
-}
-
 /// Through the gateway's own call path and the real Docker engine (`cargo
 /// xtask docker-up`): an exec OOM-killed in a 32 MiB sandbox gets its
 /// container recycled, the session's next exec works by itself, and the
@@ -66,7 +49,7 @@ async fn an_oom_killed_sandbox_is_journalled_and_the_next_call_works() {
 
     let dir = tempfile::tempdir().unwrap();
     let prefix = format!("talon-gwtest-{}-", std::process::id());
-    let _cleanup = RemoveContainers(prefix.clone());
+    let _cleanup = RemoveMatching(format!("name={prefix}"));
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();
     let config = dir.path().join("talon.json");
     std::fs::write(

@@ -67,3 +67,23 @@ impl Drop for Cleanup {
         }
     }
 }
+
+/// Removes every container matching a `docker ps` filter (`label=k=v`,
+/// `name=prefix`) when dropped, even when the test failed: for containers
+/// a backend named itself.
+#[derive(Debug)]
+pub struct RemoveMatching(pub String);
+
+impl Drop for RemoveMatching {
+    fn drop(&mut self) {
+        let (_, ids) = docker(&["ps", "-aq", "--filter", &self.0]);
+        for id in ids.split_whitespace() {
+            let _ = Command::new("docker")
+                .args(["rm", "-f", "-v", id])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}

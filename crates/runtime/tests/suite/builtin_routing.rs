@@ -5,6 +5,8 @@
 
 use serde_json::json;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, Runtime, RuntimeBuilder};
+#[cfg(feature = "docker")]
+use talon_test_support::docker::RemoveMatching;
 use talon_tool_catalog::{ToolError, ToolErrorCode};
 use talon_tool_policy::RunContext;
 
@@ -117,7 +119,7 @@ async fn sandboxed_runs_act_in_their_docker_container() {
         root = dir.path().join("sandboxes").display(),
     );
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-    let _cleanup = RemoveContainers(format!("talon.sessionKey=agent:{agent}"));
+    let _cleanup = RemoveMatching(format!("label=talon.sessionKey=agent:{agent}"));
     let rt = runtime(&config, dir.path());
     // No `sandboxed` on the context: mode "all" in the config decides.
     let ctx = RunContext::new(agent.clone());
@@ -177,24 +179,4 @@ async fn sandboxed_runs_act_in_their_docker_container() {
         .collect();
     assert_eq!(mine.len(), 1, "{mine:?}");
     docker.remove(&mine[0].name).await.unwrap();
-}
-
-/// Removes the test's containers (by label) even when an assertion fails.
-#[cfg(feature = "docker")]
-struct RemoveContainers(String);
-
-#[cfg(feature = "docker")]
-impl Drop for RemoveContainers {
-    fn drop(&mut self) {
-        let ids = std::process::Command::new("docker")
-            .args(["ps", "-aq", "--filter", &format!("label={}", self.0)])
-            .output();
-        if let Ok(out) = ids {
-            for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = std::process::Command::new("docker")
-                    .args(["rm", "-f", id])
-                    .output();
-            }
-        }
-    }
 }

@@ -6,6 +6,7 @@
 //! creates a fresh container instead of using the removed one.
 
 use std::time::Duration;
+use talon_test_support::docker::RemoveMatching;
 
 use serde_json::json;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, RuntimeBuilder};
@@ -37,7 +38,7 @@ async fn a_sandbox_with_a_running_exec_is_never_pruned() {
             list: [{{ id: "{agent}" }}] }} }}"#,
     );
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-    let _cleanup = RemoveContainers(format!("talon.sessionKey={scope_key}"));
+    let _cleanup = RemoveMatching(format!("label=talon.sessionKey={scope_key}"));
     let loaded = talon_config::load_str(&config, "talon.json").unwrap();
     let rt = RuntimeBuilder::from_config_in(&loaded.config, dir.path(), state.clone())
         .unwrap()
@@ -182,22 +183,4 @@ async fn a_sandbox_with_a_running_exec_is_never_pruned() {
     assert!(completed(&out).text().contains("again"), "{out:?}");
     assert_eq!(mine(docker.list_owned().await.unwrap()).len(), 1);
     assert_eq!(activity.in_flight(&key), 0);
-}
-
-/// Removes the test's containers (by label) even when an assertion fails.
-struct RemoveContainers(String);
-
-impl Drop for RemoveContainers {
-    fn drop(&mut self) {
-        let ids = std::process::Command::new("docker")
-            .args(["ps", "-aq", "--filter", &format!("label={}", self.0)])
-            .output();
-        if let Ok(out) = ids {
-            for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = std::process::Command::new("docker")
-                    .args(["rm", "-f", id])
-                    .output();
-            }
-        }
-    }
 }

@@ -6,6 +6,7 @@
 //! work from the very first call.
 
 use std::sync::{Arc, Mutex};
+use talon_test_support::docker::RemoveMatching;
 
 use serde_json::json;
 use talon_runtime::{InvokeOutcome, ModelToolCall, RunSpec, Runtime, RuntimeBuilder};
@@ -45,24 +46,6 @@ fn text(out: &InvokeOutcome) -> String {
     }
 }
 
-/// Removes the test's containers (by label) even when an assertion fails.
-struct RemoveContainers(String);
-
-impl Drop for RemoveContainers {
-    fn drop(&mut self) {
-        let ids = std::process::Command::new("docker")
-            .args(["ps", "-aq", "--filter", &format!("label={}", self.0)])
-            .output();
-        if let Ok(out) = ids {
-            for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = std::process::Command::new("docker")
-                    .args(["rm", "-f", id])
-                    .output();
-            }
-        }
-    }
-}
-
 fn ids(label: &str) -> Vec<String> {
     let out = std::process::Command::new("docker")
         .args([
@@ -94,7 +77,7 @@ async fn an_oom_killed_sandbox_is_recycled_and_the_next_exec_works_by_itself() {
     );
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();
     let label = format!("talon.sessionKey=agent:{agent}");
-    let _cleanup = RemoveContainers(label.clone());
+    let _cleanup = RemoveMatching(format!("label={label}"));
     let events = Arc::new(Events::default());
     let rt = runtime(&config, dir.path(), &events);
     let table = rt.assemble(RunSpec::new(RunContext::new(agent.clone())));
@@ -168,7 +151,7 @@ async fn with_ro_access_the_file_tools_work_from_the_first_call() {
             list: [{{ id: "{agent}" }}] }} }}"#,
         root = dir.path().join("sandboxes").display(),
     );
-    let _cleanup = RemoveContainers(format!("talon.sessionKey=agent:{agent}"));
+    let _cleanup = RemoveMatching(format!("label=talon.sessionKey=agent:{agent}"));
     let events = Arc::new(Events::default());
     let rt = runtime(&config, dir.path(), &events);
     let table = rt.assemble(RunSpec::new(RunContext::new(agent.clone())));
