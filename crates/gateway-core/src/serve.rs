@@ -1,6 +1,6 @@
 //! Listening, serving and the graceful stop.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture as _};
 use std::net::SocketAddr;
 
 use axum::serve::ListenerExt as _;
@@ -47,18 +47,28 @@ pub async fn serve(
         drain_gw.shutdown(deadline).await;
         let _ = stopped_tx.send(());
     });
-    // Open WebSocket connections keep a graceful axum server alive; once
-    // the drain is done each one flushes its replies and closes (bounded),
-    // and then nothing is waited for.
-    let closing_gw = gw.clone();
-    tokio::select! {
-        r = server => r.map_err(|e| GatewayError::Internal(format!("server: {e}")))?,
-        () = async {
-            let _ = stopped_rx.await;
-            if !closing_gw.connections_closed(std::time::Duration::from_secs(3)).await {
-                tracing::warn!("some WebSocket connections did not close within 3 s of the drain; stopping anyway");
-            }
-        } => {}
+    // axum stops tracking a connection once it is upgraded, so the server
+    // may end as soon as the drain is done while WebSocket connections are
+    // still flushing their last replies; other open responses may keep it
+    // alive past the drain. Either way, once the drain is done each
+    // WebSocket connection flushes and closes (bounded), then nothing else
+    // is waited for.
+    let server = std::pin::pin!(server.into_future());
+    let drained = tokio::select! {
+        r = server => {
+            r.map_err(|e| GatewayError::Internal(format!("server: {e}")))?;
+            true
+        }
+        r = stopped_rx => r.is_ok(),
+    };
+    if drained
+        && !gw
+            .connections_closed(std::time::Duration::from_secs(3))
+            .await
+    {
+        tracing::warn!(
+            "some WebSocket connections did not close within 3 s of the drain; stopping anyway"
+        );
     }
     Ok(())
 }
