@@ -1,0 +1,45 @@
+//! Talon's sessions: records that survive a restart, and the two rules
+//! every session tool asks.
+//!
+//! - [`SessionStore`] keeps each session (key, agent, parent, spawn depth,
+//!   label, status, created/updated times and the parameters it was created
+//!   with) and the messages seen in it, in the shared state database
+//!   (`talon.db`, beside the task ledger and the cron store). Tool calls are
+//!   not copied: the call journal holds them, by session.
+//! - [`SessionKind::of`] classifies a key in OpenClaw's grammar (`main`,
+//!   `group`, `cron`, `hook`, `node`, `other`) under the configured main key.
+//! - [`VisibilityPolicy::check`] decides whether one session may see
+//!   another: `tools.sessions.visibility` (`self`, `tree`, `agent`, `all`;
+//!   default `tree`), clamped to the session's own tree when it is sandboxed
+//!   (`agents.defaults.sandbox.sessionToolsVisibility`, default `spawned`),
+//!   and another agent's sessions only through `tools.agentToAgent`.
+//!
+//! ```
+//! use talon_sessions::{Target, Viewer, VisibilityPolicy};
+//!
+//! let policy = VisibilityPolicy::default(); // tree, sandbox-clamped
+//! let me = Viewer { session_key: "agent:ops:main", agent_id: "ops", sandboxed: false };
+//! let child = Target { session_key: "agent:ops:subagent:1", agent_id: "ops", in_viewer_tree: true };
+//! let sibling = Target { session_key: "agent:ops:gw:2", agent_id: "ops", in_viewer_tree: false };
+//! assert!(policy.check(me, child).is_ok());
+//! assert_eq!(policy.check(me, sibling).unwrap_err().code(), "session.not_visible");
+//! ```
+//!
+//! No async runtime: callers on one run blocking calls off their executor.
+
+mod error;
+mod kind;
+mod record;
+mod store;
+mod visibility;
+
+pub use crate::error::{Result, StoreError};
+pub use crate::kind::{SessionKind, channel_of, display_key, split_agent_key};
+pub use crate::record::{
+    MAX_KEY_BYTES, MAX_LABEL_CHARS, MAX_MESSAGE_BYTES, MessageRecord, Role, SessionRecord,
+    SessionStatus,
+};
+pub use crate::store::{ListQuery, SessionStore};
+pub use crate::visibility::{
+    AgentToAgent, Refusal, SandboxVisibility, Target, Viewer, Visibility, VisibilityPolicy,
+};

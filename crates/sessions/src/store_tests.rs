@@ -1,0 +1,231 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+
+fn record(key: &str, parent: Option<&str>, at: u64) -> SessionRecord {
+    SessionRecord {
+        key: key.to_owned(),
+        agent_id: "ops".to_owned(),
+        parent_key: parent.map(str::to_owned),
+        spawn_depth: u32::from(parent.is_some()),
+        label: None,
+        status: SessionStatus::Open,
+        created_at_ms: at,
+        updated_at_ms: at,
+        params: json!({"agentId": "ops", "sessionKey": key}),
+    }
+}
+
+fn store() -> (tempfile::TempDir, SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(&dir.path().join("talon.db")).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn sessions_and_messages_survive_reopening_the_database() {
+    let (dir, store) = store();
+    store.save(&record("agent:ops:main", None, 10)).unwrap();
+    store
+        .append_message(
+            "agent:ops:main",
+            Role::User,
+            Some("agent:dev:main"),
+            "hello",
+            20,
+        )
+        .unwrap();
+    drop(store);
+    let again = SessionStore::open(&dir.path().join("talon.db")).unwrap();
+    let got = again.get("agent:ops:main").unwrap().unwrap();
+    assert_eq!(got.created_at_ms, 10);
+    assert_eq!(got.updated_at_ms, 20, "a message updates the session");
+    assert_eq!(got.params["sessionKey"], "agent:ops:main");
+    let msgs = again.messages("agent:ops:main", 0, None).unwrap();
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0].text, "hello");
+    assert_eq!(msgs[0].source.as_deref(), Some("agent:dev:main"));
+}
+
+#[test]
+fn saving_again_keeps_the_creation_time_and_reopens() {
+    let (_d, store) = store();
+    store.save(&record("k", None, 10)).unwrap();
+    assert!(store.close("k", 15).unwrap());
+    assert_eq!(
+        store.get("k").unwrap().unwrap().status,
+        SessionStatus::Closed
+    );
+    let mut again = record("k", None, 30);
+    again.label = Some("second".into());
+    store.save(&again).unwrap();
+    let got = store.get("k").unwrap().unwrap();
+    assert_eq!(got.created_at_ms, 10);
+    assert_eq!(got.updated_at_ms, 30);
+    assert_eq!(got.status, SessionStatus::Open);
+    assert_eq!(got.label.as_deref(), Some("second"));
+    // Touching with an older time never moves it back.
+    assert!(store.touch("k", 5).unwrap());
+    assert_eq!(store.get("k").unwrap().unwrap().updated_at_ms, 30);
+    assert!(!store.touch("missing", 5).unwrap());
+    assert!(!store.close("missing", 5).unwrap());
+}
+
+#[test]
+fn list_filters_by_agent_time_and_status_newest_first() {
+    let (_d, store) = store();
+    store.save(&record("a", None, 10)).unwrap();
+    store.save(&record("b", None, 20)).unwrap();
+    let mut dev = record("c", None, 30);
+    dev.agent_id = "dev".into();
+    store.save(&dev).unwrap();
+    store.close("a", 11).unwrap();
+    let keys = |q: ListQuery| -> Vec<String> {
+        store.list(&q).unwrap().into_iter().map(|r| r.key).collect()
+    };
+    assert_eq!(keys(ListQuery::default()), ["c", "b"]);
+    assert_eq!(
+        keys(ListQuery {
+            include_closed: true,
+            ..ListQuery::default()
+        }),
+        ["c", "b", "a"]
+    );
+    assert_eq!(
+        keys(ListQuery {
+            agent_id: Some("ops".into()),
+            include_closed: true,
+            ..ListQuery::default()
+        }),
+        ["b", "a"]
+    );
+    assert_eq!(
+        keys(ListQuery {
+            updated_since_ms: Some(20),
+            ..ListQuery::default()
+        }),
+        ["c", "b"]
+    );
+    assert_eq!(
+        keys(ListQuery {
+            limit: 1,
+            ..ListQuery::default()
+        }),
+        ["c"]
+    );
+}
+
+#[test]
+fn the_spawn_tree_is_walked_both_ways() {
+    let (_d, store) = store();
+    store.save(&record("root", None, 1)).unwrap();
+    store.save(&record("child", Some("root"), 2)).unwrap();
+    store.save(&record("grandchild", Some("child"), 3)).unwrap();
+    store.save(&record("other", None, 4)).unwrap();
+    assert_eq!(store.descendants("root").unwrap(), ["child", "grandchild"]);
+    assert_eq!(store.descendants("child").unwrap(), ["grandchild"]);
+    assert!(store.descendants("other").unwrap().is_empty());
+    assert!(store.is_descendant("root", "grandchild").unwrap());
+    assert!(!store.is_descendant("child", "root").unwrap());
+    assert!(!store.is_descendant("other", "child").unwrap());
+    assert!(!store.is_descendant("root", "root").unwrap());
+}
+
+#[test]
+fn a_cyclic_parent_chain_ends_the_walk() {
+    let (_d, store) = store();
+    store.save(&record("x", Some("y"), 1)).unwrap();
+    store.save(&record("y", Some("x"), 1)).unwrap();
+    assert!(!store.is_descendant("z", "x").unwrap());
+    let d = store.descendants("x").unwrap();
+    assert_eq!(d, ["y"], "the walk is bounded and does not repeat");
+}
+
+#[test]
+fn messages_page_backwards_and_long_text_is_cut_at_a_char_boundary() {
+    let (_d, store) = store();
+    store.save(&record("k", None, 1)).unwrap();
+    for i in 0..5 {
+        store
+            .append_message("k", Role::Assistant, None, &format!("m{i}"), 10 + i)
+            .unwrap();
+    }
+    let last2 = store.messages("k", 2, None).unwrap();
+    assert_eq!(
+        last2.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        ["m3", "m4"]
+    );
+    let before = store.messages("k", 2, Some(last2[0].seq)).unwrap();
+    assert_eq!(
+        before.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        ["m1", "m2"]
+    );
+    let long = "é".repeat(MAX_MESSAGE_BYTES);
+    let m = store
+        .append_message("k", Role::User, None, &long, 99)
+        .unwrap();
+    assert!(m.truncated);
+    assert!(m.text.len() <= MAX_MESSAGE_BYTES);
+    assert!(m.text.chars().all(|c| c == 'é'));
+}
+
+#[test]
+fn bad_records_are_refused_and_change_nothing() {
+    let (_d, store) = store();
+    let cases = [
+        (record("", None, 1), "sessionKey"),
+        (record("a\nb", None, 1), "sessionKey"),
+        (
+            record(&"k".repeat(MAX_KEY_BYTES + 1), None, 1),
+            "sessionKey",
+        ),
+        (record("self", Some("self"), 1), "parentSessionKey"),
+    ];
+    for (r, field) in cases {
+        match store.save(&r) {
+            Err(StoreError::Invalid { field: f, .. }) => assert_eq!(f, field),
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    let mut labelled = record("k", None, 1);
+    labelled.label = Some("x".repeat(MAX_LABEL_CHARS + 1));
+    assert_eq!(store.save(&labelled).unwrap_err().code(), "session.invalid");
+    assert!(
+        store
+            .list(&ListQuery {
+                include_closed: true,
+                ..ListQuery::default()
+            })
+            .unwrap()
+            .is_empty()
+    );
+    let err = store
+        .append_message("nope", Role::User, None, "x", 1)
+        .unwrap_err();
+    assert!(err.to_string().contains("no session `nope`"), "{err}");
+}
+
+#[test]
+fn a_newer_schema_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("talon.db");
+    drop(SessionStore::open(&path).unwrap());
+    let conn = open_database(&path).unwrap();
+    set_schema_version(&conn, COMPONENT, SCHEMA_VERSION + 1).unwrap();
+    drop(conn);
+    let err = SessionStore::open(&path).unwrap_err();
+    assert_eq!(err.code(), "session.store_newer");
+    assert!(err.to_string().contains("upgrade Talon"), "{err}");
+}
+
+#[test]
+fn the_store_shares_the_database_with_the_task_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("talon.db");
+    let ledger = talon_tasks::TaskLedger::open(&path).unwrap();
+    let store = SessionStore::open(&path).unwrap();
+    store.save(&record("k", None, 1)).unwrap();
+    drop(ledger);
+    assert!(store.get("k").unwrap().is_some());
+}
