@@ -455,6 +455,24 @@ impl TalonConfig {
             .prune
     }
 
+    /// What the session tools may see, as `tools.sessions.visibility` and
+    /// `tools.agentToAgent` say (sandboxed sessions always clamped to their
+    /// own tree: Talon keeps OpenClaw's default
+    /// `agents.defaults.sandbox.sessionToolsVisibility: "spawned"`).
+    pub fn session_visibility(&self) -> talon_sessions::VisibilityPolicy {
+        let tools = self.tools.as_ref();
+        talon_sessions::VisibilityPolicy {
+            visibility: tools
+                .and_then(|t| t.sessions.as_ref())
+                .and_then(|s| s.visibility)
+                .unwrap_or_default(),
+            sandbox: talon_sessions::SandboxVisibility::Spawned,
+            agent_to_agent: tools
+                .and_then(|t| t.agent_to_agent.clone())
+                .unwrap_or_default(),
+        }
+    }
+
     /// Which session is an agent's main one (`session.mainKey`,
     /// `session.scope`; the defaults when the section is absent).
     pub fn main_session(&self) -> MainSession {

@@ -355,3 +355,18 @@ fn sandbox_prune_settings_follow_the_scope_key_owner() {
     assert_eq!(config.sandbox_prune_settings(None), p(5, 0));
     assert_eq!(config.sandbox_prune_settings(Some("agent:gone")), p(2, 7));
 }
+
+#[test]
+fn session_visibility_defaults_to_the_tree_and_follows_the_config() {
+    let p = TalonConfig::default().session_visibility();
+    assert_eq!(p.visibility, talon_sessions::Visibility::Tree);
+    assert!(!p.agent_to_agent.enabled);
+    let c = config(json!({"tools": {
+        "sessions": {"visibility": "all"},
+        "agentToAgent": {"enabled": true, "allow": ["ops", "dev"]}
+    }}));
+    let p = c.session_visibility();
+    assert_eq!(p.visibility, talon_sessions::Visibility::All);
+    assert_eq!(p.agent_to_agent.allow, ["ops", "dev"]);
+    assert_eq!(p.sandbox, talon_sessions::SandboxVisibility::Spawned);
+}

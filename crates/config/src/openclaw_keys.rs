@@ -100,11 +100,7 @@ pub(crate) const TOOLS_IGNORED: &[&str] = &[
 pub(crate) type Narrowing = (&'static str, fn(&Value) -> bool);
 
 /// `tools.*` keys that can restrict tools and that Talon does not enforce.
-pub(crate) const TOOLS_NARROWING: &[Narrowing] = &[
-    ("agentToAgent", agent_to_agent_restricts),
-    ("message", non_empty),
-    ("sessions", sessions_restricts),
-];
+pub(crate) const TOOLS_NARROWING: &[Narrowing] = &[("message", non_empty)];
 
 /// `tools.exec.*` OpenClaw keys Talon does not use (none restricts tools).
 pub(crate) const EXEC_IGNORED: &[&str] = &["applyPatch", "node", "notifyOnExit", "pathPrepend"];
@@ -367,26 +363,6 @@ fn enabled_restricts(v: &Value) -> bool {
         Value::Object(m) => m.get("enabled") != Some(&Value::Bool(false)) && !m.is_empty(),
         Value::Bool(b) => *b,
         _ => false,
-    }
-}
-
-fn agent_to_agent_restricts(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m.iter().any(|(k, v)| match k.as_str() {
-            "enabled" => v != &Value::Bool(true),
-            "allow" => non_empty(v),
-            _ => true,
-        }),
-        other => non_empty(other),
-    }
-}
-
-fn sessions_restricts(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m
-            .iter()
-            .any(|(k, v)| k != "visibility" || v.as_str() != Some("all")),
-        other => non_empty(other),
     }
 }
 

@@ -155,7 +155,7 @@ fn strips_each_scope_with_notices() {
 #[test]
 fn restricting_settings_talon_cannot_enforce_are_refused() {
     let (_, findings) = run(r#"{
-  tools: { fs: { workspaceOnly: true }, agentToAgent: { enabled: false }, sessions: { visibility: "self" } },
+  tools: { fs: { workspaceOnly: true }, message: { allowCrossContextSend: false } },
   agents: { list: [{ id: "a", tools: { exec: { security: "deny", safeBins: ["jq"] }, toolsBySender: { bob: { deny: ["exec"] } } } }] },
 }"#);
     let paths: Vec<&str> = findings
@@ -166,8 +166,7 @@ fn restricting_settings_talon_cannot_enforce_are_refused() {
     assert_eq!(
         paths,
         vec![
-            "tools.agentToAgent",
-            "tools.sessions",
+            "tools.message",
             "agents.list[0].tools.toolsBySender",
             "agents.list[0].tools.exec.safeBins"
         ]
@@ -177,11 +176,9 @@ fn restricting_settings_talon_cannot_enforce_are_refused() {
 
 #[test]
 fn inert_restricting_settings_are_only_noticed() {
-    let (_, findings) = run(
-        r#"{ tools: { agentToAgent: { enabled: true }, sessions: { visibility: "all" }, message: {} } }"#,
-    );
+    let (_, findings) = run(r#"{ tools: { message: {} } }"#);
     assert_eq!(findings.issues, vec![]);
-    assert_eq!(findings.notices.len(), 3);
+    assert_eq!(findings.notices.len(), 1);
 }
 
 #[test]

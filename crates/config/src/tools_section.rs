@@ -18,6 +18,7 @@ use talon_tool_policy::config::{
 
 use crate::sections::exec::{AgentExecConfig, ExecConfig};
 use crate::sections::fs::FsToolsConfig;
+use crate::sections::sessions::{AgentToAgent, SessionsToolsConfig};
 use crate::sections::web::WebToolsConfig;
 
 /// The `tools` section.
@@ -69,6 +70,13 @@ pub struct ToolsSection {
     /// `tools.hooks`: command hooks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<HooksConfig>,
+    /// `tools.sessions`: what the session tools may see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionsToolsConfig>,
+    /// `tools.agentToAgent`: whether one agent's sessions may reach
+    /// another's (off by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_to_agent: Option<AgentToAgent>,
 }
 
 impl ToolsSection {

@@ -26,19 +26,27 @@
 //! ```
 //!
 //! No async runtime: callers on one run blocking calls off their executor.
+//! The `store` feature (default) brings the SQLite store; without it the
+//! crate is the kinds and the visibility rule, for configuration types.
 
+#[cfg(feature = "store")]
 mod error;
 mod kind;
+#[cfg(feature = "store")]
 mod record;
+#[cfg(feature = "store")]
 mod store;
 mod visibility;
 
+#[cfg(feature = "store")]
 pub use crate::error::{Result, StoreError};
 pub use crate::kind::{SessionKind, channel_of, display_key, split_agent_key};
+#[cfg(feature = "store")]
 pub use crate::record::{
     MAX_KEY_BYTES, MAX_LABEL_CHARS, MAX_MESSAGE_BYTES, MessageRecord, Role, SessionRecord,
     SessionStatus,
 };
+#[cfg(feature = "store")]
 pub use crate::store::{ListQuery, SessionStore};
 pub use crate::visibility::{
     AgentToAgent, Refusal, SandboxVisibility, Target, Viewer, Visibility, VisibilityPolicy,

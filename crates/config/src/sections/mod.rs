@@ -8,5 +8,6 @@ pub mod cron;
 pub mod exec;
 pub mod fs;
 pub mod mcp;
+pub mod sessions;
 pub mod skills;
 pub mod web;

@@ -200,9 +200,21 @@ fn syntax_errors_give_line_and_column() {
 
 #[test]
 fn refused_openclaw_restrictions_are_listed_with_other_problems() {
-    let got = issues("{ tools: { sessions: { visibility: \"self\" }, alow: [] } }");
+    let got = issues("{ tools: { message: { crossContext: {} }, alow: [] } }");
     let paths: Vec<&str> = got.iter().map(|i| i.key_path.as_str()).collect();
-    assert_eq!(paths, vec!["tools.sessions", "tools.alow"]);
+    assert_eq!(paths, vec!["tools.message", "tools.alow"]);
+}
+
+#[test]
+fn session_visibility_is_typed_and_a_bad_value_is_named() {
+    let got = issues(
+        "{ tools: { sessions: { visibility: \"everyone\" }, agentToAgent: { enabled: true, alow: [] } } }",
+    );
+    let paths: Vec<&str> = got.iter().map(|i| i.key_path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec!["tools.sessions.visibility", "tools.agentToAgent.alow"]
+    );
 }
 
 #[test]
