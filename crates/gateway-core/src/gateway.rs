@@ -232,6 +232,11 @@ impl Gateway {
             path: db.clone(),
             message: format!("tasks: {e}"),
         })?;
+        let session_store =
+            talon_sessions::SessionStore::open(&db).map_err(|e| GatewayError::State {
+                path: db.clone(),
+                message: format!("sessions: {e}"),
+            })?;
         let broker = Arc::new(broker);
         let next_generation = AtomicU64::new(1);
         // A recycled sandbox is a journal record, whichever generation's
@@ -265,7 +270,7 @@ impl Gateway {
                 sandbox_events,
                 listen: addr,
             }),
-            sessions: SessionsHandler::default(),
+            sessions: SessionsHandler::with_store(session_store),
             calls: CallPath::new(journal, recovery),
             approvals: ApprovalsHandler {
                 broker,
@@ -286,6 +291,13 @@ impl Gateway {
         });
         let _ = link.set(Arc::downgrade(&inner));
         let gw = Gateway { inner };
+        let reopened = gw.inner.sessions.restore(&gw.generation());
+        if reopened > 0 {
+            tracing::info!(
+                sessions = reopened,
+                "reopened the sessions open at the last stop"
+            );
+        }
         gw.forward_approval_events();
         gw.watch_tasks();
         gw.prune_sandboxes_periodically();

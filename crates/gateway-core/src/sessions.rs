@@ -162,8 +162,12 @@ impl SessionRegistry {
     }
 
     /// Insert, or return the existing session when it was created with
-    /// the same parameters.
-    pub(crate) fn insert(&self, session: Session, max: usize) -> Result<Arc<Session>, RpcError> {
+    /// the same parameters; `true` with a session inserted now.
+    pub(crate) fn insert(
+        &self,
+        session: Session,
+        max: usize,
+    ) -> Result<(Arc<Session>, bool), RpcError> {
         let mut m = match self.map.write() {
             Ok(m) => m,
             Err(p) => p.into_inner(),
@@ -172,7 +176,7 @@ impl SessionRegistry {
             if existing.info.params == session.info.params
                 || session.info.params.session_key.is_none()
             {
-                return Ok(Arc::clone(existing));
+                return Ok((Arc::clone(existing), false));
             }
             return Err(RpcError::params(format!(
                 "session `{}` already exists with other parameters; close it first (sessions.close) or pick another sessionKey",
@@ -189,7 +193,7 @@ impl SessionRegistry {
         }
         let arc = Arc::new(session);
         m.insert(arc.info.session_key.clone(), Arc::clone(&arc));
-        Ok(arc)
+        Ok((arc, true))
     }
 }
 

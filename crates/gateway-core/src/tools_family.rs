@@ -1,12 +1,18 @@
 //! The tools the gateway itself provides: `agents_list`, `sessions_list`
-//! and `sessions_history` (from the call journal). `session_status` comes
-//! with every runtime.
+//! and `sessions_history` (sessions and messages from the session store,
+//! tool calls from the call journal), each session filtered by the one
+//! visibility rule (`talon_sessions::VisibilityPolicy`). `session_status`
+//! comes with every runtime.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use talon_config::TalonConfig;
 use talon_runtime::{RunSpec, ToolFamily};
+use talon_sessions::{
+    ListQuery, SessionKind, SessionStore, Target, Viewer, channel_of, display_key,
+};
 use talon_tool_catalog::{
     CancellationToken, Tool, ToolCall, ToolContext, ToolError, ToolResult, ToolSpec, json_result,
 };
@@ -71,6 +77,110 @@ impl GatewaySessionTool {
     }
 }
 
+fn store(gw: &Gateway) -> Result<&SessionStore, ToolError> {
+    gw.inner
+        .sessions
+        .store()
+        .ok_or_else(|| ToolError::unavailable("this gateway keeps no session store"))
+}
+
+fn store_error(e: talon_sessions::StoreError) -> ToolError {
+    ToolError::execution(format!("the session store: {e}")).with_detail("errorCode", e.code())
+}
+
+fn viewer(ctx: &ToolContext) -> Viewer<'_> {
+    Viewer {
+        session_key: &ctx.session_key,
+        agent_id: &ctx.agent_id,
+        sandboxed: ctx.sandboxed,
+    }
+}
+
+/// The sessions `key` spawned, at any depth.
+fn viewer_tree(store: &SessionStore, key: &str) -> Result<HashSet<String>, ToolError> {
+    Ok(store
+        .descendants(key)
+        .map_err(store_error)?
+        .into_iter()
+        .collect())
+}
+
+fn session_row(r: &talon_sessions::SessionRecord, kind: SessionKind) -> Value {
+    let channel = channel_of(
+        kind,
+        &r.key,
+        r.params.get("channel").and_then(Value::as_str),
+    );
+    json!({
+        "key": r.key,
+        "displayKey": display_key(&r.key),
+        "kind": kind,
+        "channel": channel,
+        "agentId": r.agent_id,
+        "label": r.label,
+        "sessionId": r.key,
+        "status": r.status,
+        "parentSessionKey": r.parent_key,
+        "spawnDepth": r.spawn_depth,
+        "createdAt": r.created_at_ms,
+        "updatedAt": r.updated_at_ms,
+        "model": r.params.get("model"),
+    })
+}
+
+fn string<'a>(params: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+fn positive(params: &Map<String, Value>, key: &str) -> Result<Option<u64>, ToolError> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| *n >= 1)
+            .map(Some)
+            .ok_or_else(|| ToolError::input(key, format!("{key} must be a positive integer"))),
+    }
+}
+
+/// `messageLimit`: 0 (the default) for none, at most 20.
+fn message_limit(params: &Map<String, Value>) -> Result<usize, ToolError> {
+    match params.get("messageLimit") {
+        None | Some(Value::Null) => Ok(0),
+        Some(v) => v
+            .as_u64()
+            .map(|n| usize::try_from(n.min(20)).unwrap_or(20))
+            .ok_or_else(|| {
+                ToolError::input(
+                    "messageLimit",
+                    "messageLimit must be a non-negative integer",
+                )
+            }),
+    }
+}
+
+/// `kinds`: the session kinds to list (all when absent).
+fn kinds(params: &Map<String, Value>) -> Result<Option<Vec<SessionKind>>, ToolError> {
+    let Some(v) = params.get("kinds").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let bad = || {
+        ToolError::input(
+            "kinds",
+            "kinds must be a list of main, group, cron, hook, node, other",
+        )
+    };
+    let list = v.as_array().ok_or_else(bad)?;
+    list.iter()
+        .map(|k| k.as_str().and_then(SessionKind::parse).ok_or_else(bad))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
 fn limit(params: &Map<String, Value>, default: usize) -> Result<usize, ToolError> {
     match params.get("limit") {
         None | Some(Value::Null) => Ok(default),
@@ -109,58 +219,124 @@ impl Tool for GatewaySessionTool {
             }
             "sessions_list" => {
                 let gw = self.gateway()?;
+                let store = store(&gw)?;
                 let max = limit(&call.params, 50)?;
-                let agent_filter = call.params.get("agentId").and_then(Value::as_str);
-                let sessions: Vec<Value> = gw
-                    .inner
-                    .sessions
-                    .registry
-                    .list()
-                    .into_iter()
-                    .filter(|s| s.info.agent_id == ctx.agent_id)
-                    .filter(|s| agent_filter.is_none_or(|a| a == s.info.agent_id))
-                    .take(max)
-                    .map(|s| {
-                        json!({
-                            "sessionKey": s.info.session_key,
-                            "agentId": s.info.agent_id,
-                            "createdAtMs": s.info.created_at_ms,
-                            "parentSessionKey": s.info.params.parent_session_key,
-                        })
+                let kinds = kinds(&call.params)?;
+                let messages = message_limit(&call.params)?;
+                let active = positive(&call.params, "activeMinutes")?;
+                let agent_filter = string(&call.params, "agentId");
+                let label_filter = string(&call.params, "label");
+                let search = string(&call.params, "search").map(str::to_lowercase);
+                let updated_since_ms =
+                    active.map(|m| crate::clock::now_ms().saturating_sub(m.saturating_mul(60_000)));
+                let records = store
+                    .list(&ListQuery {
+                        agent_id: agent_filter.map(str::to_lowercase),
+                        updated_since_ms,
+                        include_closed: true,
+                        limit: 0,
                     })
-                    .collect();
-                Ok(json_result(json!({"sessions": sessions})))
+                    .map_err(store_error)?;
+                let tree = viewer_tree(store, &ctx.session_key)?;
+                let policy = self.config.session_visibility();
+                let main = self.config.main_session();
+                let viewer = viewer(ctx);
+                let mut rows = Vec::new();
+                for r in records {
+                    if rows.len() >= max {
+                        break;
+                    }
+                    let target = Target {
+                        session_key: &r.key,
+                        agent_id: &r.agent_id,
+                        in_viewer_tree: tree.contains(&r.key),
+                    };
+                    if policy.check(viewer, target).is_err() {
+                        continue;
+                    }
+                    let kind = SessionKind::of(&main, &r.agent_id, &r.key);
+                    if kinds.as_ref().is_some_and(|k| !k.contains(&kind)) {
+                        continue;
+                    }
+                    if label_filter.is_some() && r.label.as_deref() != label_filter {
+                        continue;
+                    }
+                    if let Some(q) = &search {
+                        let hit = r.key.to_lowercase().contains(q)
+                            || r.label
+                                .as_deref()
+                                .is_some_and(|l| l.to_lowercase().contains(q));
+                        if !hit {
+                            continue;
+                        }
+                    }
+                    let mut row = session_row(&r, kind);
+                    if messages > 0 {
+                        let recent = store
+                            .messages(&r.key, messages, None)
+                            .map_err(store_error)?;
+                        row["messages"] = json!(recent);
+                    }
+                    rows.push(row);
+                }
+                Ok(json_result(json!({"count": rows.len(), "sessions": rows})))
             }
             "sessions_history" => {
                 let gw = self.gateway()?;
+                let store = store(&gw)?;
                 let max = limit(&call.params, 20)?;
-                let target = call
-                    .params
-                    .get("sessionKey")
-                    .and_then(Value::as_str)
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or(&ctx.session_key)
-                    .to_owned();
+                let include_tools = match call.params.get("includeTools") {
+                    None | Some(Value::Null) => true,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => {
+                        return Err(ToolError::input(
+                            "includeTools",
+                            "includeTools must be true or false",
+                        ));
+                    }
+                };
+                let named = string(&call.params, "sessionKey").unwrap_or(&ctx.session_key);
+                let g = gw.generation();
+                let target = gw.inner.sessions.journal_key(&g, named);
+                let record = store.get(&target).map_err(store_error)?;
                 if target != ctx.session_key {
-                    // Visible: this session and the sessions it spawned.
-                    let child = gw.inner.sessions.registry.get(&target).is_some_and(|s| {
-                        s.info.params.parent_session_key.as_deref()
-                            == Some(ctx.session_key.as_str())
-                    });
-                    if !child {
-                        return Err(ToolError::unauthorized(format!(
-                            "session `{target}` is not visible from this session (only this session and the sessions it spawned are)"
-                        )));
+                    // An unknown key and an invisible one answer alike, so
+                    // the refusal does not reveal which sessions exist.
+                    let visible = match &record {
+                        Some(r) => {
+                            let t = Target {
+                                session_key: &r.key,
+                                agent_id: &r.agent_id,
+                                in_viewer_tree: store
+                                    .is_descendant(&ctx.session_key, &r.key)
+                                    .map_err(store_error)?,
+                            };
+                            self.config.session_visibility().check(viewer(ctx), t)
+                        }
+                        None => Err(talon_sessions::Refusal::NotVisible {
+                            target: target.clone(),
+                            visibility: self.config.session_visibility().effective(ctx.sandboxed).0,
+                            clamped: false,
+                        }),
+                    };
+                    if let Err(refusal) = visible {
+                        return Err(ToolError::unauthorized(refusal.to_string())
+                            .with_detail("errorCode", refusal.code())
+                            .with_param("sessionKey"));
                     }
                 }
-                let records = gw
-                    .inner
-                    .calls
-                    .journal
-                    .history(&target, max)
-                    .map_err(|e| ToolError::execution(format!("the call journal: {e}")))?;
-                Ok(json_result(json!({"sessionKey": target, "calls": records})))
+                let messages = store.messages(&target, max, None).map_err(store_error)?;
+                let mut out = json!({"sessionKey": target, "messages": messages});
+                if include_tools {
+                    let records = gw
+                        .inner
+                        .calls
+                        .journal
+                        .history(&target, max)
+                        .map_err(|e| ToolError::execution(format!("the call journal: {e}")))?;
+                    out["calls"] = json!(records);
+                }
+                Ok(json_result(out))
             }
             other => Err(ToolError::execution(format!("no gateway tool `{other}`"))),
         }

@@ -5,5 +5,6 @@ mod e2e_docker;
 mod e2e_faults;
 mod e2e_lifecycle;
 mod e2e_mcp;
+mod e2e_sessions;
 mod support;
 mod wire_shapes;

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use talon_gateway_protocol::{
     SessionParams, SessionRef, SessionsCloseResponse, SessionsCreateResponse, SessionsListResponse,
 };
+use talon_sessions::{ListQuery, SessionRecord, SessionStatus, SessionStore};
 
 use crate::gateway::Generation;
 use crate::rpc::RpcError;
@@ -16,12 +17,16 @@ use crate::sessions::{
     is_cron_run_key, main_session_agent,
 };
 
-/// The open sessions, and the cron runs in flight whose sessions the
-/// gateway binds (by lowercased session key).
+/// The open sessions, the store that keeps them across restarts, and the
+/// cron runs in flight whose sessions the gateway binds (by lowercased
+/// session key).
 #[derive(Debug, Default)]
 pub(crate) struct SessionsHandler {
     pub(crate) registry: SessionRegistry,
     cron_runs: Mutex<HashMap<String, CronRunBinding>>,
+    /// Where sessions persist (the gateway's `talon.db`); `None` only in
+    /// unit tests of the handler.
+    store: Option<SessionStore>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -32,6 +37,106 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl SessionsHandler {
+    /// A handler whose sessions persist in `store`.
+    pub(crate) fn with_store(store: SessionStore) -> Self {
+        SessionsHandler {
+            store: Some(store),
+            ..SessionsHandler::default()
+        }
+    }
+
+    /// The session store, when there is one.
+    pub(crate) fn store(&self) -> Option<&SessionStore> {
+        self.store.as_ref()
+    }
+
+    /// Reopen the sessions that were open when the gateway last stopped,
+    /// parents before children, each rebuilt from its creation parameters
+    /// under the current configuration. A session that cannot be rebuilt
+    /// (its agent's policy now refuses it, its parent is gone, a cron run's
+    /// session whose run cannot have survived) is closed in the store and
+    /// stays readable as history. Returns how many reopened.
+    pub(crate) fn restore(&self, g: &Generation) -> usize {
+        let Some(store) = &self.store else { return 0 };
+        let mut records = match store.list(&ListQuery::default()) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the session store; no session was reopened");
+                return 0;
+            }
+        };
+        records.sort_by_key(|r| r.spawn_depth);
+        let mut reopened = 0;
+        for record in records {
+            let outcome = if is_cron_run_key(&record.key) {
+                Err("a cron run does not survive a restart".to_owned())
+            } else {
+                serde_json::from_value::<SessionParams>(record.params.clone())
+                    .map_err(|e| format!("its stored parameters are unreadable: {e}"))
+                    .and_then(|mut params| {
+                        params.session_key = Some(record.key.clone());
+                        self.open_inner(g, params, Some(&record))
+                            .map_err(|e| e.message)
+                    })
+            };
+            match outcome {
+                Ok(_) => reopened += 1,
+                Err(why) => {
+                    tracing::warn!(session = %record.key, reason = %why, "a stored session was not reopened; it is closed and kept as history");
+                    if let Err(e) = store.close(&record.key, crate::clock::now_ms()) {
+                        tracing::error!(session = %record.key, error = %e, "cannot close a stored session");
+                    }
+                }
+            }
+        }
+        reopened
+    }
+
+    /// Record that `key` closed (kept as history).
+    fn persist_close(&self, key: &str) {
+        if let Some(store) = &self.store
+            && let Err(e) = store.close(key, crate::clock::now_ms())
+        {
+            tracing::error!(session = %key, error = %e, "cannot record a closed session");
+        }
+    }
+
+    /// Record a session opened now, with its place in the spawn tree.
+    fn persist_open(&self, s: &Session) -> Result<(), RpcError> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let parent_key = s.info.params.parent_session_key.clone();
+        let spawn_depth = match &parent_key {
+            Some(pk) => store
+                .get(pk)
+                .ok()
+                .flatten()
+                .map_or(1, |p| p.spawn_depth.saturating_add(1)),
+            None => 0,
+        };
+        let params = serde_json::to_value(&s.info.params).map_err(|e| {
+            RpcError::internal(format!("cannot encode the session's parameters: {e}"))
+        })?;
+        let record = SessionRecord {
+            key: s.info.session_key.clone(),
+            agent_id: s.info.agent_id.clone(),
+            parent_key,
+            spawn_depth,
+            label: None,
+            status: SessionStatus::Open,
+            created_at_ms: s.info.created_at_ms,
+            updated_at_ms: crate::clock::now_ms(),
+            params,
+        };
+        store.save(&record).map_err(|e| {
+            RpcError::internal(format!(
+                "the session store refused session `{}`, so it was not opened: {e}",
+                record.key
+            ))
+        })
+    }
+
     /// `sessions.list`.
     pub(crate) fn list(&self) -> SessionsListResponse {
         SessionsListResponse {
@@ -65,6 +170,7 @@ impl SessionsHandler {
                 if let Some(t) = s.current_table() {
                     t.table.canceller().cancel("the session was closed");
                 }
+                self.persist_close(&s.info.session_key);
                 Ok(SessionsCloseResponse {
                     closed: true,
                     session_key: p.session_key,
@@ -102,10 +208,11 @@ impl SessionsHandler {
     ) {
         let binding = lock(&self.cron_runs).remove(&session_key.to_lowercase());
         let key = binding.map_or_else(|| session_key.to_owned(), |b| b.session_key);
-        if let Some(s) = self.registry.remove(&key)
-            && let Some(t) = s.current_table()
-        {
-            t.table.canceller().cancel(reason);
+        if let Some(s) = self.registry.remove(&key) {
+            if let Some(t) = s.current_table() {
+                t.table.canceller().cancel(reason);
+            }
+            self.persist_close(&s.info.session_key);
         }
         // Commands the run moved to the background end with it too.
         if let Some(registry) = processes {
@@ -129,6 +236,17 @@ impl SessionsHandler {
         &self,
         g: &Generation,
         params: SessionParams,
+    ) -> Result<Arc<Session>, RpcError> {
+        self.open_inner(g, params, None)
+    }
+
+    /// [`Self::open`], or reopen a stored session (`restored`: it keeps
+    /// its creation time and is not written again).
+    fn open_inner(
+        &self,
+        g: &Generation,
+        params: SessionParams,
+        restored: Option<&SessionRecord>,
     ) -> Result<Arc<Session>, RpcError> {
         let cron_run = match params.session_key.as_deref() {
             Some(key) => match self.cron_run(key) {
@@ -160,7 +278,7 @@ impl SessionsHandler {
         let suffix = crate::auth::random_hex(6).map_err(|e| RpcError::internal(e.to_string()))?;
         let parent = parent.as_ref().map(|(p, t)| (p.as_ref(), t.as_slice()));
         let default_agent = g.config.default_agent_id();
-        let session = match &cron_run {
+        let mut session = match &cron_run {
             Some(binding) => build_cron_run_session(
                 params,
                 binding,
@@ -171,9 +289,19 @@ impl SessionsHandler {
             )?,
             None => build_session(params, &default_agent, &g.runtime, parent, &suffix)?,
         };
-        let opened = self
+        if let Some(r) = restored {
+            session.info.created_at_ms = r.created_at_ms;
+        }
+        let (opened, created) = self
             .registry
             .insert(session, g.section.limits.max_sessions)?;
+        if created
+            && restored.is_none()
+            && let Err(e) = self.persist_open(&opened)
+        {
+            self.registry.remove(&opened.info.session_key);
+            return Err(e);
+        }
         // The run may have ended while the session was being built: then
         // the session goes again and nothing runs in it.
         if let Some(binding) = cron_run

@@ -1,0 +1,236 @@
+//! Sessions on the real daemon: they persist in the state database and
+//! reopen after a restart, and the session tools see exactly what
+//! `tools.sessions.visibility` allows.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::support::{Gw, GwExt as _, Ws};
+
+const PARENT: &str = "agent:main:gw:parent";
+const CHILD: &str = "agent:main:gw:child";
+const SIBLING: &str = "agent:main:gw:sibling";
+
+/// A parent, its child and an unrelated sibling of the same agent, and one
+/// call in the child (`sessions_list`: sub-agents never get
+/// `session_status`).
+async fn three_sessions(ws: &mut Ws) {
+    for params in [
+        json!({"sessionKey": PARENT, "agentId": "main"}),
+        json!({"sessionKey": CHILD, "agentId": "main", "parentSessionKey": PARENT}),
+        json!({"sessionKey": SIBLING, "agentId": "main", "channel": "telegram"}),
+    ] {
+        ws.ok("sessions.create", params).await;
+    }
+    let r = ws
+        .ok(
+            "tools.invoke",
+            json!({"sessionKey": CHILD, "toolName": "sessions_list", "toolCallId": "in-child"}),
+        )
+        .await;
+    assert_eq!(r["status"], json!("ok"), "{r}");
+}
+
+async fn invoke(ws: &mut Ws, session: &str, tool: &str, params: Value) -> Value {
+    ws.ok(
+        "tools.invoke",
+        json!({"sessionKey": session, "toolName": tool, "params": params}),
+    )
+    .await
+}
+
+fn keys(listed: &Value) -> Vec<String> {
+    let mut k: Vec<String> = listed["details"]["sessions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|s| s["key"].as_str().unwrap().to_owned())
+        .collect();
+    k.sort();
+    k
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_reopen_after_a_restart_with_their_tree_and_history() {
+    let mut gw = Gw::start("{}");
+    let mut ws = gw.ws().await;
+    three_sessions(&mut ws).await;
+    let before = ws.ok("sessions.list", json!({})).await;
+    let created = |list: &Value, key: &str| -> u64 {
+        list["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["sessionKey"] == key)
+            .unwrap_or_else(|| panic!("{key} missing from {list}"))["createdAtMs"]
+            .as_u64()
+            .unwrap()
+    };
+    let child_created = created(&before, CHILD);
+    ws.ok("sessions.close", json!({"sessionKey": SIBLING}))
+        .await;
+    drop(ws);
+    gw.signal(15);
+    assert_eq!(
+        gw.wait_exit(Duration::from_secs(15)),
+        Some(0),
+        "{}",
+        gw.log_text()
+    );
+    gw.spawn();
+    let mut ws = gw.ws().await;
+    let after = ws.ok("sessions.list", json!({})).await;
+    assert_eq!(
+        created(&after, CHILD),
+        child_created,
+        "the creation time survives"
+    );
+    assert_eq!(created(&after, PARENT), created(&before, PARENT));
+    let open: Vec<&str> = after["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionKey"].as_str().unwrap())
+        .collect();
+    assert!(
+        !open.contains(&SIBLING),
+        "a closed session stays closed: {open:?}"
+    );
+    // The reopened child is still a sub-agent of its parent: its tools are
+    // still capped (it works, and it reports its parent).
+    let listed = invoke(&mut ws, PARENT, "sessions_list", json!({})).await;
+    assert_eq!(keys(&listed), [CHILD, PARENT], "{listed}");
+    let child_row = listed["details"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == CHILD)
+        .unwrap()
+        .clone();
+    assert_eq!(child_row["parentSessionKey"], json!(PARENT));
+    assert_eq!(child_row["spawnDepth"], json!(1));
+    assert_eq!(child_row["kind"], json!("other"));
+    // The call made before the restart is in the child's history, read
+    // from the parent.
+    let hist = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_history",
+        json!({"sessionKey": CHILD}),
+    )
+    .await;
+    assert_eq!(hist["status"], json!("ok"), "{hist}");
+    let calls = hist["details"]["calls"].as_array().unwrap();
+    assert!(
+        calls.iter().any(|c| c["toolCallId"] == "in-child"),
+        "{hist}"
+    );
+    let no_tools = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_history",
+        json!({"sessionKey": CHILD, "includeTools": false}),
+    )
+    .await;
+    assert!(no_tools["details"].get("calls").is_none(), "{no_tools}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_tree_visibility_hides_siblings_and_parents() {
+    let gw = Gw::start("{}");
+    let mut ws = gw.ws().await;
+    three_sessions(&mut ws).await;
+    let refused = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_history",
+        json!({"sessionKey": SIBLING}),
+    )
+    .await;
+    assert_eq!(refused["status"], json!("error"), "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("not visible"),
+        "{refused}"
+    );
+    // Upwards is not in the child's tree either.
+    let up = invoke(
+        &mut ws,
+        CHILD,
+        "sessions_history",
+        json!({"sessionKey": PARENT}),
+    )
+    .await;
+    assert_eq!(up["status"], json!("error"), "{up}");
+    // An unknown key is refused the same way (nothing tells it apart).
+    let unknown = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_history",
+        json!({"sessionKey": "agent:main:nope"}),
+    )
+    .await;
+    assert_eq!(unknown["status"], json!("error"));
+    assert_eq!(
+        unknown["error"]
+            .as_str()
+            .unwrap()
+            .replace("agent:main:nope", "X"),
+        refused["error"].as_str().unwrap().replace(SIBLING, "X"),
+    );
+    let from_child = invoke(&mut ws, CHILD, "sessions_list", json!({})).await;
+    assert_eq!(keys(&from_child), [CHILD]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_configured_visibility_is_enforced_by_the_session_tools() {
+    for (visibility, parent_sees) in [
+        ("self", vec![PARENT]),
+        ("tree", vec![CHILD, PARENT]),
+        ("agent", vec![CHILD, PARENT, SIBLING]),
+    ] {
+        let gw = Gw::start(&format!(
+            r#"{{"tools": {{"sessions": {{"visibility": "{visibility}"}}}}}}"#
+        ));
+        let mut ws = gw.ws().await;
+        three_sessions(&mut ws).await;
+        let listed = invoke(&mut ws, PARENT, "sessions_list", json!({})).await;
+        assert_eq!(keys(&listed), parent_sees, "{visibility}: {listed}");
+        let child = invoke(
+            &mut ws,
+            PARENT,
+            "sessions_history",
+            json!({"sessionKey": CHILD}),
+        )
+        .await;
+        assert_eq!(
+            child["status"] == json!("ok"),
+            parent_sees.contains(&CHILD),
+            "{visibility}: {child}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_list_filters_by_kind_and_validates_its_parameters() {
+    let gw = Gw::start(r#"{"tools": {"sessions": {"visibility": "agent"}}}"#);
+    let mut ws = gw.ws().await;
+    three_sessions(&mut ws).await;
+    ws.ok(
+        "tools.invoke",
+        json!({"sessionKey": "main", "toolName": "session_status"}),
+    )
+    .await;
+    let mains = invoke(&mut ws, PARENT, "sessions_list", json!({"kinds": ["main"]})).await;
+    assert_eq!(keys(&mains), ["agent:main:main"], "{mains}");
+    let bad = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_list",
+        json!({"kinds": ["subagent"]}),
+    )
+    .await;
+    assert_eq!(bad["status"], json!("error"), "{bad}");
+    let limited = invoke(&mut ws, PARENT, "sessions_list", json!({"limit": 1})).await;
+    assert_eq!(keys(&limited).len(), 1);
+}
