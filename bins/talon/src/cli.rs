@@ -104,6 +104,10 @@ pub(crate) enum Command {
     /// The detached-task ledger in the local store, or on a running
     /// gateway with --gateway.
     Tasks(TasksArgs),
+    /// Sessions the gateway kept (`<state dir>/talon.db`): list them, show
+    /// one, read its history (messages and tool calls).
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
     /// The gateway daemon: run it, check it, call its API.
     #[command(subcommand)]
     Gateway(GatewayCommand),
@@ -343,6 +347,46 @@ pub(crate) enum CronCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// Sessions, most recently updated first.
+    List {
+        /// Only this agent's sessions.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Closed sessions too.
+        #[arg(long)]
+        all: bool,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// JSON output (an array of sessions).
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session (exit 1 when there is none).
+    Show {
+        /// Session key.
+        key: String,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's messages and tool calls (tool calls from the gateway's
+    /// call journal, newest first).
+    History {
+        /// Session key.
+        key: String,
+        /// At most this many messages and this many calls.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// JSON output (`{session, messages, calls}`).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `talon tasks ...`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum TasksCommand {
     /// Tasks, newest first.

@@ -19,6 +19,7 @@ mod sandbox_cmd;
 mod sandbox_manage;
 mod sandbox_prune_cmd;
 mod security_cmd;
+mod sessions_cmd;
 mod skills_cmd;
 mod table;
 mod tasks_cmd;

@@ -30,7 +30,7 @@ use crate::scope::Scope;
 use crate::settings::{GatewaySection, Limits};
 
 /// The journal's file name inside the state directory.
-pub const JOURNAL_FILE_NAME: &str = "gateway-journal.sqlite";
+pub const JOURNAL_FILE_NAME: &str = talon_journal::FILE_NAME;
 
 /// How the gateway starts.
 #[derive(Debug, Clone, Default)]

@@ -81,6 +81,11 @@
 pub use crate::digest::params_digest;
 pub use crate::error::{JournalError, Result};
 pub use crate::journal::{CallJournal, JournalStats, QUEUE_CAPACITY};
+pub use crate::reader::JournalReader;
+
+/// The journal's file name in a state dir (the gateway's, and where the
+/// CLI reads it).
+pub const FILE_NAME: &str = "gateway-journal.sqlite";
 pub use crate::options::{
     DEFAULT_MAX_BYTES, DEFAULT_RETENTION_CHECK, DEFAULT_RETENTION_DAYS, Durability, JournalOptions,
     Retention,
@@ -102,6 +107,7 @@ mod error;
 mod inflight;
 mod journal;
 mod options;
+mod reader;
 mod record;
 mod store;
 mod validate;

@@ -563,3 +563,67 @@ fn the_cli_finds_a_gateway_on_a_non_default_port_from_its_state_dir() {
     assert!(text.contains("talon.json"), "{text}");
     assert!(text.contains("--gateway"), "{text}");
 }
+
+#[test]
+fn sessions_list_show_and_history_read_a_running_gateways_state() {
+    let d = start("{}");
+    let call = |method: &str, params: Value| {
+        let r = with(
+            &d,
+            &["gateway", "call", method, "--params", &params.to_string()],
+        );
+        assert_eq!(r.code, 0, "{method}: {r:?}");
+        r.json()
+    };
+    call(
+        "sessions.create",
+        json!({"sessionKey": "agent:main:gw:p", "agentId": "main"}),
+    );
+    call(
+        "sessions.create",
+        json!({"sessionKey": "agent:main:gw:c", "agentId": "main", "parentSessionKey": "agent:main:gw:p"}),
+    );
+    call(
+        "tools.invoke",
+        json!({"sessionKey": "agent:main:gw:c", "toolName": "sessions_list", "toolCallId": "from-child"}),
+    );
+    call("sessions.close", json!({"sessionKey": "agent:main:gw:p"}));
+    let local = |args: &[&str]| {
+        super::util::cli()
+            .home(&d.dir)
+            .state_dir(d.gw.state())
+            .args(args)
+            .run()
+    };
+    // While the daemon runs: the store and the journal are read beside it.
+    let open = local(&["sessions", "list", "--json"]);
+    assert_eq!(open.code, 0, "{open:?}");
+    let keys: Vec<String> = open
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["key"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(keys, ["agent:main:gw:c"], "the closed parent is left out");
+    let all = local(&["sessions", "list", "--all", "--json"]).json();
+    assert_eq!(all.as_array().unwrap().len(), 2, "{all}");
+    let show = local(&["sessions", "show", "agent:main:gw:c", "--json"]).json();
+    assert_eq!(show["parentKey"], json!("agent:main:gw:p"));
+    assert_eq!(show["spawnDepth"], json!(1));
+    let hist = local(&["sessions", "history", "agent:main:gw:c", "--json"]);
+    assert_eq!(hist.code, 0, "{hist:?}");
+    let calls = hist.json()["calls"].as_array().unwrap().clone();
+    assert!(
+        calls.iter().any(|c| c["toolCallId"] == "from-child"),
+        "{calls:?}"
+    );
+    let text = local(&["sessions", "history", "agent:main:gw:c"]);
+    assert!(text.stdout.contains("sessions_list"), "{}", text.stdout);
+    let missing = local(&["sessions", "show", "agent:main:gw:none"]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.stdout.contains("talon sessions list --all"),
+        "{missing:?}"
+    );
+}

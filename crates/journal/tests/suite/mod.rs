@@ -5,6 +5,7 @@ use talon_journal::{CallEnd, CallStart, Outcome, params_digest};
 mod concurrency;
 mod disk_full;
 mod lifecycle;
+mod reader;
 mod recovery;
 mod refusals;
 mod retention;
