@@ -21,6 +21,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use talon_cron::{AgentRunner, IsolatedRun, RunFailure, RunReport, SystemEventRequest};
 use talon_gateway_protocol::Notification;
+use talon_sessions::Role;
 use tokio::sync::oneshot;
 
 use crate::gateway::{Events, Gateway, Link};
@@ -379,6 +380,7 @@ impl AgentRunner for RunnerHub {
             "sessionKey": run.session_key,
         });
         // The run's session key is bound before anyone hears of it.
+        let cron_source = format!("cron:{}", run.job_id);
         if let Some(gw) = self.gateway() {
             gw.inner.sessions.bind_cron_run(CronRunBinding {
                 run_id: run.run_id.clone(),
@@ -387,7 +389,71 @@ impl AgentRunner for RunnerHub {
                 session_key: run.session_key.clone(),
                 tools: run.tools.clone(),
             });
+            gw.inner.sessions.record_message(
+                &run.session_key,
+                Some(&run.agent_id),
+                Role::User,
+                Some(&cron_source),
+                &run.message,
+            );
         }
+        let result = self.hand_to_runner(&run, fired).await;
+        if let Some(gw) = self.gateway() {
+            let (role, text) = match &result {
+                Ok(report) => (
+                    Role::Assistant,
+                    report
+                        .summary
+                        .clone()
+                        .unwrap_or_else(|| "(the run ended with no summary)".to_owned()),
+                ),
+                Err(failure) => (Role::System, format!("the run failed: {}", failure.message)),
+            };
+            gw.inner.sessions.record_message(
+                &run.session_key,
+                None,
+                role,
+                Some(&cron_source),
+                &text,
+            );
+        }
+        result
+    }
+
+    async fn system_event(&self, event: SystemEventRequest) -> Result<(), RunFailure> {
+        let delivered = self.deliver_system_event(&event).await;
+        if delivered.is_ok()
+            && let Some(gw) = self.gateway()
+        {
+            let key = match &event.session_key {
+                Some(k) => k.clone(),
+                None => gw
+                    .generation()
+                    .config
+                    .main_session()
+                    .main_session_key(&event.agent_id),
+            };
+            let source = event.job_id.as_ref().map(|j| format!("cron:{j}"));
+            gw.inner.sessions.record_message(
+                &key,
+                None,
+                Role::System,
+                source.as_deref(),
+                &event.text,
+            );
+        }
+        delivered
+    }
+}
+
+impl RunnerHub {
+    /// Hand a cron run to a runner and wait for its end (bounded by the
+    /// run's deadline and cancellation).
+    async fn hand_to_runner(
+        &self,
+        run: &IsolatedRun,
+        fired: Value,
+    ) -> Result<RunReport, RunFailure> {
         let mut guard = RunGuard {
             hub: self,
             run_id: run.run_id.clone(),
@@ -450,7 +516,8 @@ impl AgentRunner for RunnerHub {
         }
     }
 
-    async fn system_event(&self, event: SystemEventRequest) -> Result<(), RunFailure> {
+    /// Send a system event to a runner.
+    async fn deliver_system_event(&self, event: &SystemEventRequest) -> Result<(), RunFailure> {
         let out = self.wait_for_runner(None).await?;
         let frame = notification(
             Notification::RunnerSystemEvent.as_str(),

@@ -1,5 +1,5 @@
-//! The tools the gateway itself provides: `agents_list`, `sessions_list`
-//! and `sessions_history` (sessions and messages from the session store,
+//! The tools the gateway itself provides: `agents_list`, `sessions_list`,
+//! `sessions_history` and `sessions_search` (sessions and messages from the session store,
 //! tool calls from the call journal), each session filtered by the one
 //! visibility rule (`talon_sessions::VisibilityPolicy`). `session_status`
 //! comes with every runtime.
@@ -22,7 +22,12 @@ use crate::gateway::{Gateway, Link};
 /// The id of the gateway's own tool family.
 pub(crate) const GATEWAY_TOOLS_FAMILY_ID: &str = "gateway-sessions";
 
-const NAMES: [&str; 3] = ["agents_list", "sessions_list", "sessions_history"];
+const NAMES: [&str; 4] = [
+    "agents_list",
+    "sessions_list",
+    "sessions_history",
+    "sessions_search",
+];
 
 /// Most records `sessions_history` returns.
 const MAX_HISTORY: usize = 200;
@@ -127,6 +132,32 @@ fn session_row(r: &talon_sessions::SessionRecord, kind: SessionKind) -> Value {
         "model": r.params.get("model"),
     })
 }
+
+/// Up to [`SNIPPET_CHARS`] characters of `text` around the first word of
+/// `query` it holds (ASCII case-insensitive), with `…` where cut.
+fn snippet(text: &str, query: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let at = query
+        .split_whitespace()
+        .find_map(|w| lower.find(&w.to_ascii_lowercase()))
+        .unwrap_or(0);
+    let chars_before = text.get(..at).map_or(0, |t| t.chars().count());
+    let start = chars_before.saturating_sub(SNIPPET_CHARS / 3);
+    let total = text.chars().count();
+    let body: String = text.chars().skip(start).take(SNIPPET_CHARS).collect();
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&body);
+    if start + SNIPPET_CHARS < total {
+        out.push('…');
+    }
+    out
+}
+
+/// How long a search hit's snippet is, in characters.
+const SNIPPET_CHARS: usize = 160;
 
 fn string<'a>(params: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     params
@@ -337,6 +368,72 @@ impl Tool for GatewaySessionTool {
                     out["calls"] = json!(records);
                 }
                 Ok(json_result(out))
+            }
+            "sessions_search" => {
+                let gw = self.gateway()?;
+                let store = store(&gw)?;
+                let query = string(&call.params, "query").ok_or_else(|| {
+                    ToolError::input("query", "query must name at least one word to look for")
+                })?;
+                let max = match positive(&call.params, "limit")? {
+                    None => 10,
+                    Some(n) => usize::try_from(n.min(25)).unwrap_or(25),
+                };
+                let policy = self.config.session_visibility();
+                let viewer = viewer(ctx);
+                let keys: Vec<String> = match string(&call.params, "sessionKey") {
+                    Some(named) => {
+                        let g = gw.generation();
+                        let key = gw.inner.sessions.journal_key(&g, named);
+                        vec![key]
+                    }
+                    None => store
+                        .list(&ListQuery {
+                            include_closed: true,
+                            ..ListQuery::default()
+                        })
+                        .map_err(store_error)?
+                        .into_iter()
+                        .map(|r| r.key)
+                        .collect(),
+                };
+                let tree = viewer_tree(store, &ctx.session_key)?;
+                let mut visible = Vec::new();
+                for key in keys {
+                    if key == ctx.session_key {
+                        visible.push(key);
+                        continue;
+                    }
+                    let Some(r) = store.get(&key).map_err(store_error)? else {
+                        continue;
+                    };
+                    let t = Target {
+                        session_key: &r.key,
+                        agent_id: &r.agent_id,
+                        in_viewer_tree: tree.contains(&r.key),
+                    };
+                    if policy.check(viewer, t).is_ok() {
+                        visible.push(key);
+                    }
+                }
+                let hits: Vec<Value> = store
+                    .search_messages(&visible, query, max)
+                    .map_err(store_error)?
+                    .into_iter()
+                    .map(|m| {
+                        json!({
+                            "sessionKey": m.session_key,
+                            "seq": m.seq,
+                            "role": m.role,
+                            "source": m.source,
+                            "at": m.at_ms,
+                            "snippet": snippet(&m.text, query),
+                        })
+                    })
+                    .collect();
+                Ok(json_result(
+                    json!({"query": query, "count": hits.len(), "hits": hits}),
+                ))
             }
             other => Err(ToolError::execution(format!("no gateway tool `{other}`"))),
         }

@@ -298,6 +298,52 @@ impl SessionStore {
         })
     }
 
+    /// Messages of the sessions in `keys` whose text holds every word of
+    /// `query` (case-insensitive, as plain text: no pattern syntax), newest
+    /// first, at most `limit`.
+    pub fn search_messages(
+        &self,
+        keys: &[String],
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<MessageRecord>> {
+        let words: Vec<String> = query
+            .split_whitespace()
+            .take(MAX_SEARCH_WORDS)
+            .map(like_pattern)
+            .collect();
+        if words.is_empty() || keys.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let keys_json = serde_json::to_string(keys).map_err(|e| StoreError::Invalid {
+            field: "sessionKey",
+            message: e.to_string(),
+        })?;
+        let mut sql = String::from(
+            "SELECT seq, session_key, at_ms, role, source, text, truncated FROM messages
+             WHERE session_key IN (SELECT value FROM json_each(?1))",
+        );
+        for i in 0..words.len() {
+            sql.push_str(&format!(" AND text LIKE ?{} ESCAPE '\\'", i + 3));
+        }
+        sql.push_str(" ORDER BY seq DESC LIMIT ?2");
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut values: Vec<&dyn rusqlite::ToSql> = vec![&keys_json, &limit];
+        for w in &words {
+            values.push(w);
+        }
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&sql).map_err(|e| self.db(e))?;
+        let rows = stmt
+            .query_map(values.as_slice(), message_row)
+            .map_err(|e| self.db(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(row.map_err(|e| self.db(e))?.into_record()?);
+        }
+        Ok(out)
+    }
+
     /// The last `limit` messages of session `key` (all when 0) before
     /// `before_seq` (when given), oldest first.
     pub fn messages(
@@ -320,38 +366,72 @@ impl SessionStore {
             )
             .map_err(|e| self.db(e))?;
         let rows = stmt
-            .query_map(params![key, before_seq.map(to_i64), limit], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, bool>(6)?,
-                ))
-            })
+            .query_map(params![key, before_seq.map(to_i64), limit], message_row)
             .map_err(|e| self.db(e))?;
         let mut out = Vec::new();
         for row in rows {
-            let (seq, session_key, at_ms, role, source, text, truncated) =
-                row.map_err(|e| self.db(e))?;
-            let role = Role::parse(&role).ok_or(StoreError::InvalidPersisted {
-                field: "role",
-                value: role,
-            })?;
-            out.push(MessageRecord {
-                seq: u64::try_from(seq).unwrap_or(0),
-                session_key,
-                at_ms: u64::try_from(at_ms).unwrap_or(0),
-                role,
-                source,
-                text,
-                truncated,
-            });
+            out.push(row.map_err(|e| self.db(e))?.into_record()?);
         }
         out.reverse();
         Ok(out)
+    }
+}
+
+/// The most words a search matches on (the rest are ignored).
+const MAX_SEARCH_WORDS: usize = 8;
+
+/// A `LIKE` pattern matching `word` anywhere, its `%`, `_` and `\\`
+/// taken literally.
+fn like_pattern(word: &str) -> String {
+    let mut p = String::with_capacity(word.len() + 2);
+    p.push('%');
+    for c in word.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+struct RawMessage {
+    seq: i64,
+    session_key: String,
+    at_ms: i64,
+    role: String,
+    source: Option<String>,
+    text: String,
+    truncated: bool,
+}
+
+fn message_row(r: &Row<'_>) -> rusqlite::Result<RawMessage> {
+    Ok(RawMessage {
+        seq: r.get(0)?,
+        session_key: r.get(1)?,
+        at_ms: r.get(2)?,
+        role: r.get(3)?,
+        source: r.get(4)?,
+        text: r.get(5)?,
+        truncated: r.get(6)?,
+    })
+}
+
+impl RawMessage {
+    fn into_record(self) -> Result<MessageRecord> {
+        let role = Role::parse(&self.role).ok_or(StoreError::InvalidPersisted {
+            field: "role",
+            value: self.role.clone(),
+        })?;
+        Ok(MessageRecord {
+            seq: u64::try_from(self.seq).unwrap_or(0),
+            session_key: self.session_key,
+            at_ms: u64::try_from(self.at_ms).unwrap_or(0),
+            role,
+            source: self.source,
+            text: self.text,
+            truncated: self.truncated,
+        })
     }
 }
 

@@ -229,3 +229,63 @@ fn the_store_shares_the_database_with_the_task_ledger() {
     drop(ledger);
     assert!(store.get("k").unwrap().is_some());
 }
+
+#[test]
+fn search_matches_every_word_literally_within_the_given_sessions() {
+    let (_d, store) = store();
+    store.save(&record("a", None, 1)).unwrap();
+    store.save(&record("b", None, 1)).unwrap();
+    let say = |k: &str, t: &str| {
+        store.append_message(k, Role::User, None, t, 5).unwrap();
+    };
+    say("a", "Deploy the API to staging");
+    say("a", "rollback done: 100% of traffic");
+    say("a", "file_name with underscore");
+    say("b", "deploy the API to production");
+    let keys = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let texts = |hits: Vec<MessageRecord>| hits.into_iter().map(|m| m.text).collect::<Vec<_>>();
+    assert_eq!(
+        texts(
+            store
+                .search_messages(&keys(&["a", "b"]), "deploy api", 10)
+                .unwrap()
+        ),
+        ["deploy the API to production", "Deploy the API to staging"],
+        "every word, ASCII case-insensitive, newest first"
+    );
+    assert_eq!(
+        texts(store.search_messages(&keys(&["a"]), "deploy", 10).unwrap()),
+        ["Deploy the API to staging"],
+        "only the sessions given"
+    );
+    // Pattern characters are plain text.
+    assert_eq!(
+        texts(store.search_messages(&keys(&["a"]), "100%", 10).unwrap()),
+        ["rollback done: 100% of traffic"]
+    );
+    assert!(store.search_messages(&keys(&["a"]), "%", 10).unwrap().len() == 1);
+    assert_eq!(
+        texts(store.search_messages(&keys(&["a"]), "e_n", 10).unwrap()),
+        ["file_name with underscore"]
+    );
+    assert!(
+        store
+            .search_messages(&keys(&["a"]), "f_le", 10)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .search_messages(&keys(&["a"]), "   ", 10)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(store.search_messages(&[], "deploy", 10).unwrap().is_empty());
+    assert_eq!(
+        store
+            .search_messages(&keys(&["a", "b"]), "the", 1)
+            .unwrap()
+            .len(),
+        1
+    );
+}

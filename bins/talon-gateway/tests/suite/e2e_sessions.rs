@@ -234,3 +234,131 @@ async fn sessions_list_filters_by_kind_and_validates_its_parameters() {
     let limited = invoke(&mut ws, PARENT, "sessions_list", json!({"limit": 1})).await;
     assert_eq!(keys(&limited).len(), 1);
 }
+
+/// A cron run's message and its result are recorded in the run's session
+/// and found by `sessions_search`, only where the searcher may see them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cron_runs_messages_are_kept_and_searched_within_visibility() {
+    let mut gw = Gw::start(r#"{"tools": {"sessions": {"visibility": "agent"}}}"#);
+    let mut op = gw.ws().await;
+    let mut runner = gw.ws().await;
+    runner.ok("runner.subscribe", json!({})).await;
+    let added = op
+        .ok(
+            "cron.add",
+            json!({"job": {"name": "zoo", "schedule": {"kind": "every", "everyMs": 3600000},
+            "payload": {"kind": "agentTurn", "message": "count the zebras at dawn"}}}),
+        )
+        .await;
+    let job_id = added["job"]["id"].as_str().unwrap().to_owned();
+    op.ok("cron.run", json!({"jobId": job_id, "runMode": "force"}))
+        .await;
+    let run = runner.notification("runner.run").await;
+    let run_id = run["params"]["runId"].as_str().unwrap().to_owned();
+    let run_key = run["params"]["sessionKey"].as_str().unwrap().to_owned();
+    runner
+        .ok(
+            "runner.complete",
+            json!({"runId": run_id, "status": "ok", "summary": "Zebras counted: 3"}),
+        )
+        .await;
+    // The result is recorded once the run has ended; wait for it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let hits = loop {
+        let found = invoke(
+            &mut op,
+            "main",
+            "sessions_search",
+            json!({"query": "ZEBRAS"}),
+        )
+        .await;
+        assert_eq!(found["status"], json!("ok"), "{found}");
+        let hits = found["details"]["hits"].as_array().unwrap().clone();
+        if hits.len() == 2 {
+            break hits;
+        }
+        assert!(std::time::Instant::now() < deadline, "{found}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        hits.iter().all(|h| h["sessionKey"] == json!(run_key)),
+        "{hits:?}"
+    );
+    let roles: Vec<&str> = hits.iter().map(|h| h["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["assistant", "user"], "newest first");
+    assert_eq!(hits[1]["source"], json!(format!("cron:{job_id}")));
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("Zebras counted")
+    );
+    // The run's session is history after a restart, still searchable and
+    // readable.
+    drop((op, runner));
+    gw.signal(15);
+    assert_eq!(
+        gw.wait_exit(Duration::from_secs(15)),
+        Some(0),
+        "{}",
+        gw.log_text()
+    );
+    gw.spawn();
+    let mut op = gw.ws().await;
+    let hist = invoke(
+        &mut op,
+        "main",
+        "sessions_history",
+        json!({"sessionKey": run_key}),
+    )
+    .await;
+    let texts: Vec<&str> = hist["details"]["messages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{hist}"))
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["count the zebras at dawn", "Zebras counted: 3"]);
+    let listed = invoke(&mut op, "main", "sessions_list", json!({"kinds": ["cron"]})).await;
+    let rows = listed["details"]["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{listed}");
+    assert_eq!(rows[0]["status"], json!("closed"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_sees_nothing_outside_the_default_tree() {
+    let gw = Gw::start("{}");
+    let mut op = gw.ws().await;
+    let mut runner = gw.ws().await;
+    runner.ok("runner.subscribe", json!({})).await;
+    let added = op
+        .ok(
+            "cron.add",
+            json!({"job": {"name": "zoo", "schedule": {"kind": "every", "everyMs": 3600000},
+            "payload": {"kind": "agentTurn", "message": "secret giraffe plans"}}}),
+        )
+        .await;
+    let job_id = added["job"]["id"].as_str().unwrap().to_owned();
+    op.ok("cron.run", json!({"jobId": job_id, "runMode": "force"}))
+        .await;
+    let run = runner.notification("runner.run").await;
+    let run_key = run["params"]["sessionKey"].as_str().unwrap().to_owned();
+    let found = invoke(
+        &mut op,
+        "main",
+        "sessions_search",
+        json!({"query": "giraffe"}),
+    )
+    .await;
+    assert_eq!(found["details"]["count"], json!(0), "{found}");
+    let named = invoke(
+        &mut op,
+        "main",
+        "sessions_search",
+        json!({"query": "giraffe", "sessionKey": run_key}),
+    )
+    .await;
+    assert_eq!(named["details"]["count"], json!(0), "{named}");
+    let empty = invoke(&mut op, "main", "sessions_search", json!({"query": "  "})).await;
+    assert_eq!(empty["status"], json!("error"), "{empty}");
+}

@@ -92,6 +92,55 @@ impl SessionsHandler {
         reopened
     }
 
+    /// Record a message the gateway saw in session `key` (a cron run's
+    /// message and result, a system event). A session the store does not
+    /// hold yet is recorded first when `agent_id` is given (a cron run's
+    /// session exists before its runner opens it); otherwise the message is
+    /// dropped with a debug note. A store failure is logged, never fatal to
+    /// what carried the message.
+    pub(crate) fn record_message(
+        &self,
+        key: &str,
+        agent_id: Option<&str>,
+        role: talon_sessions::Role,
+        source: Option<&str>,
+        text: &str,
+    ) {
+        let Some(store) = &self.store else { return };
+        let now = crate::clock::now_ms();
+        let known = match store.get(key) {
+            Ok(r) => r.is_some(),
+            Err(e) => {
+                tracing::error!(session = %key, error = %e, "cannot read the session store");
+                return;
+            }
+        };
+        if !known {
+            let Some(agent) = agent_id else {
+                tracing::debug!(session = %key, "a message for a session the gateway never opened was not recorded");
+                return;
+            };
+            let record = SessionRecord {
+                key: key.to_owned(),
+                agent_id: agent.to_owned(),
+                parent_key: None,
+                spawn_depth: 0,
+                label: None,
+                status: SessionStatus::Open,
+                created_at_ms: now,
+                updated_at_ms: now,
+                params: serde_json::json!({"sessionKey": key, "agentId": agent}),
+            };
+            if let Err(e) = store.save(&record) {
+                tracing::error!(session = %key, error = %e, "cannot record a session");
+                return;
+            }
+        }
+        if let Err(e) = store.append_message(key, role, source, text, now) {
+            tracing::error!(session = %key, error = %e, "cannot record a message");
+        }
+    }
+
     /// Record that `key` closed (kept as history).
     fn persist_close(&self, key: &str) {
         if let Some(store) = &self.store
