@@ -125,6 +125,7 @@ fn bench() -> Result<(), String> {
         ("talon-sandbox-docker", "docker"),
         ("talon-sandbox-core", "sandbox_core"),
         ("talon-tasks", "ledger"),
+        ("talon-sessions", "sessions"),
         ("talon-cron", "scheduling"),
         ("talon-mcp", "mcp"),
         ("talon-sandbox-ssh", "ssh"),
