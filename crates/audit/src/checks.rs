@@ -200,6 +200,16 @@ pub const CHECKS: &[CheckInfo] = &[
         "per agent: the risky tools each gateway surface serves (WebSocket, `/mcp`, `POST /tools/invoke` minus its deny list)",
     ),
     check(
+        "talon.sessions.visibility",
+        "info/warn",
+        "what the session tools see (`tools.sessions.visibility`, the sandbox clamp, `tools.agentToAgent`); warn when unsandboxed sessions see other senders' sessions (`agent`, `all`)",
+    ),
+    check(
+        "talon.sessions.agent_to_agent_wildcard",
+        "warn",
+        "`tools.agentToAgent` is enabled with `*` in `allow`",
+    ),
+    check(
         "talon.gateway.probe",
         "info",
         "`--deep`: whether a gateway answers at the configured address, its status, whether auth is required",

@@ -92,6 +92,7 @@ mod input;
 mod probe;
 mod sandbox;
 mod secrets;
+mod sessions;
 mod skills;
 mod tools;
 
@@ -116,6 +117,7 @@ pub fn audit(input: &AuditInput<'_>) -> Result<AuditReport> {
     sandbox::check(input, &mut out);
     let tables = tools::agent_tables(input, &engine);
     tools::check(input, &tables, &mut out);
+    sessions::check(input, &tables, &mut out);
     gateway::check(input, &mut out);
     gateway::check_dropped_restrictions(input, &mut out);
     exec_env::check(input, &mut out);

@@ -137,6 +137,14 @@ fn each_example_gives_its_check_ids_and_exit_code() {
             ],
         ),
         ("hook-cannot-run.json5", 0o600, &["talon.hooks.cannot_run"]),
+        (
+            "sessions-visibility.json5",
+            0o600,
+            &[
+                "talon.sessions.agent_to_agent_wildcard",
+                "talon.sessions.visibility",
+            ],
+        ),
     ];
     for (name, config_mode, expected) in cases {
         let dir = Dir::example(name, *config_mode);

@@ -485,3 +485,33 @@ fn gateway_tools_deny_shows_on_the_http_surface() {
     let served = http.split("it serves:").nth(1).unwrap();
     assert!(!served.contains("write (write)"), "{http}");
 }
+
+#[test]
+fn wide_session_visibility_and_a_wildcard_agent_list() {
+    let report = expect(
+        "sessions-visibility.json5",
+        0o600,
+        &[
+            "talon.sessions.agent_to_agent_wildcard",
+            "talon.sessions.visibility",
+        ],
+    );
+    let v = findings(&report, "talon.sessions.visibility");
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert_eq!(v[0].severity, AuditSeverity::Warn);
+    assert!(v[0].detail.contains("agents main, ops"), "{v:#?}");
+    assert!(
+        v[0].detail.contains("sandboxed sessions see `tree`"),
+        "{v:#?}"
+    );
+}
+
+#[test]
+fn the_default_visibility_is_info() {
+    let report = Setup::from_fixture("clean.json5", 0o600).audit(false);
+    let v = findings(&report, "talon.sessions.visibility");
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert_eq!(v[0].severity, AuditSeverity::Info);
+    assert!(v[0].detail.contains("`tree` (the default)"), "{v:#?}");
+    assert!(v[0].detail.contains("agents none"), "{v:#?}");
+}
