@@ -144,6 +144,11 @@ pub(crate) enum SecurityCommand {
         /// changes nothing.
         #[arg(long)]
         fix: bool,
+        /// With --deep, the gateway to probe live (--gateway, --token;
+        /// default: where the config has it listen, reached through
+        /// loopback, with the state dir's token file).
+        #[command(flatten)]
+        target: GatewayTarget,
     },
 }
 

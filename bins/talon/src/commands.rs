@@ -45,9 +45,12 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             out,
         ),
         Command::Mcp(c) => crate::mcp_cmd::run(&cli.ctx, c, out),
-        Command::Security(crate::cli::SecurityCommand::Audit { deep, json, fix }) => {
-            crate::security_cmd::audit(&cli.ctx, *deep, *json, *fix, out)
-        }
+        Command::Security(crate::cli::SecurityCommand::Audit {
+            deep,
+            json,
+            fix,
+            target,
+        }) => crate::security_cmd::audit(&cli.ctx, *deep, *json, *fix, target, out),
         Command::Policy(PolicyCommand::Explain { json }) => policy_explain(&cli.ctx, *json, out),
         Command::Policy(PolicyCommand::Check { tool, json }) => {
             policy_check(&cli.ctx, tool, *json, out)

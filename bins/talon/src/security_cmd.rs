@@ -2,19 +2,77 @@
 
 use std::fmt::Write as _;
 
-use anyhow::{Result, bail};
+use std::net::ToSocketAddrs as _;
+
+use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
-use talon_audit::{AuditInput, AuditOptions, AuditSeverity, fix_permissions};
+use talon_audit::{AuditInput, AuditOptions, AuditSeverity, GatewayProbe, fix_permissions};
 use talon_config::{ConfigError, resolve_config_path};
 
 use crate::Status;
-use crate::cli::ContextArgs;
+use crate::cli::{ContextArgs, GatewayTarget};
+
+/// `--deep`'s probe target: `--gateway` (or `$TALON_GATEWAY_URL`), else
+/// the address the config has the daemon listen on, reached through
+/// loopback (`GatewayConfig::client_addr`, as `talon gateway status`);
+/// the token from `--token` (or `$TALON_GATEWAY_TOKEN`), else the state
+/// dir's token file when it is readable.
+fn probe_target(
+    config: &talon_config::TalonConfig,
+    target: &GatewayTarget,
+    state_dir: &std::path::Path,
+) -> Result<GatewayProbe> {
+    let addr = match target
+        .gateway
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        Some(raw) => {
+            let url = crate::gateway_cmd::ws_url(raw)?;
+            let authority = url
+                .split_once("://")
+                .map_or(url.as_str(), |(_, rest)| rest)
+                .split('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            authority
+                .to_socket_addrs()
+                .with_context(|| format!("--gateway `{raw}`: cannot resolve {authority}"))?
+                .next()
+                .with_context(|| format!("--gateway `{raw}`: {authority} has no address"))?
+        }
+        None => config.gateway_config().client_addr(),
+    };
+    let mut probe = GatewayProbe::new(addr);
+    if let Some(t) = target
+        .token
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        probe.token = Some(t.to_owned());
+        probe.token_source = "--token / $TALON_GATEWAY_TOKEN".to_owned();
+    } else {
+        let file = state_dir.join("gateway.token");
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            let t = text.trim();
+            if !t.is_empty() {
+                probe.token = Some(t.to_owned());
+                probe.token_source = file.display().to_string();
+            }
+        }
+    }
+    Ok(probe)
+}
 
 pub(crate) fn audit(
     ctx: &ContextArgs,
     deep: bool,
     json: bool,
     fix: bool,
+    target: &GatewayTarget,
     out: &mut String,
 ) -> Result<Status> {
     let location = resolve_config_path(ctx.config.as_deref());
@@ -41,6 +99,9 @@ pub(crate) fn audit(
     input.home_dirs = talon_audit::process_home_dirs();
     input.bundled_skills = bundled.as_deref();
     input.options = AuditOptions { deep };
+    if deep {
+        input.gateway_probe = Some(probe_target(&loaded.config, target, &state_dir)?);
+    }
     let report = match talon_audit::audit(&input) {
         Ok(report) => report,
         Err(talon_audit::AuditError::InvalidConfig { origin, message }) => {

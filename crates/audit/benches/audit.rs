@@ -19,6 +19,8 @@ fn bench(c: &mut Criterion) {
         "clean.json5",
         "dangerous-bind.json5",
         "mcp-literal-secret.json5",
+        "exec-env-risky.json5",
+        "hook-cannot-run.json5",
     ] {
         let src = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures")

@@ -160,6 +160,71 @@ pub const CHECKS: &[CheckInfo] = &[
         "an MCP server's env or headers hold a literal secret instead of a `${VAR}` reference",
     ),
     check(
+        "talon.exec.env.policy",
+        "info",
+        "an agent's effective exec environment policy (inherit mode, patterns, names of set variables; never values)",
+    ),
+    check(
+        "talon.exec.env.inherit_all",
+        "warn",
+        "`tools.exec.env.inherit: all` (global or an agent's): every host variable but the credential patterns reaches exec children",
+    ),
+    check(
+        "talon.exec.env.include_credentials",
+        "info",
+        "`includeOnly` names credential-looking variables (no effect: the credential patterns apply first)",
+    ),
+    check(
+        "talon.exec.env.literal_secret",
+        "warn",
+        "`tools.exec.env.set` holds a literal value under a credential-looking name",
+    ),
+    check(
+        "talon.egress.private_network_opt_in",
+        "warn",
+        "a private-network opt-in: web fetch/search `ssrfAllowlist`, an MCP server's `allowPrivateNetwork`, `cron.webhookSsrfAllowlist`",
+    ),
+    check(
+        "talon.sandbox.network_egress",
+        "warn",
+        "a Docker sandbox network other than `none`: direct egress no SSRF guard sees",
+    ),
+    check(
+        "talon.hooks.cannot_run",
+        "warn",
+        "a configured command hook cannot run (missing program, not executable, bad cwd, bad config)",
+    ),
+    check(
+        "talon.tools.surfaces",
+        "info",
+        "per agent: the risky tools each gateway surface serves (WebSocket, `/mcp`, `POST /tools/invoke` minus its deny list)",
+    ),
+    check(
+        "talon.sessions.visibility",
+        "info/warn",
+        "what the session tools see (`tools.sessions.visibility`, the sandbox clamp, `tools.agentToAgent`); warn when unsandboxed sessions see other senders' sessions (`agent`, `all`)",
+    ),
+    check(
+        "talon.sessions.agent_to_agent_wildcard",
+        "warn",
+        "`tools.agentToAgent` is enabled with `*` in `allow`",
+    ),
+    check(
+        "talon.gateway.probe",
+        "info",
+        "`--deep`: whether a gateway answers at the configured address, its status, whether auth is required",
+    ),
+    check(
+        "talon.gateway.probe_no_auth",
+        "critical",
+        "`--deep`: the probed gateway answers an authenticated endpoint without a token",
+    ),
+    check(
+        "talon.gateway.degraded",
+        "warn",
+        "`--deep`: the running gateway reports `degraded` (hooks that cannot run)",
+    ),
+    check(
         "talon.cron.cap_wider_than_policy",
         "warn",
         "a stored cron job's tool cap holds tools its agent's current policy no longer gives",

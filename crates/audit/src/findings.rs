@@ -34,6 +34,12 @@ impl Findings {
         });
     }
 
+    /// The findings so far (unit tests).
+    #[cfg(test)]
+    pub(crate) fn as_slice(&self) -> &[AuditFinding] {
+        &self.0
+    }
+
     /// A part of the setup the audit could not read: never reported clean.
     pub(crate) fn incomplete(&mut self, what: &str, detail: String) {
         self.push(

@@ -36,6 +36,9 @@ pub struct AuditInput<'a> {
     pub gateway_listen: Option<SocketAddr>,
     /// The bundled skills directory (`--deep`).
     pub bundled_skills: Option<&'a Path>,
+    /// `--deep`: the gateway to probe live (`None`: no probe; the
+    /// gateway's own `security.audit` does not probe itself).
+    pub gateway_probe: Option<crate::probe::GatewayProbe>,
     /// Switches.
     pub options: AuditOptions,
 }
@@ -53,6 +56,7 @@ impl<'a> AuditInput<'a> {
             home_dirs: Vec::new(),
             gateway_listen: None,
             bundled_skills: None,
+            gateway_probe: None,
             options: AuditOptions::default(),
         }
     }

@@ -21,6 +21,10 @@
 //!   file to at most 0600, state directory to at most 0700, the gateway
 //!   token file to at most 0600) and returns what it changed; a second run
 //!   changes nothing.
+//! * With [`AuditOptions::deep`] and [`AuditInput::gateway_probe`], a
+//!   [`GatewayProbe`] connects to a running gateway over loopback with a
+//!   bounded timeout (`/healthz`, an unauthenticated request, `health`
+//!   with a token); an unreachable gateway is an info finding.
 //! * [`sandbox_findings`] is the sandbox security validation of the
 //!   defaults and every agent (`talon sandbox validate` prints it; the
 //!   audit maps it onto check ids).
@@ -29,8 +33,11 @@
 //! capability findings from `talon-sandbox-core`'s
 //! `validate_request_security`, the tool table from the policy engine with
 //! the runtime's one sandbox decision (`resolve_run_sandbox`), exec
-//! security from the config's exec policy, skill findings from the skills
-//! scanner (with [`AuditOptions::deep`]). A part the audit cannot read (a
+//! security from the config's exec policy, the exec environment from
+//! `talon-exec-env`'s `EnvPolicy` and credential patterns, hook health from
+//! the runtime's `check_hooks`, the HTTP surface's deny list from
+//! `GatewayConfig::http_tool_deny` (as the gateway builds it), skill
+//! findings from the skills scanner (with [`AuditOptions::deep`]). A part the audit cannot read (a
 //! file mode it cannot stat, a cron store it cannot open) is a
 //! `talon.audit.incomplete` warning, so an unreadable setup is never
 //! reported clean.
@@ -64,6 +71,7 @@ pub use crate::checks::{CHECKS, CheckInfo};
 pub use crate::error::{AuditError, Result};
 pub use crate::fix::{FixChange, fix_permissions};
 pub use crate::input::{AuditInput, AuditOptions, process_home_dirs};
+pub use crate::probe::GatewayProbe;
 pub use crate::sandbox::{ScopedSecurityFinding, sandbox_findings};
 pub use talon_gateway_protocol::{AuditFinding, AuditSeverity, AuditSummary};
 
@@ -72,14 +80,19 @@ pub type AuditReport = talon_gateway_protocol::SecurityAuditResponse;
 
 mod checks;
 mod cron;
+mod egress;
 mod error;
+mod exec_env;
 mod findings;
 mod fix;
 mod fs_perms;
 mod gateway;
+mod hooks;
 mod input;
+mod probe;
 mod sandbox;
 mod secrets;
+mod sessions;
 mod skills;
 mod tools;
 
@@ -104,11 +117,18 @@ pub fn audit(input: &AuditInput<'_>) -> Result<AuditReport> {
     sandbox::check(input, &mut out);
     let tables = tools::agent_tables(input, &engine);
     tools::check(input, &tables, &mut out);
+    sessions::check(input, &tables, &mut out);
     gateway::check(input, &mut out);
     gateway::check_dropped_restrictions(input, &mut out);
+    exec_env::check(input, &mut out);
+    egress::check(input, &mut out);
+    hooks::check(input, &mut out);
     cron::check(input, &engine, &mut out);
     if input.options.deep {
         skills::check(input, &mut out);
+        if let Some(probe) = &input.gateway_probe {
+            probe::check(probe, &mut out);
+        }
     }
     Ok(out.into_report(input))
 }

@@ -67,7 +67,7 @@ pub(crate) fn literal_value(value: &str) -> bool {
         .any(|word| !AUTH_SCHEMES.contains(&word.to_ascii_lowercase().as_str()))
 }
 
-fn mcp_sections(config: &TalonConfig) -> Vec<(String, &McpConfig)> {
+pub(crate) fn mcp_sections(config: &TalonConfig) -> Vec<(String, &McpConfig)> {
     let mut out: Vec<(String, &McpConfig)> = Vec::new();
     if let Some(mcp) = &config.mcp {
         out.push(("mcp".to_owned(), mcp));

@@ -133,7 +133,77 @@ pub(crate) fn check(input: &AuditInput<'_>, tables: &[AgentTable], out: &mut Fin
             }
         }
         table(input, t, out);
+        surfaces(input, t, out);
     }
+}
+
+/// The risky tools of `tools`, as `name (caps)`.
+fn risky<'a>(tools: impl Iterator<Item = &'a String>) -> Vec<String> {
+    tools
+        .filter_map(|tool| {
+            let caps = capabilities(tool);
+            (!caps.is_empty()).then(|| format!("{tool} ({})", caps.join(", ")))
+        })
+        .collect()
+}
+
+/// `talon.tools.surfaces`: what each gateway surface offers from the
+/// agent's main-session table. The WebSocket API (`tools.invoke`) and
+/// `/mcp` (`tools/list`, `tools/call`) serve the session's table as it
+/// is; `POST /tools/invoke` also refuses the HTTP deny list, taken from
+/// `GatewayConfig::http_tool_deny`, the function the gateway builds its
+/// list with.
+fn surfaces(input: &AuditInput<'_>, t: &AgentTable, out: &mut Findings) {
+    let deny = input.config.gateway_config().http_tool_deny();
+    let session = risky(t.outcome.tools.iter());
+    let http = risky(
+        t.outcome
+            .tools
+            .iter()
+            .filter(|tool| !deny.contains(&tool.to_ascii_lowercase())),
+    );
+    let kept_off: Vec<&String> = t
+        .outcome
+        .tools
+        .iter()
+        .filter(|tool| deny.contains(&tool.to_ascii_lowercase()))
+        .collect();
+    let show = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.join(", ")
+        }
+    };
+    out.push(
+        "talon.tools.surfaces",
+        AuditSeverity::Info,
+        format!(
+            "agent `{}`: {} risky tool(s) over WebSocket and /mcp, {} over POST /tools/invoke",
+            t.agent,
+            session.len(),
+            http.len()
+        ),
+        format!(
+            "WebSocket tools.invoke and /mcp tools/call (agent-scope token; /mcp tools/list with a read-only one) serve the session's table: {}. POST /tools/invoke (agent-scope token) also refuses its deny list (the default list adjusted by gateway.tools.allow and gateway.tools.deny: {}), which keeps off {}; it serves: {}.",
+            show(&session),
+            deny.join(", "),
+            if kept_off.is_empty() {
+                "none of this agent's tools".to_owned()
+            } else {
+                kept_off
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+            show(&http)
+        ),
+        format!(
+            "Deny what no gateway client of agent `{}` needs (tools.deny or the agent's tools.deny); add a tool to gateway.tools.deny to keep it off the HTTP surface only.",
+            t.agent
+        ),
+    );
 }
 
 /// `talon.tools.effective`: one info finding per agent.

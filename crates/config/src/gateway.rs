@@ -26,6 +26,30 @@ pub fn gateway_listen_addr(bind: Option<IpAddr>, port: Option<u16>) -> SocketAdd
     )
 }
 
+/// Tools `POST /tools/invoke` refuses unless `gateway.tools.allow` names
+/// them: OpenClaw's HTTP hard deny (commands and shells, file writes,
+/// deletes, moves and patches, the tools that pivot into other sessions or
+/// change what runs later, nodes; GHSA-943q-mwmv-hhvh), plus Talon's
+/// `sessions_yield` and `subagents`. A one-shot HTTP caller has no session
+/// of its own to confine such a call. The WebSocket API and `/mcp` are
+/// bound to a session and keep the session's policy.
+pub const DEFAULT_HTTP_TOOL_DENY: &[&str] = &[
+    "exec",
+    "spawn",
+    "shell",
+    "fs_write",
+    "fs_delete",
+    "fs_move",
+    "apply_patch",
+    "sessions_spawn",
+    "sessions_send",
+    "sessions_yield",
+    "subagents",
+    "cron",
+    "gateway",
+    "nodes",
+];
+
 impl GatewayConfig {
     /// Where the daemon this section configures listens
     /// ([`gateway_listen_addr`]).
@@ -33,10 +57,10 @@ impl GatewayConfig {
         gateway_listen_addr(self.bind.and_then(GatewayBind::ip), self.port)
     }
 
-    /// The WebSocket URL a client on this host reaches that daemon at: its
+    /// The address a client on this host reaches that daemon at: its
     /// listen address, with every-interface binds (`lan`, `0.0.0.0`, `::`)
     /// reached through loopback.
-    pub fn client_url(&self) -> String {
+    pub fn client_addr(&self) -> SocketAddr {
         let mut addr = self.listen_addr();
         if addr.ip().is_unspecified() {
             addr.set_ip(match addr.ip() {
@@ -44,7 +68,40 @@ impl GatewayConfig {
                 IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
             });
         }
-        format!("ws://{addr}/ws")
+        addr
+    }
+
+    /// The WebSocket URL a client on this host reaches that daemon at
+    /// ([`GatewayConfig::client_addr`]).
+    pub fn client_url(&self) -> String {
+        format!("ws://{}/ws", self.client_addr())
+    }
+
+    /// The tools `POST /tools/invoke` refuses (lowercase):
+    /// [`DEFAULT_HTTP_TOOL_DENY`] minus `gateway.tools.allow`, plus
+    /// `gateway.tools.deny`. The gateway and the security audit both take
+    /// the HTTP surface's deny list from here.
+    pub fn http_tool_deny(&self) -> Vec<String> {
+        let mut deny: Vec<String> = DEFAULT_HTTP_TOOL_DENY
+            .iter()
+            .map(|t| (*t).to_owned())
+            .collect();
+        if let Some(t) = &self.tools {
+            let normalise = |list: &[String]| -> Vec<String> {
+                list.iter()
+                    .map(|name| name.trim().to_ascii_lowercase())
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            };
+            let allow = normalise(&t.allow);
+            deny.retain(|d| !allow.contains(d));
+            for d in normalise(&t.deny) {
+                if !deny.contains(&d) {
+                    deny.push(d);
+                }
+            }
+        }
+        deny
     }
 }
 

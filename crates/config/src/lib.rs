@@ -110,9 +110,10 @@
 
 pub use crate::error::{ConfigError, Issue, Notice, Result};
 pub use crate::gateway::{
-    DEFAULT_GATEWAY_PORT, GatewayAuthConfig, GatewayBind, GatewayConfig, GatewayJournalConfig,
-    GatewayLimitsConfig, GatewayTokenConfig, GatewayTokenScope, GatewayToolsConfig,
-    JournalDurability, MIN_GATEWAY_TOKEN_CHARS, MIN_JOURNAL_MAX_BYTES, gateway_listen_addr,
+    DEFAULT_GATEWAY_PORT, DEFAULT_HTTP_TOOL_DENY, GatewayAuthConfig, GatewayBind, GatewayConfig,
+    GatewayJournalConfig, GatewayLimitsConfig, GatewayTokenConfig, GatewayTokenScope,
+    GatewayToolsConfig, JournalDurability, MIN_GATEWAY_TOKEN_CHARS, MIN_JOURNAL_MAX_BYTES,
+    gateway_listen_addr,
 };
 pub use crate::json5_read::{Json5Document, Json5Error, parse_json5};
 pub use crate::load::{Loaded, MAX_CONFIG_BYTES, config_schema, load, load_str};

@@ -370,3 +370,36 @@ fn session_visibility_defaults_to_the_tree_and_follows_the_config() {
     assert_eq!(p.agent_to_agent.allow, ["ops", "dev"]);
     assert_eq!(p.sandbox, talon_sessions::SandboxVisibility::Spawned);
 }
+
+#[test]
+fn the_http_deny_list_is_the_default_minus_allow_plus_deny() {
+    let c = config(serde_json::json!({}));
+    let default: Vec<String> = crate::DEFAULT_HTTP_TOOL_DENY
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect();
+    assert_eq!(c.gateway_config().http_tool_deny(), default);
+    assert!(default.contains(&"exec".to_owned()));
+    let c = config(serde_json::json!({
+        "gateway": { "tools": { "allow": [" Cron "], "deny": ["Write", "exec", ""] } }
+    }));
+    let deny = c.gateway_config().http_tool_deny();
+    assert!(!deny.contains(&"cron".to_owned()), "{deny:?}");
+    assert_eq!(deny.last().map(String::as_str), Some("write"), "{deny:?}");
+    assert_eq!(deny.iter().filter(|d| *d == "exec").count(), 1, "{deny:?}");
+    assert!(!deny.contains(&String::new()), "{deny:?}");
+}
+
+#[test]
+fn the_client_address_of_an_every_interface_bind_is_loopback() {
+    let c = config(serde_json::json!({ "gateway": { "bind": "lan", "port": 4000 } }));
+    assert_eq!(
+        c.gateway_config().client_addr().to_string(),
+        "127.0.0.1:4000"
+    );
+    let c = config(serde_json::json!({ "gateway": { "bind": "10.1.2.3" } }));
+    assert_eq!(
+        c.gateway_config().client_addr().to_string(),
+        "10.1.2.3:18789"
+    );
+}

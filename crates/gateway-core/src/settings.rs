@@ -60,28 +60,9 @@ impl Default for Limits {
 }
 
 /// Tools `POST /tools/invoke` refuses unless `gateway.tools.allow` names
-/// them: OpenClaw's HTTP hard deny (commands and shells, file writes,
-/// deletes, moves and patches, the tools that pivot into other sessions or
-/// change what runs later, nodes; GHSA-943q-mwmv-hhvh), plus Talon's
-/// `sessions_yield` and `subagents`. A one-shot HTTP caller has no session
-/// of its own to confine such a call. The WebSocket API and `/mcp` are
-/// bound to a session and keep the session's policy.
-pub const DEFAULT_HTTP_TOOL_DENY: &[&str] = &[
-    "exec",
-    "spawn",
-    "shell",
-    "fs_write",
-    "fs_delete",
-    "fs_move",
-    "apply_patch",
-    "sessions_spawn",
-    "sessions_send",
-    "sessions_yield",
-    "subagents",
-    "cron",
-    "gateway",
-    "nodes",
-];
+/// them (defined with the `gateway` section, so the security audit reads
+/// the same list).
+pub use talon_config::DEFAULT_HTTP_TOOL_DENY;
 
 /// What the `gateway` section says, checked.
 #[derive(Debug, Clone)]
@@ -193,25 +174,7 @@ impl GatewaySection {
                 (max_bytes != 0).then_some(max_bytes),
             )
         };
-        let mut http_tool_deny: Vec<String> = DEFAULT_HTTP_TOOL_DENY
-            .iter()
-            .map(|t| (*t).to_owned())
-            .collect();
-        if let Some(t) = &section.tools {
-            let normalise = |list: &[String]| -> Vec<String> {
-                list.iter()
-                    .map(|name| name.trim().to_ascii_lowercase())
-                    .filter(|n| !n.is_empty())
-                    .collect()
-            };
-            let allow = normalise(&t.allow);
-            http_tool_deny.retain(|d| !allow.contains(d));
-            for d in normalise(&t.deny) {
-                if !http_tool_deny.contains(&d) {
-                    http_tool_deny.push(d);
-                }
-            }
-        }
+        let http_tool_deny = section.http_tool_deny();
         GatewaySection {
             port: section.port,
             bind: section.bind.and_then(GatewayBind::ip),

@@ -12,7 +12,7 @@ use talon_test_support::gateway::GatewayProcess;
 use super::util::{Run, talon};
 
 /// The daemon beside the `talon` binary, built if it is not there yet.
-fn gateway_bin() -> PathBuf {
+pub(super) fn gateway_bin() -> PathBuf {
     let talon = PathBuf::from(env!("CARGO_BIN_EXE_talon"));
     let bin = talon.with_file_name("talon-gateway");
     if !bin.exists() {

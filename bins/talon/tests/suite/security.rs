@@ -120,6 +120,31 @@ fn each_example_gives_its_check_ids_and_exit_code() {
             0o600,
             &["talon.mcp.literal_secret"],
         ),
+        (
+            "exec-env-risky.json5",
+            0o600,
+            &[
+                "talon.exec.env.inherit_all",
+                "talon.exec.env.literal_secret",
+            ],
+        ),
+        (
+            "egress-opt-ins.json5",
+            0o600,
+            &[
+                "talon.egress.private_network_opt_in",
+                "talon.sandbox.network_egress",
+            ],
+        ),
+        ("hook-cannot-run.json5", 0o600, &["talon.hooks.cannot_run"]),
+        (
+            "sessions-visibility.json5",
+            0o600,
+            &[
+                "talon.sessions.agent_to_agent_wildcard",
+                "talon.sessions.visibility",
+            ],
+        ),
     ];
     for (name, config_mode, expected) in cases {
         let dir = Dir::example(name, *config_mode);
@@ -224,4 +249,121 @@ fn fix_tightens_modes_says_so_and_is_idempotent() {
         "second run changes nothing"
     );
     assert_eq!(ids_above_info(&v), Vec::<String>::new());
+}
+
+/// The findings with `id`.
+fn with_id<'v>(v: &'v Value, id: &str) -> Vec<&'v Value> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["checkId"] == id)
+        .collect()
+}
+
+/// `--deep` against the real daemon: reachable, `ok`, auth required,
+/// `health` answered with the state dir's token (the daemon's own), and
+/// no finding above info from the probe.
+#[test]
+fn deep_probes_a_running_gateway() {
+    let gw = talon_test_support::gateway::GatewayProcess::launch(
+        super::gateway::gateway_bin(),
+        &std::fs::read_to_string(example("clean.json5")).unwrap(),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let addr = gw.addr.to_string();
+    let r = cli()
+        .home(gw.dir.path())
+        .state_dir(gw.state())
+        .config(&gw.config)
+        .args(["security", "audit", "--deep", "--json", "--gateway", &addr])
+        .run();
+    let v = r.json();
+    let probe = with_id(&v, "talon.gateway.probe");
+    assert_eq!(probe.len(), 1, "{}", r.stdout);
+    assert_eq!(probe[0]["severity"], "info");
+    let title = probe[0]["title"].as_str().unwrap();
+    assert_eq!(title, format!("a gateway answers at {addr} (status `ok`)"));
+    let detail = probe[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("refused (401): auth is required"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("`health` with the token from")
+            && detail.contains("gateway.token answered: status `ok`"),
+        "{detail}"
+    );
+    // The token never appears in the report.
+    assert!(!r.stdout.contains(&gw.token));
+    assert!(with_id(&v, "talon.gateway.degraded").is_empty());
+    assert!(with_id(&v, "talon.gateway.probe_no_auth").is_empty());
+    // A wrong token is refused by the daemon, and said so.
+    let r = cli()
+        .home(gw.dir.path())
+        .state_dir(gw.state())
+        .config(&gw.config)
+        .args(["security", "audit", "--deep", "--json", "--gateway", &addr])
+        .args(["--token", "not-the-token-of-this-gateway"])
+        .run();
+    let v = r.json();
+    let detail = with_id(&v, "talon.gateway.probe")[0]["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(detail.contains("was refused (401)"), "{detail}");
+}
+
+/// A daemon whose `before_tool_call` hook cannot run answers `degraded`;
+/// `--deep` names the hook from `health` (warn, exit 1).
+#[test]
+fn deep_reports_a_degraded_gateway_and_its_hook() {
+    let gw = talon_test_support::gateway::GatewayProcess::launch(
+        super::gateway::gateway_bin(),
+        &std::fs::read_to_string(example("hook-cannot-run.json5")).unwrap(),
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"));
+    let addr = gw.addr.to_string();
+    let r = cli()
+        .home(gw.dir.path())
+        .state_dir(gw.state())
+        .config(&gw.config)
+        .args(["security", "audit", "--deep", "--json", "--gateway", &addr])
+        .run();
+    let v = r.json();
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let degraded = with_id(&v, "talon.gateway.degraded");
+    assert_eq!(degraded.len(), 1, "{}", r.stdout);
+    assert_eq!(degraded[0]["severity"], "warn");
+    let detail = degraded[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("`gate` (tools.hooks.beforeToolCall[0].command: hook.missing_program)"),
+        "{detail}"
+    );
+    assert_eq!(with_id(&v, "talon.hooks.cannot_run").len(), 1);
+}
+
+/// Nothing listening: one info finding, and a clean config still exits 0.
+#[test]
+fn deep_with_no_gateway_is_info() {
+    let dir = Dir::example("clean.json5", 0o600);
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let r = dir.audit(&["--deep", "--json", "--gateway", &closed]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = r.json();
+    let probe = with_id(&v, "talon.gateway.probe");
+    assert_eq!(probe.len(), 1, "{}", r.stdout);
+    assert_eq!(probe[0]["severity"], "info");
+    assert!(
+        probe[0]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("no gateway answers at"),
+        "{}",
+        r.stdout
+    );
 }

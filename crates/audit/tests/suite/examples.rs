@@ -320,3 +320,198 @@ fn restrictions_dropped_knowingly_are_reported() {
     assert!(f.detail.contains("channels"), "{}", f.detail);
     assert!(f.detail.contains("commands"), "{}", f.detail);
 }
+
+fn findings<'r>(
+    report: &'r talon_audit::AuditReport,
+    id: &str,
+) -> Vec<&'r talon_audit::AuditFinding> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.check_id == id)
+        .collect()
+}
+
+#[test]
+fn the_clean_example_shows_its_env_policy_and_surfaces_as_info() {
+    let report = Setup::from_fixture("clean.json5", 0o600).audit(false);
+    let env = findings(&report, "talon.exec.env.policy");
+    assert_eq!(env.len(), 1, "{env:#?}");
+    assert_eq!(env[0].severity, AuditSeverity::Info);
+    assert!(env[0].title.contains("inherits `core`"), "{env:#?}");
+    let surfaces = findings(&report, "talon.tools.surfaces");
+    assert_eq!(surfaces.len(), 1, "{surfaces:#?}");
+    let d = &surfaces[0].detail;
+    // `exec` is in the session's table (WebSocket, /mcp) and kept off
+    // POST /tools/invoke by the default deny list.
+    let (session, http) = d.split_once("POST /tools/invoke").unwrap();
+    assert!(session.contains("exec (execute)"), "{d}");
+    let served = http.split("it serves:").nth(1).unwrap();
+    assert!(!served.contains("exec ("), "{d}");
+    assert!(served.contains("write (write)"), "{d}");
+    let kept_off = http.split("keeps off").nth(1).unwrap();
+    assert!(kept_off.contains("exec,"), "{d}");
+}
+
+#[test]
+fn a_widened_exec_environment() {
+    let report = expect(
+        "exec-env-risky.json5",
+        0o600,
+        &[
+            "talon.exec.env.inherit_all",
+            "talon.exec.env.literal_secret",
+        ],
+    );
+    let literal = findings(&report, "talon.exec.env.literal_secret");
+    // The global set and the agent's, each once (not once per agent).
+    assert_eq!(literal.len(), 2, "{literal:#?}");
+    assert!(
+        literal
+            .iter()
+            .any(|f| f.detail.contains("tools.exec.env.set.GITHUB_TOKEN"))
+    );
+    assert!(literal.iter().any(|f| {
+        f.detail
+            .contains("agents.list[1].tools.exec.env.set.AWS_SECRET_ACCESS_KEY")
+    }));
+    // `EDITOR` is not credential-looking.
+    assert!(literal.iter().all(|f| !f.detail.contains("EDITOR")));
+    assert_eq!(findings(&report, "talon.exec.env.inherit_all").len(), 1);
+    let include = findings(&report, "talon.exec.env.include_credentials");
+    assert_eq!(include.len(), 1, "{include:#?}");
+    assert!(
+        include[0].detail.contains("includeOnly[1] = `*TOKEN*`"),
+        "{include:#?}"
+    );
+    // Names only: no value anywhere in the report.
+    let json = serde_json::to_string(&report).unwrap();
+    for value in ["ghp_not_a_real_token", "not-a-real-secret", "\"vi\""] {
+        assert!(!json.contains(value), "{value} leaked");
+    }
+    // The policy per agent names the set variables.
+    let policy = findings(&report, "talon.exec.env.policy");
+    assert_eq!(policy.len(), 2);
+    let deploy = policy
+        .iter()
+        .find(|f| f.title.contains("`deploy`"))
+        .unwrap();
+    assert!(
+        deploy
+            .detail
+            .contains("AWS_SECRET_ACCESS_KEY, EDITOR, GITHUB_TOKEN"),
+        "{deploy:#?}"
+    );
+}
+
+#[test]
+fn every_private_network_opt_in_is_named() {
+    let report = expect(
+        "egress-opt-ins.json5",
+        0o600,
+        &[
+            "talon.egress.private_network_opt_in",
+            "talon.sandbox.network_egress",
+        ],
+    );
+    let titles: Vec<&str> = findings(&report, "talon.egress.private_network_opt_in")
+        .iter()
+        .map(|f| f.title.as_str())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "tools.web.fetch.ssrfAllowlist opens private network targets",
+            "tools.web.search.ssrfAllowlist opens private network targets",
+            "cron.webhookSsrfAllowlist opens private network targets",
+            "mcp.servers.intranet.allowPrivateNetwork is true",
+        ]
+    );
+    let net = findings(&report, "talon.sandbox.network_egress");
+    assert_eq!(net.len(), 1, "{net:#?}");
+    assert!(
+        net[0]
+            .detail
+            .contains("agents.defaults.sandbox.docker.network"),
+        "{net:#?}"
+    );
+}
+
+#[test]
+fn a_hook_that_cannot_run_is_named() {
+    let report = expect("hook-cannot-run.json5", 0o600, &["talon.hooks.cannot_run"]);
+    let f = findings(&report, "talon.hooks.cannot_run");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(f[0].title.contains("`gate`"), "{f:#?}");
+    assert!(
+        f[0].detail.contains("tools.hooks.beforeToolCall[0]"),
+        "{f:#?}"
+    );
+    assert!(f[0].detail.contains("hook.missing_program"), "{f:#?}");
+}
+
+#[test]
+fn a_hook_that_can_run_is_not_a_finding() {
+    let setup = Setup::new("{}", 0o600);
+    let hook = setup.dir.path().join("hook.sh");
+    std::fs::write(&hook, "#!/bin/sh\necho '{}'\n").unwrap();
+    super::util::chmod(&hook, 0o700);
+    std::fs::write(
+        &setup.config,
+        format!(
+            r#"{{ tools: {{ exec: {{ security: "allowlist" }}, hooks: {{ beforeToolCall: [{{ id: "ok", command: ["{}"] }}] }} }},
+                 agents: {{ defaults: {{ sandbox: {{ mode: "all" }} }} }} }}"#,
+            hook.display()
+        ),
+    )
+    .unwrap();
+    let report = setup.audit(false);
+    assert_eq!(ids_above_info(&report), Vec::<String>::new(), "{report:#?}");
+}
+
+#[test]
+fn gateway_tools_deny_shows_on_the_http_surface() {
+    let setup = Setup::new(
+        r#"{ tools: { exec: { security: "allowlist" } },
+             agents: { defaults: { sandbox: { mode: "all", workspaceAccess: "rw" } } },
+             gateway: { tools: { deny: ["write"] } } }"#,
+        0o600,
+    );
+    let report = setup.audit(false);
+    let f = findings(&report, "talon.tools.surfaces");
+    let http = f[0].detail.split_once("POST /tools/invoke").unwrap().1;
+    let kept_off = http.split("keeps off").nth(1).unwrap();
+    assert!(kept_off.starts_with(" write,"), "{http}");
+    let served = http.split("it serves:").nth(1).unwrap();
+    assert!(!served.contains("write (write)"), "{http}");
+}
+
+#[test]
+fn wide_session_visibility_and_a_wildcard_agent_list() {
+    let report = expect(
+        "sessions-visibility.json5",
+        0o600,
+        &[
+            "talon.sessions.agent_to_agent_wildcard",
+            "talon.sessions.visibility",
+        ],
+    );
+    let v = findings(&report, "talon.sessions.visibility");
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert_eq!(v[0].severity, AuditSeverity::Warn);
+    assert!(v[0].detail.contains("agents main, ops"), "{v:#?}");
+    assert!(
+        v[0].detail.contains("sandboxed sessions see `tree`"),
+        "{v:#?}"
+    );
+}
+
+#[test]
+fn the_default_visibility_is_info() {
+    let report = Setup::from_fixture("clean.json5", 0o600).audit(false);
+    let v = findings(&report, "talon.sessions.visibility");
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert_eq!(v[0].severity, AuditSeverity::Info);
+    assert!(v[0].detail.contains("`tree` (the default)"), "{v:#?}");
+    assert!(v[0].detail.contains("agents none"), "{v:#?}");
+}
