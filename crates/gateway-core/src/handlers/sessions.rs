@@ -49,8 +49,9 @@ impl SessionsHandler {
         &self,
         g: &Generation,
         params: SessionParams,
+        caller: &crate::auth::Identity,
     ) -> Result<SessionsCreateResponse, RpcError> {
-        let s = self.open(g, params)?;
+        let s = self.open(g, params, Some(caller))?;
         let built = s.table(g.id, &g.runtime).await;
         Ok(SessionsCreateResponse {
             session: s.info.clone(),
@@ -125,10 +126,15 @@ impl SessionsHandler {
 
     /// Open a session under generation `g` (a sub-agent's tools are capped
     /// by its parent's effective tools; a cron run's session by its job's).
+    /// With a `caller`, its `senderIsOwner` is decided from the caller's
+    /// token and the owner list (a claim the token lacks is refused), and
+    /// the caller is the session's requester; without one (a main session
+    /// opened on first use) nothing about the sender is proven.
     pub(crate) fn open(
         &self,
         g: &Generation,
-        params: SessionParams,
+        mut params: SessionParams,
+        caller: Option<&crate::auth::Identity>,
     ) -> Result<Arc<Session>, RpcError> {
         let cron_run = match params.session_key.as_deref() {
             Some(key) => match self.cron_run(key) {
@@ -143,6 +149,12 @@ impl SessionsHandler {
             },
             None => None,
         };
+        if let Some(c) = caller {
+            let owner = crate::identity::resolve_sender_is_owner(c, &params, &g.owners)?;
+            // A cron run's tools are its job's cap, whoever serves it: a
+            // runner that is not the owner leaves that cap alone.
+            params.sender_is_owner = (owner || cron_run.is_none()).then_some(owner);
+        }
         let parent = match params.parent_session_key.as_deref() {
             Some(pk) => {
                 let p = self.registry.get(pk).ok_or_else(|| {
@@ -168,8 +180,9 @@ impl SessionsHandler {
                 &g.runtime,
                 parent,
                 &suffix,
+                caller,
             )?,
-            None => build_session(params, &default_agent, &g.runtime, parent, &suffix)?,
+            None => build_session(params, &default_agent, &g.runtime, parent, &suffix, caller)?,
         };
         let opened = self
             .registry
@@ -213,7 +226,7 @@ impl SessionsHandler {
                 session_key: Some(binding.session_key),
                 ..Default::default()
             };
-            return self.open(g, params);
+            return self.open(g, params, None);
         }
         let default_agent = g.config.default_agent_id();
         let main = g.config.main_session();
@@ -231,7 +244,7 @@ impl SessionsHandler {
             agent_id: Some(agent),
             ..Default::default()
         };
-        self.open(g, params)
+        self.open(g, params, None)
     }
 
     /// The key a session's calls are journalled under: an open session's
