@@ -151,9 +151,11 @@ impl SessionsHandler {
         };
         if let Some(c) = caller {
             let owner = crate::identity::resolve_sender_is_owner(c, &params, &g.owners)?;
-            // A cron run's tools are its job's cap, whoever serves it: a
-            // runner that is not the owner leaves that cap alone.
-            params.sender_is_owner = (owner || cron_run.is_none()).then_some(owner);
+            // A cron run's tools are its job's cap, whoever serves it: the
+            // claim is checked, but the caller decides nothing more.
+            if cron_run.is_none() {
+                params.sender_is_owner = Some(owner);
+            }
         }
         let parent = match params.parent_session_key.as_deref() {
             Some(pk) => {
