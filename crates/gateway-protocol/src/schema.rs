@@ -110,7 +110,10 @@ pub fn markdown() -> String {
          `owner` and `operator` tokens are the owner, so their sessions get the owner-only tools; \
          a `runner` token's session is the owner's only when the `sender` it relays is in the \
          owner list (`gateway.auth.ownerAllowFrom`, `commands.ownerAllowFrom`), and \
-         `sessions.create` with `senderIsOwner: true` is refused (forbidden) otherwise. \
+         `sessions.create` with `senderIsOwner: true` is refused (forbidden, \
+         `session.owner_claim_refused`) otherwise; an owner-only tool in a session several \
+         callers share is refused per call (forbidden, `tool.owner_only`) to a caller that is \
+         not the owner there. \
          A request is `{\"jsonrpc\": \"2.0\", \"id\", \"method\", \"params\"}` (batches of up to 64 \
          are accepted); the answer carries `result` or `error` (`{code, message, data?}`). \
          Every type is declared once in the `talon-gateway-protocol` crate, which Rust clients \
