@@ -560,23 +560,6 @@ pub(crate) fn tasks_remote(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::ws_url;
-
-    #[test]
-    fn gateway_urls() {
-        assert_eq!(
-            ws_url("127.0.0.1:5").unwrap_or_default(),
-            "ws://127.0.0.1:5/ws"
-        );
-        assert_eq!(ws_url("http://h:1/").unwrap_or_default(), "ws://h:1/ws");
-        assert_eq!(ws_url("wss://h:1/ws").unwrap_or_default(), "wss://h:1/ws");
-        assert!(ws_url("ftp://h").is_err());
-        assert!(ws_url("").is_err());
-    }
-}
-
 /// `talon gateway token new`: a fresh token, printed once, and its config
 /// entry (`id`, `tokenSha256`, `scope`) — the config never needs the text.
 fn new_token(scope: &str, id: Option<&str>, json: bool, out: &mut String) -> Result<Status> {
@@ -611,4 +594,21 @@ fn new_token(scope: &str, id: Option<&str>, json: bool, out: &mut String) -> Res
         )?;
     }
     Ok(Status::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ws_url;
+
+    #[test]
+    fn gateway_urls() {
+        assert_eq!(
+            ws_url("127.0.0.1:5").unwrap_or_default(),
+            "ws://127.0.0.1:5/ws"
+        );
+        assert_eq!(ws_url("http://h:1/").unwrap_or_default(), "ws://h:1/ws");
+        assert_eq!(ws_url("wss://h:1/ws").unwrap_or_default(), "wss://h:1/ws");
+        assert!(ws_url("ftp://h").is_err());
+        assert!(ws_url("").is_err());
+    }
 }
