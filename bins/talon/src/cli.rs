@@ -622,6 +622,29 @@ pub(crate) enum GatewayCommand {
         #[command(flatten)]
         target: GatewayTarget,
     },
+    /// Gateway tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Make a fresh token (32 random bytes, hex): print it once, with the
+    /// `gateway.auth.tokens[]` entry that holds only its SHA-256. Nothing
+    /// is written anywhere.
+    New {
+        /// Its scope: runner (default), owner, operator or read-only.
+        #[arg(long, default_value = "runner", value_name = "SCOPE")]
+        scope: String,
+        /// Its identity (default: `token-` and 8 hex digits of its hash).
+        #[arg(long, value_name = "NAME")]
+        id: Option<String>,
+        /// JSON output: `{token, entry}`.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -18,6 +18,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
 use crate::Status;
 use crate::cli::{
     ApprovalsCommand, ContextArgs, CronCommand, GatewayCommand, GatewayTarget, TasksCommand,
+    TokenCommand,
 };
 
 /// The gateway's URL: `--gateway` / `$TALON_GATEWAY_URL`, else where the
@@ -199,6 +200,9 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
         // The global --state-dir reached this process as TALON_STATE_DIR,
         // which the daemon inherits.
         GatewayCommand::Run { bind } => run_daemon(ctx, bind.as_deref()),
+        GatewayCommand::Token {
+            command: TokenCommand::New { scope, id, json },
+        } => new_token(scope, id.as_deref(), *json, out),
         GatewayCommand::Status { target, json } => {
             let target = &target.with_config(ctx);
             match call_method::<m::Health>(target, &NoParams, Duration::from_secs(10)) {
@@ -554,6 +558,42 @@ pub(crate) fn tasks_remote(
             )
         }
     }
+}
+
+/// `talon gateway token new`: a fresh token, printed once, and its config
+/// entry (`id`, `tokenSha256`, `scope`) — the config never needs the text.
+fn new_token(scope: &str, id: Option<&str>, json: bool, out: &mut String) -> Result<Status> {
+    use sha2::Digest as _;
+    use std::io::Read as _;
+    let scope = talon_config::GatewayTokenScope::parse(scope)
+        .ok_or_else(|| anyhow!("--scope `{scope}`: use runner, owner, operator or read-only"))?;
+    if let Some(id) = id
+        && (!talon_config::is_valid_token_id(id)
+            || id == talon_config::OPERATOR_TOKEN_ID
+            || id == talon_config::STATE_TOKEN_ID)
+    {
+        bail!(
+            "--id `{id}`: use 1–64 characters of A-Z a-z 0-9 . _ : @ - (not `operator` or `state-token`, which are reserved)"
+        );
+    }
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("cannot read /dev/urandom for a new token")?;
+    let hex = |b: &[u8]| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let token = hex(&bytes);
+    let hash = sha2::Sha256::digest(token.as_bytes());
+    let id = id.map_or_else(|| format!("token-{}", hex(&hash[..4])), str::to_owned);
+    let entry = json!({"id": id, "tokenSha256": hex(&hash), "scope": scope.as_str()});
+    if json {
+        print(&json!({"token": token, "entry": entry}), out)?;
+    } else {
+        writeln!(
+            out,
+            "token (shown once; give it to the client, Talon keeps only its hash):\n  {token}\n\nadd to gateway.auth.tokens (a running gateway picks it up on reload):\n  {entry}"
+        )?;
+    }
+    Ok(Status::Ok)
 }
 
 #[cfg(test)]

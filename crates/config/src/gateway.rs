@@ -208,12 +208,19 @@ impl JsonSchema for GatewayBind {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GatewayAuthConfig {
-    /// The operator token (at least 16 characters).
+    /// The operator token (at least 16 characters; identity `operator`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
-    /// More tokens, each with its scope.
+    /// More tokens, each with its identity and scope.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tokens: Vec<GatewayTokenConfig>,
+    /// Sender ids that are the owner when a `runner` token relays them
+    /// (`sessions.create` `sender`): such a session gets the owner-only
+    /// tools. Compared trimmed and case-insensitively; `*` lists every
+    /// sender (a wildcard the security audit reports). OpenClaw's
+    /// `commands.ownerAllowFrom` adds to this list.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owner_allow_from: Vec<String>,
     /// Auth failures per address before it is locked out (default 10; 0
     /// counts as 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -223,33 +230,91 @@ pub struct GatewayAuthConfig {
     pub window_ms: Option<u64>,
 }
 
-/// One `gateway.auth.tokens[]` entry.
+/// One `gateway.auth.tokens[]` entry: `token` (the secret itself) or
+/// `tokenSha256` (its SHA-256, hex), never both.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GatewayTokenConfig {
-    /// The token (at least 16 characters).
+    /// The identity the gateway knows the caller by (hook context
+    /// `requester.accountId`, logs, errors): 1–64 characters of
+    /// `A-Z a-z 0-9 . _ : @ -`, unique among the tokens. Default
+    /// `token-<first 8 hex digits of the token's SHA-256>` (never the
+    /// token's text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The token in plain text (at least 16 characters). Prefer
+    /// `tokenSha256`: the audit reports plain-text tokens.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub token: String,
+    /// The token's SHA-256 as 64 hex digits (`talon gateway token new`
+    /// prints one; `printf %s TOKEN | sha256sum` computes one). The
+    /// gateway keeps only hashes in memory either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_sha256: Option<String>,
     /// What it may do.
     pub scope: GatewayTokenScope,
 }
 
-/// The scope of a gateway token, least to most.
+impl GatewayTokenConfig {
+    /// The SHA-256 this entry names, as 32 bytes: `tokenSha256` decoded,
+    /// or `None` when the entry gives `token` (the gateway hashes that
+    /// itself) or a malformed hash (a load error, see
+    /// [`GatewayConfig::validate`]).
+    pub fn sha256(&self) -> Option<[u8; 32]> {
+        parse_sha256_hex(self.token_sha256.as_deref()?)
+    }
+}
+
+/// 64 hex digits (either case, blanks around trimmed) as 32 bytes.
+pub fn parse_sha256_hex(text: &str) -> Option<[u8; 32]> {
+    let text = text.trim();
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Whether `id` is a valid token identity (1–64 of `A-Z a-z 0-9 . _ : @ -`).
+pub fn is_valid_token_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '@' | '-'))
+}
+
+/// The scope of a gateway token, least to most. Each includes the ones
+/// before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum GatewayTokenScope {
-    /// `read-only` (also `readonly`, `read_only`, `read`).
+    /// `read-only` (also `readonly`, `read_only`, `read`): inspect.
     ReadOnly,
-    /// `agent`.
-    Agent,
-    /// `operator` (also `admin`).
+    /// `runner` (also `agent`, the name before owner identities): run
+    /// sessions and tools; a session is the owner's only when the sender
+    /// it relays is in the owner list.
+    Runner,
+    /// `owner`: a runner that is the owner (its sessions get the
+    /// owner-only tools).
+    Owner,
+    /// `operator` (also `admin`): the owner, plus administration
+    /// (approvals, cron changes, reloads, sandboxes).
     Operator,
 }
 
 impl GatewayTokenScope {
+    /// The runner scope's former name, still accepted in configs.
+    #[allow(non_upper_case_globals, reason = "the former variant's name")]
+    pub const Agent: GatewayTokenScope = GatewayTokenScope::Runner;
+
     /// Parse a scope name (trimmed, any case).
     pub fn parse(text: &str) -> Option<GatewayTokenScope> {
         match text.trim().to_ascii_lowercase().as_str() {
             "read-only" | "readonly" | "read_only" | "read" => Some(GatewayTokenScope::ReadOnly),
-            "agent" => Some(GatewayTokenScope::Agent),
+            "runner" | "agent" => Some(GatewayTokenScope::Runner),
+            "owner" => Some(GatewayTokenScope::Owner),
             "operator" | "admin" => Some(GatewayTokenScope::Operator),
             _ => None,
         }
@@ -259,7 +324,8 @@ impl GatewayTokenScope {
     pub fn as_str(self) -> &'static str {
         match self {
             GatewayTokenScope::ReadOnly => "read-only",
-            GatewayTokenScope::Agent => "agent",
+            GatewayTokenScope::Runner => "runner",
+            GatewayTokenScope::Owner => "owner",
             GatewayTokenScope::Operator => "operator",
         }
     }
@@ -275,7 +341,9 @@ impl<'de> Deserialize<'de> for GatewayTokenScope {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
         GatewayTokenScope::parse(&text).ok_or_else(|| {
-            serde::de::Error::custom(format!("`{text}` is not operator, agent or read-only"))
+            serde::de::Error::custom(format!(
+                "`{text}` is not operator, owner, runner (formerly agent) or read-only"
+            ))
         })
     }
 }
@@ -287,10 +355,22 @@ impl JsonSchema for GatewayTokenScope {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "`operator`, `agent` or `read-only`.",
+            "description": "`operator`, `owner`, `runner` (`agent` is accepted as `runner`) or `read-only`.",
             "type": "string",
         })
     }
+}
+
+/// `commands`: of OpenClaw's chat-command settings Talon reads only
+/// `ownerAllowFrom` (the other keys are dropped at load with a notice:
+/// Talon has no chat commands).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CommandsConfig {
+    /// Sender ids that are the owner, as `gateway.auth.ownerAllowFrom`
+    /// (both lists count).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owner_allow_from: Vec<String>,
 }
 
 /// `gateway.limits` (every count at least 1).
@@ -377,8 +457,15 @@ impl GatewayConfig {
             if let Some(t) = &auth.token {
                 check_token(t, "auth.token", &mut out);
             }
-            for (i, e) in auth.tokens.iter().enumerate() {
-                check_token(&e.token, &format!("auth.tokens[{i}].token"), &mut out);
+            check_tokens(&auth.tokens, &mut out);
+            for (i, sender) in auth.owner_allow_from.iter().enumerate() {
+                if sender.trim().is_empty() {
+                    out.push((
+                        format!("auth.ownerAllowFrom[{i}]"),
+                        "an owner sender id cannot be empty (use `*` for every sender, knowingly)"
+                            .to_owned(),
+                    ));
+                }
             }
         }
         if let Some(max) = self.journal.as_ref().and_then(|j| j.max_bytes)
@@ -418,3 +505,58 @@ fn check_token(token: &str, key: &str, out: &mut Vec<(String, String)>) {
         ));
     }
 }
+
+fn check_tokens(tokens: &[GatewayTokenConfig], out: &mut Vec<(String, String)>) {
+    let mut ids: Vec<(&str, usize)> = Vec::new();
+    for (i, e) in tokens.iter().enumerate() {
+        let plain = !e.token.trim().is_empty();
+        match (&e.token_sha256, plain) {
+            (Some(_), true) => out.push((
+                format!("auth.tokens[{i}]"),
+                "give `token` or `tokenSha256`, not both (keep only `tokenSha256`: the hash is enough to check a token)".to_owned(),
+            )),
+            (None, false) => out.push((
+                format!("auth.tokens[{i}]"),
+                "a token entry needs `token` or `tokenSha256` (`talon gateway token new` prints a fresh token and its entry)".to_owned(),
+            )),
+            (Some(hash), false) => {
+                if parse_sha256_hex(hash).is_none() {
+                    out.push((
+                        format!("auth.tokens[{i}].tokenSha256"),
+                        "must be a SHA-256 as 64 hex digits (`printf %s TOKEN | sha256sum`)"
+                            .to_owned(),
+                    ));
+                }
+            }
+            (None, true) => check_token(&e.token, &format!("auth.tokens[{i}].token"), out),
+        }
+        if let Some(id) = &e.id {
+            if !is_valid_token_id(id) {
+                out.push((
+                    format!("auth.tokens[{i}].id"),
+                    format!(
+                        "`{id}` is not a token id: use 1–64 characters of A-Z a-z 0-9 . _ : @ -"
+                    ),
+                ));
+            } else if let Some((_, first)) = ids.iter().find(|(seen, _)| *seen == id.as_str()) {
+                out.push((
+                    format!("auth.tokens[{i}].id"),
+                    format!("`{id}` is already the id of auth.tokens[{first}]; each token needs its own id"),
+                ));
+            } else if id == OPERATOR_TOKEN_ID || id == STATE_TOKEN_ID {
+                out.push((
+                    format!("auth.tokens[{i}].id"),
+                    format!("`{id}` is reserved (`{OPERATOR_TOKEN_ID}` is gateway.auth.token, `{STATE_TOKEN_ID}` the generated token file); pick another id"),
+                ));
+            } else {
+                ids.push((id.as_str(), i));
+            }
+        }
+    }
+}
+
+/// The identity of `gateway.auth.token`.
+pub const OPERATOR_TOKEN_ID: &str = "operator";
+
+/// The identity of the token the gateway generates in its state directory.
+pub const STATE_TOKEN_ID: &str = "state-token";

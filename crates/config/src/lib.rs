@@ -110,10 +110,11 @@
 
 pub use crate::error::{ConfigError, Issue, Notice, Result};
 pub use crate::gateway::{
-    DEFAULT_GATEWAY_PORT, DEFAULT_HTTP_TOOL_DENY, GatewayAuthConfig, GatewayBind, GatewayConfig,
-    GatewayJournalConfig, GatewayLimitsConfig, GatewayTokenConfig, GatewayTokenScope,
-    GatewayToolsConfig, JournalDurability, MIN_GATEWAY_TOKEN_CHARS, MIN_JOURNAL_MAX_BYTES,
-    gateway_listen_addr,
+    CommandsConfig, DEFAULT_GATEWAY_PORT, DEFAULT_HTTP_TOOL_DENY, GatewayAuthConfig, GatewayBind,
+    GatewayConfig, GatewayJournalConfig, GatewayLimitsConfig, GatewayTokenConfig,
+    GatewayTokenScope, GatewayToolsConfig, JournalDurability, MIN_GATEWAY_TOKEN_CHARS,
+    MIN_JOURNAL_MAX_BYTES, OPERATOR_TOKEN_ID, STATE_TOKEN_ID, gateway_listen_addr,
+    is_valid_token_id, parse_sha256_hex,
 };
 pub use crate::json5_read::{Json5Document, Json5Error, parse_json5};
 pub use crate::load::{Loaded, MAX_CONFIG_BYTES, config_schema, load, load_str};

@@ -518,27 +518,22 @@ fn unknown_gateway_keys_are_errors_with_a_suggestion() {
 fn unenforceable_restrictions_are_refused_unless_acknowledged() {
     let text = r#"{
   channels: { telegram: { groups: { "-100": { tools: { deny: ["exec"] } } }, dmPolicy: "pairing" } },
-  commands: { ownerAllowFrom: ["telegram:42"], native: "auto" },
   plugins: { entries: { crm: { enabled: false } } },
 }"#;
     let err = load_str(text, "t.json").unwrap_err().to_string();
-    for key in [
-        "t.json:2:3: channels:",
-        "t.json:3:3: commands:",
-        "t.json:4:3: plugins:",
-    ] {
+    for key in ["t.json:2:3: channels:", "t.json:3:3: plugins:"] {
         assert!(err.contains(key), "{key} missing in {err}");
     }
     assert!(err.contains("acceptUnenforced"), "{err}");
 
     let accepted = format!(
-        "{{ acceptUnenforced: [\"channels\", \"commands\", \"plugins\"], {} }}",
+        "{{ acceptUnenforced: [\"channels\", \"plugins\"], {} }}",
         &text[1..text.len() - 1]
     );
     let loaded = load_str(&accepted, "t.json").unwrap();
     assert_eq!(
         loaded.config.dropped_restrictions,
-        vec!["channels", "commands", "plugins"]
+        vec!["channels", "plugins"]
     );
     assert!(
         loaded
@@ -563,4 +558,127 @@ fn unenforceable_restrictions_are_refused_unless_acknowledged() {
         .to_string();
     assert!(err.contains("acceptUnenforced[0]"), "{err}");
     assert!(err.contains("names no restriction"), "{err}");
+}
+
+/// `commands.ownerAllowFrom` is enforced (the gateway's owner list, with
+/// `gateway.auth.ownerAllowFrom`), so it loads without an acknowledgement;
+/// the other `commands.*` keys are inert and dropped with a notice; a
+/// wildcard stays visible.
+#[test]
+fn commands_owner_allow_from_is_kept_and_merged() {
+    let loaded = load_str(
+        r#"{ commands: { ownerAllowFrom: ["telegram:42", "*"], native: "auto" },
+  gateway: { auth: { ownerAllowFrom: [" Alice "] } } }"#,
+        "t.json",
+    )
+    .unwrap();
+    assert!(loaded.config.dropped_restrictions.is_empty());
+    assert_eq!(
+        loaded.config.owner_allow_from(),
+        vec!["Alice", "telegram:42", "*"]
+    );
+    assert_eq!(
+        loaded.config.owner_wildcards(),
+        vec!["commands.ownerAllowFrom[1]"]
+    );
+    assert!(
+        loaded
+            .notices
+            .iter()
+            .any(|n| n.key_path == "commands.native"),
+        "{:?}",
+        loaded.notices
+    );
+    let err = load_str("{ commands: {\n  ownerAllowFrom: [' '] } }", "t.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("commands.ownerAllowFrom[0]: an owner sender id cannot be empty"),
+        "{err}"
+    );
+}
+
+/// Token entries: an identity, a scope (`agent` still loads, as
+/// `runner`), `token` or `tokenSha256` (never both, never neither), and
+/// every mistake is an error at its key path saying what to do.
+#[test]
+fn gateway_token_entries_are_checked_at_their_keys() {
+    let hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    let loaded = load_str(
+        &format!(
+            r#"{{ gateway: {{ auth: {{ tokens: [
+  {{ id: "ci", tokenSha256: "{hash}", scope: "owner" }},
+  {{ token: "runner-token-0123456789", scope: "agent" }},
+] }} }} }}"#
+        ),
+        "t.json",
+    )
+    .unwrap();
+    let tokens = loaded.config.gateway_config().auth.unwrap().tokens;
+    assert_eq!(tokens[0].id.as_deref(), Some("ci"));
+    assert_eq!(tokens[0].scope, crate::GatewayTokenScope::Owner);
+    assert_eq!(tokens[0].sha256().map(|h| h[0]), Some(0x9f));
+    assert_eq!(tokens[1].scope, crate::GatewayTokenScope::Runner);
+    assert_eq!(tokens[1].scope.as_str(), "runner");
+
+    let cases: [(String, &str, &str); 7] = [
+        (
+            format!(
+                r#"{{ token: "abcdefghijklmnopqrstu", tokenSha256: "{hash}", scope: "runner" }}"#
+            ),
+            "gateway.auth.tokens[0]:",
+            "not both",
+        ),
+        (
+            r#"{ id: "x", scope: "runner" }"#.to_owned(),
+            "gateway.auth.tokens[0]:",
+            "needs `token` or `tokenSha256`",
+        ),
+        (
+            r#"{ tokenSha256: "abc", scope: "runner" }"#.to_owned(),
+            "gateway.auth.tokens[0].tokenSha256:",
+            "64 hex digits",
+        ),
+        (
+            format!(r#"{{ id: "has space", tokenSha256: "{hash}", scope: "runner" }}"#),
+            "gateway.auth.tokens[0].id:",
+            "is not a token id",
+        ),
+        (
+            format!(r#"{{ id: "operator", tokenSha256: "{hash}", scope: "runner" }}"#),
+            "gateway.auth.tokens[0].id:",
+            "is reserved",
+        ),
+        (
+            format!(r#"{{ tokenSha256: "{hash}", scope: "root" }}"#),
+            "gateway.auth.tokens[0].scope:",
+            "is not operator, owner, runner (formerly agent) or read-only",
+        ),
+        (
+            r#"{ token: "short", scope: "runner" }"#.to_owned(),
+            "gateway.auth.tokens[0].token:",
+            "at least 16 characters",
+        ),
+    ];
+    for (entry, key, message) in cases {
+        let text = format!("{{ gateway: {{ auth: {{ tokens: [{entry}] }} }} }}");
+        let err = load_str(&text, "t.json").unwrap_err().to_string();
+        assert!(err.contains(key), "{key} not in {err}");
+        assert!(err.contains(message), "{message} not in {err}");
+    }
+    let dup = format!(
+        r#"{{ gateway: {{ auth: {{ tokens: [
+  {{ id: "ci", tokenSha256: "{hash}", scope: "runner" }},
+  {{ id: "ci", token: "another-token-0123456789", scope: "runner" }},
+] }} }} }}"#
+    );
+    let err = load_str(&dup, "t.json").unwrap_err().to_string();
+    assert!(
+        err.contains("gateway.auth.tokens[1].id: `ci` is already the id of auth.tokens[0]"),
+        "{err}"
+    );
+    let err = load_str("{ gateway: { auth: { ownerAllowFrom: [''] } } }", "t.json")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("gateway.auth.ownerAllowFrom[0]"), "{err}");
 }

@@ -11,7 +11,7 @@ use talon_sandbox_core::{
 use talon_tool_policy::SandboxMode;
 use talon_tool_policy::config::PolicyConfig;
 
-use crate::gateway::GatewayConfig;
+use crate::gateway::{CommandsConfig, GatewayConfig};
 use crate::sections::cron::CronConfig;
 use crate::sections::exec::ExecConfig;
 use crate::sections::fs::FsToolsConfig;
@@ -78,6 +78,10 @@ pub struct TalonConfig {
     /// tool deny list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gateway: Option<GatewayConfig>,
+    /// OpenClaw's chat-command settings: only `ownerAllowFrom` is read
+    /// (the owner list, with `gateway.auth.ownerAllowFrom`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<CommandsConfig>,
 }
 
 /// The `agents` section. Agents may be written as a list (`list[]`, each
@@ -357,6 +361,51 @@ impl TalonConfig {
     /// The `gateway` section (the defaults when it is absent).
     pub fn gateway_config(&self) -> GatewayConfig {
         self.gateway.clone().unwrap_or_default()
+    }
+
+    /// The owner list: `gateway.auth.ownerAllowFrom` then
+    /// `commands.ownerAllowFrom`, each entry trimmed, empty ones left out.
+    /// A sender a `runner` token relays is the owner when it is listed
+    /// (case-insensitively) or the list holds `*`.
+    pub fn owner_allow_from(&self) -> Vec<String> {
+        let gateway = self
+            .gateway
+            .as_ref()
+            .and_then(|g| g.auth.as_ref())
+            .map(|a| a.owner_allow_from.as_slice())
+            .unwrap_or_default();
+        let commands = self
+            .commands
+            .as_ref()
+            .map(|c| c.owner_allow_from.as_slice())
+            .unwrap_or_default();
+        gateway
+            .iter()
+            .chain(commands)
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    /// The keys of owner-list entries that are the wildcard `*` (every
+    /// sender relayed by a runner token is the owner), for the audit.
+    pub fn owner_wildcards(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(a) = self.gateway.as_ref().and_then(|g| g.auth.as_ref()) {
+            for (i, s) in a.owner_allow_from.iter().enumerate() {
+                if s.trim() == "*" {
+                    out.push(format!("gateway.auth.ownerAllowFrom[{i}]"));
+                }
+            }
+        }
+        if let Some(c) = &self.commands {
+            for (i, s) in c.owner_allow_from.iter().enumerate() {
+                if s.trim() == "*" {
+                    out.push(format!("commands.ownerAllowFrom[{i}]"));
+                }
+            }
+        }
+        out
     }
 
     /// `tools.exec` (the defaults when it is absent).

@@ -71,17 +71,20 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
 
 /// Top-level OpenClaw sections that can restrict tools and that Talon does
 /// not enforce: per-channel, per-group and per-sender tool policies
-/// (`channels.<id>[.groups.<id>].tools` / `toolsBySender`), the owner list
-/// that decides who may use the owner-only tools (`commands.ownerAllowFrom`)
-/// and plugin switches (`plugins.enabled: false`, `allow`, `deny`, an entry
-/// disabled or given a tool policy). Anything else in them is inert here
-/// (Talon has no chat channels, chat commands or OpenClaw plugins) and is
-/// dropped with a notice.
+/// (`channels.<id>[.groups.<id>].tools` / `toolsBySender`) and plugin
+/// switches (`plugins.enabled: false`, `allow`, `deny`, an entry disabled
+/// or given a tool policy). Anything else in them is inert here (Talon has
+/// no chat channels or OpenClaw plugins) and is dropped with a notice.
 pub(crate) const ROOT_NARROWING: &[Narrowing] = &[
     ("channels", channels_restrict),
-    ("commands", commands_restrict),
     ("plugins", plugins_restrict),
 ];
+
+/// The `commands.*` key Talon enforces: the owner list, which decides
+/// whether a sender relayed by a `runner` gateway token is the owner (and
+/// so gets the owner-only tools). Every other `commands.*` key is inert
+/// (Talon has no chat commands) and dropped with a notice.
+pub(crate) const COMMANDS_IMPLEMENTED: &[&str] = &["ownerAllowFrom"];
 
 /// `tools.*` keys Talon does not use (none of them restricts tools).
 pub(crate) const TOOLS_IGNORED: &[&str] = &[
@@ -330,10 +333,6 @@ fn channels_restrict(v: &Value) -> bool {
     }
 }
 
-fn commands_restrict(v: &Value) -> bool {
-    v.get("ownerAllowFrom").is_some_and(non_empty)
-}
-
 fn plugins_restrict(v: &Value) -> bool {
     let Value::Object(m) = v else {
         return false;
@@ -366,6 +365,10 @@ fn enabled_restricts(v: &Value) -> bool {
     }
 }
 
+/// The notice for a `commands.*` key other than `ownerAllowFrom`.
+const COMMANDS_IGNORED_NOTE: &str =
+    "OpenClaw chat-command setting not used by Talon (it has no chat commands); ignored";
+
 /// Remove the known-but-unused OpenClaw keys from `root`, noting each, and
 /// report restricting keys Talon cannot enforce.
 pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
@@ -393,6 +396,26 @@ pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
             SETTING_IGNORED,
             out,
         );
+        path.pop();
+    }
+    if let Some(Value::Object(commands)) = map.get_mut("commands") {
+        path.push(Seg::Key("commands".to_owned()));
+        let inert: Vec<String> = commands
+            .keys()
+            .filter(|k| !COMMANDS_IMPLEMENTED.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        let span = spans.member("commands");
+        for key in inert {
+            commands.remove(&key);
+            path.push(Seg::Key(key.clone()));
+            let pos = span
+                .and_then(|s| s.member(&key))
+                .map(SpanNode::key_or_value)
+                .unwrap_or_default();
+            out.notice(&path, pos, COMMANDS_IGNORED_NOTE);
+            path.pop();
+        }
         path.pop();
     }
     if let Some(gateway) = map.get_mut("gateway") {
@@ -674,6 +697,16 @@ pub(crate) fn classified_keys_markdown() -> String {
                 "narrowing: a load error when it restricts (unless `acceptUnenforced` names it), else dropped with a notice",
             ));
         }
+    }
+    rows.push((
+        "commands.*".to_owned(),
+        "not narrowing: dropped with a notice (Talon has no chat commands), except `commands.ownerAllowFrom`",
+    ));
+    for key in COMMANDS_IMPLEMENTED {
+        rows.push((
+            format!("commands.{key}"),
+            "implemented: the gateway's owner list, with `gateway.auth.ownerAllowFrom` (a sender a `runner` token relays is the owner only when listed)",
+        ));
     }
     rows.sort();
     let mut out = String::from(

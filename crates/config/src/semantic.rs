@@ -16,7 +16,7 @@ use talon_tool_catalog::Profile;
 use talon_tool_policy::{EMPTY_ALLOW_REASON, is_empty_allow, validate_entry};
 
 use crate::findings::Findings;
-use crate::gateway::GatewayConfig;
+use crate::gateway::{CommandsConfig, GatewayConfig};
 use crate::sections::cron::CronConfig;
 use crate::sections::exec::{AgentExecConfig, ExecConfig};
 use crate::sections::fs::FsToolsConfig;
@@ -57,6 +57,26 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
             let mut full = vec![Seg::Key("gateway".to_owned())];
             full.extend(inner);
             w.out.issue(&full, pos(at), message);
+        }
+    }
+    if let Some(commands) = w.typed::<CommandsConfig>(root, Some(spans), &path, "commands") {
+        let span = spans
+            .member("commands")
+            .and_then(|s| s.member("ownerAllowFrom"));
+        for (i, sender) in commands.owner_allow_from.iter().enumerate() {
+            if sender.trim().is_empty() {
+                let full = vec![
+                    Seg::Key("commands".to_owned()),
+                    Seg::Key("ownerAllowFrom".to_owned()),
+                    Seg::Index(i),
+                ];
+                let at = span.and_then(|s| s.element(i)).or(span);
+                w.out.issue(
+                    &full,
+                    pos(at),
+                    "an owner sender id cannot be empty (use `*` for every sender, knowingly)",
+                );
+            }
         }
     }
     w.session(root, spans);

@@ -17,15 +17,62 @@ use crate::scope::Scope;
 /// The token file's name inside the state directory.
 pub const TOKEN_FILE_NAME: &str = "gateway.token";
 
-/// One accepted token.
-#[derive(Clone)]
-struct Entry {
-    token: Vec<u8>,
-    scope: Scope,
+/// Who a presented token is: the identity the operator gave it (or one
+/// derived from its hash, never its text) and its scope.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Identity {
+    /// The token's id (`gateway.auth.tokens[].id`; `operator` for
+    /// `gateway.auth.token`, `state-token` for the generated token file).
+    pub id: String,
+    /// What it may do.
+    pub scope: Scope,
 }
 
-/// The tokens the gateway accepts, each with its scope. `Debug` never
-/// shows a token.
+impl Identity {
+    /// An identity.
+    pub fn new(id: impl Into<String>, scope: Scope) -> Self {
+        Identity {
+            id: id.into(),
+            scope,
+        }
+    }
+
+    /// Whether this caller is the owner (`owner` or `operator` scope).
+    pub fn is_owner(&self) -> bool {
+        self.scope.is_owner()
+    }
+}
+
+/// A presented token's SHA-256: what a connection keeps to be re-checked
+/// after a reload (never the token itself).
+pub type TokenHash = [u8; 32];
+
+/// The SHA-256 of a token (trimmed).
+pub fn token_hash(token: &str) -> TokenHash {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(token.trim().as_bytes()).into()
+}
+
+/// The identity a token without an `id` gets: `token-` and the first 8 hex
+/// digits of its SHA-256.
+pub fn default_token_id(hash: &TokenHash) -> String {
+    let mut id = String::from("token-");
+    for b in hash.iter().take(4) {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id
+}
+
+/// One accepted token: only its hash is kept.
+#[derive(Clone)]
+struct Entry {
+    hash: TokenHash,
+    identity: Identity,
+}
+
+/// The tokens the gateway accepts, each as its SHA-256 with an identity
+/// and a scope. Neither `Debug` nor anything else shows a token: the table
+/// holds none.
 #[derive(Clone, Default)]
 pub struct TokenSet {
     entries: Vec<Entry>,
@@ -45,15 +92,28 @@ impl TokenSet {
         TokenSet::default()
     }
 
-    /// Add a token with its scope (empty tokens are ignored).
+    /// Add a plain-text token with its scope and the default identity
+    /// (empty tokens are ignored).
     pub fn add(&mut self, token: &str, scope: Scope) {
-        let token = token.trim();
-        if !token.is_empty() {
-            self.entries.push(Entry {
-                token: token.as_bytes().to_vec(),
-                scope,
-            });
+        self.add_named(token, None, scope);
+    }
+
+    /// Add a plain-text token (hashed here; the text is not kept) with an
+    /// identity (`None`: the default from its hash) and scope. Empty
+    /// tokens are ignored.
+    pub fn add_named(&mut self, token: &str, id: Option<&str>, scope: Scope) {
+        if !token.trim().is_empty() {
+            self.add_hash(token_hash(token), id, scope);
         }
+    }
+
+    /// Add a token by its SHA-256.
+    pub fn add_hash(&mut self, hash: TokenHash, id: Option<&str>, scope: Scope) {
+        let id = id.map_or_else(|| default_token_id(&hash), str::to_owned);
+        self.entries.push(Entry {
+            hash,
+            identity: Identity { id, scope },
+        });
     }
 
     /// How many tokens there are.
@@ -66,19 +126,29 @@ impl TokenSet {
         self.entries.is_empty()
     }
 
-    /// The scope of `presented`, comparing against every token in constant
-    /// time (the loop does not stop at the first match, and each
-    /// comparison takes the same time for equal-length inputs).
-    pub fn scope_of(&self, presented: &str) -> Option<Scope> {
-        let presented = presented.as_bytes();
-        let mut found: Option<Scope> = None;
+    /// The identity of `presented` (see [`TokenSet::identify_hash`]).
+    pub fn identify(&self, presented: &str) -> Option<Identity> {
+        self.identify_hash(&token_hash(presented))
+    }
+
+    /// The identity of the token whose SHA-256 is `hash`, comparing
+    /// against every entry in constant time (the loop does not stop at the
+    /// first match, and each comparison is of 32 bytes). A token listed
+    /// twice gets its widest scope.
+    pub fn identify_hash(&self, hash: &TokenHash) -> Option<Identity> {
+        let mut found: Option<&Identity> = None;
         for e in &self.entries {
-            let equal: bool = e.token.ct_eq(presented).into();
-            if equal && found.is_none_or(|s| e.scope > s) {
-                found = Some(e.scope);
+            let equal: bool = e.hash.ct_eq(hash).into();
+            if equal && found.is_none_or(|f| e.identity.scope > f.scope) {
+                found = Some(&e.identity);
             }
         }
-        found
+        found.cloned()
+    }
+
+    /// The scope of `presented`.
+    pub fn scope_of(&self, presented: &str) -> Option<Scope> {
+        self.identify(presented).map(|i| i.scope)
     }
 }
 

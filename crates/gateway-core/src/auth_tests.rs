@@ -8,8 +8,8 @@ use super::*;
 fn token_set_matches_exactly_and_picks_scope() {
     let mut set = TokenSet::new();
     set.add("reader-token-0123456789", Scope::ReadOnly);
-    set.add("agent-token-0123456789", Scope::Agent);
-    assert_eq!(set.scope_of("agent-token-0123456789"), Some(Scope::Agent));
+    set.add("agent-token-0123456789", Scope::Runner);
+    assert_eq!(set.scope_of("agent-token-0123456789"), Some(Scope::Runner));
     assert_eq!(
         set.scope_of("reader-token-0123456789"),
         Some(Scope::ReadOnly)
@@ -18,6 +18,39 @@ fn token_set_matches_exactly_and_picks_scope() {
     assert_eq!(set.scope_of("agent-token-01234567890"), None);
     assert_eq!(set.scope_of(""), None);
     assert!(!format!("{set:?}").contains("agent-token"));
+}
+
+/// Tokens carry an identity; a token given by its SHA-256 matches its
+/// plain text, another token's text does not; the default id comes from
+/// the hash, never the text.
+#[test]
+fn token_set_identifies_by_hash() {
+    let mut set = TokenSet::new();
+    let hash = token_hash("hashed-token-0123456789");
+    set.add_hash(hash, Some("ci"), Scope::Owner);
+    set.add("plain-token-0123456789", Scope::Runner);
+    assert_eq!(
+        set.identify(" hashed-token-0123456789 "),
+        Some(Identity::new("ci", Scope::Owner))
+    );
+    let plain = set.identify("plain-token-0123456789").unwrap();
+    assert_eq!(plain.scope, Scope::Runner);
+    assert!(
+        plain.id.starts_with("token-") && plain.id.len() == 14,
+        "{plain:?}"
+    );
+    assert!(!plain.id.contains("plain"));
+    assert_eq!(
+        plain.id,
+        default_token_id(&token_hash("plain-token-0123456789"))
+    );
+    assert_eq!(set.identify("hashed-token-012345678"), None);
+    assert_eq!(
+        set.identify_hash(&hash).map(|i| i.id),
+        Some("ci".to_owned())
+    );
+    assert!(Identity::new("x", Scope::Operator).is_owner());
+    assert!(!Identity::new("x", Scope::Runner).is_owner());
 }
 
 #[test]

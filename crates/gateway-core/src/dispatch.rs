@@ -19,6 +19,8 @@ use crate::rpc::RpcError;
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub(crate) out: Option<Outbound>,
+    /// Who is calling (the token's identity and scope).
+    pub(crate) identity: crate::auth::Identity,
 }
 
 /// Serialise method `M`'s response (the type parameter ties each arm to
@@ -50,14 +52,16 @@ impl Gateway {
             Request::SessionsList(_) => reply::<m::SessionsList>(Ok(areas.sessions.list())),
             Request::SessionsCreate(p) => {
                 let g = self.generation();
-                reply::<m::SessionsCreate>(areas.sessions.create(&g, p).await)
+                reply::<m::SessionsCreate>(areas.sessions.create(&g, p, &caller.identity).await)
             }
             Request::SessionsClose(p) => reply::<m::SessionsClose>(areas.sessions.close(p)),
             Request::ToolsList(p) => {
                 let g = self.generation();
                 reply::<m::ToolsList>(tools::list(&areas.sessions, &g, p).await)
             }
-            Request::ToolsInvoke(p) => reply::<m::ToolsInvoke>(tools::invoke(self, p).await),
+            Request::ToolsInvoke(p) => {
+                reply::<m::ToolsInvoke>(tools::invoke(self, &caller.identity, p).await)
+            }
             Request::ToolsLookup(p) => {
                 let g = self.generation();
                 reply::<m::ToolsLookup>(tools::lookup(self, &areas.sessions, &g, p).await)

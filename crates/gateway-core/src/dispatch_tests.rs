@@ -22,7 +22,14 @@ fn open(dir: &tempfile::TempDir) -> Gateway {
 
 async fn call(gw: &Gateway, method: &str, params: Value) -> Result<Value, RpcError> {
     let request = Request::parse(method, params)?;
-    gw.dispatch(request, &Caller { out: None }).await
+    gw.dispatch(
+        request,
+        &Caller {
+            out: None,
+            identity: crate::auth::Identity::new("test-operator", crate::scope::Scope::Operator),
+        },
+    )
+    .await
 }
 
 const JOB: &str = r#"{"name": "ping", "schedule": {"kind": "every", "everyMs": 3600000}, "payload": {"kind": "agentTurn", "message": "hi", "toolsAllow": ["read", "exec"]}}"#;

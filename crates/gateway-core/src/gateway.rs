@@ -52,6 +52,9 @@ pub(crate) struct Generation {
     pub(crate) origin: String,
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) tokens: TokenSet,
+    /// The owner list (`gateway.auth.ownerAllowFrom` +
+    /// `commands.ownerAllowFrom`).
+    pub(crate) owners: crate::identity::OwnerList,
     pub(crate) section: GatewaySection,
     pub(crate) loaded_at_ms: u64,
 }
@@ -176,6 +179,8 @@ impl Gateway {
             });
         }
         let (generated_token, token_path) = load_or_create_token(&state_dir)?;
+        // Only its hash stays in memory.
+        let generated_token = crate::auth::token_hash(&generated_token);
         let journal_path = state_dir.join(JOURNAL_FILE_NAME);
         let (journal, recovery) = CallJournal::open_with(
             &journal_path,
@@ -358,6 +363,11 @@ impl Gateway {
     /// The scope of a presented token under the active configuration.
     pub fn scope_of(&self, token: &str) -> Option<Scope> {
         self.generation().tokens.scope_of(token)
+    }
+
+    /// Who a presented token is under the active configuration.
+    pub fn identify(&self, token: &str) -> Option<crate::auth::Identity> {
+        self.generation().tokens.identify(token)
     }
 
     /// Reload the configuration. A config that does not load or compile is
@@ -546,7 +556,7 @@ pub(crate) struct Parts<'a> {
     pub(crate) sandbox_events: &'a talon_sandbox_core::SharedEventSink,
     pub(crate) cron: Option<&'a talon_cron::CronService>,
     pub(crate) link: &'a Link,
-    pub(crate) generated_token: &'a str,
+    pub(crate) generated_token: &'a crate::auth::TokenHash,
     pub(crate) location: &'a ConfigLocation,
     pub(crate) next_generation: &'a AtomicU64,
     /// The generation being replaced (on reload): its MCP servers are kept
@@ -609,7 +619,12 @@ pub(crate) fn build_generation(
         );
     }
     let mut tokens = section.tokens.clone();
-    tokens.add(parts.generated_token, Scope::Operator);
+    tokens.add_hash(
+        *parts.generated_token,
+        Some(talon_config::STATE_TOKEN_ID),
+        Scope::Operator,
+    );
+    let owners = crate::identity::OwnerList::from_config(&config);
     let id = parts.next_generation.fetch_add(1, Ordering::SeqCst);
     Ok(Generation {
         id,
@@ -617,6 +632,7 @@ pub(crate) fn build_generation(
         origin,
         runtime: Arc::new(runtime),
         tokens,
+        owners,
         section,
         loaded_at_ms: crate::clock::now_ms(),
     })

@@ -69,7 +69,7 @@ impl Gateway {
         &self,
         headers: &HeaderMap,
         peer: Option<std::net::IpAddr>,
-    ) -> Result<(Scope, String), AuthFailure> {
+    ) -> Result<(crate::auth::Identity, crate::auth::TokenHash), AuthFailure> {
         let header = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
@@ -93,8 +93,9 @@ impl Gateway {
         let Some(token) = crate::auth::bearer(header) else {
             return Err(fail(AuthFailure::Missing));
         };
-        match self.scope_of(token) {
-            Some(scope) => Ok((scope, token.to_owned())),
+        let hash = crate::auth::token_hash(token);
+        match self.generation().tokens.identify_hash(&hash) {
+            Some(identity) => Ok((identity, hash)),
             None => Err(fail(AuthFailure::Invalid)),
         }
     }
@@ -162,7 +163,7 @@ async fn ws(
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let (scope, token) = match gw.authenticate(&headers, Some(peer.ip())) {
+    let (identity, hash) = match gw.authenticate(&headers, Some(peer.ip())) {
         Ok(a) => a,
         Err(f) => return auth_error(&f),
     };
@@ -177,7 +178,7 @@ async fn ws(
     upgrade
         .max_message_size(max)
         .max_frame_size(max)
-        .on_upgrade(move |socket| crate::ws::serve_connection(gw, socket, scope, token))
+        .on_upgrade(move |socket| crate::ws::serve_connection(gw, socket, identity, hash))
 }
 
 async fn tools_invoke(
@@ -186,15 +187,18 @@ async fn tools_invoke(
     headers: HeaderMap,
     body: axum::body::Body,
 ) -> Response {
-    let scope = match gw.authenticate(&headers, Some(peer.ip())) {
-        Ok((s, _)) => s,
+    let identity = match gw.authenticate(&headers, Some(peer.ip())) {
+        Ok((i, _)) => i,
         Err(f) => return auth_error(&f),
     };
-    if !scope.covers(Scope::Agent) {
+    if !identity.scope.covers(Scope::Runner) {
         return json_error(
             StatusCode::FORBIDDEN,
             "forbidden",
-            "POST /tools/invoke needs the agent scope; this token is read-only",
+            &format!(
+                "POST /tools/invoke needs the runner scope; token `{}` is read-only",
+                identity.id
+            ),
         );
     }
     // The same bound as a WebSocket frame, answered in JSON naming it.
@@ -246,12 +250,21 @@ async fn tools_invoke(
     }
     let session = body.session_key.unwrap_or_else(|| "main".to_owned());
     let report = match gw
-        .invoke_spawned(session, body.tool_call_id, body.tool, Value::Object(args))
+        .invoke_spawned(
+            identity,
+            session,
+            body.tool_call_id,
+            body.tool,
+            Value::Object(args),
+        )
         .await
     {
         Ok(r) => r,
         Err(e) if e.code == crate::rpc::NOT_FOUND => {
             return json_error(StatusCode::NOT_FOUND, "not_found", &e.message);
+        }
+        Err(e) if e.code == crate::rpc::FORBIDDEN => {
+            return json_error(StatusCode::FORBIDDEN, "forbidden", &e.message);
         }
         Err(e) if e.code == crate::rpc::UNAVAILABLE => {
             return json_error(StatusCode::SERVICE_UNAVAILABLE, "unavailable", &e.message);

@@ -197,9 +197,13 @@ impl CallPath {
 }
 
 impl Gateway {
-    /// Run one call in `session_key`'s session through the full gate.
+    /// Run one call by `caller` in `session_key`'s session through the
+    /// full gate. An owner-only tool is refused (forbidden, `errorCode`
+    /// `tool.owner_only`) to a caller that is not the owner (see
+    /// `identity::may_use_owner_tools`), whoever opened the session.
     pub async fn invoke(
         &self,
+        caller: &crate::auth::Identity,
         session_key: &str,
         tool_call_id: Option<String>,
         tool: &str,
@@ -207,11 +211,13 @@ impl Gateway {
     ) -> Result<CallReport, RpcError> {
         self.inner.calls.admit()?;
         let session = self.session_or_main(session_key)?;
-        self.invoke_in(&session, tool_call_id, tool, params).await
+        self.invoke_in(caller, &session, tool_call_id, tool, params)
+            .await
     }
 
     pub(crate) async fn invoke_in(
         &self,
+        caller: &crate::auth::Identity,
         session: &Session,
         tool_call_id: Option<String>,
         tool: &str,
@@ -227,9 +233,35 @@ impl Gateway {
         }
         let generation = self.generation();
         let built = session.table(generation.id, &generation.runtime).await;
-        drop(generation);
         let table = Arc::clone(&built.table);
         let name = normalize_tool_name(tool);
+        // A session is shared by whoever names its key: the owner-only
+        // tools its table holds are for owner callers only. A cron run's
+        // session is capped by its job instead.
+        if table.contains(&name)
+            && table.is_owner_only(&name)
+            && !session.is_cron_run()
+            && !crate::identity::may_use_owner_tools(
+                caller,
+                &session.info.params,
+                &generation.owners,
+            )
+        {
+            return Err(RpcError::new(
+                crate::rpc::FORBIDDEN,
+                format!(
+                    "`{name}` is an owner-only tool and token `{}` ({} scope) is not the owner here: use an owner or operator token, or a session whose sender is in gateway.auth.ownerAllowFrom",
+                    caller.id, caller.scope
+                ),
+            )
+            .with_data(serde_json::json!({
+                "errorCode": "tool.owner_only",
+                "tool": name,
+                "tokenId": caller.id,
+                "scope": caller.scope.as_str(),
+            })));
+        }
+        drop(generation);
         let call_id = self.inner.calls.next_call_id();
         let tool_call_id = tool_call_id.unwrap_or_else(|| call_id.clone());
         let metrics = &self.inner.metrics;
@@ -344,15 +376,19 @@ impl Gateway {
     /// cut a call between its journal records.
     pub(crate) async fn invoke_spawned(
         &self,
+        caller: crate::auth::Identity,
         session_key: String,
         tool_call_id: Option<String>,
         tool: String,
         params: Value,
     ) -> Result<CallReport, RpcError> {
         let gw = self.clone();
-        tokio::spawn(async move { gw.invoke(&session_key, tool_call_id, &tool, params).await })
-            .await
-            .map_err(|e| RpcError::internal(format!("the call task failed: {e}")))?
+        tokio::spawn(async move {
+            gw.invoke(&caller, &session_key, tool_call_id, &tool, params)
+                .await
+        })
+        .await
+        .map_err(|e| RpcError::internal(format!("the call task failed: {e}")))?
     }
 }
 

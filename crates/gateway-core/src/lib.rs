@@ -41,7 +41,10 @@
 //! implement tools (the runtime's families do).
 #![deny(missing_docs)]
 
-pub use crate::auth::{TOKEN_FILE_NAME, TokenSet, bearer, load_or_create_token};
+pub use crate::auth::{
+    Identity, TOKEN_FILE_NAME, TokenHash, TokenSet, bearer, default_token_id, load_or_create_token,
+    token_hash,
+};
 pub use crate::error::GatewayError;
 pub use crate::gateway::{Gateway, GatewayOptions, JOURNAL_FILE_NAME};
 pub use crate::http::router;
@@ -68,6 +71,7 @@ mod error;
 mod gateway;
 mod handlers;
 mod http;
+mod identity;
 mod invoke;
 mod mcp_source;
 mod metrics;

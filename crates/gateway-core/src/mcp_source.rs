@@ -22,7 +22,7 @@ pub(crate) struct GatewayToolSource {
 /// Who one authorised `/mcp` request is.
 #[derive(Debug, Clone)]
 struct McpGrant {
-    scope: Scope,
+    identity: crate::auth::Identity,
     session_key: String,
 }
 
@@ -41,11 +41,12 @@ impl GatewayToolSource {
             .ok_or_else(|| {
                 SourceError::Unauthorized("the request was not authorised".to_owned())
             })?;
-        if !grant.scope.covers(needed) {
+        if !grant.identity.scope.covers(needed) {
             return Err(SourceError::Forbidden(format!(
-                "this needs the {} scope; the token has {}",
+                "this needs the {} scope; token `{}` has {}",
                 needed.as_str(),
-                grant.scope.as_str()
+                grant.identity.id,
+                grant.identity.scope.as_str()
             )));
         }
         Ok(grant)
@@ -55,6 +56,8 @@ impl GatewayToolSource {
 fn to_source(e: crate::rpc::RpcError) -> SourceError {
     if e.code == crate::rpc::NOT_FOUND {
         SourceError::UnknownSession(e.message)
+    } else if e.code == crate::rpc::FORBIDDEN {
+        SourceError::Forbidden(e.message)
     } else {
         SourceError::Internal(e.message)
     }
@@ -66,7 +69,7 @@ impl ToolSource for GatewayToolSource {
     /// address like every surface), read-only scope at least, and the
     /// session it names (an agent's main session is created on first use).
     async fn authorize(&self, caller: &McpCaller) -> Result<Option<Grant>, SourceError> {
-        let (scope, _) =
+        let (identity, _) =
             self.gw
                 .authenticate(&caller.headers, caller.peer)
                 .map_err(|f| match f {
@@ -76,16 +79,17 @@ impl ToolSource for GatewayToolSource {
                     },
                     other => SourceError::Unauthorized(other.message().to_owned()),
                 })?;
-        if !scope.covers(Scope::ReadOnly) {
+        if !identity.scope.covers(Scope::ReadOnly) {
             return Err(SourceError::Forbidden(format!(
-                "this needs the read-only scope; the token has {}",
-                scope.as_str()
+                "this needs the read-only scope; token `{}` has {}",
+                identity.id,
+                identity.scope.as_str()
             )));
         }
         let key = caller.session_hint().unwrap_or_else(|| "main".to_owned());
         let session = self.gw.session_or_main(&key).map_err(to_source)?;
         Ok(Some(Grant::new(McpGrant {
-            scope,
+            identity,
             session_key: session.info.session_key.clone(),
         })))
     }
@@ -105,11 +109,13 @@ impl ToolSource for GatewayToolSource {
         caller: &McpCaller,
         call: ModelToolCall,
     ) -> Result<InvokeOutcome, SourceError> {
-        let key = self.grant(caller, Scope::Agent)?.session_key.clone();
+        let grant = self.grant(caller, Scope::Runner)?;
+        let key = grant.session_key.clone();
+        let identity = grant.identity.clone();
         let id = (!call.id.is_empty()).then_some(call.id);
         let report = self
             .gw
-            .invoke_spawned(key, id, call.name, call.arguments)
+            .invoke_spawned(identity, key, id, call.name, call.arguments)
             .await
             .map_err(to_source)?;
         Ok(report.outcome)

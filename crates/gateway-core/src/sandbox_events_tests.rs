@@ -80,7 +80,13 @@ async fn an_oom_killed_sandbox_is_journalled_and_the_next_call_works() {
     let hog = gw
         .dispatch(
             exec("dd if=/dev/zero of=/dev/null bs=67108864 count=1"),
-            &Caller { out: None },
+            &Caller {
+                out: None,
+                identity: crate::auth::Identity::new(
+                    "test-operator",
+                    crate::scope::Scope::Operator,
+                ),
+            },
         )
         .await;
     assert!(
@@ -88,7 +94,16 @@ async fn an_oom_killed_sandbox_is_journalled_and_the_next_call_works() {
         "the hog must be OOM-killed (is the engine up?): {hog:?}"
     );
     let next = gw
-        .dispatch(exec("echo alive"), &Caller { out: None })
+        .dispatch(
+            exec("echo alive"),
+            &Caller {
+                out: None,
+                identity: crate::auth::Identity::new(
+                    "test-operator",
+                    crate::scope::Scope::Operator,
+                ),
+            },
+        )
         .await
         .unwrap();
     assert!(next.to_string().contains("alive"), "{next}");

@@ -123,6 +123,11 @@ impl Session {
         self.mcp_ready.store(generation, Ordering::Release);
     }
 
+    /// Whether this is a cron run's session (its tools are its job's cap).
+    pub(crate) fn is_cron_run(&self) -> bool {
+        self.spec.cron_job_id.is_some()
+    }
+
     /// The current table, if one was built.
     pub(crate) fn current_table(&self) -> Option<Arc<BuiltTable>> {
         self.table.read().ok().and_then(|t| t.clone())
@@ -234,6 +239,7 @@ pub(crate) fn build_session(
     runtime: &Runtime,
     parent: Option<(&Session, &[String])>,
     key_suffix: &str,
+    caller: Option<&crate::auth::Identity>,
 ) -> Result<Session, RpcError> {
     let agent = params
         .agent_id
@@ -292,16 +298,19 @@ pub(crate) fn build_session(
     spec.parent_context = parent_context;
     spec.session_id = Some(key.clone());
     spec.run_id = Some(format!("gw-{key_suffix}"));
-    spec.requester = Some(Requester {
-        channel: Some(
-            params
-                .channel
-                .clone()
-                .unwrap_or_else(|| "gateway".to_owned()),
-        ),
-        sender_id: params.sender.clone(),
-        sender_is_owner: params.sender_is_owner,
-        ..Requester::default()
+    spec.requester = Some(match caller {
+        Some(c) => crate::identity::requester(c, &params),
+        None => Requester {
+            channel: Some(
+                params
+                    .channel
+                    .clone()
+                    .unwrap_or_else(|| "gateway".to_owned()),
+            ),
+            sender_id: params.sender.clone(),
+            sender_is_owner: params.sender_is_owner,
+            ..Requester::default()
+        },
     });
     Ok(Session {
         info: SessionInfo {
@@ -356,6 +365,7 @@ pub(crate) fn build_cron_run_session(
     runtime: &Runtime,
     parent: Option<(&Session, &[String])>,
     key_suffix: &str,
+    caller: Option<&crate::auth::Identity>,
 ) -> Result<Session, RpcError> {
     if let Some(agent) = params.agent_id.as_deref()
         && !agent.trim().eq_ignore_ascii_case(&binding.agent_id)
@@ -380,7 +390,7 @@ pub(crate) fn build_cron_run_session(
     params.agent_id = Some(binding.agent_id.clone());
     params.trigger = Some(SessionTrigger::Cron);
     params.session_key = Some(binding.session_key.clone());
-    let mut session = build_session(params, default_agent, runtime, parent, key_suffix)?;
+    let mut session = build_session(params, default_agent, runtime, parent, key_suffix, caller)?;
     if let Some(cap) = &binding.tools {
         let cap: Vec<String> = cap.iter().map(|t| normalize_tool_name(t)).collect();
         let inherited = match session.spec.context.inherited.take() {

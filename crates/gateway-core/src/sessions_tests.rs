@@ -33,6 +33,7 @@ fn the_runtime_decides_whether_a_session_is_sandboxed() {
             &rt,
             None,
             "k1",
+            None,
         )
         .unwrap()
     };
@@ -99,7 +100,7 @@ fn a_session_binds_its_context_and_a_child_is_capped_by_its_parent() {
         trigger: Some(SessionTrigger::Cron),
         ..SessionParams::default()
     };
-    let s = build_session(params, "main", &off(), None, "abc").unwrap();
+    let s = build_session(params, "main", &off(), None, "abc", None).unwrap();
     assert_eq!(s.info.agent_id, "dev");
     assert_eq!(s.spec.context.session_key, "s1");
     assert_eq!(s.spec.context.model_provider.as_deref(), Some("openai"));
@@ -114,7 +115,15 @@ fn a_session_binds_its_context_and_a_child_is_capped_by_its_parent() {
         leaf: Some(true),
         ..SessionParams::default()
     };
-    let c = build_session(child, "main", &off(), Some((&s, &parent_tools)), "def").unwrap();
+    let c = build_session(
+        child,
+        "main",
+        &off(),
+        Some((&s, &parent_tools)),
+        "def",
+        None,
+    )
+    .unwrap();
     assert_eq!(c.info.session_key, "agent:main:gw:def");
     assert_eq!(
         c.spec.context.inherited.as_deref(),
@@ -139,7 +148,7 @@ fn bad_keys_and_agents_are_refused() {
             ..SessionParams::default()
         },
     ] {
-        assert!(build_session(params, "main", &off(), None, "k").is_err());
+        assert!(build_session(params, "main", &off(), None, "k", None).is_err());
     }
 }
 
@@ -158,6 +167,7 @@ fn the_registry_is_bounded_and_idempotent() {
             &rt,
             None,
             "k",
+            None,
         )
         .unwrap()
     };
@@ -195,6 +205,7 @@ fn a_child_is_never_less_confined_than_its_sandboxed_parent() {
         &rt,
         None,
         "p",
+        None,
     )
     .unwrap();
     assert!(parent.info.sandboxed);
@@ -211,6 +222,7 @@ fn a_child_is_never_less_confined_than_its_sandboxed_parent() {
             &rt,
             Some((&parent, &tools)),
             "c",
+            None,
         )
     };
     // The agent's main key would run on the host: refused.
@@ -281,6 +293,7 @@ fn a_cron_run_session_takes_its_cap_from_the_binding() {
         &off(),
         None,
         "k",
+        None,
     )
     .unwrap();
     assert_eq!(s.info.session_key, binding.session_key);
@@ -302,6 +315,7 @@ fn a_cron_run_session_takes_its_cap_from_the_binding() {
         &off(),
         Some((&s, &parent_tools)),
         "k2",
+        None,
     )
     .unwrap();
     assert_eq!(
@@ -324,7 +338,7 @@ fn a_cron_run_session_takes_its_cap_from_the_binding() {
             "trigger",
         ),
     ] {
-        let err = build_cron_run_session(params, &binding, "main", &off(), None, "k3")
+        let err = build_cron_run_session(params, &binding, "main", &off(), None, "k3", None)
             .err()
             .unwrap();
         assert_eq!(err.data.as_ref().unwrap()["param"], param, "{err}");

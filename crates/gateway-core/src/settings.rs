@@ -72,8 +72,8 @@ pub struct GatewaySection {
     /// `gateway.bind`: `loopback` (default), `lan` (all interfaces) or an
     /// IP address.
     pub bind: Option<IpAddr>,
-    /// Tokens from `gateway.auth.token` (operator) and
-    /// `gateway.auth.tokens[]` (each with its scope).
+    /// Tokens from `gateway.auth.token` (operator, id `operator`) and
+    /// `gateway.auth.tokens[]` (each with its id and scope), as hashes.
     pub tokens: TokenSet,
     /// The limits.
     pub limits: Limits,
@@ -123,10 +123,14 @@ impl GatewaySection {
         let mut limits = Limits::default();
         if let Some(auth) = &section.auth {
             if let Some(t) = auth.token.as_deref() {
-                tokens.add(t, Scope::Operator);
+                tokens.add_named(t, Some(talon_config::OPERATOR_TOKEN_ID), Scope::Operator);
             }
             for e in &auth.tokens {
-                tokens.add(&e.token, token_scope(e.scope));
+                let scope = token_scope(e.scope);
+                match e.sha256() {
+                    Some(hash) => tokens.add_hash(hash, e.id.as_deref(), scope),
+                    None => tokens.add_named(&e.token, e.id.as_deref(), scope),
+                }
             }
             if let Some(n) = auth.max_failures {
                 limits.auth_max_failures = n.max(1);
@@ -197,7 +201,8 @@ impl GatewaySection {
 fn token_scope(scope: GatewayTokenScope) -> Scope {
     match scope {
         GatewayTokenScope::ReadOnly => Scope::ReadOnly,
-        GatewayTokenScope::Agent => Scope::Agent,
+        GatewayTokenScope::Runner => Scope::Runner,
+        GatewayTokenScope::Owner => Scope::Owner,
         GatewayTokenScope::Operator => Scope::Operator,
     }
 }

@@ -9,6 +9,7 @@ use futures::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, broadcast};
 
+use crate::auth::{Identity, TokenHash};
 use crate::dispatch::Caller;
 use crate::gateway::Gateway;
 use crate::outbound::Outbound;
@@ -28,8 +29,16 @@ const MAX_BATCH: usize = 64;
 /// reading.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Serve one authenticated connection until it closes.
-pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scope, token: String) {
+/// Serve one authenticated connection until it closes. `token` is the
+/// presented token's hash: after a reload the connection is identified
+/// again by it (a removed token's next request is refused and the
+/// connection closed; a changed scope or id applies from then on).
+pub(crate) async fn serve_connection(
+    gw: Gateway,
+    socket: WebSocket,
+    identity: Identity,
+    token: TokenHash,
+) {
     let limits = gw.limits();
     let conn_id = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
     let (out, mut rx) = Outbound::new(conn_id, limits.outbound_frames);
@@ -66,7 +75,10 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
         let _ = sink.close().await;
     });
 
-    // Events: approvals, cron, tasks, reloads.
+    // Events: approvals, cron, tasks, reloads, filtered by the scope the
+    // connection has now (a reload can change it).
+    let event_scope = Arc::new(std::sync::Mutex::new(identity.scope));
+    let scope_now = Arc::clone(&event_scope);
     let mut events = gw.inner.events.subscribe();
     let events_out = out.clone();
     let events_task = tokio::spawn(async move {
@@ -74,6 +86,10 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
             tokio::select! {
                 ev = events.recv() => match ev {
                     Ok(ev) => {
+                        let scope = match scope_now.lock() {
+                            Ok(s) => *s,
+                            Err(p) => *p.into_inner(),
+                        };
                         if scope.covers(ev.min_scope) {
                             let frame = notification(ev.method, ev.params).to_string();
                             if !events_out.send(frame) { break; }
@@ -88,11 +104,11 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
     });
 
     let permits = Arc::new(Semaphore::new(limits.max_in_flight_per_connection));
-    let caller = Caller {
+    let mut caller = Caller {
         out: Some(out.clone()),
+        identity,
     };
     let mut generation = gw.generation().id;
-    let mut scope = scope;
     loop {
         let msg = tokio::select! {
             m = stream.next() => m,
@@ -126,8 +142,14 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
         let current = gw.generation();
         if current.id != generation {
             generation = current.id;
-            match current.tokens.scope_of(&token) {
-                Some(s) => scope = s,
+            match current.tokens.identify_hash(&token) {
+                Some(now) => {
+                    match event_scope.lock() {
+                        Ok(mut s) => *s = now.scope,
+                        Err(p) => *p.into_inner() = now.scope,
+                    }
+                    caller.identity = now;
+                }
                 None => {
                     let id = parsed.get("id").cloned().unwrap_or(Value::Null);
                     let e = RpcError::new(
@@ -143,6 +165,7 @@ pub(crate) async fn serve_connection(gw: Gateway, socket: WebSocket, scope: Scop
         let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
             break;
         };
+        let scope = caller.identity.scope;
         let gw2 = gw.clone();
         let out2 = out.clone();
         let caller2 = caller.clone();
@@ -219,9 +242,10 @@ async fn handle_one(gw: &Gateway, frame: Value, scope: Scope, caller: &Caller) -
         Some((_, needed)) if !scope.covers(needed) => Err(RpcError::new(
             FORBIDDEN,
             format!(
-                "`{}` needs the {} scope; this token has {}",
+                "`{}` needs the {} scope; token `{}` has {}",
                 req.method,
                 needed.as_str(),
+                caller.identity.id,
                 scope.as_str()
             ),
         )

@@ -20,7 +20,7 @@
 //! let req = Request::parse("tools.list", json!({"sessionKey": "main"})).unwrap();
 //! assert_eq!(req.method(), MethodName::ToolsList);
 //! assert_eq!(req.scope(), Scope::ReadOnly);
-//! assert_eq!(methods::ToolsInvoke::SCOPE, Scope::Agent);
+//! assert_eq!(methods::ToolsInvoke::SCOPE, Scope::Runner);
 //!
 //! let err = Request::parse("tools.delete", json!({})).unwrap_err();
 //! assert_eq!(err.message, "no method `tools.delete`");

@@ -197,9 +197,11 @@ impl std::fmt::Display for MethodName {
 }
 
 // The table. Scopes follow least privilege: reading never needs more than
-// read-only; side effects on the caller's own sessions need agent;
+// read-only; side effects on the caller's own sessions need runner;
 // administering (approvals, cron jobs, tasks, sandboxes, reloads) needs
-// operator.
+// operator. No method needs owner as such: the owner scope is a runner
+// with the owner capability (`Scope::is_owner`), which the gateway uses to
+// decide `senderIsOwner`.
 protocol_methods! {
     /// The gateway's state: generation, sessions, calls in flight, runners, pending approvals, containment, and `degraded` with every configured hook that cannot run.
     Health = "health", ReadOnly, NoParams => HealthResponse;
@@ -210,13 +212,13 @@ protocol_methods! {
     /// Every open session.
     SessionsList = "sessions.list", ReadOnly, NoParams => SessionsListResponse;
     /// Open a session (or return the one with the same key and params).
-    SessionsCreate = "sessions.create", Agent, SessionParams => SessionsCreateResponse;
+    SessionsCreate = "sessions.create", Runner, SessionParams => SessionsCreateResponse;
     /// Close a session, cancelling its calls in flight.
-    SessionsClose = "sessions.close", Agent, SessionRef => SessionsCloseResponse;
+    SessionsClose = "sessions.close", Runner, SessionRef => SessionsCloseResponse;
     /// A session's tool table as the model sees it (with `audit`: the policy report).
     ToolsList = "tools.list", ReadOnly, ToolsListParams => ToolsListResponse;
     /// Run one tool call through the gate (policy, hooks, approvals, sandbox, journal).
-    ToolsInvoke = "tools.invoke", Agent, ToolsInvokeParams => CallResult;
+    ToolsInvoke = "tools.invoke", Runner, ToolsInvokeParams => CallResult;
     /// What became of a call, by the `toolCallId` its caller gave it (for a client that lost the reply).
     ToolsLookup = "tools.lookup", ReadOnly, ToolsLookupParams => ToolsLookupResponse;
     /// The approvals waiting for a decision.
@@ -262,9 +264,9 @@ protocol_methods! {
     /// Every MCP server the runtime has started, and its state.
     McpStatus = "mcp.status", ReadOnly, NoParams => McpStatusResponse;
     /// Serve cron's agent runs on this connection (`runner.run` notifications).
-    RunnerSubscribe = "runner.subscribe", Agent, NoParams => RunnerSubscribeResponse;
+    RunnerSubscribe = "runner.subscribe", Runner, NoParams => RunnerSubscribeResponse;
     /// Report the end of a run this connection was handed, while it is in flight (a run that timed out, was cancelled or already reported is refused with `data.errorCode`).
-    RunnerComplete = "runner.complete", Agent, RunnerCompleteParams => RunnerCompleteResponse;
+    RunnerComplete = "runner.complete", Runner, RunnerCompleteParams => RunnerCompleteResponse;
     /// Reload the configuration (the last good one stays on failure).
     GatewayReload = "gateway.reload", Operator, NoParams => ReloadReport;
 }

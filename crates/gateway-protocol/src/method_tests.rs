@@ -45,15 +45,19 @@ fn least_privilege_rules() {
             assert!(m.scope() > Scope::ReadOnly, "{m} changes something");
         }
     }
-    // Side effects on the caller's own sessions need agent; administering
-    // needs operator.
+    // Side effects on the caller's own sessions need runner; administering
+    // needs operator; no method needs owner as such.
+    assert!(
+        MethodName::ALL.iter().all(|m| m.scope() != Scope::Owner),
+        "owner is a capability, not a method level"
+    );
     let cases = [
         ("health", Scope::ReadOnly),
         ("config.get", Scope::ReadOnly),
         ("tools.list", Scope::ReadOnly),
-        ("tools.invoke", Scope::Agent),
-        ("sessions.create", Scope::Agent),
-        ("sessions.close", Scope::Agent),
+        ("tools.invoke", Scope::Runner),
+        ("sessions.create", Scope::Runner),
+        ("sessions.close", Scope::Runner),
         ("approvals.list", Scope::ReadOnly),
         ("approvals.resolve", Scope::Operator),
         ("cron.list", Scope::ReadOnly),
@@ -64,8 +68,8 @@ fn least_privilege_rules() {
         ("cron.wake", Scope::Operator),
         ("tasks.cancel", Scope::Operator),
         ("sandbox.recreate", Scope::Operator),
-        ("runner.subscribe", Scope::Agent),
-        ("runner.complete", Scope::Agent),
+        ("runner.subscribe", Scope::Runner),
+        ("runner.complete", Scope::Runner),
         ("gateway.reload", Scope::Operator),
         // The audit only reads (config, file modes, the cron store, skill
         // files) and never shows a secret's value, like `config.get`.
@@ -160,4 +164,21 @@ fn params_round_trip_through_the_wire() {
     let back = Request::parse(methods::ToolsInvoke::NAME, v).unwrap();
     assert_eq!(back, Request::ToolsInvoke(p));
     assert_eq!(serde_json::to_value(NoParams).unwrap(), json!({}));
+}
+
+/// The scopes are a chain; `agent` (the former runner name) still parses
+/// and deserialises as `runner`; only `owner` and `operator` are the owner.
+#[test]
+fn scopes_chain_and_agent_is_runner() {
+    assert!(Scope::Operator.covers(Scope::Owner));
+    assert!(Scope::Owner.covers(Scope::Runner));
+    assert!(!Scope::Runner.covers(Scope::Owner));
+    assert_eq!(Scope::parse("agent"), Some(Scope::Runner));
+    assert_eq!(
+        serde_json::from_str::<Scope>("\"agent\"").unwrap(),
+        Scope::Runner
+    );
+    assert_eq!(serde_json::to_string(&Scope::Runner).unwrap(), "\"runner\"");
+    let owners: Vec<Scope> = Scope::ALL.into_iter().filter(|s| s.is_owner()).collect();
+    assert_eq!(owners, vec![Scope::Owner, Scope::Operator]);
 }

@@ -17,9 +17,14 @@ pub struct Requester {
     /// The channel (`discord`, `telegram`, `cli`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
-    /// The channel account.
+    /// The account the request came through: for the gateway, the id of
+    /// the token the caller authenticated with (`gateway.auth.tokens[].id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
+    /// The account's role: for the gateway, the token's scope
+    /// (`read-only`, `runner`, `owner`, `operator`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     /// The sender id (provider-local namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_id: Option<String>,
@@ -44,6 +49,12 @@ pub struct HookContext {
     pub run_id: Option<String>,
     /// Who started the run; `None` means nobody was proven.
     pub requester: Option<Requester>,
+    /// The provider the run's messages come through (`telegram`, `cli`,
+    /// `gateway`, …), when known.
+    pub message_provider: Option<String>,
+    /// The channel (group chat / channel id) the run's messages come from,
+    /// when known.
+    pub channel_id: Option<String>,
     /// Cancels the run and records why. Handlers pass its
     /// [`token`](Canceller::token) to cancellable I/O; the loop detector's
     /// circuit breaker cancels it.
@@ -77,6 +88,12 @@ impl HookContext {
         }
         if let Some(id) = &self.run_id {
             map.insert("runId".into(), Value::String(id.clone()));
+        }
+        if let Some(p) = &self.message_provider {
+            map.insert("messageProvider".into(), Value::String(p.clone()));
+        }
+        if let Some(c) = &self.channel_id {
+            map.insert("channelId".into(), Value::String(c.clone()));
         }
         if let Some(r) = &self.requester
             && let Ok(v) = serde_json::to_value(r)

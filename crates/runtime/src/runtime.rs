@@ -682,6 +682,9 @@ impl Runtime {
         ctx.session_id = run.session_id.clone();
         ctx.run_id = run.run_id.clone();
         ctx.requester = run.requester.clone();
+        ctx.message_provider
+            .clone_from(&run.context.message_provider);
+        ctx.channel_id.clone_from(&run.context.group_id);
         // An exec approval of a host run is pinned to the directory the
         // command would start in (a sandboxed run's files live in its
         // sandbox and are not pinned).

@@ -210,6 +210,20 @@ impl ToolTable {
         &self.ctx.abort
     }
 
+    /// Whether `name` is an owner-only tool: its spec says so, or it is one
+    /// of the owner-only core tools ([`talon_tool_policy::OWNER_ONLY_CORE_TOOLS`]).
+    /// Such a tool is in a table only for a sender not known to be a
+    /// non-owner; a front end that shares a session between callers checks
+    /// each caller with this.
+    pub fn is_owner_only(&self, name: &str) -> bool {
+        let name = normalize_tool_name(name);
+        talon_tool_policy::OWNER_ONLY_CORE_TOOLS.contains(&name.as_str())
+            || self
+                .tools
+                .iter()
+                .any(|t| t.spec.name == name && t.spec.owner_only)
+    }
+
     /// Whether a tool is in the table.
     pub fn contains(&self, name: &str) -> bool {
         let name = normalize_tool_name(name);

@@ -180,7 +180,7 @@ async fn scopes_are_least_privilege() {
         )
         .await;
     assert_eq!(v["error"]["code"], json!(-32001));
-    assert_eq!(v["error"]["data"]["required"], json!("agent"));
+    assert_eq!(v["error"]["data"]["required"], json!("runner"));
     let mut agent = Ws::connect(gw.addr, Some("agent-token-0123456789"))
         .await
         .unwrap();

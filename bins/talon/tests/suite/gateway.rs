@@ -627,3 +627,59 @@ fn sessions_list_show_and_history_read_a_running_gateways_state() {
         "{missing:?}"
     );
 }
+
+/// `talon gateway token new` prints a fresh token once and the config entry
+/// holding only its hash; the daemon accepts the token with that entry,
+/// with the identity and scope it names; bad flags are refused.
+#[test]
+fn a_new_token_entry_authenticates_with_its_scope() {
+    let r = talon(&[
+        "gateway", "token", "new", "--scope", "owner", "--id", "ci", "--json",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let minted = r.json();
+    let token = minted["token"].as_str().unwrap().to_owned();
+    assert_eq!(token.len(), 64);
+    let entry = minted["entry"].clone();
+    assert_eq!(entry["id"], json!("ci"));
+    assert_eq!(entry["scope"], json!("owner"));
+    assert!(entry.get("token").is_none(), "{entry}");
+    assert_ne!(entry["tokenSha256"], json!(token));
+    let again = talon(&["gateway", "token", "new", "--json"]).json();
+    assert_ne!(again["token"], json!(token), "tokens are random");
+    assert_eq!(again["entry"]["scope"], json!("runner"));
+    assert!(again["entry"]["id"].as_str().unwrap().starts_with("token-"));
+
+    let d = start(&json!({"gateway": {"auth": {"tokens": [entry]}}}).to_string());
+    let r = talon(&[
+        "gateway",
+        "call",
+        "sessions.create",
+        "--gateway",
+        &d.url,
+        "--token",
+        &token,
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json()["session"]["params"]["senderIsOwner"], json!(true));
+    let r = talon(&[
+        "gateway",
+        "call",
+        "gateway.reload",
+        "--gateway",
+        &d.url,
+        "--token",
+        &token,
+    ]);
+    assert_eq!(r.code, 1, "owner is not operator: {r:?}");
+
+    for bad in [
+        ["--scope", "root"],
+        ["--id", "has space"],
+        ["--id", "operator"],
+    ] {
+        let r = talon(&["gateway", "token", "new", bad[0], bad[1]]);
+        assert_ne!(r.code, 0, "{bad:?} accepted: {r:?}");
+        assert!(r.stderr.contains(bad[0]), "{r:?}");
+    }
+}

@@ -318,7 +318,7 @@ fn restrictions_dropped_knowingly_are_reported() {
         .unwrap();
     assert_eq!(f.severity, AuditSeverity::Warn);
     assert!(f.detail.contains("channels"), "{}", f.detail);
-    assert!(f.detail.contains("commands"), "{}", f.detail);
+    assert!(f.detail.contains("plugins"), "{}", f.detail);
 }
 
 fn findings<'r>(

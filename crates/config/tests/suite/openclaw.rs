@@ -59,7 +59,7 @@ fn a_whole_openclaw_config_loads_with_notices() {
     let notices: Vec<String> = loaded.notices.iter().map(ToString::to_string).collect();
     insta::assert_snapshot!("openclaw_full_notices", notices.join("\n"));
     for section in [
-        "channels", "models", "auth", "messages", "commands", "hooks", "bindings", "meta", "wizard",
+        "channels", "models", "auth", "messages", "hooks", "bindings", "meta", "wizard",
     ] {
         let n = loaded
             .notices
@@ -68,6 +68,14 @@ fn a_whole_openclaw_config_loads_with_notices() {
             .unwrap_or_else(|| panic!("no notice for {section}"));
         assert_eq!(n.message, "OpenClaw section not used by Talon (ignored)");
     }
+    // `commands` is read for its owner list only: its other keys are
+    // dropped one by one.
+    assert!(
+        loaded
+            .notices
+            .iter()
+            .any(|n| n.key_path == "commands.native" && n.message.contains("no chat commands"))
+    );
     // The skills section is typed now: no notice, and its values are read.
     assert!(!loaded.notices.iter().any(|n| n.key_path == "skills"));
     let skills = loaded.config.skills_config();

@@ -27,7 +27,8 @@ pub(crate) struct ConfigHandler {
     current: RwLock<Arc<Generation>>,
     next_generation: AtomicU64,
     last_reload: RwLock<Option<ReloadReport>>,
-    generated_token: String,
+    /// The generated token's SHA-256 (its text is not kept).
+    generated_token: crate::auth::TokenHash,
     pub(crate) token_path: PathBuf,
     link: Link,
     sandbox_events: talon_sandbox_core::SharedEventSink,
@@ -41,7 +42,7 @@ pub(crate) struct ConfigStart {
     pub(crate) location: ConfigLocation,
     pub(crate) first: Generation,
     pub(crate) next_generation: AtomicU64,
-    pub(crate) generated_token: String,
+    pub(crate) generated_token: crate::auth::TokenHash,
     pub(crate) token_path: PathBuf,
     pub(crate) link: Link,
     pub(crate) sandbox_events: talon_sandbox_core::SharedEventSink,

@@ -75,7 +75,7 @@ impl SessionsHandler {
                     .map_err(|e| format!("its stored parameters are unreadable: {e}"))
                     .and_then(|mut params| {
                         params.session_key = Some(record.key.clone());
-                        self.open_inner(g, params, Some(&record))
+                        self.open_inner(g, params, None, Some(&record))
                             .map_err(|e| e.message)
                     })
             };
@@ -203,8 +203,9 @@ impl SessionsHandler {
         &self,
         g: &Generation,
         params: SessionParams,
+        caller: &crate::auth::Identity,
     ) -> Result<SessionsCreateResponse, RpcError> {
-        let s = self.open(g, params)?;
+        let s = self.open(g, params, Some(caller))?;
         let built = s.table(g.id, &g.runtime).await;
         Ok(SessionsCreateResponse {
             session: s.info.clone(),
@@ -281,20 +282,27 @@ impl SessionsHandler {
 
     /// Open a session under generation `g` (a sub-agent's tools are capped
     /// by its parent's effective tools; a cron run's session by its job's).
+    /// With a `caller`, its `senderIsOwner` is decided from the caller's
+    /// token and the owner list (a claim the token lacks is refused), and
+    /// the caller is the session's requester; without one (a main session
+    /// opened on first use) nothing about the sender is proven.
     pub(crate) fn open(
         &self,
         g: &Generation,
         params: SessionParams,
+        caller: Option<&crate::auth::Identity>,
     ) -> Result<Arc<Session>, RpcError> {
-        self.open_inner(g, params, None)
+        self.open_inner(g, params, caller, None)
     }
 
     /// [`Self::open`], or reopen a stored session (`restored`: it keeps
-    /// its creation time and is not written again).
+    /// its creation time and is not written again, and its `senderIsOwner`
+    /// is the one the gateway decided when it was created).
     fn open_inner(
         &self,
         g: &Generation,
-        params: SessionParams,
+        mut params: SessionParams,
+        caller: Option<&crate::auth::Identity>,
         restored: Option<&SessionRecord>,
     ) -> Result<Arc<Session>, RpcError> {
         let cron_run = match params.session_key.as_deref() {
@@ -310,6 +318,14 @@ impl SessionsHandler {
             },
             None => None,
         };
+        if let Some(c) = caller {
+            let owner = crate::identity::resolve_sender_is_owner(c, &params, &g.owners)?;
+            // A cron run's tools are its job's cap, whoever serves it: the
+            // claim is checked, but the caller decides nothing more.
+            if cron_run.is_none() {
+                params.sender_is_owner = Some(owner);
+            }
+        }
         let parent = match params.parent_session_key.as_deref() {
             Some(pk) => {
                 let p = self.registry.get(pk).ok_or_else(|| {
@@ -335,8 +351,9 @@ impl SessionsHandler {
                 &g.runtime,
                 parent,
                 &suffix,
+                caller,
             )?,
-            None => build_session(params, &default_agent, &g.runtime, parent, &suffix)?,
+            None => build_session(params, &default_agent, &g.runtime, parent, &suffix, caller)?,
         };
         if let Some(r) = restored {
             session.info.created_at_ms = r.created_at_ms;
@@ -390,7 +407,7 @@ impl SessionsHandler {
                 session_key: Some(binding.session_key),
                 ..Default::default()
             };
-            return self.open(g, params);
+            return self.open(g, params, None);
         }
         let default_agent = g.config.default_agent_id();
         let main = g.config.main_session();
@@ -408,7 +425,7 @@ impl SessionsHandler {
             agent_id: Some(agent),
             ..Default::default()
         };
-        self.open(g, params)
+        self.open(g, params, None)
     }
 
     /// The key a session's calls are journalled under: an open session's

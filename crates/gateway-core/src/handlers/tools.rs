@@ -41,6 +41,7 @@ pub(crate) async fn list(
 /// call's journal records together).
 pub(crate) async fn invoke(
     gw: &crate::Gateway,
+    caller: &crate::auth::Identity,
     p: ToolsInvokeParams,
 ) -> Result<CallResult, RpcError> {
     let params = if p.params.is_null() {
@@ -49,7 +50,7 @@ pub(crate) async fn invoke(
         p.params
     };
     let report = gw
-        .invoke(&p.session_key, p.tool_call_id, &p.tool_name, params)
+        .invoke(caller, &p.session_key, p.tool_call_id, &p.tool_name, params)
         .await?;
     Ok(report.to_result())
 }

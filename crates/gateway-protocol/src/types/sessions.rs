@@ -34,10 +34,17 @@ pub struct SessionParams {
     /// The model id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The sender id.
+    /// The sender id (provider-local, as the front end relays it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender: Option<String>,
-    /// Whether the sender is the owner (`false` removes owner-only tools).
+    /// Whether the sender is the owner (`false` removes the owner-only
+    /// tools). The gateway decides it from the calling token: an `owner`
+    /// or `operator` token is the owner (`false` is honoured, absent means
+    /// `true`); for a `runner` token the sender is the owner only when it
+    /// is in the owner list (`gateway.auth.ownerAllowFrom`,
+    /// `commands.ownerAllowFrom`), and `true` is refused otherwise
+    /// (forbidden, `errorCode` `session.owner_claim_refused`). The created
+    /// session shows the decided value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_is_owner: Option<bool>,
     /// The group chat / channel id.

@@ -575,3 +575,33 @@ async fn what_the_load_check_passes_runs_by_the_same_path_lookup() {
         }
     }
 }
+
+/// What a command hook reads as `context`: the run's agent, session,
+/// message provider and channel, and the requester with its account
+/// (for the gateway, the token id) and scope; unknown fields are left out,
+/// never filled with a guess.
+#[test]
+fn the_context_carries_the_requester_identity_and_channel() {
+    let mut c = ctx();
+    c.message_provider = Some("telegram".into());
+    c.channel_id = Some("group-1".into());
+    c.requester = Some(talon_hooks::Requester {
+        channel: Some("telegram".into()),
+        account_id: Some("bot".into()),
+        scope: Some("runner".into()),
+        sender_id: Some("telegram:42".into()),
+        sender_is_owner: Some(true),
+        role_ids: None,
+    });
+    let v = c.to_json();
+    assert_eq!(v["agentId"], json!("main"));
+    assert_eq!(v["sessionKey"], json!("agent:main:main"));
+    assert_eq!(v["messageProvider"], json!("telegram"));
+    assert_eq!(v["channelId"], json!("group-1"));
+    assert_eq!(
+        v["requester"],
+        json!({"channel": "telegram", "accountId": "bot", "scope": "runner", "senderId": "telegram:42", "senderIsOwner": true})
+    );
+    let bare = ctx().to_json();
+    assert!(bare.get("messageProvider").is_none() && bare.get("requester").is_none());
+}
