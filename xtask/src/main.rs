@@ -27,6 +27,10 @@
 //!   the local backend's tests use) for the local sandbox backend (also
 //!   run by `cargo xtask test` and `cargo xtask bench`).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
+)]
 use std::process::{Command, ExitCode};
 
 mod bubblewrap;

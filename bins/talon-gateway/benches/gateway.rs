@@ -13,6 +13,10 @@
     clippy::panic,
     clippy::print_stdout
 )]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
+)]
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

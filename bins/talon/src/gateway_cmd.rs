@@ -275,7 +275,7 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
 }
 
 fn run_daemon(ctx: &ContextArgs, bind: Option<&str>) -> Result<Status> {
-    use std::os::unix::process::CommandExt as _;
+    use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup};
     let exe = std::env::current_exe().context("cannot find this program")?;
     let beside = exe.with_file_name("talon-gateway");
     let program = if beside.exists() {
@@ -283,7 +283,10 @@ fn run_daemon(ctx: &ContextArgs, bind: Option<&str>) -> Result<Status> {
     } else {
         std::path::PathBuf::from("talon-gateway")
     };
-    let mut cmd = std::process::Command::new(&program);
+    // Talon's own daemon in place of this process: the same environment,
+    // stdio and process group.
+    let mut cmd = ChildCommand::new(&program, ChildEnv::InheritParent, ProcessGroup::Parent);
+    cmd.stdin(std::process::Stdio::inherit());
     if let Some(c) = &ctx.config {
         cmd.arg("--config").arg(c);
     }
@@ -291,10 +294,7 @@ fn run_daemon(ctx: &ContextArgs, bind: Option<&str>) -> Result<Status> {
         cmd.arg("--bind").arg(b);
     }
     let err = cmd.exec();
-    bail!(
-        "cannot run {}: {err} (build it with `cargo build -p talon-gateway`)",
-        program.display()
-    )
+    bail!("{err}; build it with `cargo build -p talon-gateway`")
 }
 
 /// Approval JSON for a terminal: still JSON, with every character that

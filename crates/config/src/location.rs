@@ -162,14 +162,19 @@ mod tests;
 /// never returns. Every component of the program that reads the state
 /// directory, or the config file inside it, then agrees with `dir`.
 pub fn reexec_with_state_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::process::CommandExt as _;
+    use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup};
     let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     if std::env::var_os(STATE_DIR_ENV).as_deref() == Some(dir.as_os_str()) {
         return Ok(());
     }
     let exe = std::env::current_exe()?;
-    Err(std::process::Command::new(exe)
-        .args(std::env::args_os().skip(1))
-        .env(STATE_DIR_ENV, &dir)
-        .exec())
+    // The same program again, so the same environment, stdio and group.
+    Err(
+        ChildCommand::new(exe, ChildEnv::InheritParent, ProcessGroup::Parent)
+            .args(std::env::args_os().skip(1))
+            .env(STATE_DIR_ENV, &dir)
+            .stdin(std::process::Stdio::inherit())
+            .exec()
+            .into_io_error(),
+    )
 }

@@ -39,12 +39,20 @@
 //! This crate does not run agents (the embedder's [`AgentRunner`] does),
 //! does not deliver results (it hands the delivery target to the runner),
 //! and does not assemble tool tables: [`IsolatedRun::run_context`] is the
-//! policy context the embedder must use. The `cron` tool lives in
-//! `talon-tools`.
+//! policy context the embedder must use.
+//! - [`CronTool`]: the model-facing `cron` tool over a [`CronService`]
+//!   (status, list, get, add, update, remove, run, runs, wake), capped by
+//!   its creator's tools and, in a run a cron job started, scoped to that
+//!   job ([`CronToolScope`]). It lives here, not in `talon-tools`, so the
+//!   tools crate never depends on the job store.
 #![deny(missing_docs)]
 
 pub use crate::clock::TokioClock;
 pub use crate::config::{CronConfig, CronQuotasConfig, CronRetryConfig};
+pub use crate::cron_tool::{
+    CONTEXT_MARKER, ChatHistory, CronTool, CronToolScope, HistoryMessage, MAX_CONTEXT_LINE_CHARS,
+    MAX_CONTEXT_MESSAGES, MAX_CONTEXT_TOTAL_CHARS, build_reminder_context,
+};
 pub use crate::error::{CronError, QuotaLimit, Result};
 pub use crate::input::{
     Creator, JobPatch, JobSpec, MAX_NAME_CHARS, MAX_TEXT_CHARS, apply_patch, build_job, cap_tools,
@@ -76,6 +84,7 @@ pub use talon_tasks::{Clock, ManualClock, SystemClock};
 
 mod clock;
 mod config;
+mod cron_tool;
 mod error;
 mod input;
 mod job;

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup, SpawnError};
 use talon_tool_catalog::CancellationToken;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
@@ -104,22 +105,23 @@ pub async fn run_bounded(
     abort: &CancellationToken,
 ) -> Result<BoundedOutput, RunError> {
     let deadline = Instant::now() + cmd.timeout;
-    let mut command = Command::new(&cmd.program);
+    let mut command = ChildCommand::new(&cmd.program, ChildEnv::exact(&cmd.env), ProcessGroup::Own);
     command
         .args(&cmd.args)
-        .env_clear()
-        .envs(&cmd.env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
     if let Some(dir) = &cmd.cwd {
         command.current_dir(dir);
     }
-    let mut child = command.spawn().map_err(|e| RunError::Spawn {
-        program: cmd.program.clone(),
-        message: e.to_string(),
+    let mut command = Command::from(command.into_std());
+    command.kill_on_drop(true);
+    let mut child = command.spawn().map_err(|e| {
+        let e = SpawnError::new(&cmd.program, e);
+        RunError::Spawn {
+            program: cmd.program.clone(),
+            message: format!("{} ({})", e.kind(), e.io_error()),
+        }
     })?;
     // Armed from here on: however this future ends, or if it is dropped,
     // the group is killed.

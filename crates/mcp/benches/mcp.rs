@@ -5,6 +5,10 @@
 //! The fixture server is looked up in `<target>/debug` and built with
 //! `cargo build -p talon-mcp-fixture-server` when missing.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
+)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

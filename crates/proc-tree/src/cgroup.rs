@@ -14,6 +14,7 @@ use crate::error::{ProcTreeError, io};
 use crate::limits::{LimitKind, Limits};
 use crate::mountinfo::{CgroupMount, Membership, cgroup_dir, parse_mountinfo, parse_proc_cgroup};
 use crate::procfs;
+use crate::spawn::{ChildCommand, ChildEnv, ProcessGroup};
 
 /// The directory under this process's own cgroup that holds every owner
 /// cgroup (stable across restarts, so a later process can sweep it).
@@ -379,7 +380,7 @@ fn probe_join(owner: &Path) -> Result<(), CgroupUnavailable> {
         source,
     })?;
     let procs = probe.join("cgroup.procs");
-    let status = std::process::Command::new(crate::leaf::SHELL)
+    let status = ChildCommand::new(crate::leaf::SHELL, ChildEnv::empty(), ProcessGroup::Parent)
         .arg("-c")
         .arg("echo $$ > \"$1\"")
         .arg("talon-proc-tree-probe")
@@ -394,7 +395,9 @@ fn probe_join(owner: &Path) -> Result<(), CgroupUnavailable> {
             owner: owner.to_path_buf(),
             status,
         }),
-        Err(source) => Err(CgroupUnavailable::Probe { source }),
+        Err(e) => Err(CgroupUnavailable::Probe {
+            source: e.into_io_error(),
+        }),
     };
     remove_tree(&probe, Instant::now() + Duration::from_secs(2));
     result

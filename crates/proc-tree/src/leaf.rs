@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -17,6 +16,7 @@ use nix::unistd::Pid;
 use crate::cgroup;
 use crate::error::ProcTreeError;
 use crate::procfs::{self, LABEL_VAR};
+use crate::spawn::{ChildCommand, ChildEnv, ProcessGroup};
 
 /// The shell used for the join wrapper, the probe and the watchdog.
 pub(crate) const SHELL: &str = "/bin/sh";
@@ -86,7 +86,8 @@ impl Leaf {
     /// spawn error: resolve it first to report it), and must not start with
     /// `-` (the shell's `exec` would read it as an option).
     ///
-    /// Set the working directory and stdio on the result; do not call
+    /// It is built by [`ChildCommand::new`] (standard input `/dev/null`
+    /// until set). Set the working directory and stdio on the result; do not call
     /// `env_clear` on it (that would drop the label). After spawning, tell
     /// the leaf the child's pid with [`Leaf::set_root_pid`].
     pub fn command<A, E, K, V>(&self, program: impl AsRef<OsStr>, args: A, env: E) -> Command
@@ -97,21 +98,18 @@ impl Leaf {
         K: AsRef<OsStr>,
         V: AsRef<OsStr>,
     {
+        let env = ChildEnv::exact(env);
         let mut cmd = if self.dirs.is_empty() {
-            Command::new(program)
+            ChildCommand::new(program, env, ProcessGroup::Own)
         } else {
-            let mut cmd = Command::new(SHELL);
+            let mut cmd = ChildCommand::new(SHELL, env, ProcessGroup::Own);
             cmd.arg("-c").arg(JOIN_SCRIPT).arg("talon-leaf");
             cmd.args(self.dirs.iter().map(|d| d.join("cgroup.procs")));
             cmd.arg("--").arg(program);
             cmd
         };
-        cmd.args(args)
-            .env_clear()
-            .envs(env)
-            .env(LABEL_VAR, &self.id)
-            .process_group(0);
-        cmd
+        cmd.args(args).env(LABEL_VAR, &self.id);
+        cmd.into_std()
     }
 
     /// Records the pid of the process spawned from [`Leaf::command`]. Its

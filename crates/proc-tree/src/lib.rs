@@ -24,6 +24,12 @@
 //!   `unsafe`), [`Leaf::kill`] ends every process in it (`cgroup.kill`, or
 //!   freeze and kill each pid) and removes its directories, and dropping
 //!   the leaf does the same.
+//! - [`ChildCommand`] ([`spawn`]): the one way Talon builds any child
+//!   process, contained or not: the environment is exactly what the caller
+//!   passes ([`ChildEnv`]), stdin is `/dev/null` unless set, the
+//!   [`ProcessGroup`] is chosen at construction, and a missing or
+//!   non-executable program is a [`SpawnError`] naming it. Clippy refuses
+//!   `Command::new` everywhere else.
 //!
 //! Without a writable cgroup v2 hierarchy (no cgroup2 mount, no
 //! delegation, or [`SupervisorOptions::force_process_groups`]) the
@@ -55,6 +61,7 @@
 pub use crate::error::{ProcTreeError, Result};
 pub use crate::leaf::{JOIN_FAILED_EXIT, Leaf};
 pub use crate::limits::{LimitKind, Limits};
+pub use crate::spawn::{ChildCommand, ChildEnv, ProcessGroup, SpawnError, SpawnErrorKind};
 pub use crate::supervisor::{Containment, Supervisor, SupervisorOptions, SweepReport};
 
 /// The environment variable that labels a leaf's processes.
@@ -66,5 +73,6 @@ mod leaf;
 mod limits;
 mod mountinfo;
 mod procfs;
+pub mod spawn;
 mod supervisor;
 mod watchdog;

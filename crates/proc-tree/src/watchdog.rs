@@ -7,11 +7,12 @@
 //! sent to the owner's group does not take it down with the owner.
 
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::error::ProcTreeError;
 use crate::procfs::LABEL_VAR;
+use crate::spawn::{ChildCommand, ChildEnv, ProcessGroup};
 
 /// Cgroup mode. Arguments: the unified owner directory, then the v1 ones.
 const CGROUP_SCRIPT: &str = r#"trap '' HUP INT TERM QUIT PIPE
@@ -106,25 +107,26 @@ impl Watchdog {
     }
 }
 
-fn base(script: &str) -> Command {
-    let mut cmd = Command::new(crate::leaf::SHELL);
+fn base(script: &str) -> ChildCommand {
+    let mut cmd = ChildCommand::new(
+        crate::leaf::SHELL,
+        ChildEnv::exact([("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")]),
+        ProcessGroup::Own,
+    );
     cmd.arg("-c")
         .arg(script)
         .arg("talon-proc-tree-watchdog")
-        .env_clear()
-        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
         .current_dir("/")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd
 }
 
-fn spawn(mut cmd: Command) -> Result<Watchdog, ProcTreeError> {
-    let mut child = cmd
-        .spawn()
-        .map_err(|source| ProcTreeError::Watchdog { source })?;
+fn spawn(mut cmd: ChildCommand) -> Result<Watchdog, ProcTreeError> {
+    let mut child = cmd.spawn().map_err(|e| ProcTreeError::Watchdog {
+        source: e.into_io_error(),
+    })?;
     let stdin = child.stdin.take();
     Ok(Watchdog { child, stdin })
 }

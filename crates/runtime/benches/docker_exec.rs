@@ -10,6 +10,10 @@
 //! Besides criterion's two figures, the bench prints both interleaved
 //! call by call (so load from elsewhere hits both alike).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
+)]
 // A panic here is a benchmark setup failure, never a measured path.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(

@@ -101,7 +101,7 @@
 //! | `ssh` | `talon-sandbox-ssh` (openssh) | the `ssh` sandbox backend |
 //! | `mcp` | `talon-mcp` (rmcp, reqwest) | the servers of `mcp.servers` and each agent's `mcp`, offered by the `mcp` family; `RuntimeBuilder::mcp_manager`, `Runtime::mcp_manager` |
 //! | `web` | `talon-tools/web` (reqwest, htmd) | `web_fetch` and `web_search` (the `web` family), as `tools.web` configures them |
-//! | `sqlite-state` | `talon-cron`, `talon-tools/cron`, `talon-hooks/sqlite` (rusqlite) | nothing by itself: `RuntimeBuilder::cron_service` (the `cron` tool over the embedder's cron service) and `talon_hooks::approval::SqliteApprovalBroker` exist |
+//! | `sqlite-state` | `talon-cron` (its job store and the `cron` tool), `talon-hooks/sqlite` (rusqlite) | nothing by itself: `RuntimeBuilder::cron_service` (the `cron` tool over the embedder's cron service) and `talon_hooks::approval::SqliteApprovalBroker` exist |
 //!
 //! Without any of them the runtime still has the `coding` (`read`, `write`,
 //! `edit`, `apply_patch`), `shell` (`exec`, `process`), `gateway` and

@@ -1,5 +1,6 @@
 use std::time::{Duration, Instant};
 
+use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
@@ -7,9 +8,9 @@ use super::*;
 const BOUND: Duration = Duration::from_secs(10);
 
 fn sh(script: &str) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.args(["-c", script]).process_group(0);
-    cmd
+    let mut cmd = ChildCommand::new("/bin/sh", ChildEnv::InheritParent, ProcessGroup::Own);
+    cmd.args(["-c", script]);
+    tokio::process::Command::from(cmd.into_std())
 }
 
 async fn read_all(mut out: ProcessOutput) -> Vec<u8> {
@@ -118,7 +119,14 @@ async fn kill_ends_the_whole_process_group_and_is_idempotent() {
 
 #[tokio::test]
 async fn a_program_that_cannot_start_is_named() {
-    let cmd = tokio::process::Command::new("/nonexistent/talon-test-binary");
+    let cmd = tokio::process::Command::from(
+        ChildCommand::new(
+            "/nonexistent/talon-test-binary",
+            ChildEnv::empty(),
+            ProcessGroup::Own,
+        )
+        .into_std(),
+    );
     let err = spawn_local(cmd, false, LocalKill::ProcessGroup(None), "the test binary")
         .expect_err("does not start");
     assert!(

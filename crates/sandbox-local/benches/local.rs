@@ -17,6 +17,10 @@
 //! `talon-sandbox-docker`, same `cargo xtask bench` run) is the figure to
 //! compare with a container.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
+)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -12,6 +12,8 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
+use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup, SpawnError};
+
 /// Where the host's egress proxy socket is bound inside the sandbox.
 pub const EGRESS_SOCKET_PATH: &str = "/.talon/egress.sock";
 /// The address the forwarder listens on inside the sandbox's own network
@@ -53,7 +55,9 @@ pub(crate) fn proxy_env() -> impl Iterator<Item = (String, String)> {
 pub fn start_forwarder(helper: &Path, socket: &Path) -> io::Result<()> {
     let listener = TcpListener::bind(EGRESS_LISTEN)?;
     let fd: std::os::fd::OwnedFd = listener.into();
-    std::process::Command::new(helper)
+    // The helper itself, inside the sandbox: the environment bubblewrap
+    // gave this process is already the sandbox's.
+    ChildCommand::new(helper, ChildEnv::InheritParent, ProcessGroup::Parent)
         .args([crate::helper::MULTICALL_ARG, "--forward"])
         .arg(socket)
         .stdin(std::process::Stdio::from(fd))
@@ -61,6 +65,7 @@ pub fn start_forwarder(helper: &Path, socket: &Path) -> io::Result<()> {
         .stderr(std::process::Stdio::null())
         .spawn()
         .map(drop)
+        .map_err(SpawnError::into_io_error)
 }
 
 /// The forwarder's loop: every connection on `listener` is relayed to a

@@ -12,9 +12,10 @@ use std::error::Error;
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup, SpawnErrorKind};
 
 use crate::file_rules::FileRules;
 
@@ -103,13 +104,17 @@ fn run(rules: &FileRules) -> ExitCode {
     let Some((program, args)) = rules.argv.split_first() else {
         return ExitCode::from(125);
     };
-    // Only returns on failure.
-    let e = std::process::Command::new(program).args(args).exec();
-    let code = if e.kind() == std::io::ErrorKind::NotFound {
-        127
-    } else {
-        126
+    // Only returns on failure. The environment is the one bubblewrap was
+    // given (built by the policy), and stdin is the command's.
+    let e = ChildCommand::new(program, ChildEnv::InheritParent, ProcessGroup::Parent)
+        .args(args)
+        .stdin(std::process::Stdio::inherit())
+        .exec();
+    let code = match e.kind() {
+        SpawnErrorKind::NotFound => 127,
+        _ => 126,
     };
+    let e = e.into_io_error();
     let context = format!("cannot execute {}", program.to_string_lossy());
     fail(&context, &e, code)
 }

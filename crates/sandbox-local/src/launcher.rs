@@ -15,14 +15,13 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 
 use command_fds::{CommandFdExt, FdMapping};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use talon_proc_tree::{Leaf, Limits, Supervisor};
+use talon_proc_tree::{ChildCommand, ChildEnv, Leaf, Limits, ProcessGroup, Supervisor};
 use talon_sandbox_core::{
     LaunchRequest, LaunchedProcess, LocalKill, PinnedSource, ProcessLauncher, SandboxError,
     ScriptOutput, spawn_local,
@@ -254,9 +253,10 @@ impl Runner {
             // its own, as below.
             Some(leaf) => leaf.command(&self.bwrap, &args, &env),
             None => {
-                let mut cmd = std::process::Command::new(&self.bwrap);
-                cmd.args(&args).env_clear().envs(&env).process_group(0);
-                cmd
+                let mut cmd =
+                    ChildCommand::new(&self.bwrap, ChildEnv::exact(&env), ProcessGroup::Own);
+                cmd.args(&args);
+                cmd.into_std()
             }
         };
         cmd.fd_mappings(fds).map_err(|e| {

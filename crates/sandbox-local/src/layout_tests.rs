@@ -233,11 +233,16 @@ fn pinned_sources_go_by_descriptor_and_every_command_checks_them_first() {
     // The check is plain sh + stat: run it here against the same path.
     let run = |layout: &SandboxLayout| {
         let prefix = layout.command_prefix();
-        std::process::Command::new(&prefix[0])
-            .args(&prefix[1..])
-            .args(["echo", "ran"])
-            .output()
-            .unwrap()
+        let path = std::env::var_os("PATH").map(|p| ("PATH", p));
+        talon_proc_tree::ChildCommand::new(
+            &prefix[0],
+            talon_proc_tree::ChildEnv::exact(path),
+            talon_proc_tree::ProcessGroup::Parent,
+        )
+        .args(&prefix[1..])
+        .args(["echo", "ran"])
+        .output()
+        .unwrap()
     };
     let out = run(&good);
     assert!(out.status.success(), "{out:?}");

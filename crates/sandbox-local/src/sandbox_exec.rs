@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup};
+
 use crate::file_rules::{
     Enforcement, LandlockReport, SANDBOX_EXEC_ENV, SANDBOX_EXEC_NAME, SANDBOX_EXEC_PATH,
 };
@@ -63,10 +65,8 @@ impl LandlockSetup {
                 ),
             };
         };
-        let out = match std::process::Command::new(&helper)
+        let out = match ChildCommand::new(&helper, ChildEnv::empty(), ProcessGroup::Parent)
             .args([crate::helper::MULTICALL_ARG, "--check"])
-            .env_clear()
-            .stdin(std::process::Stdio::null())
             .output()
         {
             Ok(out) => out,

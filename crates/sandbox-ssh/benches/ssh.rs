@@ -15,6 +15,10 @@
 //! Note: every remote command runs under the remote user's login shell;
 //! a heavy shell start-up file (`~/.bashrc`) adds its cost to each.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
+)]
 
 #[path = "../tests/suite/common.rs"]
 mod common;

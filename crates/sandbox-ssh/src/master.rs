@@ -18,6 +18,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use talon_exec_env::{EnvPolicy, process_env};
+use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup};
 
 use crate::target::SshTarget;
 
@@ -166,15 +167,17 @@ pub(crate) async fn launch_master(target: &SshTarget) -> Result<tempfile::TempDi
         .prefix(".ssh-connection")
         .tempdir_in(&target.control_dir)
         .map_err(MasterError::Io)?;
-    let status = tokio::process::Command::new("ssh")
-        .args(master_args(target, dir.path()))
-        .env_clear()
-        .envs(master_env(process_env()))
-        .stdin(Stdio::null())
+    let mut ssh = ChildCommand::new(
+        "ssh",
+        ChildEnv::exact(master_env(process_env())),
+        ProcessGroup::Parent,
+    );
+    ssh.args(master_args(target, dir.path()))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        // `-f`: ssh forks into the background once authenticated; this
-        // waits for the foreground part only.
+        .stderr(Stdio::null());
+    // `-f`: ssh forks into the background once authenticated; this waits
+    // for the foreground part only.
+    let status = tokio::process::Command::from(ssh.into_std())
         .status()
         .await
         .map_err(MasterError::Io)?;

@@ -24,11 +24,15 @@ fn quoted_words_survive_a_real_shell() {
     ];
     let args: Vec<String> = hostile.iter().map(|s| (*s).to_owned()).collect();
     let line = command_line("printf '%s\\0'", &args).unwrap();
-    let out = std::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(&line)
-        .output()
-        .unwrap();
+    let out = talon_proc_tree::ChildCommand::new(
+        "/bin/sh",
+        talon_proc_tree::ChildEnv::empty(),
+        talon_proc_tree::ProcessGroup::Parent,
+    )
+    .arg("-c")
+    .arg(&line)
+    .output()
+    .unwrap();
     let got: Vec<String> = out
         .stdout
         .split(|b| *b == 0)

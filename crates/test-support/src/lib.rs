@@ -37,6 +37,10 @@
 //! assert_eq!(run.stdout, "hello\n");
 //! ```
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
+)]
 pub mod cli;
 pub mod docker;
 pub mod gateway;

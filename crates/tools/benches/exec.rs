@@ -9,6 +9,10 @@
 //! criterion's `to_async` would; the workspace's criterion has no
 //! `async_tokio` feature.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
+)]
 // A panic here is a benchmark setup failure, never a measured path.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -14,11 +14,12 @@
 //!   re-checked) and `WebSearchTool` over five providers (`tools.web`,
 //!   [`WebToolsConfig`]). The SSRF policy and the config types are there
 //!   without the feature.
-//! - `CronTool` (cargo feature `cron`, on by default; it brings
-//!   `talon-cron` and its SQLite job store): the `cron` tool.
 //! - [`GatewayTool`]: the running config (secrets redacted) and its schema,
 //!   read-only.
 //! - [`SessionStatusTool`]: the run it belongs to.
+//!
+//! The `cron` tool is `talon_cron::CronTool`, next to the job store it
+//! drives, so this crate does not depend on `talon-cron`.
 //!
 //! The runtime (`talon-runtime`) builds them per run from the config and
 //! decides where they act; embedders can also construct them directly.
@@ -46,11 +47,6 @@
 //! whether it may run (that is the runtime's gate).
 #![deny(missing_docs)]
 
-#[cfg(feature = "cron")]
-pub use crate::cron_tool::{
-    CONTEXT_MARKER, ChatHistory, CronTool, CronToolScope, HistoryMessage, MAX_CONTEXT_LINE_CHARS,
-    MAX_CONTEXT_MESSAGES, MAX_CONTEXT_TOTAL_CHARS, build_reminder_context,
-};
 pub use crate::errors::{fs_code, fs_error, sandbox_code, sandbox_error};
 pub use crate::exec::{
     AgentExecConfig, DEFAULT_BACKGROUND_MS, DEFAULT_CLEANUP_MS, DEFAULT_MAX_OUTPUT_BYTES,
@@ -81,8 +77,6 @@ pub use crate::web::{
     SearchProvider, SearchRequest, WebFetchTool, WebSearchTool, normalize_cache_key,
 };
 
-#[cfg(feature = "cron")]
-mod cron_tool;
 mod errors;
 mod exec;
 mod files;

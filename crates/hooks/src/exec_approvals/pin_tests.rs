@@ -1,5 +1,7 @@
 use std::fs;
 
+use talon_proc_tree::{ChildCommand, ChildEnv, ProcessGroup};
+
 use super::*;
 
 fn dir() -> (tempfile::TempDir, PathBuf) {
@@ -62,7 +64,8 @@ fn another_cwd_is_refused() {
 #[test]
 fn a_fifo_operand_is_never_opened() {
     let (_tmp, cwd) = dir();
-    let made = std::process::Command::new("mkfifo")
+    let path = ChildEnv::exact([("PATH", "/usr/bin:/bin")]);
+    let made = ChildCommand::new("mkfifo", path, ProcessGroup::Parent)
         .arg(cwd.join("p.sh"))
         .status()
         .unwrap();

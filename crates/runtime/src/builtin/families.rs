@@ -206,9 +206,9 @@ pub(crate) struct CronFamily {
 #[cfg(feature = "sqlite-state")]
 impl CronFamily {
     pub(crate) fn new(service: talon_cron::CronService) -> Self {
-        let probe = talon_tools::CronTool::new(
+        let probe = talon_cron::CronTool::new(
             service.clone(),
-            talon_tools::CronToolScope::new("", "", Vec::new()),
+            talon_cron::CronToolScope::new("", "", Vec::new()),
         );
         CronFamily {
             spec: probe.spec().clone(),
@@ -231,7 +231,7 @@ impl ToolFamily for CronFamily {
     }
 
     fn construct(&self, _name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
-        let mut scope = talon_tools::CronToolScope::new(
+        let mut scope = talon_cron::CronToolScope::new(
             run.context.agent_id.clone(),
             run.context.session_key.clone(),
             run.effective_tools.clone(),
@@ -239,7 +239,7 @@ impl ToolFamily for CronFamily {
         if run.context.trigger == talon_tool_policy::Trigger::Cron {
             scope = scope.cron_triggered(run.cron_job_id.clone());
         }
-        Ok(Arc::new(talon_tools::CronTool::new(
+        Ok(Arc::new(talon_cron::CronTool::new(
             self.service.clone(),
             scope,
         )))

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
-use talon_cron::{
+use crate::{
     Creator, CronError, CronJob, CronService, JobPatch, JobSpec, Payload, SystemEventRequest,
     parse_wake_mode,
 };
+use serde_json::{Map, Value, json};
 use talon_tool_catalog::params::{
     Bounds, StringOpts, read_bool, read_non_negative_integer, read_string,
 };

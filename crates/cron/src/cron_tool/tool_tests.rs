@@ -2,12 +2,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
-use talon_cron::{
+use crate::{
     AgentRunner, CronOptions, CronService, IsolatedRun, ManualClock, RunFailure, RunReport,
     SystemEventRequest,
 };
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
 use talon_tool_catalog::{CancellationToken, Tool, ToolCall, ToolContext, ToolError};
 
 use super::*;
@@ -416,9 +416,9 @@ async fn a_job_over_a_quota_is_refused_with_the_quota_code() {
     let dir = tempfile::tempdir().unwrap();
     let opts = CronOptions {
         clock: Arc::new(ManualClock::new(NOW)),
-        quotas: talon_cron::CronQuotas {
+        quotas: crate::CronQuotas {
             max_jobs_per_creator: 1,
-            ..talon_cron::CronQuotas::default()
+            ..crate::CronQuotas::default()
         },
         ..CronOptions::default()
     };
