@@ -205,6 +205,11 @@ pub const CHECKS: &[CheckInfo] = &[
         "what the session tools see (`tools.sessions.visibility`, the sandbox clamp, `tools.agentToAgent`); warn when unsandboxed sessions see other senders' sessions (`agent`, `all`)",
     ),
     check(
+        "talon.gateway.owner_allow_wildcard",
+        "critical",
+        "`*` in `gateway.auth.ownerAllowFrom` or `commands.ownerAllowFrom`: every relayed sender is the owner",
+    ),
+    check(
         "talon.sessions.agent_to_agent_wildcard",
         "warn",
         "`tools.agentToAgent` is enabled with `*` in `allow`",

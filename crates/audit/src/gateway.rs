@@ -91,6 +91,26 @@ pub(crate) fn check(input: &AuditInput<'_>, out: &mut Findings) {
     }
 }
 
+/// A `*` in an owner list (`gateway.auth.ownerAllowFrom`,
+/// `commands.ownerAllowFrom`): every sender a runner relays is the owner and
+/// gets the owner-only tools.
+pub(crate) fn check_owner_wildcards(input: &AuditInput<'_>, out: &mut Findings) {
+    let keys = input.config.owner_wildcards();
+    if keys.is_empty() {
+        return;
+    }
+    out.push(
+        "talon.gateway.owner_allow_wildcard",
+        AuditSeverity::Critical,
+        "an owner list names every sender (`*`)",
+        format!(
+            "{} hold `*`: every sender a runner token relays counts as the owner, so the owner-only tools (cron, gateway, sessions, nodes) reach anyone who can message the agent.",
+            keys.join(", ")
+        ),
+        "List the owners' sender ids (`telegram:42`) instead of `*`, or give the owner an owner-scoped gateway token and remove the list.",
+    );
+}
+
 /// Restrictions from an OpenClaw file that Talon does not enforce and that
 /// the operator dropped knowingly (`acceptUnenforced`): never silent.
 pub(crate) fn check_dropped_restrictions(input: &AuditInput<'_>, out: &mut Findings) {

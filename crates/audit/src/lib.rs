@@ -118,6 +118,7 @@ pub fn audit(input: &AuditInput<'_>) -> Result<AuditReport> {
     let tables = tools::agent_tables(input, &engine);
     tools::check(input, &tables, &mut out);
     sessions::check(input, &tables, &mut out);
+    gateway::check_owner_wildcards(input, &mut out);
     gateway::check(input, &mut out);
     gateway::check_dropped_restrictions(input, &mut out);
     exec_env::check(input, &mut out);

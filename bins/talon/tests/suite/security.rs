@@ -138,6 +138,11 @@ fn each_example_gives_its_check_ids_and_exit_code() {
         ),
         ("hook-cannot-run.json5", 0o600, &["talon.hooks.cannot_run"]),
         (
+            "owner-wildcard.json5",
+            0o600,
+            &["talon.gateway.owner_allow_wildcard"],
+        ),
+        (
             "sessions-visibility.json5",
             0o600,
             &[

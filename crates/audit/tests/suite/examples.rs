@@ -515,3 +515,20 @@ fn the_default_visibility_is_info() {
     assert!(v[0].detail.contains("`tree` (the default)"), "{v:#?}");
     assert!(v[0].detail.contains("agents none"), "{v:#?}");
 }
+
+#[test]
+fn a_wildcard_owner_list_is_critical_and_names_each_key() {
+    let report = expect(
+        "owner-wildcard.json5",
+        0o600,
+        &["talon.gateway.owner_allow_wildcard"],
+    );
+    let f = findings(&report, "talon.gateway.owner_allow_wildcard");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].severity, AuditSeverity::Critical);
+    assert!(
+        f[0].detail.contains("gateway.auth.ownerAllowFrom[1]")
+            && f[0].detail.contains("commands.ownerAllowFrom[0]"),
+        "{f:#?}"
+    );
+}
