@@ -8,5 +8,6 @@ pub mod cron;
 pub mod exec;
 pub mod fs;
 pub mod mcp;
+pub mod memory;
 pub mod skills;
 pub mod web;
