@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -20,7 +20,7 @@ use crate::chunk::{Chunk, chunk_markdown};
 use crate::discover::{Found, Skipped, discover};
 use crate::embed::{EmbeddingProvider, cosine, from_blob, to_blob};
 use crate::error::{MemoryError, MemoryErrorKind, Result};
-use crate::query::fts_expression;
+use crate::query::{query_words, quoted_or};
 
 /// The index layout version; an index of another version is rebuilt.
 const SCHEMA_VERSION: &str = "1";
@@ -165,6 +165,7 @@ pub struct MemoryIndex {
     embedder: Option<Arc<dyn EmbeddingProvider>>,
     dirty: Arc<AtomicBool>,
     watching: AtomicBool,
+    chunk_count: Arc<AtomicU64>,
     sync_lock: tokio::sync::Mutex<()>,
     pub(crate) watcher: Mutex<Option<crate::watch::Watch>>,
 }
@@ -205,7 +206,8 @@ fn create_schema(conn: &Connection) -> rusqlite::Result<()> {
              embedding_model TEXT);
          CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
          CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-             text, heading, tokenize = 'unicode61 remove_diacritics 2');",
+             text, heading, tokenize = 'unicode61 remove_diacritics 2');
+         CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');",
     )?;
     conn.execute(
         "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?1)",
@@ -321,7 +323,9 @@ impl MemoryIndex {
     ) -> Result<Self> {
         let path = path.into();
         let conn = open_db(&path)?;
+        let chunks = count_chunks(&conn).map_err(|e| MemoryError::sqlite(&path, e))?;
         Ok(MemoryIndex {
+            chunk_count: Arc::new(AtomicU64::new(chunks)),
             path,
             db: Arc::new(Mutex::new(conn)),
             settings,
@@ -490,8 +494,14 @@ impl MemoryIndex {
                 changes.push(Change::Remove(path.clone()));
             }
         }
-        self.blocking(move |conn, path| apply(conn, path, changes))
-            .await?;
+        let count = Arc::clone(&self.chunk_count);
+        self.blocking(move |conn, path| {
+            apply(conn, path, changes)?;
+            let n = count_chunks(conn).map_err(|e| MemoryError::sqlite(path, e))?;
+            count.store(n, Ordering::SeqCst);
+            Ok(())
+        })
+        .await?;
         let problems = self.problems().await?;
         skipped.extend(problems);
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
@@ -680,7 +690,8 @@ impl MemoryIndex {
                 }
             }
         }
-        let expr = fts_expression(query);
+        let words = query_words(query);
+        let total = self.chunk_count.load(Ordering::SeqCst);
         let wanted = if query_vector.is_some() {
             max_results * self.settings.candidate_multiplier.max(1)
         } else {
@@ -691,9 +702,11 @@ impl MemoryIndex {
         let hybrid = query_vector.is_some();
         let hits = self
             .blocking(move |conn, path| {
-                let text_hits = match &expr {
+                let expr = match_expression(conn, &words, total)
+                    .map_err(|e| MemoryError::sqlite(path, e))?;
+                let text_hits = match expr {
                     Some(e) => {
-                        text_search(conn, e, wanted).map_err(|e| MemoryError::sqlite(path, e))?
+                        text_search(conn, &e, wanted).map_err(|e| MemoryError::sqlite(path, e))?
                     }
                     None => Vec::new(),
                 };
@@ -771,6 +784,42 @@ impl MemoryIndex {
         })
         .await
     }
+}
+
+fn count_chunks(conn: &Connection) -> rusqlite::Result<u64> {
+    conn.query_row("SELECT COUNT(*) FROM chunks", [], |r| r.get::<_, i64>(0))
+        .map(|n| n.max(0) as u64)
+}
+
+/// A word in more than this share of the chunks is common.
+const COMMON_SHARE: u64 = 10;
+
+/// The FTS5 expression for `words`: when some words are rare, only those
+/// (a word in more than a tenth of the chunks has a BM25 weight near zero
+/// next to them, and scoring it costs a pass over most of the index);
+/// otherwise all of them. `None` for no words.
+fn match_expression(
+    conn: &Connection,
+    words: &[String],
+    total: u64,
+) -> rusqlite::Result<Option<String>> {
+    if words.is_empty() {
+        return Ok(None);
+    }
+    let limit = (total / COMMON_SHARE).max(50);
+    let mut stmt = conn.prepare_cached("SELECT doc FROM chunks_vocab WHERE term = ?1")?;
+    let mut rare = Vec::new();
+    for w in words {
+        let df: Option<i64> = stmt.query_row([w], |r| r.get(0)).optional()?;
+        if df.unwrap_or(0).max(0) as u64 <= limit {
+            rare.push(w.clone());
+        }
+    }
+    Ok(Some(if rare.is_empty() {
+        quoted_or(words)
+    } else {
+        quoted_or(&rare)
+    }))
 }
 
 fn apply(conn: &mut Connection, path: &Path, changes: Vec<Change>) -> Result<()> {

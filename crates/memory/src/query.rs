@@ -32,15 +32,18 @@ pub fn fts_expression(query: &str) -> Option<String> {
     if words.is_empty() {
         return None;
     }
-    // A word holds only alphanumeric characters, so it never contains a
-    // quote; quoting makes `NEAR`, `AND`, `OR` and `NOT` plain words.
-    Some(
-        words
-            .iter()
-            .map(|w| format!("\"{w}\""))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
+    Some(quoted_or(&words))
+}
+
+/// `words` (from [`query_words`]) quoted and joined with `OR`. A word holds
+/// only alphanumeric characters, so it never contains a quote; quoting
+/// makes `NEAR`, `AND`, `OR` and `NOT` plain words.
+pub(crate) fn quoted_or(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| format!("\"{w}\""))
+        .collect::<Vec<_>>()
+        .join(" OR ")
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use talon_fs_bridge::{Access, FsBridge};
+use talon_fs_bridge::FsBridge;
 use talon_tool_catalog::params::{
     NumberOpts, StringOpts, read_number, read_string, refuse_unknown_keys,
 };
@@ -161,6 +161,41 @@ impl MemoryGetTool {
     }
 }
 
+impl MemoryGetTool {
+    /// Walk `path` from its memory root (the workspace for `MEMORY.md` and
+    /// `memory/`, the extra path for files under one) and refuse a
+    /// symbolic link at any step. A missing step is left to the read.
+    async fn check_no_links(&self, path: &str) -> Result<(), ToolError> {
+        let cwd = self.bridge.cwd().to_owned();
+        let (mut dir, rest) = match self.extra_paths.iter().find(|e| {
+            path.strip_prefix(e.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+        }) {
+            Some(e) => (e.clone(), path[e.len() + 1..].to_owned()),
+            None => (cwd, path.to_owned()),
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let entries = match self.bridge.list(&dir).await {
+                Ok(e) => e,
+                Err(_) => return Ok(()),
+            };
+            let Some(entry) = entries.iter().find(|e| e.name == *part) else {
+                return Ok(());
+            };
+            if entry.kind == talon_fs_bridge::FileKind::Symlink {
+                let so_far = parts[..=i].join("/");
+                return Err(self.refused(
+                    path,
+                    &format!("goes through the symbolic link `{so_far}` (memory_get does not follow links)"),
+                ));
+            }
+            dir = format!("{}/{part}", dir.trim_end_matches('/'));
+        }
+        Ok(())
+    }
+}
+
 fn positive(
     p: &serde_json::Map<String, serde_json::Value>,
     key: &str,
@@ -207,20 +242,9 @@ impl Tool for MemoryGetTool {
         if !is_memory_path(&path, &self.extra_paths) {
             return Err(self.refused(&path, "is not one"));
         }
-        // Judge where the path lands too: a link under memory/ must not
-        // reach a file that is not memory.
-        let resolved = self
-            .bridge
-            .resolve(&path, Access::Read)
-            .await
-            .map_err(|e| MemoryError::bridge("memory_get", e).into_tool_error("path"))?;
-        let landed = relative_to_cwd(&resolved.container_path, &cwd);
-        if !is_memory_path(&landed, &self.extra_paths) {
-            return Err(self.refused(
-                &path,
-                &format!("leads to `{landed}`, which is not a memory file"),
-            ));
-        }
+        // No link on the way: a link under memory/ must not reach a file
+        // that is not memory (the index does not follow links either).
+        self.check_no_links(&path).await?;
         let contents = self
             .bridge
             .read(&path, Some(self.max_file_bytes.saturating_add(1)))
