@@ -202,6 +202,19 @@ impl MemoryService {
     }
 }
 
+impl MemoryService {
+    /// The index of `agent` in `scope`, opened on its own and never
+    /// watched (for one-shot front ends such as the CLI: each search
+    /// syncs first unless `sync.onSearch` is false).
+    pub fn index_unwatched(&self, agent: &str, scope: &MemoryScope) -> Result<MemoryIndex> {
+        MemoryIndex::open(
+            self.index_path(agent, scope),
+            self.settings(),
+            self.embedder.clone(),
+        )
+    }
+}
+
 /// An agent id safe as a file name part.
 fn sanitize(agent: &str) -> String {
     let s: String = agent
