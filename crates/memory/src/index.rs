@@ -705,9 +705,8 @@ impl MemoryIndex {
                 let expr = match_expression(conn, &words, total)
                     .map_err(|e| MemoryError::sqlite(path, e))?;
                 let text_hits = match expr {
-                    Some(e) => {
-                        text_search(conn, &e, wanted).map_err(|e| MemoryError::sqlite(path, e))?
-                    }
+                    Some(e) => text_search(conn, &e, wanted, &words)
+                        .map_err(|e| MemoryError::sqlite(path, e))?,
                     None => Vec::new(),
                 };
                 let Some(qv) = query_vector else {
@@ -936,12 +935,37 @@ fn hit(path: String, start: u32, end: u32, score: f64, snippet: String) -> Searc
     }
 }
 
-/// BM25 over text (weight 1) and heading (weight 0.5), best first.
-fn text_search(conn: &Connection, expr: &str, limit: usize) -> rusqlite::Result<Vec<SearchHit>> {
+/// Share of `words` the chunk `text` contains (as whole words).
+fn coverage(text: &str, words: &[String]) -> f64 {
+    if words.is_empty() {
+        return 0.0;
+    }
+    let present: std::collections::HashSet<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let found = words
+        .iter()
+        .filter(|w| present.contains(w.as_str()))
+        .count();
+    found as f64 / words.len() as f64
+}
+
+/// BM25 over text (weight 1) and heading (weight 0.5); the score is half
+/// the share of the query's words the chunk holds and half the BM25 rank
+/// mapped into (0, 1), best first. (BM25 alone gives near-zero scores in a
+/// small index, where every word is in many chunks.)
+fn text_search(
+    conn: &Connection,
+    expr: &str,
+    limit: usize,
+    words: &[String],
+) -> rusqlite::Result<Vec<SearchHit>> {
     let mut stmt = conn.prepare_cached(
         "SELECT c.path, c.start_line, c.end_line, f.text,
                 bm25(chunks_fts, 1.0, 0.5) AS rank,
-                snippet(chunks_fts, 0, '', '', '…', 48)
+                snippet(chunks_fts, 0, '', '', '…', 48), f.heading
          FROM chunks_fts f JOIN chunks c ON c.id = f.rowid
          WHERE chunks_fts MATCH ?1
          ORDER BY rank LIMIT ?2",
@@ -949,21 +973,21 @@ fn text_search(conn: &Connection, expr: &str, limit: usize) -> rusqlite::Result<
     let rows = stmt.query_map(params![expr, limit as i64], |r| {
         let text: String = r.get(3)?;
         let snippet: String = r.get(5)?;
+        let heading: String = r.get(6)?;
         let rank: f64 = r.get(4)?;
+        let cover = coverage(&format!("{heading}\n{text}"), words);
+        let score = 0.5 * cover + 0.5 * text_score(rank);
         let shown = if text.chars().count() <= SNIPPET_MAX_CHARS {
             text
         } else {
             cut_chars(&snippet, SNIPPET_MAX_CHARS)
         };
-        Ok(hit(
-            r.get(0)?,
-            r.get(1)?,
-            r.get(2)?,
-            text_score(rank),
-            shown,
-        ))
+        Ok(hit(r.get(0)?, r.get(1)?, r.get(2)?, score, shown))
     })?;
-    rows.collect()
+    let mut hits: Vec<SearchHit> = rows.collect::<rusqlite::Result<_>>()?;
+    // Stable: equal scores keep the BM25 order.
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(hits)
 }
 
 /// Chunk ids by cosine similarity to `qv` (vectors of `model` only).

@@ -443,6 +443,8 @@ async fn the_tools_answer_in_openclaw_shapes_and_memory_get_refuses_other_files(
     assert_eq!(hit["startLine"], 1);
     assert_eq!(hit["endLine"], 5);
     assert_eq!(hit["source"], "memory");
+    // In a two-file index BM25 alone is near zero; the word share is not.
+    assert!(hit["score"].as_f64().unwrap_or(0.0) >= 0.5, "{hit}");
     assert_eq!(out.details["provider"], "none");
     assert_eq!(out.details["mode"], "text");
     // The symlink is not followed into the index.
