@@ -3,7 +3,9 @@
 //! the BM25 ranking (hybrid). A provider that fails never fails a search:
 //! the text ranking answers and the result says why it fell back.
 
-use crate::error::{MemoryError, MemoryErrorKind, Result};
+use crate::error::Result;
+#[cfg(feature = "openai")]
+use crate::error::{MemoryError, MemoryErrorKind};
 
 /// Turns texts into vectors.
 #[async_trait::async_trait]

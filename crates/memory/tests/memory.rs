@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use talon_config::sections::memory::{
-    MemoryEmbeddingProvider, MemoryRemoteConfig, MemorySearchConfig, MemorySyncConfig,
-};
+#[cfg(feature = "openai")]
+use talon_config::sections::memory::{MemoryEmbeddingProvider, MemoryRemoteConfig};
+use talon_config::sections::memory::{MemorySearchConfig, MemorySyncConfig};
 use talon_fs_bridge::FsBridge;
 use talon_memory::{
     IndexSettings, MemoryGetTool, MemoryIndex, MemoryScope, MemorySearchTool, MemoryService,
@@ -532,6 +532,7 @@ async fn the_tools_answer_in_openclaw_shapes_and_memory_get_refuses_other_files(
     Ok(())
 }
 
+#[cfg(feature = "openai")]
 /// A loopback `/v1/embeddings` server: each text becomes a bag-of-words
 /// vector over a fixed vocabulary where synonyms share a dimension, so
 /// vector search finds what BM25 cannot. Counts requests.
@@ -619,6 +620,7 @@ async fn embedding_server() -> std::io::Result<(String, Arc<std::sync::atomic::A
     Ok((format!("http://{addr}/v1"), hits))
 }
 
+#[cfg(feature = "openai")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openai_client_adds_hybrid_ranking_through_the_egress_guard() -> TestResult {
     let ws = tempfile::tempdir()?;
