@@ -67,6 +67,8 @@ pub struct OpenAiEmbeddings {
     api_key: Option<String>,
     headers: Vec<(String, String)>,
     timeout: std::time::Duration,
+    /// Whether this is OpenAI's own API (which needs a key).
+    default_endpoint: bool,
 }
 
 #[cfg(feature = "openai")]
@@ -116,7 +118,20 @@ impl OpenAiEmbeddings {
             client,
             url,
             model: model.unwrap_or(DEFAULT_OPENAI_MODEL).to_owned(),
-            api_key: remote.api_key.clone().filter(|k| !k.trim().is_empty()),
+            api_key: remote
+                .api_key
+                .clone()
+                // The environment's key goes only to OpenAI's own API,
+                // never to a configured endpoint.
+                .or_else(|| {
+                    remote
+                        .base_url
+                        .is_none()
+                        .then(|| std::env::var("OPENAI_API_KEY").ok())
+                        .flatten()
+                })
+                .filter(|k| !k.trim().is_empty()),
+            default_endpoint: remote.base_url.is_none(),
             headers: remote
                 .headers
                 .iter()
@@ -146,6 +161,13 @@ impl EmbeddingProvider for OpenAiEmbeddings {
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let fail = |m: String| MemoryError::new(MemoryErrorKind::Embedding, m);
+        if self.default_endpoint && self.api_key.is_none() {
+            // Nothing is sent without a key to OpenAI's own API.
+            return Err(fail(
+                "no API key for the embedding provider: set agents.defaults.memorySearch.remote.apiKey or OPENAI_API_KEY"
+                    .into(),
+            ));
+        }
         let body = serde_json::json!({ "model": self.model, "input": texts });
         let mut req = self
             .client
