@@ -201,15 +201,14 @@ impl EmbeddingProvider for OpenAiEmbeddings {
             )));
         }
         parse_embeddings(&bytes, texts.len())
-            .map_err(|m| fail(format!("embedding endpoint {}: {m}", self.url)))
+            .map_err(|e| fail(format!("embedding endpoint {}: {}", self.url, e.message())))
     }
 }
 
 /// The vectors of an OpenAI `/embeddings` answer, ordered by `index`.
-pub fn parse_embeddings(
-    bytes: &[u8],
-    expected: usize,
-) -> std::result::Result<Vec<Vec<f32>>, String> {
+pub fn parse_embeddings(bytes: &[u8], expected: usize) -> Result<Vec<Vec<f32>>> {
+    let bad =
+        |m: String| crate::error::MemoryError::new(crate::error::MemoryErrorKind::Embedding, m);
     #[derive(serde::Deserialize)]
     struct Item {
         #[serde(default)]
@@ -221,23 +220,23 @@ pub fn parse_embeddings(
         data: Vec<Item>,
     }
     let answer: Answer = serde_json::from_slice(bytes)
-        .map_err(|e| format!("the answer is not an embeddings list: {e}"))?;
+        .map_err(|e| bad(format!("the answer is not an embeddings list: {e}")))?;
     if answer.data.len() != expected {
-        return Err(format!(
+        return Err(bad(format!(
             "asked for {expected} vectors, got {}",
             answer.data.len()
-        ));
+        )));
     }
     let mut out = vec![Vec::new(); expected];
     for (i, item) in answer.data.into_iter().enumerate() {
         let at = item.index.unwrap_or(i);
         let Some(slot) = out.get_mut(at) else {
-            return Err(format!("vector index {at} out of range"));
+            return Err(bad(format!("vector index {at} out of range")));
         };
         *slot = item.embedding;
     }
     if out.iter().any(Vec::is_empty) {
-        return Err("an answer vector is missing or empty".into());
+        return Err(bad("an answer vector is missing or empty".into()));
     }
     Ok(out)
 }
