@@ -702,3 +702,65 @@ fn the_default_config_has_no_provider_and_needs_no_network() -> TestResult {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_bridge_is_indexed_and_read_in_its_own_namespace() -> TestResult {
+    use talon_fs_bridge::{Mount, MountBridge};
+    let root = tempfile::tempdir()?;
+    let state = tempfile::tempdir()?;
+    let sandbox_ws = root.path().join("sandbox-ws");
+    let host_ws = root.path().join("host-ws");
+    std::fs::create_dir_all(sandbox_ws.join("memory"))?;
+    std::fs::create_dir_all(host_ws.join("memory"))?;
+    std::fs::write(sandbox_ws.join("memory/s.md"), "# S\n\nsandbox capybara\n")?;
+    std::fs::write(host_ws.join("memory/h.md"), "# H\n\nhost capybara\n")?;
+    let bridge: Arc<dyn FsBridge> = Arc::new(MountBridge::new(
+        vec![Mount::writable("/workspace", &sandbox_ws)],
+        "/workspace",
+    )?);
+    let service = MemoryService::new(None, state.path())?;
+    let index = service.index("main", &MemoryScope::Sandbox("agent:main:s1".into()))?;
+    let search = MemorySearchTool::new(index, Arc::clone(&bridge), service.search_defaults());
+    let get = MemoryGetTool::new(Arc::clone(&bridge), Vec::new(), 1 << 20);
+    let (ctx, abort) = (ToolContext::default(), CancellationToken::new());
+    let out = search
+        .execute(
+            &call("memory_search", json!({"query": "capybara"})),
+            &ctx,
+            &abort,
+        )
+        .await?;
+    let results = out.details["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    // Only the sandbox's file, named as inside the sandbox.
+    assert_eq!(results.len(), 1, "{}", out.details);
+    assert_eq!(results[0]["path"], "memory/s.md");
+    let out = get
+        .execute(
+            &call("memory_get", json!({"path": "/workspace/memory/s.md"})),
+            &ctx,
+            &abort,
+        )
+        .await?;
+    assert_eq!(out.details["path"], "memory/s.md");
+    assert_eq!(out.details["text"], "# S\n\nsandbox capybara");
+    // The host's file is not reachable from the sandbox.
+    let host_file = host_ws.join("memory/h.md");
+    let err = get
+        .execute(
+            &call("memory_get", json!({"path": host_file.to_string_lossy()})),
+            &ctx,
+            &abort,
+        )
+        .await
+        .err()
+        .ok_or("a host path was read from the sandbox")?;
+    assert!(
+        err.code() == ToolErrorCode::MemoryPathRefused
+            || err.code() == ToolErrorCode::FsOutsideMounts,
+        "{err:?}"
+    );
+    Ok(())
+}

@@ -104,6 +104,7 @@ impl Targets {
 
     /// Whether `run` is sandboxed (the decision taken at assembly, or the
     /// same decision taken now for a run never assembled).
+    #[cfg(feature = "sqlite-state")]
     pub(crate) fn sandboxed(&self, run: &RunSpec) -> bool {
         match run.sandbox() {
             Some(d) => d.sandboxed,
