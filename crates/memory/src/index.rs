@@ -6,7 +6,7 @@
 //! index; the files are the source of truth and [`MemoryIndex::rebuild`]
 //! reproduces the index from them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -166,6 +166,10 @@ pub struct MemoryIndex {
     dirty: Arc<AtomicBool>,
     watching: AtomicBool,
     chunk_count: Arc<AtomicU64>,
+    /// Words in more than a tenth of the chunks (refreshed by each sync).
+    common: Arc<Mutex<Arc<HashSet<String>>>>,
+    /// The skipped files as of the last sync.
+    skipped: Mutex<Vec<Skipped>>,
     sync_lock: tokio::sync::Mutex<()>,
     pub(crate) watcher: Mutex<Option<crate::watch::Watch>>,
 }
@@ -324,8 +328,11 @@ impl MemoryIndex {
         let path = path.into();
         let conn = open_db(&path)?;
         let chunks = count_chunks(&conn).map_err(|e| MemoryError::sqlite(&path, e))?;
+        let common = common_words(&conn, chunks).map_err(|e| MemoryError::sqlite(&path, e))?;
         Ok(MemoryIndex {
             chunk_count: Arc::new(AtomicU64::new(chunks)),
+            common: Arc::new(Mutex::new(Arc::new(common))),
+            skipped: Mutex::new(Vec::new()),
             path,
             db: Arc::new(Mutex::new(conn)),
             settings,
@@ -495,10 +502,15 @@ impl MemoryIndex {
             }
         }
         let count = Arc::clone(&self.chunk_count);
+        let common = Arc::clone(&self.common);
         self.blocking(move |conn, path| {
             apply(conn, path, changes)?;
             let n = count_chunks(conn).map_err(|e| MemoryError::sqlite(path, e))?;
             count.store(n, Ordering::SeqCst);
+            let words = common_words(conn, n).map_err(|e| MemoryError::sqlite(path, e))?;
+            if let Ok(mut slot) = common.lock() {
+                *slot = Arc::new(words);
+            }
             Ok(())
         })
         .await?;
@@ -506,6 +518,9 @@ impl MemoryIndex {
         skipped.extend(problems);
         skipped.sort_by(|a, b| a.path.cmp(&b.path));
         skipped.dedup_by(|a, b| a.path == b.path && a.code == b.code);
+        if let Ok(mut cache) = self.skipped.lock() {
+            cache.clone_from(&skipped);
+        }
         report.skipped = skipped;
         if let Some(embedder) = self.embedder.clone() {
             match self.embed_missing(embedder.as_ref()).await {
@@ -656,7 +671,7 @@ impl MemoryIndex {
         let mut resp = self.search_indexed(query, max_results, min_score).await?;
         resp.skipped = match sync_skipped {
             Some(s) => s,
-            None => self.problems().await?,
+            None => self.skipped.lock().map(|s| s.clone()).unwrap_or_default(),
         };
         Ok(resp)
     }
@@ -691,7 +706,11 @@ impl MemoryIndex {
             }
         }
         let words = query_words(query);
-        let total = self.chunk_count.load(Ordering::SeqCst);
+        let common = self
+            .common
+            .lock()
+            .map(|c| Arc::clone(&c))
+            .unwrap_or_default();
         let wanted = if query_vector.is_some() {
             max_results * self.settings.candidate_multiplier.max(1)
         } else {
@@ -702,8 +721,7 @@ impl MemoryIndex {
         let hybrid = query_vector.is_some();
         let hits = self
             .blocking(move |conn, path| {
-                let expr = match_expression(conn, &words, total)
-                    .map_err(|e| MemoryError::sqlite(path, e))?;
+                let expr = match_expression(&words, &common);
                 let text_hits = match expr {
                     Some(e) => text_search(conn, &e, wanted, &words)
                         .map_err(|e| MemoryError::sqlite(path, e))?,
@@ -793,32 +811,33 @@ fn count_chunks(conn: &Connection) -> rusqlite::Result<u64> {
 /// A word in more than this share of the chunks is common.
 const COMMON_SHARE: u64 = 10;
 
+/// The words in more than a tenth of `total` chunks (at least 50): one
+/// pass over the FTS5 vocabulary per sync, so a search never scans it.
+fn common_words(conn: &Connection, total: u64) -> rusqlite::Result<HashSet<String>> {
+    let limit = (total / COMMON_SHARE).max(50);
+    let mut stmt = conn.prepare_cached("SELECT term FROM chunks_vocab WHERE doc > ?1")?;
+    let rows = stmt.query_map([limit as i64], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
 /// The FTS5 expression for `words`: when some words are rare, only those
 /// (a word in more than a tenth of the chunks has a BM25 weight near zero
 /// next to them, and scoring it costs a pass over most of the index);
 /// otherwise all of them. `None` for no words.
-fn match_expression(
-    conn: &Connection,
-    words: &[String],
-    total: u64,
-) -> rusqlite::Result<Option<String>> {
+fn match_expression(words: &[String], common: &HashSet<String>) -> Option<String> {
     if words.is_empty() {
-        return Ok(None);
+        return None;
     }
-    let limit = (total / COMMON_SHARE).max(50);
-    let mut stmt = conn.prepare_cached("SELECT doc FROM chunks_vocab WHERE term = ?1")?;
-    let mut rare = Vec::new();
-    for w in words {
-        let df: Option<i64> = stmt.query_row([w], |r| r.get(0)).optional()?;
-        if df.unwrap_or(0).max(0) as u64 <= limit {
-            rare.push(w.clone());
-        }
-    }
-    Ok(Some(if rare.is_empty() {
+    let rare: Vec<String> = words
+        .iter()
+        .filter(|w| !common.contains(w.as_str()))
+        .cloned()
+        .collect();
+    Some(if rare.is_empty() {
         quoted_or(words)
     } else {
         quoted_or(&rare)
-    }))
+    })
 }
 
 fn apply(conn: &mut Connection, path: &Path, changes: Vec<Change>) -> Result<()> {
