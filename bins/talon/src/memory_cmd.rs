@@ -56,13 +56,12 @@ fn skipped_text(skipped: &[Skipped], out: &mut String) -> Result<()> {
     Ok(())
 }
 
-/// The first line of `text`, at most `max` characters.
+/// The first line of `text` that is not a heading (else the first line),
+/// at most `max` characters.
 fn one_line(text: &str, max: usize) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.clone().next().unwrap_or("");
+    let line = lines.find(|l| !l.starts_with('#')).unwrap_or(first);
     match line.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &line[..i]),
         None => line.to_owned(),
