@@ -138,6 +138,7 @@ fn bench() -> Result<(), String> {
         ("talon-mcp-serve", "mcp_serve"),
         ("talon-gateway", "gateway"),
         ("talon-audit", "audit"),
+        ("talon-memory", "memory"),
     ] {
         cargo(&[
             "bench",

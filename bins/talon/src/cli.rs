@@ -108,6 +108,10 @@ pub(crate) enum Command {
     /// one, read its history (messages and tool calls).
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Memory search: index the agent's MEMORY.md and memory/**/*.md,
+    /// search them, show the index.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// The gateway daemon: run it, check it, call its API.
     #[command(subcommand)]
     Gateway(GatewayCommand),
@@ -426,6 +430,51 @@ pub(crate) enum TasksCommand {
         /// Why.
         #[arg(long)]
         reason: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `talon memory ...` (the host workspace's index, as host runs use it).
+#[derive(Debug, Subcommand)]
+pub(crate) enum MemoryCommand {
+    /// Bring the index in step with the memory files (or rebuild it from
+    /// scratch); exit 1 when a file was skipped.
+    Index {
+        /// Drop the index and build it again from the files.
+        #[arg(long)]
+        rebuild: bool,
+        /// The agent workspace (default: the agent's configured workspace).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the memory files as memory_search does (syncing first);
+    /// exit 1 when nothing matches.
+    Search {
+        /// The query (words; no search syntax).
+        query: String,
+        /// At most this many results (default: memorySearch.query.maxResults, else 6).
+        #[arg(long, value_name = "N")]
+        max_results: Option<usize>,
+        /// Only results scoring at least this (0 to 1).
+        #[arg(long, value_name = "SCORE")]
+        min_score: Option<f64>,
+        /// The agent workspace (default: the agent's configured workspace).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// JSON output (the memory_search result).
+        #[arg(long)]
+        json: bool,
+    },
+    /// What the index holds (no sync): files, chunks, skipped files.
+    Status {
+        /// The agent workspace (default: the agent's configured workspace).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
         /// JSON output.
         #[arg(long)]
         json: bool,

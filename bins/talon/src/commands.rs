@@ -99,6 +99,7 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             None => crate::tasks_cmd::run(&c.command, out),
         },
         Command::Sessions(c) => crate::sessions_cmd::run(c, out),
+        Command::Memory(c) => crate::memory_cmd::run(&cli.ctx, c, out),
         Command::Gateway(c) => crate::gateway_cmd::run(&cli.ctx, c, out),
         Command::Approvals(a) => match &a.command {
             crate::cli::ApprovalsCommand::Allowlist { command } => {

@@ -15,6 +15,7 @@ mod commands;
 mod cron_cmd;
 mod gateway_cmd;
 mod mcp_cmd;
+mod memory_cmd;
 mod sandbox_cmd;
 mod sandbox_manage;
 mod sandbox_prune_cmd;

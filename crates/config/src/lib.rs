@@ -131,6 +131,7 @@ pub use crate::sections::cron::{CronConfig, CronQuotasConfig, CronRetryConfig};
 pub use crate::sections::exec::{AgentExecConfig, ExecConfig, ExecConfigError};
 pub use crate::sections::fs::FsToolsConfig;
 pub use crate::sections::mcp::{McpConfig, McpServerConfig, McpServers};
+pub use crate::sections::memory::MemorySearchConfig;
 pub use crate::sections::skills::SkillsConfig;
 pub use crate::sections::web::WebToolsConfig;
 pub use crate::session::{SessionScope, SessionSection};

@@ -102,7 +102,7 @@ pub struct AgentsConfig {
 }
 
 /// `agents.defaults`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentDefaults {
     /// The default agent workspace directory.
@@ -112,6 +112,10 @@ pub struct AgentDefaults {
     /// field by field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
+    /// Memory search (`memory_search`, `memory_get`): what is indexed,
+    /// the embedding provider, search defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_search: Option<crate::sections::memory::MemorySearchConfig>,
 }
 
 /// One element of `agents.list`: an `id` plus the fields of [`AgentBody`].
@@ -313,6 +317,15 @@ impl TalonConfig {
                 .and_then(|d| d.workspace.clone())
         })?;
         Some(expand_home(raw.trim()))
+    }
+
+    /// `agents.defaults.memorySearch`, when set (memory search is on
+    /// with its defaults when not).
+    pub fn memory_search(&self) -> Option<&crate::sections::memory::MemorySearchConfig> {
+        self.agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.memory_search.as_ref())
     }
 
     /// The agent's workspace directory, the one rule every surface uses:

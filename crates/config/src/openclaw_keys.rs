@@ -199,7 +199,6 @@ pub(crate) const DEFAULTS_IGNORED: &[&str] = &[
     "mediaGenerationAutoProviderFallback",
     "mediaMaxMb",
     "mediaModels",
-    "memorySearch",
     "model",
     "modelPolicy",
     "models",

@@ -6,7 +6,9 @@
 pub(crate) fn missing_tool_feature(name: &str) -> Option<&'static str> {
     match name {
         "web_fetch" | "web_search" if !cfg!(feature = "web") => Some("web"),
-        "cron" if !cfg!(feature = "sqlite-state") => Some("sqlite-state"),
+        "cron" | "memory_search" | "memory_get" if !cfg!(feature = "sqlite-state") => {
+            Some("sqlite-state")
+        }
         _ => None,
     }
 }
@@ -40,6 +42,10 @@ mod tests {
         );
         assert_eq!(
             missing_tool_feature("cron").is_some(),
+            !cfg!(feature = "sqlite-state")
+        );
+        assert_eq!(
+            missing_tool_feature("memory_search").is_some(),
             !cfg!(feature = "sqlite-state")
         );
         assert_eq!(

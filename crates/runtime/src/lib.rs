@@ -101,7 +101,7 @@
 //! | `ssh` | `talon-sandbox-ssh` (openssh) | the `ssh` sandbox backend |
 //! | `mcp` | `talon-mcp` (rmcp, reqwest) | the servers of `mcp.servers` and each agent's `mcp`, offered by the `mcp` family; `RuntimeBuilder::mcp_manager`, `Runtime::mcp_manager` |
 //! | `web` | `talon-tools/web` (reqwest, htmd) | `web_fetch` and `web_search` (the `web` family), as `tools.web` configures them |
-//! | `sqlite-state` | `talon-cron` (its job store and the `cron` tool), `talon-hooks/sqlite` (rusqlite) | nothing by itself: `RuntimeBuilder::cron_service` (the `cron` tool over the embedder's cron service) and `talon_hooks::approval::SqliteApprovalBroker` exist |
+//! | `sqlite-state` | `talon-cron` (its job store and the `cron` tool), `talon-hooks/sqlite`, `talon-memory` (rusqlite) | `memory_search` and `memory_get` (`from_config`, unless `agents.defaults.memorySearch.enabled` is false; the index in `<state dir>/memory/`); `RuntimeBuilder::cron_service` (the `cron` tool over the embedder's cron service) and `talon_hooks::approval::SqliteApprovalBroker` exist |
 //!
 //! Without any of them the runtime still has the `coding` (`read`, `write`,
 //! `edit`, `apply_patch`), `shell` (`exec`, `process`), `gateway` and
@@ -118,8 +118,8 @@
 //!   file and shell call fails with the reason, the config key and the
 //!   feature to enable, and nothing runs on the host (unless the embedder
 //!   registered its own backend under that id);
-//! - a call of `web_fetch` / `web_search` without `web` (or of `cron`
-//!   without `sqlite-state`) is an unknown tool whose message names the
+//! - a call of `web_fetch` / `web_search` without `web` (or of `cron`,
+//!   `memory_search` or `memory_get` without `sqlite-state`) is an unknown tool whose message names the
 //!   feature; a `tools.web` block that enables them is logged as a warning
 //!   when the runtime is built;
 //! - enabled MCP servers in the configuration without `mcp` make
@@ -132,7 +132,8 @@
 #![deny(missing_docs)]
 
 pub use crate::builtin::{
-    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEMORY_FAMILY_ID, SHELL_FAMILY_ID,
+    WEB_FAMILY_ID,
 };
 pub use crate::confinement::{ConfinementError, check_child_confinement};
 pub use crate::error::{Error, Result};

@@ -63,7 +63,7 @@ impl Narrowing {
 
 fn memory_append(
     allowed: Option<&str>,
-    mut params: Map<String, Value>,
+    params: Map<String, Value>,
     tool_appends: bool,
 ) -> Result<Map<String, Value>, Box<BlockedCall>> {
     const SOURCE: &str = "trigger-memory";
@@ -98,13 +98,14 @@ fn memory_append(
             format!("memory-flush runs may only append to `{allowed}`, not `{requested}`"),
         ));
     }
-    if params
-        .get("append")
-        .is_some_and(|v| v != &Value::Bool(true))
-    {
+    // Refused, not turned into an append: a model that meant to replace
+    // the file would otherwise add a second copy of what it kept.
+    if params.get("append") != Some(&Value::Bool(true)) {
         return Err(block(
             SOURCE,
-            "memory-flush writes may only append (`append: true`)".into(),
+            format!(
+                "memory-flush runs may only append: call write with `append: true` to add the content to the end of `{allowed}` (replacing it is refused)"
+            ),
         ));
     }
     if !tool_appends {
@@ -113,7 +114,6 @@ fn memory_append(
             "the write tool of this run cannot append, so a memory-flush run may not write".into(),
         ));
     }
-    params.insert("append".into(), Value::Bool(true));
     Ok(params)
 }
 

@@ -11,8 +11,10 @@ fn p(v: Value) -> Map<String, Value> {
 }
 
 fn memory(path: Value, appends: bool) -> Result<Map<String, Value>, Box<BlockedCall>> {
-    Narrowing::MemoryAppend(Some("memory/today.md".into()))
-        .apply(p(json!({"path": path, "content": "x"})), appends)
+    Narrowing::MemoryAppend(Some("memory/today.md".into())).apply(
+        p(json!({"path": path, "content": "x", "append": true})),
+        appends,
+    )
 }
 
 #[test]
@@ -44,6 +46,13 @@ fn memory_writes_only_append_to_the_exact_file() {
         true,
     );
     assert!(overwrite.is_err());
+    // Without `append: true` the write would replace the file: refused,
+    // never silently turned into an append.
+    let plain = Narrowing::MemoryAppend(Some("memory/today.md".into()))
+        .apply(p(json!({"path": "memory/today.md", "content": "x"})), true)
+        .unwrap_err();
+    assert_eq!(plain.denied_reason, DeniedReason::TriggerScope);
+    assert!(plain.reason.contains("`append: true`"), "{}", plain.reason);
     assert!(
         Narrowing::MemoryAppend(None)
             .apply(p(json!({"path": "memory/today.md"})), true)

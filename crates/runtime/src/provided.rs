@@ -12,7 +12,8 @@ use std::sync::Mutex;
 use talon_tool_policy::PolicyOutcome;
 
 use crate::builtin::{
-    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEMORY_FAMILY_ID, SHELL_FAMILY_ID,
+    WEB_FAMILY_ID,
 };
 use crate::cargo_features::missing_tool_feature;
 use crate::status_family::STATUS_FAMILY_ID;
@@ -33,6 +34,8 @@ const IMPLEMENTED_CORE_TOOLS: &[&str] = &[
     "gateway",
     "session_status",
     "cron",
+    "memory_search",
+    "memory_get",
 ];
 
 /// Whether this build implements the core tool `name` (normalised): one
@@ -74,6 +77,7 @@ fn is_builtin_family(id: &str) -> bool {
         WEB_FAMILY_ID,
         GATEWAY_FAMILY_ID,
         CRON_FAMILY_ID,
+        MEMORY_FAMILY_ID,
         STATUS_FAMILY_ID,
     ]
     .contains(&id)

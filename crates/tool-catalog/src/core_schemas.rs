@@ -368,7 +368,11 @@ fn write() -> Value {
             },
             "content": {
                 "type": "string",
-                "description": "Complete new content of the file."
+                "description": "Complete new content of the file (with append: text added to its end)."
+            },
+            "append": {
+                "type": "boolean",
+                "description": "Add content to the end of the file (created when missing) instead of replacing it."
             }
         })],
         &["path", "content"],

@@ -209,6 +209,17 @@ tool_error_codes! {
     /// its config key.
     CronQuota = "cron.quota" => Input,
 
+    /// `memory_get` was given a path that is not a memory file
+    /// (`MEMORY.md`, `memory/**/*.md`, a configured extra path).
+    MemoryPathRefused = "memory.path_refused" => Input,
+    /// A memory file cannot be read as text (invalid UTF-8, too large).
+    MemoryFileUnreadable = "memory.file_unreadable" => Input,
+    /// The memory index could not be opened, read or updated.
+    MemoryIndexFailed = "memory.index_failed" => Execution,
+    /// A memory-flush run (`trigger: memory`) may only append: a `write`
+    /// without `append: true` is refused.
+    WriteAppendOnly = "write.append_only" => Unauthorized,
+
     /// The SSRF guard refused the URL or an address it resolved to.
     WebSsrfBlocked = "web.ssrf_blocked" => Unauthorized,
     /// The URL or an address it resolved to is a cloud metadata endpoint,

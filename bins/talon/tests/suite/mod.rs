@@ -7,6 +7,7 @@ mod exec_env;
 mod gateway;
 mod json_output;
 mod mcp;
+mod memory;
 mod policy;
 mod sandbox;
 mod sandbox_local;

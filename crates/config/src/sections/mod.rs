@@ -8,6 +8,7 @@ pub mod cron;
 pub mod exec;
 pub mod fs;
 pub mod mcp;
+pub mod memory;
 pub mod sessions;
 pub mod skills;
 pub mod web;

@@ -63,6 +63,11 @@ impl ToolFamily for CodingFamily {
         let bridge = self.targets.for_run(run)?.bridge;
         Ok(match name {
             "read" => Arc::new(ReadTool::new(bridge, self.limits)),
+            // The memory-flush run may only append (facts §3); the policy
+            // leaves it read and write, and this makes write append-only.
+            "write" if run.context.trigger == talon_tool_policy::Trigger::Memory => {
+                Arc::new(WriteTool::new(bridge).append_only())
+            }
             "write" => Arc::new(WriteTool::new(bridge)),
             "edit" => Arc::new(EditTool::new(bridge)),
             "apply_patch" => Arc::new(ApplyPatchTool::new(bridge)),
@@ -243,5 +248,68 @@ impl ToolFamily for CronFamily {
             self.service.clone(),
             scope,
         )))
+    }
+}
+
+/// The id of the memory tools' family.
+pub const MEMORY_FAMILY_ID: &str = "memory";
+
+/// `memory_search` and `memory_get` over the run's memory index (the
+/// host workspace's, watched; or the sandbox's, read through its bridge
+/// and checked for changes before each search). Built on first use.
+#[cfg(feature = "sqlite-state")]
+#[derive(Debug)]
+pub(crate) struct MemoryFamily {
+    pub(crate) targets: Arc<Targets>,
+    /// The service, or why the configuration cannot make it (calls fail
+    /// with that error).
+    pub(crate) service: Result<Arc<talon_memory::MemoryService>, ToolError>,
+}
+
+#[cfg(feature = "sqlite-state")]
+impl ToolFamily for MemoryFamily {
+    fn id(&self) -> &str {
+        MEMORY_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        vec![
+            talon_memory::memory_search_spec(),
+            talon_memory::memory_get_spec(),
+        ]
+    }
+
+    fn construct(&self, name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        let service = self.service.clone()?;
+        let bridge = self.targets.for_run(run)?.bridge;
+        match name {
+            "memory_search" => {
+                let scope = if self.targets.sandboxed(run) {
+                    talon_memory::MemoryScope::Sandbox(run.context.session_key.clone())
+                } else {
+                    talon_memory::MemoryScope::Host(self.targets.workspace(run))
+                };
+                let index = service
+                    .index(&run.context.agent_id, &scope)
+                    .map_err(|e| e.into_tool_error("query"))?;
+                Ok(Arc::new(talon_memory::MemorySearchTool::new(
+                    index,
+                    bridge,
+                    service.search_defaults(),
+                )))
+            }
+            "memory_get" => Ok(Arc::new(talon_memory::MemoryGetTool::new(
+                bridge,
+                service.extra_paths(),
+                service.settings().max_file_bytes,
+            ))),
+            other => Err(ToolError::execution(format!(
+                "the memory family has no tool `{other}`"
+            ))),
+        }
+    }
+
+    fn lazy(&self) -> bool {
+        true
     }
 }

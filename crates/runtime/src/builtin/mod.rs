@@ -24,7 +24,8 @@ use talon_tools::{WebError, WebFetchTool, WebSearchTool};
 #[cfg(feature = "sqlite-state")]
 pub(crate) use families::CronFamily;
 pub use families::{
-    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEMORY_FAMILY_ID, SHELL_FAMILY_ID,
+    WEB_FAMILY_ID,
 };
 
 use crate::error::Result;
@@ -129,6 +130,17 @@ impl Builtins {
             snapshot,
             talon_config::config_schema(),
         )));
+        #[cfg(feature = "sqlite-state")]
+        if config.memory_search().is_none_or(|m| m.is_enabled()) {
+            let service =
+                talon_memory::MemoryService::new(config.memory_search(), state_dir.clone())
+                    .map(Arc::new)
+                    .map_err(|e| e.into_tool_error("query"));
+            families.push(Arc::new(families::MemoryFamily {
+                targets: Arc::clone(&targets),
+                service,
+            }));
+        }
         Ok(Builtins {
             families,
             env_hooks,

@@ -102,6 +102,24 @@ impl Targets {
         })
     }
 
+    /// Whether `run` is sandboxed (the decision taken at assembly, or the
+    /// same decision taken now for a run never assembled).
+    #[cfg(feature = "sqlite-state")]
+    pub(crate) fn sandboxed(&self, run: &RunSpec) -> bool {
+        match run.sandbox() {
+            Some(d) => d.sandboxed,
+            None => {
+                resolve_run_sandbox(
+                    &self.config,
+                    &run.context,
+                    &self.state_dir,
+                    self.home.as_deref(),
+                )
+                .sandboxed
+            }
+        }
+    }
+
     /// The target of `run`, by the sandbox decision the runtime took for
     /// it at assembly (a run that was never assembled gets the same
     /// decision from [`resolve_run_sandbox`] here).

@@ -59,22 +59,30 @@ async fn a_memory_flush_may_only_append_to_its_file() {
     match invoke(
         memory_run(Some("memory/2026-12-03.md")),
         "write",
-        json!({"path": "./memory//2026-12-03.md", "content": "note"}),
+        json!({"path": "./memory//2026-12-03.md", "content": "note", "append": true}),
     )
     .await
     {
         InvokeOutcome::Completed { result, .. } => {
-            assert_eq!(
-                result.details["params"]["append"], true,
-                "the write was not forced to append"
-            );
+            assert_eq!(result.details["params"]["append"], true);
         }
         other => panic!("{other:?}"),
     }
+    // A write without `append: true` would replace the file: refused.
     let out = invoke(
         memory_run(Some("memory/2026-12-03.md")),
         "write",
-        json!({"path": "AGENTS.md", "content": "x"}),
+        json!({"path": "memory/2026-12-03.md", "content": "note"}),
+    )
+    .await;
+    assert!(
+        matches!(&out, InvokeOutcome::Blocked(b) if b.denied_reason == DeniedReason::TriggerScope && b.reason.contains("`append: true`")),
+        "{out:?}"
+    );
+    let out = invoke(
+        memory_run(Some("memory/2026-12-03.md")),
+        "write",
+        json!({"path": "AGENTS.md", "content": "x", "append": true}),
     )
     .await;
     assert!(

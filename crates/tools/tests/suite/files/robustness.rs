@@ -195,8 +195,8 @@ async fn unknown_keys_are_refused_naming_the_key_and_change_nothing() {
             ),
             (
                 write.as_ref(),
-                json!({"path": "a.txt", "content": "x", "append": true}),
-                "append",
+                json!({"path": "a.txt", "content": "x", "mode": "append"}),
+                "mode",
             ),
             (
                 write.as_ref(),

@@ -223,3 +223,57 @@ async fn an_aborted_call_changes_nothing() {
     }
     assert_eq!(ws.snapshot(), before);
 }
+
+#[tokio::test]
+async fn append_adds_to_the_end_and_creates_a_missing_file() {
+    let ws = Ws::new();
+    ws.put("log.md", "one\n");
+    let r = call(
+        &ws.write_tool(),
+        json!({"path": "log.md", "content": "two\n", "append": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.get("log.md"), "one\ntwo\n");
+    assert_eq!(r.details["appended"], true);
+    assert_eq!(r.details["created"], false);
+    assert_eq!(r.text(), "Appended 4 bytes to log.md (now 8 bytes).");
+    let r = call(
+        &ws.write_tool(),
+        json!({"path": "new/log.md", "content": "first\n", "append": "true"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.get("new/log.md"), "first\n");
+    assert_eq!(r.details["created"], true);
+    let e = fail(
+        &ws.write_tool(),
+        json!({"path": "log.md", "content": "x", "append": "sometimes"}),
+    )
+    .await;
+    assert_eq!(e.param(), Some("append"));
+    assert_eq!(ws.get("log.md"), "one\ntwo\n");
+}
+
+#[tokio::test]
+async fn an_append_only_write_refuses_to_replace() {
+    let ws = Ws::new();
+    ws.put("memory/today.md", "kept\n");
+    let tool = WriteTool::new(ws.bridge.clone()).append_only();
+    for args in [
+        json!({"path": "memory/today.md", "content": "gone"}),
+        json!({"path": "memory/today.md", "content": "gone", "append": false}),
+    ] {
+        let e = fail(&tool, args).await;
+        assert_eq!(e.code(), ToolErrorCode::WriteAppendOnly);
+        assert!(e.message().contains("append: true"), "{}", e.message());
+    }
+    assert_eq!(ws.get("memory/today.md"), "kept\n");
+    call(
+        &tool,
+        json!({"path": "memory/today.md", "content": "added\n", "append": true}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.get("memory/today.md"), "kept\nadded\n");
+}
