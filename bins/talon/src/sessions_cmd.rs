@@ -13,21 +13,12 @@ use talon_sessions::{ListQuery, SessionRecord, SessionStore};
 use crate::Status;
 use crate::cli::SessionsCommand;
 use crate::table;
+use crate::tasks_cmd::refused;
 
 fn open() -> Result<SessionStore> {
     let path = crate::cron_cmd::db_path();
     SessionStore::open(&path)
         .with_context(|| format!("cannot open the session store at {}", path.display()))
-}
-
-fn refused(message: String, json: bool, out: &mut String) -> Result<Status> {
-    if json {
-        out.push_str(&serde_json::to_string_pretty(&json!({ "error": message }))?);
-        out.push('\n');
-    } else {
-        writeln!(out, "error: {message}")?;
-    }
-    Ok(Status::No)
 }
 
 fn ms_text(ms: u64) -> String {

@@ -16,7 +16,8 @@ fn open() -> Result<TaskLedger> {
         .with_context(|| format!("cannot open the task ledger at {}", path.display()))
 }
 
-fn refused(message: String, json: bool, out: &mut String) -> Result<Status> {
+/// A refusal (exit 1): `{"error": …}` with `--json`, else `error: …`.
+pub(crate) fn refused(message: String, json: bool, out: &mut String) -> Result<Status> {
     if json {
         out.push_str(&serde_json::to_string_pretty(&json!({ "error": message }))?);
         out.push('\n');

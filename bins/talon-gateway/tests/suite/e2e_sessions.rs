@@ -235,27 +235,45 @@ async fn sessions_list_filters_by_kind_and_validates_its_parameters() {
     assert_eq!(keys(&limited).len(), 1);
 }
 
+/// A cron run in flight, as its runner heard of it.
+struct Fired {
+    job_id: String,
+    run_id: String,
+    run_key: String,
+}
+
+/// An operator connection, a subscribed runner, and a forced run of a new
+/// job whose message is `message`.
+async fn fire_cron_run(gw: &Gw, message: &str) -> (Ws, Ws, Fired) {
+    let mut op = gw.ws().await;
+    let mut runner = gw.ws().await;
+    runner.ok("runner.subscribe", json!({})).await;
+    let job = json!({"name": "zoo", "schedule": {"kind": "every", "everyMs": 3600000},
+        "payload": {"kind": "agentTurn", "message": message}});
+    let added = op.ok("cron.add", json!({ "job": job })).await;
+    let job_id = added["job"]["id"].as_str().unwrap().to_owned();
+    op.ok("cron.run", json!({"jobId": job_id, "runMode": "force"}))
+        .await;
+    let run = runner.notification("runner.run").await;
+    let fired = Fired {
+        job_id,
+        run_id: run["params"]["runId"].as_str().unwrap().to_owned(),
+        run_key: run["params"]["sessionKey"].as_str().unwrap().to_owned(),
+    };
+    (op, runner, fired)
+}
+
 /// A cron run's message and its result are recorded in the run's session
 /// and found by `sessions_search`, only where the searcher may see them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cron_runs_messages_are_kept_and_searched_within_visibility() {
     let mut gw = Gw::start(r#"{"tools": {"sessions": {"visibility": "agent"}}}"#);
-    let mut op = gw.ws().await;
-    let mut runner = gw.ws().await;
-    runner.ok("runner.subscribe", json!({})).await;
-    let added = op
-        .ok(
-            "cron.add",
-            json!({"job": {"name": "zoo", "schedule": {"kind": "every", "everyMs": 3600000},
-            "payload": {"kind": "agentTurn", "message": "count the zebras at dawn"}}}),
-        )
-        .await;
-    let job_id = added["job"]["id"].as_str().unwrap().to_owned();
-    op.ok("cron.run", json!({"jobId": job_id, "runMode": "force"}))
-        .await;
-    let run = runner.notification("runner.run").await;
-    let run_id = run["params"]["runId"].as_str().unwrap().to_owned();
-    let run_key = run["params"]["sessionKey"].as_str().unwrap().to_owned();
+    let (mut op, mut runner, fired) = fire_cron_run(&gw, "count the zebras at dawn").await;
+    let Fired {
+        job_id,
+        run_id,
+        run_key,
+    } = fired;
     runner
         .ok(
             "runner.complete",
@@ -328,21 +346,8 @@ async fn a_cron_runs_messages_are_kept_and_searched_within_visibility() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_sees_nothing_outside_the_default_tree() {
     let gw = Gw::start("{}");
-    let mut op = gw.ws().await;
-    let mut runner = gw.ws().await;
-    runner.ok("runner.subscribe", json!({})).await;
-    let added = op
-        .ok(
-            "cron.add",
-            json!({"job": {"name": "zoo", "schedule": {"kind": "every", "everyMs": 3600000},
-            "payload": {"kind": "agentTurn", "message": "secret giraffe plans"}}}),
-        )
-        .await;
-    let job_id = added["job"]["id"].as_str().unwrap().to_owned();
-    op.ok("cron.run", json!({"jobId": job_id, "runMode": "force"}))
-        .await;
-    let run = runner.notification("runner.run").await;
-    let run_key = run["params"]["sessionKey"].as_str().unwrap().to_owned();
+    let (mut op, _runner, fired) = fire_cron_run(&gw, "secret giraffe plans").await;
+    let run_key = fired.run_key;
     let found = invoke(
         &mut op,
         "main",
