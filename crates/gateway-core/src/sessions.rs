@@ -252,6 +252,17 @@ pub(crate) fn build_session(
             "agentId must be 1–128 printable characters",
         ));
     }
+    if let Some(label) = &params.label
+        && (label.trim().is_empty()
+            || label.chars().count() > talon_sessions::MAX_LABEL_CHARS
+            || label.chars().any(char::is_control))
+    {
+        return Err(RpcError::params(format!(
+            "label must be 1–{} printable characters",
+            talon_sessions::MAX_LABEL_CHARS
+        ))
+        .with_data(serde_json::json!({"param": "label"})));
+    }
     let key = match params.session_key.as_deref().map(str::trim) {
         Some(k) if k.is_empty() || k.len() > 512 || k.chars().any(char::is_control) => {
             return Err(RpcError::params(

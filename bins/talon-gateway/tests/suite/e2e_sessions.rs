@@ -367,3 +367,51 @@ async fn search_sees_nothing_outside_the_default_tree() {
     let empty = invoke(&mut op, "main", "sessions_search", json!({"query": "  "})).await;
     assert_eq!(empty["status"], json!("error"), "{empty}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_is_kept_listed_and_filtered_on_and_a_bad_one_refused() {
+    let mut gw = Gw::start("{}");
+    let mut ws = gw.ws().await;
+    ws.ok(
+        "sessions.create",
+        json!({"sessionKey": PARENT, "agentId": "main"}),
+    )
+    .await;
+    ws.ok(
+        "sessions.create",
+        json!({"sessionKey": CHILD, "agentId": "main", "parentSessionKey": PARENT, "label": "nightly build"}),
+    )
+    .await;
+    let bad = ws
+        .call(
+            "sessions.create",
+            json!({"sessionKey": SIBLING, "label": "two\nlines"}),
+        )
+        .await;
+    assert_eq!(bad["error"]["data"]["param"], json!("label"), "{bad}");
+    drop(ws);
+    gw.signal(15);
+    assert_eq!(gw.wait_exit(Duration::from_secs(15)), Some(0));
+    gw.spawn();
+    let mut ws = gw.ws().await;
+    let labelled = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_list",
+        json!({"label": "nightly build"}),
+    )
+    .await;
+    assert_eq!(keys(&labelled), [CHILD], "{labelled}");
+    assert_eq!(
+        labelled["details"]["sessions"][0]["label"],
+        json!("nightly build")
+    );
+    let searched = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_list",
+        json!({"search": "NIGHTLY"}),
+    )
+    .await;
+    assert_eq!(keys(&searched), [CHILD], "{searched}");
+}

@@ -172,7 +172,7 @@ impl SessionsHandler {
             agent_id: s.info.agent_id.clone(),
             parent_key,
             spawn_depth,
-            label: None,
+            label: s.info.params.label.clone(),
             status: SessionStatus::Open,
             created_at_ms: s.info.created_at_ms,
             updated_at_ms: crate::clock::now_ms(),

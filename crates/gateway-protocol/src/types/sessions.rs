@@ -63,6 +63,10 @@ pub struct SessionParams {
     /// With a parent: a leaf sub-agent (may not spawn further).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf: Option<bool>,
+    /// A label for the session (at most 128 characters, no control
+    /// characters): kept with it, shown and filtered on by `sessions_list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// A session as listed.
