@@ -26,6 +26,9 @@
 //! - `cargo xtask bwrap-install`: install bubblewrap (and the `python3`
 //!   the local backend's tests use) for the local sandbox backend (also
 //!   run by `cargo xtask test` and `cargo xtask bench`).
+//! - `cargo xtask media-install`: install `poppler-utils` and `espeak-ng`
+//!   for `talon-media`'s tests and bench (also run by `cargo xtask test`
+//!   and `cargo xtask bench`).
 
 #![allow(
     clippy::disallowed_methods,
@@ -37,6 +40,7 @@ mod bubblewrap;
 mod checks;
 mod docker_engine;
 mod fuzz;
+mod media;
 mod python_env;
 mod sshd;
 mod tidy;
@@ -86,6 +90,7 @@ fn test() -> Result<(), String> {
     let python = python_env::up()?;
     sshd::install()?;
     bubblewrap::install()?;
+    media::install()?;
     checks::ensure_cargo_tool("nextest", "cargo-nextest", NEXTEST_VERSION)?;
     // nextest runs every test in its own process, by the groups and
     // timeouts of `.config/nextest.toml`; it does not run doctests.
@@ -114,6 +119,7 @@ fn bench() -> Result<(), String> {
     docker_engine::up()?;
     sshd::install()?;
     bubblewrap::install()?;
+    media::install()?;
     let started = std::time::SystemTime::now();
     for (package, bench) in [
         ("talon-tool-policy", "pipeline"),
@@ -139,6 +145,7 @@ fn bench() -> Result<(), String> {
         ("talon-gateway", "gateway"),
         ("talon-audit", "audit"),
         ("talon-memory", "memory"),
+        ("talon-media", "media"),
     ] {
         cargo(&[
             "bench",
@@ -220,6 +227,7 @@ fn main() -> ExitCode {
         "py-env" => python_env::up().map(|python| println!("{}", python.display())),
         "sshd-install" => sshd::install(),
         "bwrap-install" => bubblewrap::install(),
+        "media-install" => media::install(),
         "fuzz" => match std::env::args().nth(2).map(|s| s.parse::<u64>()) {
             None => fuzz::run(60),
             Some(Ok(seconds)) if seconds > 0 => fuzz::run(seconds),
@@ -230,7 +238,7 @@ fn main() -> ExitCode {
         "package" => checks::package(),
         "light-runtime" => checks::light_runtime(),
         _ => Err(
-            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|msrv|unused-deps|package|light-runtime"
+            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|media-install|msrv|unused-deps|package|light-runtime"
                 .to_owned(),
         ),
     };

@@ -9,6 +9,11 @@ pub(crate) fn missing_tool_feature(name: &str) -> Option<&'static str> {
         "cron" | "memory_search" | "memory_get" if !cfg!(feature = "sqlite-state") => {
             Some("sqlite-state")
         }
+        "pdf" | "tts" | "image_generate" | "music_generate" | "video_generate"
+            if !cfg!(feature = "media") =>
+        {
+            Some("media")
+        }
         _ => None,
     }
 }
@@ -47,6 +52,10 @@ mod tests {
         assert_eq!(
             missing_tool_feature("memory_search").is_some(),
             !cfg!(feature = "sqlite-state")
+        );
+        assert_eq!(
+            missing_tool_feature("tts").is_some(),
+            !cfg!(feature = "media")
         );
         assert_eq!(
             missing_backend_feature("docker").is_some(),

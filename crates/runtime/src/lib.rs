@@ -102,6 +102,7 @@
 //! | `mcp` | `talon-mcp` (rmcp, reqwest) | the servers of `mcp.servers` and each agent's `mcp`, offered by the `mcp` family; `RuntimeBuilder::mcp_manager`, `Runtime::mcp_manager` |
 //! | `web` | `talon-tools/web` (reqwest, htmd) | `web_fetch` and `web_search` (the `web` family), as `tools.web` configures them |
 //! | `sqlite-state` | `talon-cron` (its job store and the `cron` tool), `talon-hooks/sqlite`, `talon-memory` (rusqlite) | `memory_search` and `memory_get` (`from_config`, unless `agents.defaults.memorySearch.enabled` is false; the index in `<state dir>/memory/`); `RuntimeBuilder::cron_service` (the `cron` tool over the embedder's cron service) and `talon_hooks::approval::SqliteApprovalBroker` exist |
+//! | `media` | `talon-media` (runs Debian's poppler and espeak-ng; no new Rust dependency of weight) | `pdf`, `tts` (local espeak-ng), and `image_generate` / `music_generate` / `video_generate`, which refuse with `media.no_provider` naming the config key (the `media` family) |
 //!
 //! Without any of them the runtime still has the `coding` (`read`, `write`,
 //! `edit`, `apply_patch`), `shell` (`exec`, `process`), `gateway` and
@@ -119,7 +120,8 @@
 //!   feature to enable, and nothing runs on the host (unless the embedder
 //!   registered its own backend under that id);
 //! - a call of `web_fetch` / `web_search` without `web` (or of `cron`,
-//!   `memory_search` or `memory_get` without `sqlite-state`) is an unknown tool whose message names the
+//!   `memory_search` or `memory_get` without `sqlite-state`, or of a media
+//!   tool without `media`) is an unknown tool whose message names the
 //!   feature; a `tools.web` block that enables them is logged as a warning
 //!   when the runtime is built;
 //! - enabled MCP servers in the configuration without `mcp` make
@@ -132,8 +134,8 @@
 #![deny(missing_docs)]
 
 pub use crate::builtin::{
-    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEMORY_FAMILY_ID, SHELL_FAMILY_ID,
-    WEB_FAMILY_ID,
+    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID, MEMORY_FAMILY_ID,
+    SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
 pub use crate::confinement::{ConfinementError, check_child_confinement};
 pub use crate::error::{Error, Result};

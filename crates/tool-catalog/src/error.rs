@@ -216,6 +216,20 @@ tool_error_codes! {
     MemoryFileUnreadable = "memory.file_unreadable" => Input,
     /// The memory index could not be opened, read or updated.
     MemoryIndexFailed = "memory.index_failed" => Execution,
+    /// A media file (PDF, image, audio) is malformed, encrypted or not
+    /// of the expected type.
+    MediaInvalid = "media.invalid" => Input,
+    /// A media input or output is over a size limit (bytes, pages, pixels).
+    MediaTooLarge = "media.too_large" => Input,
+    /// The local engine a media tool runs (poppler, espeak-ng) is missing.
+    MediaEngineMissing = "media.engine_missing" => Unavailable,
+    /// The media engine ran and failed.
+    MediaEngineFailed = "media.engine_failed" => Execution,
+    /// The media engine ran past its time limit (it was killed).
+    MediaTimeout = "media.timeout" => TimedOut,
+    /// No provider is configured for this media tool; the message names
+    /// the config key to set.
+    MediaNoProvider = "media.no_provider" => Unavailable,
     /// A memory-flush run (`trigger: memory`) may only append: a `write`
     /// without `append: true` is refused.
     WriteAppendOnly = "write.append_only" => Unauthorized,

@@ -313,3 +313,73 @@ impl ToolFamily for MemoryFamily {
         true
     }
 }
+
+/// The id of the media tools' family.
+pub const MEDIA_FAMILY_ID: &str = "media";
+
+/// `pdf`, `tts` (local espeak-ng) and the generation tools (no provider
+/// yet: they refuse with `media.no_provider`). Engines get the agent's
+/// exec-env policy applied to this process's environment; files go
+/// through the run's bridge. Built on first use.
+#[cfg(feature = "media")]
+#[derive(Debug)]
+pub(crate) struct MediaFamily {
+    pub(crate) targets: Arc<Targets>,
+}
+
+#[cfg(feature = "media")]
+impl MediaFamily {
+    fn runner(&self, run: &RunSpec) -> Result<talon_media::EngineRunner, ToolError> {
+        let policy = self.targets.env_policy(&run.context.agent_id)?;
+        let env = policy.host_env(talon_exec_env::process_env());
+        Ok(talon_media::EngineRunner::new(
+            env,
+            talon_media::EngineLimits::default(),
+        ))
+    }
+}
+
+#[cfg(feature = "media")]
+impl ToolFamily for MediaFamily {
+    fn id(&self) -> &str {
+        MEDIA_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        let mut specs = vec![talon_media::pdf_spec(), talon_media::tts_spec()];
+        specs.extend(
+            talon_media::GenerationKind::ALL
+                .iter()
+                .map(|k| talon_media::GenerateTool::new(*k, None).spec().clone()),
+        );
+        specs
+    }
+
+    fn construct(&self, name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        if let Some(kind) = talon_media::GenerationKind::ALL
+            .into_iter()
+            .find(|k| k.tool() == name)
+        {
+            return Ok(Arc::new(talon_media::GenerateTool::new(kind, None)));
+        }
+        let bridge = self.targets.for_run(run)?.bridge;
+        match name {
+            "pdf" => Ok(Arc::new(talon_media::PdfTool::new(
+                bridge,
+                self.runner(run)?,
+                talon_media::PdfLimits::default(),
+            ))),
+            "tts" => Ok(Arc::new(talon_media::TtsTool::new(
+                bridge,
+                Arc::new(talon_media::EspeakProvider::new(self.runner(run)?)),
+            ))),
+            other => Err(ToolError::execution(format!(
+                "the media family has no tool `{other}`"
+            ))),
+        }
+    }
+
+    fn lazy(&self) -> bool {
+        true
+    }
+}

@@ -24,8 +24,8 @@ use talon_tools::{WebError, WebFetchTool, WebSearchTool};
 #[cfg(feature = "sqlite-state")]
 pub(crate) use families::CronFamily;
 pub use families::{
-    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEMORY_FAMILY_ID, SHELL_FAMILY_ID,
-    WEB_FAMILY_ID,
+    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID, MEMORY_FAMILY_ID,
+    SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
 
 use crate::error::Result;
@@ -141,6 +141,10 @@ impl Builtins {
                 service,
             }));
         }
+        #[cfg(feature = "media")]
+        families.push(Arc::new(families::MediaFamily {
+            targets: Arc::clone(&targets),
+        }));
         Ok(Builtins {
             families,
             env_hooks,

@@ -8,6 +8,8 @@ mod exec_approvals;
 mod from_config;
 mod invoke;
 mod local_routing;
+#[cfg(feature = "media")]
+mod media_family;
 #[cfg(feature = "sqlite-state")]
 mod memory_family;
 mod memory_flat;
