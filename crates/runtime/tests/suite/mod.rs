@@ -12,6 +12,7 @@ mod local_routing;
 mod memory_family;
 mod memory_flat;
 mod narrowing;
+mod plugins;
 mod provided;
 mod sandbox_decision;
 #[cfg(feature = "docker")]
