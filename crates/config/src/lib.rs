@@ -156,6 +156,7 @@ mod location;
 mod model;
 mod openclaw_keys;
 mod schema_check;
+pub mod secrets;
 pub mod sections;
 mod semantic;
 mod session;

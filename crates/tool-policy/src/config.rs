@@ -235,18 +235,6 @@ pub struct PluginsConfig {
     pub entries: Option<BTreeMap<String, PluginEntryConfig>>,
 }
 
-impl PluginsConfig {
-    /// Whether nothing in it can remove a tool.
-    pub fn is_inert(&self) -> bool {
-        self.enabled != Some(false)
-            && self.allow.as_ref().is_none_or(Vec::is_empty)
-            && self.deny.as_ref().is_none_or(Vec::is_empty)
-            && self.entries.iter().flatten().all(|(_, e)| {
-                e.enabled != Some(false) && e.tools.as_ref().is_none_or(ToolPolicyConfig::is_empty)
-            })
-    }
-}
-
 /// `plugins.entries.<id>`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
