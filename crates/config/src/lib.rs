@@ -146,6 +146,7 @@ pub use talon_sandbox_core::{
 /// Sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;
 
+pub mod edit;
 mod error;
 mod findings;
 mod gateway;
