@@ -6,7 +6,9 @@ use std::net::ToSocketAddrs as _;
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
-use talon_audit::{AuditInput, AuditOptions, AuditSeverity, GatewayProbe, fix_permissions};
+use talon_audit::{
+    AuditInput, AuditOptions, AuditSeverity, GatewayProbe, fix_permissions, fix_secrets,
+};
 use talon_config::{ConfigError, resolve_config_path};
 
 use crate::Status;
@@ -76,7 +78,7 @@ pub(crate) fn audit(
     out: &mut String,
 ) -> Result<Status> {
     let location = resolve_config_path(ctx.config.as_deref());
-    let loaded = match location.load() {
+    let mut loaded = match location.load() {
         Ok(loaded) => loaded,
         // Unreadable is not invalid: the audit cannot run (exit 2).
         Err(ConfigError::Io { path, source }) => {
@@ -90,6 +92,21 @@ pub(crate) fn audit(
         Some(fix_permissions(config_file.as_deref(), &state_dir)?)
     } else {
         None
+    };
+    // Plain-text MCP secrets move into the secrets file; the audit then
+    // reads the rewritten config.
+    let secrets_fix = match (&config_file, fix) {
+        (Some(file), true) => {
+            let done = fix_secrets(file, &loaded.config, &state_dir)?;
+            if !done.moved.is_empty() {
+                loaded = match location.load() {
+                    Ok(l) => l,
+                    Err(err) => return Ok(invalid(&err.to_string(), json, out)),
+                };
+            }
+            Some(done)
+        }
+        _ => None,
     };
     let home = talon_config::home_dir();
     let bundled = crate::skills_cmd::bundled_dir();
@@ -118,6 +135,9 @@ pub(crate) fn audit(
         if let (Some(fixed), Value::Object(map)) = (&fixed, &mut doc) {
             map.insert("fixed".to_owned(), serde_json::to_value(fixed)?);
         }
+        if let (Some(done), Value::Object(map)) = (&secrets_fix, &mut doc) {
+            map.insert("secretsFixed".to_owned(), serde_json::to_value(done)?);
+        }
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
         return Ok(status);
@@ -128,6 +148,18 @@ pub(crate) fn audit(
         }
         for change in fixed {
             let _ = writeln!(out, "fixed: {change}");
+        }
+    }
+    if let Some(done) = &secrets_fix {
+        for m in &done.moved {
+            let _ = writeln!(
+                out,
+                "fixed: {} moved to the secrets file (now ${{secret:{}}})",
+                m.key, m.secret
+            );
+        }
+        for why in &done.left {
+            let _ = writeln!(out, "not fixed: {why}");
         }
     }
     let _ = writeln!(

@@ -83,3 +83,178 @@ fn tighten(path: &Path, keep: u32) -> Result<Option<FixChange>> {
         to_mode,
     }))
 }
+
+/// One plain-text secret `--fix` moved into the secrets file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretMove {
+    /// The config key that held it (now `${secret:<secret>}`).
+    pub key: String,
+    /// The name in `<state dir>/secrets.json`.
+    pub secret: String,
+}
+
+/// What [`fix_secrets`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretsFix {
+    /// Secrets moved out of the config.
+    pub moved: Vec<SecretMove>,
+    /// Secrets left in place, each with why (never the value).
+    pub left: Vec<String>,
+}
+
+/// Move each plain-text secret the audit reports in MCP servers' `env` and
+/// `headers` (`talon.mcp.literal_secret`) into `<state dir>/secrets.json`
+/// (mode 0600) and write `${secret:NAME}` in its place, editing only that
+/// string literal of `config_file` (comments and layout stay). A value
+/// that cannot be located exactly as read is left, with the reason; so
+/// are gateway tokens (the gateway reads them directly: replace them with
+/// `talon gateway token new`). The secrets file is written before the
+/// config, so the config never names a secret that is not there. A second
+/// run finds no literal and changes nothing.
+pub fn fix_secrets(
+    config_file: &Path,
+    config: &talon_config::TalonConfig,
+    state_dir: &Path,
+) -> Result<SecretsFix> {
+    use talon_config::secrets::{SECRETS_FILE, SecretStore};
+
+    let mut fix = SecretsFix::default();
+    if let Some(auth) = config.gateway.as_ref().and_then(|g| g.auth.as_ref()) {
+        let plain = auth.token.as_deref().is_some_and(|t| !t.trim().is_empty())
+            || auth.tokens.iter().any(|t| !t.token.trim().is_empty());
+        if plain {
+            fix.left.push(
+                "gateway tokens: not moved (the gateway reads them from the config); replace each with a hashed entry from `talon gateway token new`".to_owned(),
+            );
+        }
+    }
+    let secrets_path = state_dir.join(SECRETS_FILE);
+    let io = |action: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source: std::io::Error| AuditError::Fix {
+            action,
+            path,
+            source,
+        }
+    };
+    let store = SecretStore::load(state_dir).map_err(|e| AuditError::Fix {
+        action: "read",
+        path: secrets_path.clone(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let mut secrets: std::collections::BTreeMap<String, String> = store
+        .names()
+        .filter_map(|n| store.get(n).map(|v| (n.to_owned(), v.to_owned())))
+        .collect();
+    let mut text = std::fs::read_to_string(config_file).map_err(io("read", config_file))?;
+    for (section, mcp) in crate::secrets::mcp_sections(config) {
+        let section_path: Vec<String> = section
+            .split('.')
+            .flat_map(|part| match part.split_once('[') {
+                Some((k, i)) => vec![k.to_owned(), i.trim_end_matches(']').to_owned()],
+                None => vec![part.to_owned()],
+            })
+            .collect();
+        for (server, cfg) in &mcp.servers.0 {
+            let values = cfg
+                .env
+                .iter()
+                .map(|(k, v)| ("env", k, v))
+                .chain(cfg.headers.iter().map(|(k, v)| ("headers", k, v)));
+            for (list, k, v) in values {
+                if !(crate::secrets::secret_name(k) && crate::secrets::literal_value(v)) {
+                    continue;
+                }
+                let key = format!("{section}.servers.{server}.{list}.{k}");
+                let name = secret_name_for(&secrets, server, k, v);
+                let mut path: Vec<&str> = section_path.iter().map(String::as_str).collect();
+                path.extend(["servers", server.as_str(), list, k.as_str()]);
+                let reference = format!("${{secret:{name}}}");
+                match talon_config::edit::replace_string_value(&text, &path, v, &reference) {
+                    Ok(new_text) => {
+                        text = new_text;
+                        secrets.insert(name.clone(), v.clone());
+                        fix.moved.push(SecretMove { key, secret: name });
+                    }
+                    Err(e) => fix.left.push(format!("{key}: {e}")),
+                }
+            }
+        }
+    }
+    if fix.moved.is_empty() {
+        return Ok(fix);
+    }
+    let json = serde_json::to_string_pretty(&secrets).map_err(|e| AuditError::Fix {
+        action: "write",
+        path: secrets_path.clone(),
+        source: std::io::Error::other(e),
+    })?;
+    replace_file(&secrets_path, &json, 0o600)?;
+    let mode = std::fs::metadata(config_file)
+        .map(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.permissions().mode() & 0o600
+        })
+        .map_err(io("stat", config_file))?;
+    replace_file(config_file, &text, mode)?;
+    Ok(fix)
+}
+
+/// A free secret name for `server`'s `key` (`<server>_<key>`, sanitised),
+/// or the name already holding this very value.
+fn secret_name_for(
+    secrets: &std::collections::BTreeMap<String, String>,
+    server: &str,
+    key: &str,
+    value: &str,
+) -> String {
+    let base: String = format!("{server}_{key}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut name = base.clone();
+    let mut n = 2;
+    while let Some(existing) = secrets.get(&name) {
+        if existing == value {
+            break;
+        }
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    name
+}
+
+/// Write `text` to a new file next to `path` with `mode`, then rename it
+/// over `path` (a reader sees the old file or the new one).
+fn replace_file(path: &Path, text: &str, mode: u32) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let err = |action: &'static str| {
+        move |source: std::io::Error| AuditError::Fix {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    };
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".talon-fix.tmp");
+    let tmp = PathBuf::from(tmp_name);
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)
+        .map_err(err("create"))?;
+    f.write_all(text.as_bytes()).map_err(err("write"))?;
+    f.sync_all().map_err(err("write"))?;
+    std::fs::rename(&tmp, path).map_err(err("replace"))
+}

@@ -123,10 +123,10 @@ pub(crate) fn check_dropped_restrictions(input: &AuditInput<'_>, out: &mut Findi
         AuditSeverity::Warn,
         "restrictions in the config are not enforced",
         format!(
-            "acceptUnenforced drops {} restriction(s) Talon cannot enforce: {}. Whatever they restricted (tools per channel, group or sender, the owner list, plugins, gateway access) is not restricted by Talon.",
+            "acceptUnenforced drops {} restriction(s) Talon cannot enforce: {}. Whatever they restricted (tools per channel, group or sender, the message tool, exec hosts, plugin slots, gateway access) is not restricted by Talon.",
             dropped.len(),
             dropped.join(", ")
         ),
-        "Express each restriction with what Talon enforces (tools.deny, an agent's tools.deny, tools.groups, tools.toolsBySender, gateway tokens and a loopback bind), then remove it and its acceptUnenforced entry.",
+        "Express each restriction with what Talon enforces (tools.deny, an agent's tools.deny, tools.groups, tools.toolsBySender, plugins.deny, gateway tokens and a loopback bind), then remove it and its acceptUnenforced entry.",
     );
 }

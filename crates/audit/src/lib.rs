@@ -20,7 +20,9 @@
 //! * [`fix_permissions`] is `--fix`: it only tightens file modes (config
 //!   file to at most 0600, state directory to at most 0700, the gateway
 //!   token file to at most 0600) and returns what it changed; a second run
-//!   changes nothing.
+//!   changes nothing. [`fix_secrets`] moves MCP servers' plain-text secrets
+//!   into `<state dir>/secrets.json` behind `${secret:NAME}` references,
+//!   editing only those literals of the config file (idempotent too).
 //! * With [`AuditOptions::deep`] and [`AuditInput::gateway_probe`], a
 //!   [`GatewayProbe`] connects to a running gateway over loopback with a
 //!   bounded timeout (`/healthz`, an unauthenticated request, `health`
@@ -69,7 +71,7 @@
 
 pub use crate::checks::{CHECKS, CheckInfo};
 pub use crate::error::{AuditError, Result};
-pub use crate::fix::{FixChange, fix_permissions};
+pub use crate::fix::{FixChange, SecretMove, SecretsFix, fix_permissions, fix_secrets};
 pub use crate::input::{AuditInput, AuditOptions, process_home_dirs};
 pub use crate::probe::GatewayProbe;
 pub use crate::sandbox::{ScopedSecurityFinding, sandbox_findings};

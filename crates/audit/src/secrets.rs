@@ -134,7 +134,7 @@ pub(crate) fn check(config: &TalonConfig, out: &mut Findings) -> SecretsFound {
                     keys.join(", "),
                     if keys.len() == 1 { "holds" } else { "hold" }
                 ),
-                "Move the value into the environment of the process that starts Talon and write `${VAR}` in its place (for a header: `Bearer ${VAR}`).",
+                "Move the value into the state directory's secrets.json (mode 0600, `{\"NAME\": \"value\"}`) and write `${secret:NAME}` in its place, or into the environment of the process that starts Talon as `${VAR}` (for a header: `Bearer ${secret:NAME}`).",
             );
             found.keys.extend(keys);
         }

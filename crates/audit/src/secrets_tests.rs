@@ -26,6 +26,7 @@ fn literal_values() {
     assert!(literal_value("Bearer abcdef"));
     assert!(literal_value("${TOKEN} extra-literal"));
     assert!(!literal_value("${OPENAI_API_KEY}"));
+    assert!(!literal_value("Bearer ${secret:github}"));
     assert!(!literal_value("Bearer ${TOKEN}"));
     assert!(!literal_value("  "));
 }

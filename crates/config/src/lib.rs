@@ -146,6 +146,7 @@ pub use talon_sandbox_core::{
 /// Sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;
 
+pub mod edit;
 mod error;
 mod findings;
 mod gateway;
@@ -156,6 +157,7 @@ mod location;
 mod model;
 mod openclaw_keys;
 mod schema_check;
+pub mod secrets;
 pub mod sections;
 mod semantic;
 mod session;

@@ -340,6 +340,17 @@ pub fn config_schema() -> Value {
             "OpenClaw setting refused when it restricts who may connect (Talon does not enforce it)",
         );
     }
+    if let Some(def) = schema.pointer_mut("/$defs/PluginsConfig") {
+        add_ignored(def, openclaw_keys::PLUGINS_IGNORED, note);
+        add_ignored(
+            def,
+            &keys_of(openclaw_keys::PLUGINS_NARROWING),
+            "OpenClaw plugin slots: refused when a slot is \"none\" (Talon's memory tools are core), else dropped",
+        );
+    }
+    if let Some(def) = schema.pointer_mut("/$defs/PluginEntryConfig") {
+        add_ignored(def, openclaw_keys::PLUGIN_ENTRY_IGNORED, note);
+    }
     if let Some(def) = schema.pointer_mut("/$defs/GatewayAuthConfig") {
         add_ignored(def, openclaw_keys::GATEWAY_AUTH_IGNORED, note);
         add_ignored(

@@ -518,23 +518,32 @@ fn unknown_gateway_keys_are_errors_with_a_suggestion() {
 fn unenforceable_restrictions_are_refused_unless_acknowledged() {
     let text = r#"{
   channels: { telegram: { groups: { "-100": { tools: { deny: ["exec"] } } }, dmPolicy: "pairing" } },
-  plugins: { entries: { crm: { enabled: false } } },
+  plugins: { slots: { memory: "none" }, entries: { crm: { enabled: false } } },
 }"#;
     let err = load_str(text, "t.json").unwrap_err().to_string();
-    for key in ["t.json:2:3: channels:", "t.json:3:3: plugins:"] {
+    for key in ["t.json:2:3: channels:", "t.json:3:14: plugins.slots:"] {
         assert!(err.contains(key), "{key} missing in {err}");
     }
     assert!(err.contains("acceptUnenforced"), "{err}");
 
     let accepted = format!(
-        "{{ acceptUnenforced: [\"channels\", \"plugins\"], {} }}",
+        "{{ acceptUnenforced: [\"channels\", \"plugins.slots\"], {} }}",
         &text[1..text.len() - 1]
     );
     let loaded = load_str(&accepted, "t.json").unwrap();
     assert_eq!(
         loaded.config.dropped_restrictions,
-        vec!["channels", "plugins"]
+        vec!["channels", "plugins.slots"]
     );
+    // The enforced part of `plugins` stays: crm's switch is kept.
+    let crm = loaded
+        .config
+        .plugins
+        .as_ref()
+        .and_then(|p| p.entries.as_ref())
+        .and_then(|e| e.get("crm"))
+        .and_then(|e| e.enabled);
+    assert_eq!(crm, Some(false));
     assert!(
         loaded
             .notices
@@ -546,7 +555,7 @@ fn unenforceable_restrictions_are_refused_unless_acknowledged() {
 
     // Inert content loads with a notice, no acknowledgement needed.
     let inert = load_str(
-        r#"{ channels: { telegram: { dmPolicy: "pairing" } }, plugins: { enabled: true, entries: {} } }"#,
+        r#"{ channels: { telegram: { dmPolicy: "pairing" } }, plugins: { enabled: true, slots: { memory: "memory-core" }, entries: {} } }"#,
         "t.json",
     )
     .unwrap();
@@ -681,4 +690,44 @@ fn gateway_token_entries_are_checked_at_their_keys() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("gateway.auth.ownerAllowFrom[0]"), "{err}");
+}
+
+/// `plugins` is typed: its enforced keys load into the policy config, an
+/// unknown key (or a bad entry in a plugin's tool policy) is an error with
+/// its line and column, OpenClaw's inert keys are notices.
+#[test]
+fn the_plugins_section_is_typed_and_reaches_the_policy() {
+    let loaded = load_str(
+        r#"{
+  plugins: {
+    deny: ["crm"],
+    load: { paths: ["x"] },
+    entries: { honcho: { config: { a: 1 }, tools: { deny: ["honcho_write"] } } },
+  },
+}"#,
+        "t.json",
+    )
+    .unwrap();
+    let policy = loaded.config.policy_config();
+    let plugins = policy.plugins.unwrap();
+    assert_eq!(plugins.deny, Some(vec!["crm".to_owned()]));
+    let honcho = plugins.entries.unwrap().remove("honcho").unwrap();
+    assert_eq!(
+        honcho.tools.unwrap().deny,
+        Some(vec!["honcho_write".to_owned()])
+    );
+    let keys: Vec<&str> = loaded.notices.iter().map(|n| n.key_path.as_str()).collect();
+    assert_eq!(keys, vec!["plugins.load", "plugins.entries.honcho.config"]);
+
+    let err = load_str("{\n  plugins: {\n    denny: [\"crm\"] } }", "t.json")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("t.json:3:5: plugins.denny"), "{err}");
+    let err = load_str(
+        "{ plugins: { entries: { crm: { tools: { allow: [] } } } } }",
+        "t.json",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("plugins.entries.crm.tools.allow"), "{err}");
 }

@@ -29,9 +29,8 @@ pub const DEFAULT_AGENT_ID: &str = "main";
 /// unchanged. Every section Talon reads is typed here, once: consumers get
 /// `&McpConfig`, `&CronConfig`, … from it and never parse JSON again. The
 /// top-level `sandbox` section, which no part of Talon reads yet, is
-/// accepted as it is and reported by a notice saying it was not validated;
-/// OpenClaw's `plugins` section is dropped with a notice, and refused when
-/// it would restrict tools (see `acceptUnenforced`).
+/// accepted as it is and reported by a notice saying it was not validated.
+/// OpenClaw's `plugins` switches are enforced on plugin tool families.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(title = "Talon configuration")]
@@ -41,7 +40,7 @@ pub struct TalonConfig {
     pub schema: Option<String>,
     /// OpenClaw restrictions Talon does not enforce that the operator drops
     /// knowingly, each the exact key the load error names (`channels`,
-    /// `commands`, `plugins`, `tools.exec.host`, `agents.list[0].tools.message`).
+    /// `channels`, `plugins.slots`, `tools.exec.host`, `agents.list[0].tools.message`).
     /// Without an entry such a key is a load error; an entry that matches
     /// nothing is one too. `policy explain` and the security audit list
     /// what was dropped.
@@ -82,6 +81,12 @@ pub struct TalonConfig {
     /// (the owner list, with `gateway.auth.ownerAllowFrom`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commands: Option<CommandsConfig>,
+    /// OpenClaw's plugin switches, applied to plugin tool families:
+    /// `enabled: false`, `allow` / `deny` by plugin id, and per plugin
+    /// `entries.<id>.enabled` and `entries.<id>.tools` (a policy for that
+    /// plugin's tools only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<crate::sections::plugins::PluginsConfig>,
 }
 
 /// The `agents` section. Agents may be written as a list (`list[]`, each
@@ -477,6 +482,7 @@ impl TalonConfig {
                 .unwrap_or_default(),
             agents,
             agent_keys,
+            plugins: self.plugins.clone(),
         }
     }
 

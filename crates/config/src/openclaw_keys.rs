@@ -71,14 +71,35 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
 
 /// Top-level OpenClaw sections that can restrict tools and that Talon does
 /// not enforce: per-channel, per-group and per-sender tool policies
-/// (`channels.<id>[.groups.<id>].tools` / `toolsBySender`) and plugin
-/// switches (`plugins.enabled: false`, `allow`, `deny`, an entry disabled
-/// or given a tool policy). Anything else in them is inert here (Talon has
-/// no chat channels or OpenClaw plugins) and is dropped with a notice.
-pub(crate) const ROOT_NARROWING: &[Narrowing] = &[
-    ("channels", channels_restrict),
-    ("plugins", plugins_restrict),
-];
+/// (`channels.<id>[.groups.<id>].tools` / `toolsBySender`). Anything else
+/// in them is inert here (Talon has no chat channels) and is dropped with a
+/// notice. (`plugins` is enforced: see [`PLUGINS_IMPLEMENTED`].)
+pub(crate) const ROOT_NARROWING: &[Narrowing] = &[("channels", channels_restrict)];
+
+/// The `plugins.*` keys Talon enforces, on the tools of plugin tool
+/// families (a tool's plugin id; MCP tools are `bundle-mcp`): the master
+/// switch, the plugin id allow / deny lists and the per-plugin entries.
+/// (Documentation and tests: the typed `PluginsConfig` is what loads.)
+#[cfg(test)]
+pub(crate) const PLUGINS_IMPLEMENTED: &[&str] = &["allow", "deny", "enabled", "entries"];
+
+/// `plugins.*` keys Talon does not use: where OpenClaw loads plugin code
+/// from and its install records (Talon loads no OpenClaw plugins).
+pub(crate) const PLUGINS_IGNORED: &[&str] = &["installs", "load"];
+
+/// `plugins.*` keys that can restrict and that Talon does not enforce: a
+/// slot set to `"none"` (`slots.memory: "none"` turns OpenClaw's memory
+/// tools off; Talon's memory tools are core and would stay).
+pub(crate) const PLUGINS_NARROWING: &[Narrowing] = &[("slots", slot_disabled)];
+
+/// `plugins.entries.<id>.*` keys Talon enforces (the typed
+/// `PluginEntryConfig`).
+#[cfg(test)]
+pub(crate) const PLUGIN_ENTRY_IMPLEMENTED: &[&str] = &["enabled", "tools"];
+
+/// `plugins.entries.<id>.*` keys Talon does not use: the plugin's own
+/// settings and hook options (Talon runs no OpenClaw plugin code).
+pub(crate) const PLUGIN_ENTRY_IGNORED: &[&str] = &["apiKey", "config", "env", "hooks"];
 
 /// The `commands.*` key Talon enforces: the owner list, which decides
 /// whether a sender relayed by a `runner` gateway token is the owner (and
@@ -332,21 +353,11 @@ fn channels_restrict(v: &Value) -> bool {
     }
 }
 
-fn plugins_restrict(v: &Value) -> bool {
-    let Value::Object(m) = v else {
-        return false;
-    };
-    let disabled = |v: &Value| v.get("enabled") == Some(&Value::Bool(false));
-    disabled(v)
-        || m.get("allow").is_some_and(non_empty)
-        || m.get("deny").is_some_and(non_empty)
-        || m.get("entries")
-            .and_then(Value::as_object)
-            .is_some_and(|entries| {
-                entries
-                    .values()
-                    .any(|e| disabled(e) || e.get("tools").is_some_and(non_empty))
-            })
+fn slot_disabled(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.values().any(|v| v.as_str() == Some("none")),
+        _ => false,
+    }
 }
 
 fn control_ui_restricts(v: &Value) -> bool {
@@ -419,6 +430,9 @@ pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
     }
     if let Some(gateway) = map.get_mut("gateway") {
         strip_gateway(gateway, spans.member("gateway"), &mut path, out);
+    }
+    if let Some(plugins) = map.get_mut("plugins") {
+        strip_plugins(plugins, spans.member("plugins"), &mut path, out);
     }
     if let Some(tools) = map.get_mut("tools") {
         path.push(Seg::Key("tools".to_owned()));
@@ -524,6 +538,43 @@ fn strip_gateway(
             GATEWAY_AUTH_LIMIT_REFUSED,
             out,
         );
+        path.pop();
+    }
+    path.pop();
+}
+
+fn strip_plugins(
+    plugins: &mut Value,
+    span: Option<&SpanNode>,
+    path: &mut Vec<Seg>,
+    out: &mut Findings,
+) {
+    path.push(Seg::Key("plugins".to_owned()));
+    strip_keys(
+        plugins,
+        span,
+        path,
+        PLUGINS_IGNORED,
+        PLUGINS_NARROWING,
+        SETTING_IGNORED,
+        out,
+    );
+    if let Some(Value::Object(entries)) = plugins.get_mut("entries") {
+        let entries_span = span.and_then(|s| s.member("entries"));
+        path.push(Seg::Key("entries".to_owned()));
+        for (id, entry) in entries.iter_mut() {
+            path.push(Seg::Key(id.clone()));
+            strip_keys(
+                entry,
+                entries_span.and_then(|s| s.member(id)),
+                path,
+                PLUGIN_ENTRY_IGNORED,
+                &[],
+                SETTING_IGNORED,
+                out,
+            );
+            path.pop();
+        }
         path.pop();
     }
     path.pop();
@@ -659,7 +710,9 @@ fn strip_keys_with(
 /// `docs/openclaw-keys.md` (a test keeps that file equal to this).
 #[cfg(test)]
 pub(crate) fn classified_keys_markdown() -> String {
-    let ignored: [(&str, &[&str]); 10] = [
+    let ignored: [(&str, &[&str]); 12] = [
+        ("plugins.", PLUGINS_IGNORED),
+        ("plugins.entries.<id>.", PLUGIN_ENTRY_IGNORED),
         ("", ROOT_IGNORED),
         ("tools.", TOOLS_IGNORED),
         ("tools.exec.", EXEC_IGNORED),
@@ -671,7 +724,8 @@ pub(crate) fn classified_keys_markdown() -> String {
         ("gateway.", GATEWAY_IGNORED),
         ("gateway.auth.", GATEWAY_AUTH_IGNORED),
     ];
-    let narrowing: [(&str, &[Narrowing]); 7] = [
+    let narrowing: [(&str, &[Narrowing]); 8] = [
+        ("plugins.", PLUGINS_NARROWING),
         ("", ROOT_NARROWING),
         ("tools.", TOOLS_NARROWING),
         ("tools.exec.", EXEC_NARROWING),
@@ -705,6 +759,18 @@ pub(crate) fn classified_keys_markdown() -> String {
         rows.push((
             format!("commands.{key}"),
             "implemented: the gateway's owner list, with `gateway.auth.ownerAllowFrom` (a sender a `runner` token relays is the owner only when listed)",
+        ));
+    }
+    for key in PLUGINS_IMPLEMENTED.iter().filter(|k| **k != "entries") {
+        rows.push((
+            format!("plugins.{key}"),
+            "implemented: the `plugins` policy layer on plugin tool families (a disabled, denied or not-allowed plugin's tools are removed; `policy explain` names the key)",
+        ));
+    }
+    for key in PLUGIN_ENTRY_IMPLEMENTED {
+        rows.push((
+            format!("plugins.entries.<id>.{key}"),
+            "implemented: the `plugins` policy layer, for that plugin's tools only",
         ));
     }
     rows.sort();

@@ -48,6 +48,11 @@ fn tables_never_hide_keys_talon_interprets() {
             [GATEWAY_IGNORED.to_vec(), narrowing_keys(GATEWAY_NARROWING)].concat(),
         ),
         (
+            Some("PluginsConfig"),
+            [PLUGINS_IGNORED.to_vec(), narrowing_keys(PLUGINS_NARROWING)].concat(),
+        ),
+        (Some("PluginEntryConfig"), PLUGIN_ENTRY_IGNORED.to_vec()),
+        (
             Some("GatewayAuthConfig"),
             [
                 GATEWAY_AUTH_IGNORED.to_vec(),
@@ -284,8 +289,21 @@ fn the_docs_table_is_the_code_table() {
         "`channels`",
         "`gateway.tls`",
         "`tools.elevated`",
-        "`plugins`",
+        "`plugins.slots`",
+        "`plugins.allow`",
+        "`plugins.entries.<id>.tools`",
     ] {
         assert!(want.contains(key), "{key}");
     }
+}
+
+/// The implemented `plugins` keys are exactly the typed section's keys.
+#[test]
+fn the_implemented_plugins_keys_are_the_typed_ones() {
+    let mut props = properties(Some("PluginsConfig"));
+    props.sort();
+    assert_eq!(props, PLUGINS_IMPLEMENTED.to_vec());
+    let mut props = properties(Some("PluginEntryConfig"));
+    props.sort();
+    assert_eq!(props, PLUGIN_ENTRY_IMPLEMENTED.to_vec());
 }

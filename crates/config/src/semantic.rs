@@ -79,6 +79,26 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
             }
         }
     }
+    if w.typed::<crate::sections::plugins::PluginsConfig>(root, Some(spans), &path, "plugins")
+        .is_some()
+        && let Some(plugins) = root.get("plugins")
+    {
+        path.push(Seg::Key("plugins".to_owned()));
+        w.each_member(
+            plugins,
+            spans.member("plugins"),
+            &mut path,
+            "entries",
+            |w, v, s, p| {
+                if let Some(tools) = v.get("tools") {
+                    p.push(Seg::Key("tools".to_owned()));
+                    w.lists(tools, member(s, "tools"), p);
+                    p.pop();
+                }
+            },
+        );
+        path.clear();
+    }
     w.session(root, spans);
     w.mcp(root, Some(spans), &path);
     if let Some(agents) = root.get("agents") {

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
+use talon_config::secrets::SecretStore;
 
 use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
@@ -95,8 +96,9 @@ pub(crate) fn server_env(
     name: &str,
     config: &McpServerConfig,
     policy: &EnvPolicy,
+    secrets: &SecretStore,
 ) -> Result<BTreeMap<String, String>, StartError> {
-    server_env_from(name, config, policy, process_env())
+    server_env_from(name, config, policy, secrets, process_env())
 }
 
 /// [`server_env`] from an explicit host environment.
@@ -104,12 +106,14 @@ pub(crate) fn server_env_from(
     name: &str,
     config: &McpServerConfig,
     policy: &EnvPolicy,
+    secrets: &SecretStore,
     host: Vec<(String, String)>,
 ) -> Result<BTreeMap<String, String>, StartError> {
     let mut env = policy.host_env(host);
     let mut overrides = BTreeMap::new();
+    let lookup = secrets.lookup(env_lookup);
     for (key, raw) in &config.env {
-        let value = expand(raw, env_lookup).map_err(|e| {
+        let value = expand(raw, &lookup).map_err(|e| {
             config_error(format!("env `{key}` (mcp.servers.{name}.env.{key}): {e}"))
         })?;
         overrides.insert(key.clone(), value);
@@ -131,10 +135,12 @@ pub(crate) fn server_env_from(
 pub(crate) fn server_headers(
     name: &str,
     config: &McpServerConfig,
+    secrets: &SecretStore,
 ) -> Result<HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>, StartError> {
     let mut out = HashMap::new();
+    let lookup = secrets.lookup(env_lookup);
     for (key, raw) in &config.headers {
-        let value = expand(raw, env_lookup).map_err(|e| {
+        let value = expand(raw, &lookup).map_err(|e| {
             config_error(format!(
                 "header `{key}` (mcp.servers.{name}.headers.{key}): {e}"
             ))
@@ -270,13 +276,14 @@ pub(crate) async fn launch(
     name: &str,
     config: &McpServerConfig,
     env_policy: &EnvPolicy,
+    secrets: &SecretStore,
     events: ClientEvents,
     resolver: Arc<dyn HostResolver>,
 ) -> Result<Launched, StartError> {
     match config.transport() {
         Transport::Stdio => {
             let program = config.command.clone().unwrap_or_default();
-            let env = server_env(name, config, env_policy)?;
+            let env = server_env(name, config, env_policy, secrets)?;
             let resolved = resolve_program(
                 &program,
                 env.get("PATH").map(String::as_str),
@@ -353,7 +360,7 @@ pub(crate) async fn launch(
             // Vetted before the headers (which may carry a token) are even
             // read.
             let client = guarded_client(name, config, resolver).await?;
-            let headers = server_headers(name, config)?;
+            let headers = server_headers(name, config, secrets)?;
             // rmcp reads each JSON body and SSE event within a byte limit
             // before parsing; hold it to the same hard budget as a stdio
             // message (a larger answer fails the call instead of growing

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use talon_config::secrets::SecretStore;
 
 use serde::Serialize;
 use talon_egress::{HostResolver, SystemResolver};
@@ -47,6 +48,7 @@ pub struct McpManager {
     agents: BTreeMap<String, Vec<(String, McpServerConfig)>>,
     env_global: Arc<EnvPolicy>,
     env_agents: BTreeMap<String, Arc<EnvPolicy>>,
+    secrets: Arc<SecretStore>,
     instances: Mutex<BTreeMap<String, Arc<AgentServers>>>,
     generation: Arc<AtomicU64>,
     resolver: Arc<dyn HostResolver>,
@@ -82,6 +84,7 @@ impl McpManager {
                 .collect(),
             env_global: Arc::new(EnvPolicy::default()),
             env_agents: BTreeMap::new(),
+            secrets: Arc::new(SecretStore::default()),
             instances: Mutex::new(BTreeMap::new()),
             generation: Arc::new(AtomicU64::new(0)),
             resolver: Arc::new(SystemResolver),
@@ -103,6 +106,16 @@ impl McpManager {
             .into_iter()
             .map(|(id, p)| (id.trim().to_lowercase(), Arc::new(p)))
             .collect();
+        self
+    }
+
+    /// Resolve `${secret:NAME}` references in servers' `env` and
+    /// `headers` from `secrets` (the state directory's `secrets.json`,
+    /// see [`talon_config::secrets`]); without it such a reference fails
+    /// the server's start naming the key. Set before any server starts.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: SecretStore) -> Self {
+        self.secrets = Arc::new(secrets);
         self
     }
 
@@ -171,6 +184,7 @@ impl McpManager {
                         safe,
                         cfg.clone(),
                         Arc::clone(&env_policy),
+                        Arc::clone(&self.secrets),
                         Arc::clone(&self.generation),
                         Arc::clone(&self.resolver),
                     ))

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use talon_config::secrets::SecretStore;
 
 use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as McpTool};
@@ -113,6 +114,8 @@ pub(crate) struct Server {
     /// The owning agent's exec environment policy (a stdio server's base
     /// environment).
     env_policy: Arc<EnvPolicy>,
+    /// The secrets file `${secret:NAME}` references resolve from.
+    secrets: Arc<SecretStore>,
     /// How an HTTP server's host name is resolved (vetted by the egress
     /// guard before any connection).
     resolver: Arc<dyn HostResolver>,
@@ -144,6 +147,7 @@ impl Server {
         safe_name: String,
         config: McpServerConfig,
         env_policy: Arc<EnvPolicy>,
+        secrets: Arc<SecretStore>,
         generation: Arc<AtomicU64>,
         resolver: Arc<dyn HostResolver>,
     ) -> Self {
@@ -157,6 +161,7 @@ impl Server {
             safe_name,
             config,
             env_policy,
+            secrets,
             resolver,
             slot: tokio::sync::Mutex::new(Slot::default()),
             shared: Arc::new(Shared {
@@ -269,6 +274,7 @@ impl Server {
             &self.name,
             &self.config,
             &self.env_policy,
+            &self.secrets,
             events.clone(),
             Arc::clone(&self.resolver),
         )

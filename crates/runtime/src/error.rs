@@ -14,6 +14,10 @@ pub enum Error {
     /// validation).
     #[error("tools.exec.env.{}: {}", .0.key, .0.message)]
     ExecEnv(#[from] talon_exec_env::EnvConfigError),
+    /// The state directory's secrets file (`${secret:NAME}` references)
+    /// cannot be used.
+    #[error("{0}")]
+    Secrets(#[from] talon_config::secrets::SecretsError),
     /// The configuration asks for a part this build of the runtime was
     /// compiled without (e.g. `mcp.servers` without the `mcp` feature).
     #[error(

@@ -161,6 +161,9 @@ impl RuntimeBuilder {
         );
         builder.sandbox.config = Arc::new(config.clone());
         builder.sandbox.state_dir = state_dir.clone();
+        // `${secret:NAME}` references in MCP servers' env and headers.
+        #[cfg(feature = "mcp")]
+        let secrets = talon_config::secrets::SecretStore::load(&state_dir)?;
         let builtins = Builtins::from_config(config, config_dir, state_dir)?;
         builder.families.extend(builtins.families.iter().cloned());
         builder.builtins = Some(builtins);
@@ -180,7 +183,8 @@ impl RuntimeBuilder {
                 .collect::<Result<Vec<_>, _>>()?;
             builder.mcp = Arc::new(
                 talon_mcp::McpManager::new(config.mcp.clone().unwrap_or_default(), agent_mcp)
-                    .with_env_policies(config.exec_config().env_policy(None)?, agent_env),
+                    .with_env_policies(config.exec_config().env_policy(None)?, agent_env)
+                    .with_secrets(secrets),
             );
         }
         // Without the `mcp` feature, configured MCP servers are an error:

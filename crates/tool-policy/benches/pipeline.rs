@@ -77,6 +77,7 @@ fn config() -> PolicyConfig {
         },
         agents,
         agent_keys: Default::default(),
+        plugins: None,
     }
 }
 

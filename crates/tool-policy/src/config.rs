@@ -199,6 +199,8 @@ pub struct PolicyConfig {
     /// `agents.entries.ops`), so that explanations name keys as the user's
     /// file spells them; an agent without one is named `agents.<id>`.
     pub agent_keys: BTreeMap<String, String>,
+    /// The `plugins` section (plugin switches and per-plugin policies).
+    pub plugins: Option<PluginsConfig>,
 }
 
 impl PolicyConfig {
@@ -210,4 +212,38 @@ impl PolicyConfig {
             .cloned()
             .unwrap_or_else(|| format!("agents.{id}"))
     }
+}
+
+/// `plugins`: OpenClaw's plugin switches, applied to the tools of plugin
+/// tool families (every tool whose spec names a plugin id, MCP tools
+/// under `bundle-mcp`). Core tools are never affected.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginsConfig {
+    /// `false` removes every plugin tool (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Plugin ids whose tools are kept; a plugin not listed loses its
+    /// tools (absent or empty = every plugin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow: Option<Vec<String>>,
+    /// Plugin ids whose tools are removed (wins over `allow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<Vec<String>>,
+    /// Per plugin id: its switch and its own tool policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<BTreeMap<String, PluginEntryConfig>>,
+}
+
+/// `plugins.entries.<id>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginEntryConfig {
+    /// `false` removes this plugin's tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// A tool policy applied to this plugin's tools only (entries name
+    /// tools, globs or groups as in `tools.allow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolPolicyConfig>,
 }

@@ -60,6 +60,7 @@ fn every_place_an_allow_list_can_be_written_is_checked() {
         tools,
         agents: BTreeMap::from([("coder".to_owned(), agent)]),
         agent_keys: Default::default(),
+        plugins: None,
     };
     assert_eq!(
         crate::empty_allow_keys(&config),
@@ -87,6 +88,7 @@ fn the_engine_refuses_an_empty_allow_even_with_also_allow() {
         },
         agents: BTreeMap::new(),
         agent_keys: Default::default(),
+        plugins: None,
     };
     let err = PolicyEngine::new(&config).unwrap_err();
     assert_eq!(
@@ -111,6 +113,7 @@ fn non_empty_lists_and_absent_lists_pass() {
         },
         agents: BTreeMap::from([("a".to_owned(), AgentToolsConfig::default())]),
         agent_keys: Default::default(),
+        plugins: None,
     };
     assert!(crate::empty_allow_keys(&config).is_empty());
     assert!(PolicyEngine::new(&config).is_ok());

@@ -12,6 +12,7 @@ use crate::empty_allow::refuse_empty_allow;
 use crate::error::PolicyError;
 use crate::list::CompiledList;
 use crate::outcome::{CheckOutcome, LayerAudit, PolicyOutcome, Removal};
+use crate::plugins::{PLUGINS_LAYER_ID, PluginsLayer};
 use crate::policy::{CompiledPolicy, PolicyKeys, Verdict};
 use crate::provider_names::provider_name_rule;
 use crate::sandbox::resolve_sandbox_tool_policy_at;
@@ -188,6 +189,8 @@ pub struct PolicyEngine {
     node_provider: CompiledPolicy,
     voice_provider: CompiledPolicy,
     memory_trigger: CompiledPolicy,
+    /// `plugins` (`None` without a `plugins` section: no layer).
+    plugins: Option<PluginsLayer>,
 }
 
 fn agent_layers(
@@ -319,6 +322,7 @@ impl PolicyEngine {
             node_provider: exact_allow(NODE_PROVIDER_TOOLS, "messageProvider (node)"),
             voice_provider: CompiledPolicy::deny_only(&["tts"], "messageProvider (voice)"),
             memory_trigger: exact_allow(&["read", "write"], "trigger (memory)"),
+            plugins: config.plugins.as_ref().map(PluginsLayer::compile),
         })
     }
 
@@ -401,6 +405,15 @@ impl PolicyEngine {
             ),
         };
         s.apply("trigger", trigger_label.to_owned(), trigger_policy);
+
+        // Plugin switches: disabled, denied or not-allowed plugins lose
+        // their tools; a plugin's own policy narrows its tools only. The
+        // layer is reported only when `plugins` is configured.
+        if let Some(plugins) = &self.plugins {
+            s.filter(PLUGINS_LAYER_ID, "plugins".to_owned(), true, |t| {
+                plugins.remove(t)
+            });
+        }
 
         // 1. profile
         if let Some(p) = &agent.profile {

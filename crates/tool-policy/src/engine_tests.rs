@@ -17,6 +17,7 @@ fn engine(tools: ToolsConfig) -> PolicyEngine {
         tools,
         agents: BTreeMap::new(),
         agent_keys: Default::default(),
+        plugins: None,
     })
     .unwrap()
 }
@@ -153,6 +154,7 @@ fn agent_layers_and_agent_profile() {
         },
         agents,
         agent_keys: Default::default(),
+        plugins: None,
     })
     .unwrap();
     let ops = e.evaluate(&RunContext::new("ops"), &ToolUniverse::core());
@@ -441,4 +443,85 @@ fn unavailable_core_tools_are_reported_separately() {
         out.warnings,
         vec!["tools: tools.allow allowlist contains unknown entries (browser). These entries are shipped core tools but unavailable in the current runtime/provider/model/config.".to_string()]
     );
+}
+
+fn plugins_engine(plugins: &str) -> PolicyEngine {
+    PolicyEngine::new(&PolicyConfig {
+        plugins: Some(serde_json::from_str(plugins).unwrap()),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn plugin_universe() -> ToolUniverse {
+    universe()
+        .with(ToolEntry::plugin("crm_lookup", "crm"))
+        .with(ToolEntry::plugin("crm_delete", "crm"))
+}
+
+#[test]
+fn plugins_switches_remove_only_the_named_plugins_tools_and_say_which_key() {
+    let ctx = RunContext::new("main");
+    // Disabled: every plugin tool (MCP included), no core tool.
+    let out = plugins_engine(r#"{"enabled": false}"#).explain(&ctx, &plugin_universe());
+    for t in ["crm_lookup", "honcho_recall", "fs__read_file"] {
+        let r = out.removed_by(t).unwrap();
+        assert_eq!(
+            (r.layer.as_str(), r.config_key.as_str()),
+            ("plugins", "plugins.enabled")
+        );
+    }
+    assert!(out.allows("read") && out.allows("exec"));
+
+    // Deny by id.
+    let out = plugins_engine(r#"{"deny": ["CRM"]}"#).evaluate(&ctx, &plugin_universe());
+    assert!(!out.allows("crm_lookup") && !out.allows("crm_delete"));
+    assert!(out.allows("honcho_recall") && out.allows("fs__read_file"));
+    assert_eq!(
+        out.removed_by("crm_delete").unwrap().config_key,
+        "plugins.deny"
+    );
+
+    // Allow by id: others (MCP's bundle-mcp too) go.
+    let out = plugins_engine(r#"{"allow": ["crm"]}"#).evaluate(&ctx, &plugin_universe());
+    assert!(out.allows("crm_lookup") && out.allows("read"));
+    assert!(!out.allows("honcho_recall") && !out.allows("fs__read_file"));
+    let r = out.removed_by("honcho_recall").unwrap();
+    assert_eq!(r.config_key, "plugins.allow");
+    assert_eq!(r.rule, "plugin honcho not in plugins.allow [crm]");
+
+    // An entry disabled, and an entry's own policy: that plugin only.
+    let out = plugins_engine(
+        r#"{"entries": {"honcho": {"enabled": false}, "crm": {"tools": {"deny": ["crm_delete", "read"]}}}}"#,
+    )
+    .evaluate(&ctx, &plugin_universe());
+    assert_eq!(
+        out.removed_by("honcho_recall").unwrap().config_key,
+        "plugins.entries.honcho.enabled"
+    );
+    let r = out.removed_by("crm_delete").unwrap();
+    assert_eq!(r.config_key, "plugins.entries.crm.tools.deny");
+    assert!(out.allows("crm_lookup"));
+    assert!(
+        out.allows("read"),
+        "a plugin's policy never reaches core tools"
+    );
+
+    let out = plugins_engine(r#"{"entries": {"crm": {"tools": {"allow": ["crm_lookup"]}}}}"#)
+        .evaluate(&ctx, &plugin_universe());
+    assert!(out.allows("crm_lookup") && !out.allows("crm_delete") && out.allows("honcho_recall"));
+    assert_eq!(
+        out.removed_by("crm_delete").unwrap().config_key,
+        "plugins.entries.crm.tools.allow"
+    );
+}
+
+#[test]
+fn the_plugins_layer_is_reported_only_when_configured() {
+    let ctx = RunContext::new("main");
+    let out = plugins_engine("{}").evaluate(&ctx, &plugin_universe());
+    assert!(out.layers.iter().any(|l| l.id == crate::PLUGINS_LAYER_ID));
+    assert_eq!(out.tools.len(), plugin_universe().tools().len());
+    let out = engine(ToolsConfig::default()).evaluate(&ctx, &plugin_universe());
+    assert!(!out.layers.iter().any(|l| l.id == crate::PLUGINS_LAYER_ID));
 }

@@ -52,6 +52,7 @@ pub use crate::engine::{NODE_PROVIDER_TOOLS, OWNER_ONLY_CORE_TOOLS, PolicyEngine
 pub use crate::error::{EMPTY_ALLOW_REASON, PolicyError, Result};
 pub use crate::outcome::{CheckOutcome, LAYER_IDS, LayerAudit, PolicyOutcome, Removal, RemovedBy};
 pub use crate::pattern::{PatternError, validate_entry};
+pub use crate::plugins::PLUGINS_LAYER_ID;
 pub use crate::sandbox::{
     DEFAULT_SANDBOX_TOOL_ALLOW, DEFAULT_SANDBOX_TOOL_DENY, ListSource, SandboxMode,
     SandboxToolBlock, SandboxToolPolicy, resolve_sandbox_tool_policy,
@@ -71,6 +72,7 @@ mod error;
 mod list;
 mod outcome;
 mod pattern;
+mod plugins;
 mod policy;
 mod provider_names;
 mod sandbox;

@@ -273,3 +273,41 @@ fn unenforced_restrictions_are_refused_or_shown() {
     let r = talon(&["--config", cfg_s, "policy", "explain", "--json"]);
     assert_eq!(r.json()["droppedRestrictions"], json!(["channels"]));
 }
+
+/// `plugins` switches are enforced: `policy check` of a plugin tool names
+/// the `plugins` layer and the key, and `policy explain` lists the layer.
+#[test]
+fn plugin_switches_are_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("talon.json");
+    std::fs::write(&cfg, r#"{ plugins: { deny: ["my_plugin_tool"] } }"#).unwrap();
+    let cfg_s = cfg.to_str().unwrap();
+    let r = talon(&[
+        "--config",
+        cfg_s,
+        "policy",
+        "check",
+        "my_plugin_tool",
+        "--json",
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.json()["removedBy"]["layer"], json!("plugins"));
+    assert_eq!(r.json()["removedBy"]["configKey"], json!("plugins.deny"));
+    let r = talon(&["--config", cfg_s, "policy", "check", "read", "--json"]);
+    assert_eq!(
+        r.code, 0,
+        "a plugin switch never removes a core tool: {r:?}"
+    );
+
+    let r = talon(&["--config", cfg_s, "policy", "explain", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let layers = r.json()["layers"].clone();
+    assert!(
+        layers
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["id"] == json!("plugins")),
+        "{layers}"
+    );
+}

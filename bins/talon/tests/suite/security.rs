@@ -372,3 +372,51 @@ fn deep_with_no_gateway_is_info() {
         r.stdout
     );
 }
+
+/// `--fix` moves an MCP server's plain-text secret into the state dir's
+/// secrets file, keeps the config's comments, says what it moved, and the
+/// second run moves nothing.
+#[test]
+fn fix_moves_plain_text_mcp_secrets_and_is_idempotent() {
+    let text = "// notes\n{ mcp: { servers: { local: { command: \"srv\", env: { API_TOKEN: \"tok-LITERAL\" } } } } }\n";
+    let dir = Dir::new(text, 0o600);
+    let r = dir.audit(&[]);
+    assert!(
+        r.stdout.contains("talon.mcp.literal_secret"),
+        "{}",
+        r.stdout
+    );
+
+    let r = dir.audit(&["--fix"]);
+    assert!(
+        r.stdout.contains(
+            "fixed: mcp.servers.local.env.API_TOKEN moved to the secrets file (now ${secret:local_API_TOKEN})"
+        ),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        !r.stdout.contains("talon.mcp.literal_secret"),
+        "{}",
+        r.stdout
+    );
+    let config = std::fs::read_to_string(&dir.config).unwrap();
+    assert_eq!(
+        config,
+        text.replace("tok-LITERAL", "${secret:local_API_TOKEN}")
+    );
+    let secrets = dir.state.join("secrets.json");
+    assert_eq!(mode(&secrets), 0o600);
+    assert!(
+        std::fs::read_to_string(&secrets)
+            .unwrap()
+            .contains("tok-LITERAL")
+    );
+
+    let r = dir.audit(&["--fix", "--json"]);
+    assert_eq!(
+        r.json()["secretsFixed"],
+        serde_json::json!({"moved": [], "left": []})
+    );
+}

@@ -318,7 +318,14 @@ fn restrictions_dropped_knowingly_are_reported() {
         .unwrap();
     assert_eq!(f.severity, AuditSeverity::Warn);
     assert!(f.detail.contains("channels"), "{}", f.detail);
-    assert!(f.detail.contains("plugins"), "{}", f.detail);
+    // Exactly the two dropped keys (the plugin switches are enforced, so
+    // an imported `plugins` section is no longer among them).
+    assert!(
+        f.detail
+            .contains("drops 2 restriction(s) Talon cannot enforce: channels, tools.message."),
+        "{}",
+        f.detail
+    );
 }
 
 fn findings<'r>(

@@ -53,3 +53,75 @@ fn fix_never_widens_and_leaves_symlinks_alone() {
     assert_eq!(fix_permissions(Some(&link), &setup.state).unwrap(), []);
     assert_eq!(mode(&target), 0o644, "the link's target is not touched");
 }
+
+/// `fix_secrets` moves MCP servers' plain-text secrets into the state
+/// directory's secrets file (mode 0600, existing entries kept), rewrites
+/// only those string literals to `${secret:NAME}` (comments and layout
+/// stay), the audit no longer reports them, and a second run changes
+/// nothing.
+#[test]
+fn fix_moves_literal_secrets_into_the_secrets_file_once() {
+    let text = r#"// operator notes: keep this comment
+{
+  mcp: { servers: {
+    gh: { url: "https://mcp.example.com/mcp", headers: { Authorization: 'Bearer ghp_LITERAL' /* old */ } },
+    local: { command: "srv", env: { API_TOKEN: "tok-LITERAL", MODE: "fast", OTHER_KEY: "${FROM_ENV}" } },
+  } },
+}
+"#;
+    let setup = Setup::new(text, 0o600);
+    let secrets = setup.state.join("secrets.json");
+    std::fs::write(&secrets, r#"{"kept": "already-here"}"#).unwrap();
+    chmod(&secrets, 0o600);
+    let before = setup.audit(false);
+    assert!(
+        before
+            .findings
+            .iter()
+            .any(|f| f.check_id == "talon.mcp.literal_secret")
+    );
+
+    let loaded = talon_config::load(&setup.config).unwrap();
+    let fix = talon_audit::fix_secrets(&setup.config, &loaded.config, &setup.state).unwrap();
+    let moved: Vec<(&str, &str)> = fix
+        .moved
+        .iter()
+        .map(|m| (m.key.as_str(), m.secret.as_str()))
+        .collect();
+    assert_eq!(
+        moved,
+        [
+            ("mcp.servers.gh.headers.Authorization", "gh_Authorization"),
+            ("mcp.servers.local.env.API_TOKEN", "local_API_TOKEN"),
+        ]
+    );
+    assert!(fix.left.is_empty(), "{:?}", fix.left);
+
+    let new_text = std::fs::read_to_string(&setup.config).unwrap();
+    let want = text
+        .replace("'Bearer ghp_LITERAL'", "\"${secret:gh_Authorization}\"")
+        .replace("\"tok-LITERAL\"", "\"${secret:local_API_TOKEN}\"");
+    assert_eq!(new_text, want);
+    assert_eq!(mode(&setup.config), 0o600);
+    assert_eq!(mode(&secrets), 0o600);
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&secrets).unwrap()).unwrap();
+    assert_eq!(
+        stored,
+        serde_json::json!({"kept": "already-here", "gh_Authorization": "Bearer ghp_LITERAL", "local_API_TOKEN": "tok-LITERAL"})
+    );
+    let after = setup.audit(false);
+    assert!(
+        !after
+            .findings
+            .iter()
+            .any(|f| f.check_id == "talon.mcp.literal_secret"),
+        "{:#?}",
+        after.findings
+    );
+
+    let loaded = talon_config::load(&setup.config).unwrap();
+    let again = talon_audit::fix_secrets(&setup.config, &loaded.config, &setup.state).unwrap();
+    assert_eq!(again, talon_audit::SecretsFix::default());
+    assert_eq!(std::fs::read_to_string(&setup.config).unwrap(), want);
+}

@@ -263,6 +263,22 @@ pub enum EnvRefError {
     /// The variable is not set.
     #[error("environment variable `{0}` is not set")]
     Unset(String),
+    /// A `${secret:NAME}` reference names no entry of the secrets file.
+    #[error(
+        "secret `{0}` is not in the secrets file (<state dir>/secrets.json, a JSON object of name to value, mode 0600)"
+    )]
+    MissingSecret(String),
+}
+
+/// The prefix of a reference to the secrets file: `${secret:NAME}`.
+pub const SECRET_REF_PREFIX: &str = "secret:";
+
+/// Whether `name` may be a secret's name (`[A-Za-z0-9_.-]+`).
+pub fn valid_secret_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// Check the `${VAR}` references of a value are well formed.
@@ -270,9 +286,10 @@ fn check_env_refs(value: &str) -> Result<(), EnvRefError> {
     expand_env_refs(value, |_| Some(String::new())).map(|_| ())
 }
 
-/// Expand `${VAR}` references with `lookup`; `$$` is not special. An
-/// unterminated or empty reference, or an unset variable, is an error
-/// (the error says which).
+/// Expand `${VAR}` and `${secret:NAME}` references with `lookup` (which
+/// gets `VAR`, or `secret:NAME` whole); `$$` is not special. An
+/// unterminated or empty reference, an unset variable or a missing secret
+/// is an error (the error says which; never the value).
 pub fn expand_env_refs(
     value: &str,
     lookup: impl Fn(&str) -> Option<String>,
@@ -286,15 +303,22 @@ pub fn expand_env_refs(
             return Err(EnvRefError::Unterminated);
         };
         let name = &after[..end];
-        let valid = !name.is_empty()
-            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let secret = name.strip_prefix(SECRET_REF_PREFIX);
+        let valid = match secret {
+            Some(s) => valid_secret_name(s),
+            None => {
+                !name.is_empty()
+                    && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }
+        };
         if !valid {
             return Err(EnvRefError::InvalidName(name.to_owned()));
         }
-        match lookup(name) {
-            Some(v) => out.push_str(&v),
-            None => return Err(EnvRefError::Unset(name.to_owned())),
+        match (lookup(name), secret) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(s)) => return Err(EnvRefError::MissingSecret(s.to_owned())),
+            (None, None) => return Err(EnvRefError::Unset(name.to_owned())),
         }
         rest = &after[end + 1..];
     }

@@ -9,6 +9,7 @@ pub mod exec;
 pub mod fs;
 pub mod mcp;
 pub mod memory;
+pub mod plugins;
 pub mod sessions;
 pub mod skills;
 pub mod web;

@@ -98,5 +98,5 @@ fn the_seed_entries_form_loads() {
         Some("~/.openclaw/workspace-maintenance")
     );
     let paths: Vec<&str> = loaded.notices.iter().map(|n| n.key_path.as_str()).collect();
-    assert_eq!(paths, vec!["bindings", "plugins"]);
+    assert_eq!(paths, vec!["bindings", "plugins.load"]);
 }

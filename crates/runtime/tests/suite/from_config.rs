@@ -156,3 +156,29 @@ async fn hook_problems_are_found_with_the_paths_the_hooks_run_with() {
         "{out:?}"
     );
 }
+
+/// The state directory's secrets file is read when the runtime is built
+/// (for `${secret:NAME}` in MCP servers' env and headers): a file group or
+/// others can read stops the build with the file and the fix, never a value.
+#[cfg(feature = "mcp")]
+#[test]
+fn a_readable_secrets_file_stops_the_build() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let file = state.join(talon_config::secrets::SECRETS_FILE);
+    std::fs::write(&file, r#"{"svc": "VALUE-NOT-SHOWN"}"#).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let config = talon_config::load_str("{}", "talon.json").unwrap().config;
+    let err = RuntimeBuilder::from_config_in(&config, dir.path(), state.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("secrets.json") && err.contains("0644"),
+        "{err}"
+    );
+    assert!(!err.contains("VALUE-NOT-SHOWN"), "{err}");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(RuntimeBuilder::from_config_in(&config, dir.path(), state).is_ok());
+}

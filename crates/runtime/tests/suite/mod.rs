@@ -14,6 +14,7 @@ mod media_family;
 mod memory_family;
 mod memory_flat;
 mod narrowing;
+mod plugins;
 mod provided;
 mod sandbox_decision;
 #[cfg(feature = "docker")]

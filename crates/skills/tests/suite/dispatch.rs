@@ -281,6 +281,7 @@ fn a_tool_denied_at_any_single_layer_cannot_be_dispatched() {
             tools: case.tools,
             agents,
             agent_keys: Default::default(),
+            plugins: None,
         })
         .unwrap();
         // The same pipeline the run's table uses removes the tool...

@@ -139,6 +139,7 @@ prop_compose! {
             },
             agents,
             agent_keys: Default::default(),
+            plugins: None,
         }
     }
 }
