@@ -139,6 +139,7 @@ impl PdfTool {
         &self,
         path: &str,
         dir: &std::path::Path,
+        encrypted: bool,
         abort: &CancellationToken,
     ) -> Result<PdfInfo> {
         let out = self
@@ -153,18 +154,11 @@ impl PdfTool {
             )
             .await?;
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr).to_lowercase();
-        // Killed, not started, or out of memory: the engine's limits, not
-        // the file's fault as far as anyone can tell.
-        let starved = out.code.is_none()
-            || out.code == Some(127)
-            || [
-                "error while loading shared libraries",
-                "bad_alloc",
-                "out of memory",
-            ]
-            .iter()
-            .any(|m| stderr.contains(m));
+        // Killed by a signal (an allocation failure under the memory limit
+        // aborts), or not started at all (127: the loader could not map
+        // the engine under its limits): the engine's limits, not the
+        // file's fault as far as anyone can tell.
+        let starved = out.code.is_none() || out.code == Some(127);
         if out.code != Some(0) && starved {
             return Err(Error::EngineFailed {
                 program: "pdfinfo".to_owned(),
@@ -175,7 +169,9 @@ impl PdfTool {
             });
         }
         if out.code != Some(0) {
-            let reason = if stderr.contains("password") {
+            // Whether the file is encrypted is read from the file (its
+            // trailer's `/Encrypt` entry), not from the engine's message.
+            let reason = if encrypted {
                 "the PDF is encrypted and needs a password; decrypt it first (e.g. `qpdf --decrypt`)".to_owned()
             } else {
                 format!(
@@ -372,7 +368,7 @@ impl PdfTool {
             .map_err(|e| Error::Io(e.to_string()).into_tool_error("pdf"))?;
         abort.check()?;
         let info = self
-            .info(&path, dir.path(), abort)
+            .info(&path, dir.path(), declares_encryption(&input.bytes), abort)
             .await
             .map_err(|e| e.into_tool_error("pdf"))?;
         let range = range.unwrap_or(PageRange {
@@ -476,4 +472,11 @@ impl Tool for PdfTool {
         abort.check()?;
         self.run(call, abort).await
     }
+}
+
+/// Whether a PDF's bytes declare encryption (an `/Encrypt` entry, which
+/// only an encrypted file's trailer carries).
+fn declares_encryption(bytes: &[u8]) -> bool {
+    const KEY: &[u8] = b"/Encrypt";
+    bytes.windows(KEY.len()).any(|w| w == KEY)
 }
