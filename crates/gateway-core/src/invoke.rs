@@ -261,6 +261,14 @@ impl Gateway {
                 "scope": caller.scope.as_str(),
             })));
         }
+        // Hooks, approvals and observers see who made this call, not who
+        // opened the session (a session is shared by whoever names it).
+        let mut requester = crate::identity::requester(caller, &session.info.params);
+        requester.sender_is_owner = Some(crate::identity::may_use_owner_tools(
+            caller,
+            &session.info.params,
+            &generation.owners,
+        ));
         drop(generation);
         let call_id = self.inner.calls.next_call_id();
         let tool_call_id = tool_call_id.unwrap_or_else(|| call_id.clone());
@@ -313,7 +321,10 @@ impl Gateway {
             None
         };
         let outcome = table
-            .invoke(ModelToolCall::new(tool_call_id.clone(), tool, params))
+            .invoke_as(
+                ModelToolCall::new(tool_call_id.clone(), tool, params),
+                requester,
+            )
             .await;
         let elapsed = clock.elapsed();
         drop(guard);

@@ -233,12 +233,29 @@ impl ToolTable {
     /// Run one model call through coercion, the gate, trigger narrowing
     /// and the tool.
     pub async fn invoke(&self, call: ModelToolCall) -> InvokeOutcome {
+        self.invoke_with(call, &self.ctx).await
+    }
+
+    /// [`ToolTable::invoke`] on behalf of `requester`: for a front end that
+    /// shares one session between callers, so the hooks, approvals and
+    /// observers of this call see who made it, not who opened the session.
+    pub async fn invoke_as(
+        &self,
+        call: ModelToolCall,
+        requester: talon_hooks::Requester,
+    ) -> InvokeOutcome {
+        let mut ctx = self.ctx.clone();
+        ctx.requester = Some(requester);
+        self.invoke_with(call, &ctx).await
+    }
+
+    async fn invoke_with(&self, call: ModelToolCall, ctx: &HookContext) -> InvokeOutcome {
         let name = normalize_tool_name(&call.name);
-        if self.ctx.abort.is_cancelled() {
-            return InvokeOutcome::Failed(self.ctx.abort.abort_error());
+        if ctx.abort.is_cancelled() {
+            return InvokeOutcome::Failed(ctx.abort.abort_error());
         }
         let Some(tool) = self.tools.iter().find(|t| t.spec.name == name) else {
-            return self.unknown_tool(&call, &name).await;
+            return self.unknown_tool(&call, &name, ctx).await;
         };
         let raw = match decode_arguments(&call.arguments, tool.empty_object_args) {
             Ok(p) => p,
@@ -251,12 +268,19 @@ impl ToolTable {
                 let event = BeforeToolCallEvent::new(name.clone(), seen)
                     .with_call_id(call.id.clone())
                     .with_run_id(self.run.run_id.clone());
-                if let Some(blocked) = self.gate.loop_check_only(&event, &self.ctx) {
-                    self.gate.emit_blocked(&name, &call.id, &self.ctx, &blocked);
+                if let Some(blocked) = self.gate.loop_check_only(&event, ctx) {
+                    self.gate.emit_blocked(&name, &call.id, ctx, &blocked);
                     return InvokeOutcome::Blocked(blocked);
                 }
                 let err = ToolError::new(ToolErrorCode::InputMalformed, format!("{name}: {e}"));
-                return self.finish_failed(&name, &call.id, &Map::new(), None, err, Duration::ZERO);
+                return self.finish_failed(
+                    &name,
+                    &call.id,
+                    CallParams::none(),
+                    err,
+                    Duration::ZERO,
+                    ctx,
+                );
             }
         };
         // The model's own params are kept for the failure log only when
@@ -266,31 +290,30 @@ impl ToolTable {
         let event = BeforeToolCallEvent::new(name.clone(), raw)
             .with_call_id(call.id.clone())
             .with_run_id(self.run.run_id.clone());
-        let (mut params, rewritten, approval, exec_pin) =
-            match self.gate.check(event, &self.ctx).await {
-                GateVerdict::Run {
-                    params,
-                    rewritten,
-                    approval,
-                    exec_pin,
-                } => (params, rewritten, approval, exec_pin),
-                GateVerdict::Blocked(blocked) => {
-                    return self.finish_blocked(&name, &call.id, blocked);
-                }
-            };
+        let (mut params, rewritten, approval, exec_pin) = match self.gate.check(event, ctx).await {
+            GateVerdict::Run {
+                params,
+                rewritten,
+                approval,
+                exec_pin,
+            } => (params, rewritten, approval, exec_pin),
+            GateVerdict::Blocked(blocked) => {
+                return self.finish_blocked(&name, &call.id, blocked, ctx);
+            }
+        };
         if let Some(narrowing) = &tool.narrowing {
             match narrowing.apply(params, declares_param(&tool.spec, "append")) {
                 Ok(p) => params = p,
                 Err(blocked) => {
                     let blocked = *blocked;
                     self.gate.record_outcome(
-                        &self.ctx,
+                        ctx,
                         &call.id,
                         &name,
                         LoopOutcome::Blocked(&blocked.reason),
                     );
-                    self.gate.emit_blocked(&name, &call.id, &self.ctx, &blocked);
-                    return self.finish_blocked(&name, &call.id, blocked);
+                    self.gate.emit_blocked(&name, &call.id, ctx, &blocked);
+                    return self.finish_blocked(&name, &call.id, blocked, ctx);
                 }
             }
         }
@@ -301,7 +324,14 @@ impl ToolTable {
             Err(e) => {
                 let raw = original.as_ref().unwrap_or(&params);
                 let effective = rewritten.then_some(&params);
-                return self.finish_failed(&name, &call.id, raw, effective, e, started.elapsed());
+                return self.finish_failed(
+                    &name,
+                    &call.id,
+                    CallParams { raw, effective },
+                    e,
+                    started.elapsed(),
+                    ctx,
+                );
             }
         };
         let tool_call = ToolCall {
@@ -315,14 +345,14 @@ impl ToolTable {
             .with_approval_pin(exec_pin.map(|pin| ApprovalPin::new(pin)));
         // The call's own token: it fires with the run's and detaches from
         // it when dropped here, so the run keeps nothing per finished call.
-        let call_abort = self.ctx.abort.child_token();
+        let call_abort = ctx.abort.child_token();
         let outcome = instance.execute(&tool_call, &tool_ctx, &call_abort).await;
         drop(call_abort);
         let elapsed = started.elapsed();
         match outcome {
             Ok(result) => {
                 self.gate
-                    .record_outcome(&self.ctx, &call.id, &name, LoopOutcome::Result(&result));
+                    .record_outcome(ctx, &call.id, &name, LoopOutcome::Result(&result));
                 self.emit(
                     DiagnosticKind::Completed,
                     &name,
@@ -334,7 +364,7 @@ impl ToolTable {
                     let mut ev = AfterToolCallEvent::new(&name, &call.id, params, elapsed)
                         .with_result(&result);
                     ev.run_id = self.run.run_id.clone();
-                    self.observe(ev);
+                    self.observe(ev, ctx);
                 }
                 InvokeOutcome::Completed {
                     result,
@@ -345,14 +375,21 @@ impl ToolTable {
             Err(e) => {
                 // A tool that saw its token fire cannot know why; the run's
                 // canceller recorded it.
-                let e = if e.is_aborted() && self.ctx.abort.is_cancelled() {
-                    self.ctx.abort.abort_error()
+                let e = if e.is_aborted() && ctx.abort.is_cancelled() {
+                    ctx.abort.abort_error()
                 } else {
                     e
                 };
                 let raw = original.as_ref().unwrap_or(params);
                 let effective = rewritten.then_some(params);
-                self.finish_failed(&name, &call.id, raw, effective, e, elapsed)
+                self.finish_failed(
+                    &name,
+                    &call.id,
+                    CallParams { raw, effective },
+                    e,
+                    elapsed,
+                    ctx,
+                )
             }
         }
     }
@@ -373,8 +410,8 @@ impl ToolTable {
         let _ = tokio::time::timeout(limit, all).await;
     }
 
-    fn observe(&self, event: AfterToolCallEvent) {
-        let tasks = self.gate.hooks().fire_after_tool_call(event, &self.ctx);
+    fn observe(&self, event: AfterToolCallEvent, ctx: &HookContext) {
+        let tasks = self.gate.hooks().fire_after_tool_call(event, ctx);
         if tasks.is_empty() {
             return;
         }
@@ -386,12 +423,18 @@ impl ToolTable {
         pending.push(tasks);
     }
 
-    fn finish_blocked(&self, name: &str, call_id: &str, blocked: BlockedCall) -> InvokeOutcome {
+    fn finish_blocked(
+        &self,
+        name: &str,
+        call_id: &str,
+        blocked: BlockedCall,
+        ctx: &HookContext,
+    ) -> InvokeOutcome {
         if self.gate.hooks().has_after_observers() {
             let mut ev = AfterToolCallEvent::new(name, call_id, &Map::new(), Duration::ZERO);
             ev.blocked = Some(blocked.denied_reason.as_str().to_owned());
             ev.run_id = self.run.run_id.clone();
-            self.observe(ev);
+            self.observe(ev, ctx);
         }
         InvokeOutcome::Blocked(blocked)
     }
@@ -403,14 +446,15 @@ impl ToolTable {
         &self,
         name: &str,
         call_id: &str,
-        raw: &Map<String, Value>,
-        effective: Option<&Map<String, Value>>,
+        params: CallParams<'_>,
         err: ToolError,
         elapsed: Duration,
+        ctx: &HookContext,
     ) -> InvokeOutcome {
+        let CallParams { raw, effective } = params;
         let message = err.to_string();
         self.gate
-            .record_outcome(&self.ctx, call_id, name, LoopOutcome::Error(&message));
+            .record_outcome(ctx, call_id, name, LoopOutcome::Error(&message));
         self.emit(
             DiagnosticKind::Error,
             name,
@@ -433,14 +477,19 @@ impl ToolTable {
             let mut ev = AfterToolCallEvent::new(name, call_id, params, elapsed)
                 .with_error(observer_error_text(name, &message));
             ev.run_id = self.run.run_id.clone();
-            self.observe(ev);
+            self.observe(ev, ctx);
         }
         InvokeOutcome::Failed(err)
     }
 
     /// The "unknown tool" translation: a tool the policy removed is
     /// reported as blocked with the layer, rule and config key to change.
-    async fn unknown_tool(&self, call: &ModelToolCall, name: &str) -> InvokeOutcome {
+    async fn unknown_tool(
+        &self,
+        call: &ModelToolCall,
+        name: &str,
+        ctx: &HookContext,
+    ) -> InvokeOutcome {
         // The loop detector sees unknown-tool calls too (its
         // unknown_tool_repeat detector stops a model that keeps guessing).
         let params = match &call.arguments {
@@ -450,8 +499,8 @@ impl ToolTable {
         let event = BeforeToolCallEvent::new(name.to_owned(), params)
             .with_call_id(call.id.clone())
             .with_run_id(self.run.run_id.clone());
-        if let Some(blocked) = self.gate.loop_check_only(&event, &self.ctx) {
-            self.gate.emit_blocked(name, &call.id, &self.ctx, &blocked);
+        if let Some(blocked) = self.gate.loop_check_only(&event, ctx) {
+            self.gate.emit_blocked(name, &call.id, ctx, &blocked);
             return InvokeOutcome::Blocked(blocked);
         }
         if let Some(why) = self.policy.removed_by(name) {
@@ -465,12 +514,12 @@ impl ToolTable {
             .source(why.layer)
             .config_key(why.config_key);
             self.gate.record_outcome(
-                &self.ctx,
+                ctx,
                 &call.id,
                 name,
                 LoopOutcome::Error(&format!("unknown tool: {name}")),
             );
-            self.gate.emit_blocked(name, &call.id, &self.ctx, &blocked);
+            self.gate.emit_blocked(name, &call.id, ctx, &blocked);
             return InvokeOutcome::Blocked(blocked);
         }
         let message = if self.unavailable.iter().any(|u| u == name) {
@@ -488,7 +537,7 @@ impl ToolTable {
             )
         };
         self.gate
-            .record_outcome(&self.ctx, &call.id, name, LoopOutcome::Error(&message));
+            .record_outcome(ctx, &call.id, name, LoopOutcome::Error(&message));
         InvokeOutcome::Failed(ToolError::new(ToolErrorCode::ToolUnknown, message))
     }
 
@@ -510,6 +559,24 @@ impl ToolTable {
         ev.error_class = error_class.map(str::to_owned);
         ev.duration_ms = elapsed.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         self.gate.diagnostics().emit(&ev);
+    }
+}
+
+/// A failed call's parameters: as the model gave them, and as the hooks
+/// left them (when the call got that far).
+struct CallParams<'a> {
+    raw: &'a Map<String, Value>,
+    effective: Option<&'a Map<String, Value>>,
+}
+
+impl CallParams<'_> {
+    /// No parameters (the arguments could not be decoded).
+    fn none() -> CallParams<'static> {
+        static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
+        CallParams {
+            raw: EMPTY.get_or_init(Map::new),
+            effective: None,
+        }
     }
 }
 

@@ -251,3 +251,38 @@ async fn rotating_a_hashed_token_refuses_the_old_one_without_a_restart() {
     let h = new.ok("health", json!({})).await;
     assert_eq!(h["ok"], json!(true));
 }
+
+/// In a session shared between tokens, each call's hooks see the token
+/// that made the call, not the one that opened the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_see_the_caller_of_each_call_in_a_shared_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = config(dir.path());
+    let gw = Gw::start_in(dir, &text);
+    let seen_path = gw.dir.path().join("hook-seen.json");
+    let mut runner = Ws::connect(gw.addr, Some(RUNNER)).await.unwrap();
+    let mut boss = Ws::connect(gw.addr, Some(OWNER)).await.unwrap();
+    runner
+        .ok(
+            "sessions.create",
+            json!({"sessionKey": "shared", "sender": "telegram:42", "channel": "telegram"}),
+        )
+        .await;
+    let cron = json!({"sessionKey": "shared", "toolName": "cron", "params": {"action": "list"}});
+    for (by_owner, account, scope) in [
+        (true, "boss", "owner"),
+        (false, "bot", "runner"),
+        (true, "boss", "owner"),
+    ] {
+        let ws = if by_owner { &mut boss } else { &mut runner };
+        let r = ws.ok("tools.invoke", cron.clone()).await;
+        assert_eq!(r["status"], json!("ok"), "{r}");
+        let seen: Value =
+            serde_json::from_str(&std::fs::read_to_string(&seen_path).unwrap()).unwrap();
+        let requester = &seen["context"]["requester"];
+        assert_eq!(requester["accountId"], json!(account), "{seen}");
+        assert_eq!(requester["scope"], json!(scope), "{seen}");
+        assert_eq!(requester["senderId"], json!("telegram:42"), "{seen}");
+        assert_eq!(requester["senderIsOwner"], json!(true), "{seen}");
+    }
+}
