@@ -274,7 +274,6 @@ pub(crate) const AGENT_IGNORED: &[&str] = &[
     "humanDelay",
     "identity",
     "memory",
-    "memorySearch",
     "model",
     "modelPolicy",
     "models",
@@ -292,6 +291,21 @@ pub(crate) const AGENT_IGNORED: &[&str] = &[
     "utilityModel",
     "verboseDefault",
 ];
+
+/// Agent keys that can restrict tools and that Talon does not enforce per
+/// agent: a per-agent `memorySearch` that turns memory search off (Talon
+/// reads only `agents.defaults.memorySearch`, so ignoring it would leave
+/// `memory_search`/`memory_get` to that agent).
+pub(crate) const AGENT_NARROWING: &[Narrowing] = &[("memorySearch", memory_search_disables)];
+
+fn memory_search_disables(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.get("enabled").is_some_and(|e| e != &Value::Bool(true)),
+        Value::Bool(b) => !b,
+        Value::Null => false,
+        _ => true,
+    }
+}
 
 /// Agent `tools.*` keys Talon does not use (none of them restricts tools).
 pub(crate) const AGENT_TOOLS_IGNORED: &[&str] = &["codeMode", "elevated", "github", "swarm"];
@@ -586,7 +600,15 @@ fn strip_agent(
     path: &mut Vec<Seg>,
     out: &mut Findings,
 ) {
-    strip_keys(entry, span, path, AGENT_IGNORED, &[], SETTING_IGNORED, out);
+    strip_keys(
+        entry,
+        span,
+        path,
+        AGENT_IGNORED,
+        AGENT_NARROWING,
+        SETTING_IGNORED,
+        out,
+    );
     if let Value::Object(map) = entry
         && let Some(tools) = map.get_mut("tools")
     {
@@ -724,8 +746,9 @@ pub(crate) fn classified_keys_markdown() -> String {
         ("gateway.", GATEWAY_IGNORED),
         ("gateway.auth.", GATEWAY_AUTH_IGNORED),
     ];
-    let narrowing: [(&str, &[Narrowing]); 8] = [
+    let narrowing: [(&str, &[Narrowing]); 9] = [
         ("plugins.", PLUGINS_NARROWING),
+        ("agents.list[].", AGENT_NARROWING),
         ("", ROOT_NARROWING),
         ("tools.", TOOLS_NARROWING),
         ("tools.exec.", EXEC_NARROWING),

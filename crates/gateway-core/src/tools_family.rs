@@ -381,41 +381,34 @@ impl Tool for GatewaySessionTool {
                 };
                 let policy = self.config.session_visibility();
                 let viewer = viewer(ctx);
-                let keys: Vec<String> = match string(&call.params, "sessionKey") {
-                    Some(named) => {
-                        let g = gw.generation();
-                        let key = gw.inner.sessions.journal_key(&g, named);
-                        vec![key]
-                    }
-                    None => store
-                        .list(&ListQuery {
-                            include_closed: true,
-                            ..ListQuery::default()
-                        })
-                        .map_err(store_error)?
-                        .into_iter()
-                        .map(|r| r.key)
-                        .collect(),
-                };
+                // The candidate sessions, read once (no lookup per key).
+                let candidates: Vec<talon_sessions::SessionRecord> =
+                    match string(&call.params, "sessionKey") {
+                        Some(named) => {
+                            let g = gw.generation();
+                            let key = gw.inner.sessions.journal_key(&g, named);
+                            store.get(&key).map_err(store_error)?.into_iter().collect()
+                        }
+                        None => store
+                            .list(&ListQuery {
+                                include_closed: true,
+                                ..ListQuery::default()
+                            })
+                            .map_err(store_error)?,
+                    };
                 let tree = viewer_tree(store, &ctx.session_key)?;
-                let mut visible = Vec::new();
-                for key in keys {
-                    if key == ctx.session_key {
-                        visible.push(key);
-                        continue;
-                    }
-                    let Some(r) = store.get(&key).map_err(store_error)? else {
-                        continue;
-                    };
-                    let t = Target {
-                        session_key: &r.key,
-                        agent_id: &r.agent_id,
-                        in_viewer_tree: tree.contains(&r.key),
-                    };
-                    if policy.check(viewer, t).is_ok() {
-                        visible.push(key);
-                    }
-                }
+                let visible: Vec<String> = candidates
+                    .into_iter()
+                    .filter(|r| {
+                        let t = Target {
+                            session_key: &r.key,
+                            agent_id: &r.agent_id,
+                            in_viewer_tree: tree.contains(&r.key),
+                        };
+                        policy.check(viewer, t).is_ok()
+                    })
+                    .map(|r| r.key)
+                    .collect();
                 let hits: Vec<Value> = store
                     .search_messages(&visible, query, max)
                     .map_err(store_error)?

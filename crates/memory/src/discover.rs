@@ -64,7 +64,10 @@ pub fn normalize(path: &str) -> Option<String> {
 }
 
 fn is_markdown(name: &str) -> bool {
-    name.len() > 3 && name[name.len() - 3..].eq_ignore_ascii_case(".md")
+    // Compared as bytes: a name is untrusted, and its last three bytes
+    // need not start at a character boundary (`a€x`).
+    let bytes = name.as_bytes();
+    bytes.len() > 3 && bytes[bytes.len() - 3..].eq_ignore_ascii_case(b".md")
 }
 
 /// Whether `path` (normalised, relative to the workspace or absolute) is a
@@ -245,6 +248,13 @@ fn walk<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_ending_inside_a_multibyte_character_is_not_markdown_and_does_not_panic() {
+        assert!(!is_markdown("a€x"));
+        assert!(!is_memory_path("memory/a€x", &[]));
+        assert!(is_markdown("été.MD"));
+    }
 
     #[test]
     fn memory_paths() {
