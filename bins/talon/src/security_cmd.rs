@@ -93,12 +93,13 @@ pub(crate) fn audit(
     } else {
         None
     };
-    // Plain-text MCP secrets move into the secrets file; the audit then
+    // Plain-text MCP secrets move into the secrets file and plain-text
+    // gateway tokens become hashes; the audit then
     // reads the rewritten config.
     let secrets_fix = match (&config_file, fix) {
         (Some(file), true) => {
             let done = fix_secrets(file, &loaded.config, &state_dir)?;
-            if !done.moved.is_empty() {
+            if done.changed() {
                 loaded = match location.load() {
                     Ok(l) => l,
                     Err(err) => return Ok(invalid(&err.to_string(), json, out)),
@@ -156,6 +157,12 @@ pub(crate) fn audit(
                 out,
                 "fixed: {} moved to the secrets file (now ${{secret:{}}})",
                 m.key, m.secret
+            );
+        }
+        for key in &done.hashed {
+            let _ = writeln!(
+                out,
+                "fixed: {key} replaced by its tokenSha256 (the same token still works)"
             );
         }
         for why in &done.left {

@@ -100,17 +100,29 @@ pub struct SecretMove {
 pub struct SecretsFix {
     /// Secrets moved out of the config.
     pub moved: Vec<SecretMove>,
+    /// Gateway token entries whose plain-text `token` was replaced by its
+    /// `tokenSha256` (the key that held it).
+    pub hashed: Vec<String>,
     /// Secrets left in place, each with why (never the value).
     pub left: Vec<String>,
 }
 
+impl SecretsFix {
+    /// Whether the config file was rewritten.
+    pub fn changed(&self) -> bool {
+        !self.moved.is_empty() || !self.hashed.is_empty()
+    }
+}
+
 /// Move each plain-text secret the audit reports in MCP servers' `env` and
 /// `headers` (`talon.mcp.literal_secret`) into `<state dir>/secrets.json`
-/// (mode 0600) and write `${secret:NAME}` in its place, editing only that
-/// string literal of `config_file` (comments and layout stay). A value
-/// that cannot be located exactly as read is left, with the reason; so
-/// are gateway tokens (the gateway reads them directly: replace them with
-/// `talon gateway token new`). The secrets file is written before the
+/// (mode 0600) and write `${secret:NAME}` in its place, and replace each
+/// plain-text `gateway.auth.tokens[].token` by its `tokenSha256` (the same
+/// token keeps working and keeps its default id; a running gateway picks
+/// the change up on reload). Only those literals of `config_file` are
+/// edited (comments and layout stay). A value that cannot be located
+/// exactly as read is left, with the reason; so is `gateway.auth.token`,
+/// which has no hashed form. The secrets file is written before the
 /// config, so the config never names a secret that is not there. A second
 /// run finds no literal and changes nothing.
 pub fn fix_secrets(
@@ -121,16 +133,6 @@ pub fn fix_secrets(
     use talon_config::secrets::{SECRETS_FILE, SecretStore};
 
     let mut fix = SecretsFix::default();
-    if let Some(auth) = config.gateway.as_ref().and_then(|g| g.auth.as_ref()) {
-        let plain = auth.token.as_deref().is_some_and(|t| !t.trim().is_empty())
-            || auth.tokens.iter().any(|t| !t.token.trim().is_empty());
-        if plain {
-            fix.left.push(
-                "gateway tokens: not moved (the gateway reads them from the config); replace each with a hashed entry from `talon gateway token new`".to_owned(),
-            );
-        }
-    }
-    let secrets_path = state_dir.join(SECRETS_FILE);
     let io = |action: &'static str, path: &Path| {
         let path = path.to_path_buf();
         move |source: std::io::Error| AuditError::Fix {
@@ -139,6 +141,37 @@ pub fn fix_secrets(
             source,
         }
     };
+    let mut text = std::fs::read_to_string(config_file).map_err(io("read", config_file))?;
+    if let Some(auth) = config.gateway.as_ref().and_then(|g| g.auth.as_ref()) {
+        if auth.token.as_deref().is_some_and(|t| !t.trim().is_empty()) {
+            fix.left.push(
+                "gateway.auth.token: not hashed (it has no hashed form); replace it with a gateway.auth.tokens entry from `talon gateway token new --scope operator`".to_owned(),
+            );
+        }
+        for (i, entry) in auth.tokens.iter().enumerate() {
+            if entry.token.trim().is_empty() {
+                continue;
+            }
+            let key = format!("gateway.auth.tokens[{i}].token");
+            let index = i.to_string();
+            let path = ["gateway", "auth", "tokens", index.as_str(), "token"];
+            let hash = talon_canonical_json::sha256_hex(entry.token.as_bytes());
+            match talon_config::edit::replace_string_member(
+                &text,
+                &path,
+                &entry.token,
+                "tokenSha256",
+                &hash,
+            ) {
+                Ok(new_text) => {
+                    text = new_text;
+                    fix.hashed.push(key);
+                }
+                Err(e) => fix.left.push(format!("{key}: {e}")),
+            }
+        }
+    }
+    let secrets_path = state_dir.join(SECRETS_FILE);
     let store = SecretStore::load(state_dir).map_err(|e| AuditError::Fix {
         action: "read",
         path: secrets_path.clone(),
@@ -148,7 +181,6 @@ pub fn fix_secrets(
         .names()
         .filter_map(|n| store.get(n).map(|v| (n.to_owned(), v.to_owned())))
         .collect();
-    let mut text = std::fs::read_to_string(config_file).map_err(io("read", config_file))?;
     for (section, mcp) in crate::secrets::mcp_sections(config) {
         let section_path: Vec<String> = section
             .split('.')
@@ -183,15 +215,17 @@ pub fn fix_secrets(
             }
         }
     }
-    if fix.moved.is_empty() {
+    if !fix.changed() {
         return Ok(fix);
     }
-    let json = serde_json::to_string_pretty(&secrets).map_err(|e| AuditError::Fix {
-        action: "write",
-        path: secrets_path.clone(),
-        source: std::io::Error::other(e),
-    })?;
-    replace_file(&secrets_path, &json, 0o600)?;
+    if !fix.moved.is_empty() {
+        let json = serde_json::to_string_pretty(&secrets).map_err(|e| AuditError::Fix {
+            action: "write",
+            path: secrets_path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        replace_file(&secrets_path, &json, 0o600)?;
+    }
     let mode = std::fs::metadata(config_file)
         .map(|m| {
             use std::os::unix::fs::PermissionsExt;

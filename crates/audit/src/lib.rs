@@ -21,8 +21,10 @@
 //!   file to at most 0600, state directory to at most 0700, the gateway
 //!   token file to at most 0600) and returns what it changed; a second run
 //!   changes nothing. [`fix_secrets`] moves MCP servers' plain-text secrets
-//!   into `<state dir>/secrets.json` behind `${secret:NAME}` references,
-//!   editing only those literals of the config file (idempotent too).
+//!   into `<state dir>/secrets.json` behind `${secret:NAME}` references
+//!   and turns plain-text `gateway.auth.tokens[].token` entries into their
+//!   `tokenSha256`, editing only those literals of the config file
+//!   (idempotent too).
 //! * With [`AuditOptions::deep`] and [`AuditInput::gateway_probe`], a
 //!   [`GatewayProbe`] connects to a running gateway over loopback with a
 //!   bounded timeout (`/healthz`, an unauthenticated request, `health`

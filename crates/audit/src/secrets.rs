@@ -104,7 +104,7 @@ pub(crate) fn check(config: &TalonConfig, out: &mut Findings) -> SecretsFound {
                     "{} hold bearer tokens in the config file, so anyone who can read the file (or a backup, or `git`) can call the gateway.",
                     keys.join(", ")
                 ),
-                "Remove the tokens from the config and use the gateway's generated token file (<state dir>/gateway.token, mode 0600); keep the config file at mode 0600 (`talon security audit --fix`).",
+                "Write each gateway.auth.tokens entry as `tokenSha256` (`talon security audit --fix` does it in place; the token keeps working), replace gateway.auth.token by such an entry (`talon gateway token new`), and keep the config file at mode 0600.",
             );
             found.keys.extend(keys);
         }

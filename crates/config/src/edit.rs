@@ -44,16 +44,16 @@ fn byte_offset(text: &str, pos: Pos) -> Option<usize> {
     None
 }
 
-/// Replace the string at `path` (object keys; an all-digit segment indexes
-/// an array) with the JSON string `replacement`, only when it is a quoted
-/// literal whose value is `expected`. Returns the new text; every byte
-/// outside the literal is kept.
-pub fn replace_string_value(
-    text: &str,
-    path: &[&str],
-    expected: &str,
-    replacement: &str,
-) -> Result<String, EditError> {
+/// Where the string literal at `path` sits in `text`, when it decodes to
+/// `expected`: the parsed span node's key position (for a member) and the
+/// literal's byte range, quotes included.
+struct Located {
+    key: Option<usize>,
+    start: usize,
+    end: usize,
+}
+
+fn locate(text: &str, path: &[&str], expected: &str) -> Result<Located, EditError> {
     let shown = path.join(".");
     let parsed = parse(text).map_err(|e| EditError::Syntax {
         line: e.pos.line,
@@ -82,12 +82,26 @@ pub fn replace_string_value(
         .ok_or_else(|| EditError::Missing(shown.clone()))?;
     let start =
         byte_offset(text, span.value).ok_or_else(|| EditError::Unexpected(shown.clone()))?;
+    let end = quoted_end(text, start).ok_or_else(|| EditError::Unexpected(shown.clone()))?;
+    // The literal must decode to the value read (no surprise in between).
+    let literal = parse(&text[start..end]).map_err(|_| EditError::Unexpected(shown.clone()))?;
+    if literal.value.as_str() != Some(expected) {
+        return Err(EditError::Unexpected(shown));
+    }
+    let key = match span.key {
+        Some(pos) => Some(byte_offset(text, pos).ok_or(EditError::Unexpected(shown))?),
+        None => None,
+    };
+    Ok(Located { key, start, end })
+}
+
+/// The byte just past the quoted literal starting at `start`, or `None`
+/// when no quote starts there or it never closes.
+fn quoted_end(text: &str, start: usize) -> Option<usize> {
     let quote = text[start..]
         .chars()
         .next()
-        .filter(|c| *c == '"' || *c == '\'')
-        .ok_or_else(|| EditError::Unexpected(shown.clone()))?;
-    let mut end = None;
+        .filter(|c| *c == '"' || *c == '\'')?;
     let mut escaped = false;
     for (i, c) in text[start + 1..].char_indices() {
         if escaped {
@@ -95,23 +109,149 @@ pub fn replace_string_value(
         } else if c == '\\' {
             escaped = true;
         } else if c == quote {
-            end = Some(start + 1 + i + 1);
-            break;
+            return Some(start + 1 + i + 1);
         }
     }
-    let end = end.ok_or_else(|| EditError::Unexpected(shown.clone()))?;
-    // The literal must decode to the value read (no surprise in between).
-    let literal = parse(&text[start..end]).map_err(|_| EditError::Unexpected(shown.clone()))?;
-    if literal.value.as_str() != Some(expected) {
-        return Err(EditError::Unexpected(shown));
+    None
+}
+
+/// Replace the string at `path` (object keys; an all-digit segment indexes
+/// an array) with the JSON string `replacement`, only when it is a quoted
+/// literal whose value is `expected`. Returns the new text; every byte
+/// outside the literal is kept.
+pub fn replace_string_value(
+    text: &str,
+    path: &[&str],
+    expected: &str,
+    replacement: &str,
+) -> Result<String, EditError> {
+    let at = locate(text, path, expected)?;
+    let quoted = serde_json::Value::String(replacement.to_owned()).to_string();
+    Ok(format!(
+        "{}{}{}",
+        &text[..at.start],
+        quoted,
+        &text[at.end..]
+    ))
+}
+
+/// Replace the object member at `path` (whose value must be the string
+/// literal `expected`) with the member `new_key: replacement`, keeping the
+/// key's quoting style and every byte outside the member: used to turn a
+/// plain-text `token` into its `tokenSha256`. `new_key` must be a plain
+/// identifier (ASCII letters, digits, `_`, `$`).
+pub fn replace_string_member(
+    text: &str,
+    path: &[&str],
+    expected: &str,
+    new_key: &str,
+    replacement: &str,
+) -> Result<String, EditError> {
+    let shown = path.join(".");
+    let unexpected = || EditError::Unexpected(shown.clone());
+    let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    if new_key.is_empty() || !new_key.chars().all(plain) {
+        return Err(unexpected());
+    }
+    let at = locate(text, path, expected)?;
+    let key_start = at.key.ok_or_else(unexpected)?;
+    let old_key = path.last().ok_or_else(unexpected)?;
+    let (key_end, quote) = match quoted_end(text, key_start) {
+        Some(end) => {
+            let decoded = parse(&text[key_start..end]).map_err(|_| unexpected())?;
+            if decoded.value.as_str() != Some(*old_key) {
+                return Err(unexpected());
+            }
+            (end, &text[key_start..=key_start])
+        }
+        None => {
+            let len = text[key_start..]
+                .find(|c: char| !plain(c))
+                .unwrap_or(text.len() - key_start);
+            if &text[key_start..key_start + len] != *old_key {
+                return Err(unexpected());
+            }
+            (key_start + len, "")
+        }
+    };
+    if key_end > at.start {
+        return Err(unexpected());
     }
     let quoted = serde_json::Value::String(replacement.to_owned()).to_string();
-    Ok(format!("{}{}{}", &text[..start], quoted, &text[end..]))
+    Ok(format!(
+        "{}{quote}{new_key}{quote}{}{quoted}{}",
+        &text[..key_start],
+        &text[key_end..at.start],
+        &text[at.end..]
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_member_is_renamed_in_its_own_quoting_and_every_other_byte_kept() {
+        let text = "{\n  gateway: { auth: { tokens: [\n    { id: 'a', token: 'abc' /* x */, scope: 'owner' },\n    { \"token\" :\t\"d\\u0065f\", scope: 'runner' },\n  ] } },\n}\n";
+        let out = replace_string_member(
+            text,
+            &["gateway", "auth", "tokens", "0", "token"],
+            "abc",
+            "tokenSha256",
+            "h1",
+        )
+        .unwrap();
+        assert_eq!(out, text.replace("token: 'abc'", "tokenSha256: \"h1\""));
+        let out = replace_string_member(
+            &out,
+            &["gateway", "auth", "tokens", "1", "token"],
+            "def",
+            "tokenSha256",
+            "h2",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            text.replace("token: 'abc'", "tokenSha256: \"h1\"")
+                .replace("\"token\" :\t\"d\\u0065f\"", "\"tokenSha256\" :\t\"h2\"")
+        );
+        // Done already, or the value changed: nothing is touched.
+        assert!(matches!(
+            replace_string_member(
+                &out,
+                &["gateway", "auth", "tokens", "0", "token"],
+                "abc",
+                "tokenSha256",
+                "h1"
+            ),
+            Err(EditError::Missing(_))
+        ));
+        assert!(matches!(
+            replace_string_member(
+                text,
+                &["gateway", "auth", "tokens", "0", "token"],
+                "zzz",
+                "tokenSha256",
+                "h1"
+            ),
+            Err(EditError::Unexpected(_))
+        ));
+        // An array element has no key to rename.
+        assert!(matches!(
+            replace_string_member("{ a: ['x'] }", &["a", "0"], "x", "b", "y"),
+            Err(EditError::Unexpected(_))
+        ));
+        assert!(
+            replace_string_member(
+                text,
+                &["gateway", "auth", "tokens", "0", "token"],
+                "abc",
+                "bad key",
+                "h"
+            )
+            .is_err()
+        );
+    }
 
     #[test]
     fn a_literal_is_replaced_and_every_other_byte_kept() {

@@ -100,7 +100,7 @@ pub(crate) fn requester(caller: &Identity, params: &SessionParams) -> Requester 
         scope: Some(caller.scope.as_str().to_owned()),
         sender_id: params.sender.clone(),
         sender_is_owner: params.sender_is_owner,
-        role_ids: None,
+        role_ids: params.role_ids.clone(),
     }
 }
 

@@ -90,7 +90,9 @@ fn the_requester_carries_the_token_identity_and_scope() {
     let runner = Identity::new("bot", Scope::Runner);
     let mut p = params(Some("u1"), Some(false));
     p.channel = Some("telegram".into());
+    p.role_ids = Some(vec!["mods".into(), "123".into()]);
     let r = requester(&runner, &p);
+    assert_eq!(r.role_ids, Some(vec!["mods".to_owned(), "123".to_owned()]));
     assert_eq!(r.account_id.as_deref(), Some("bot"));
     assert_eq!(r.scope.as_deref(), Some("runner"));
     assert_eq!(r.channel.as_deref(), Some("telegram"));

@@ -38,6 +38,8 @@ pub(crate) struct Session {
 /// How long a session waits before trying again to start an MCP server
 /// that failed (so a broken server is not respawned on every call).
 const MCP_RETRY: Duration = Duration::from_secs(10);
+/// The most role ids `sessions.create` takes for one sender.
+const MAX_ROLE_IDS: usize = 64;
 
 impl Session {
     /// The table for `generation`, assembled on first use, after every
@@ -263,6 +265,17 @@ pub(crate) fn build_session(
         ))
         .with_data(serde_json::json!({"param": "label"})));
     }
+    if let Some(roles) = &params.role_ids
+        && (roles.len() > MAX_ROLE_IDS
+            || roles.iter().any(|r| {
+                r.trim().is_empty() || r.chars().count() > 128 || r.chars().any(char::is_control)
+            }))
+    {
+        return Err(RpcError::params(format!(
+            "roleIds must hold at most {MAX_ROLE_IDS} role ids of 1–128 printable characters each"
+        ))
+        .with_data(serde_json::json!({"param": "roleIds"})));
+    }
     let key = match params.session_key.as_deref().map(str::trim) {
         Some(k) if k.is_empty() || k.len() > 512 || k.chars().any(char::is_control) => {
             return Err(RpcError::params(
@@ -320,6 +333,7 @@ pub(crate) fn build_session(
             ),
             sender_id: params.sender.clone(),
             sender_is_owner: params.sender_is_owner,
+            role_ids: params.role_ids.clone(),
             ..Requester::default()
         },
     });

@@ -265,9 +265,20 @@ async fn hooks_see_the_caller_of_each_call_in_a_shared_session() {
     runner
         .ok(
             "sessions.create",
-            json!({"sessionKey": "shared", "sender": "telegram:42", "channel": "telegram"}),
+            json!({"sessionKey": "shared", "sender": "telegram:42", "channel": "telegram", "roleIds": ["mods", "1234"]}),
         )
         .await;
+    // Role ids are checked like every relayed field: a bad one is refused
+    // and opens nothing.
+    for bad in [json!(["ok", ""]), json!(["a\u{7}b"]), json!(vec!["r"; 65])] {
+        let err = runner
+            .call(
+                "sessions.create",
+                json!({"sessionKey": "bad-roles", "roleIds": bad}),
+            )
+            .await;
+        assert_eq!(err["error"]["data"]["param"], json!("roleIds"), "{err}");
+    }
     let cron = json!({"sessionKey": "shared", "toolName": "cron", "params": {"action": "list"}});
     for (by_owner, account, scope) in [
         (true, "boss", "owner"),
@@ -284,5 +295,6 @@ async fn hooks_see_the_caller_of_each_call_in_a_shared_session() {
         assert_eq!(requester["scope"], json!(scope), "{seen}");
         assert_eq!(requester["senderId"], json!("telegram:42"), "{seen}");
         assert_eq!(requester["senderIsOwner"], json!(true), "{seen}");
+        assert_eq!(requester["roleIds"], json!(["mods", "1234"]), "{seen}");
     }
 }

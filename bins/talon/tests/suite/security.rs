@@ -417,6 +417,68 @@ fn fix_moves_plain_text_mcp_secrets_and_is_idempotent() {
     let r = dir.audit(&["--fix", "--json"]);
     assert_eq!(
         r.json()["secretsFixed"],
-        serde_json::json!({"moved": [], "left": []})
+        serde_json::json!({"moved": [], "hashed": [], "left": []})
     );
+}
+
+/// `--fix` replaces each plain-text `gateway.auth.tokens[].token` by its
+/// SHA-256 in place (comments and the other entries kept), leaves
+/// `gateway.auth.token` with the reason, and a second run changes nothing.
+#[test]
+fn fix_hashes_plain_text_gateway_tokens_and_is_idempotent() {
+    let token = "plain-token-0123456789abcdef";
+    let text = format!(
+        "// gw\n{{ gateway: {{ auth: {{\n  token: 'operator-token-0123456789',\n  tokens: [\n    {{ id: 'bot', token: '{token}', scope: 'runner' }}, // keep\n    {{ id: 'ro', tokenSha256: '{}', scope: 'read-only' }},\n  ] }} }} }}\n",
+        "ab".repeat(32)
+    );
+    let dir = Dir::new(&text, 0o600);
+    let r = dir.audit(&["--json"]);
+    assert!(
+        r.stdout.contains("gateway.auth.tokens[0].token"),
+        "{}",
+        r.stdout
+    );
+    let r = dir.audit(&["--fix"]);
+    assert!(
+        r.stdout.contains(
+            "fixed: gateway.auth.tokens[0].token replaced by its tokenSha256 (the same token still works)"
+        ),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("not fixed: gateway.auth.token: not hashed"),
+        "{}",
+        r.stdout
+    );
+    let hash = {
+        use sha2::Digest;
+        sha2::Sha256::digest(token.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let config = std::fs::read_to_string(&dir.config).unwrap();
+    assert_eq!(
+        config,
+        text.replace(
+            &format!("token: '{token}'"),
+            &format!("tokenSha256: \"{hash}\"")
+        )
+    );
+    // The finding now names only the single token.
+    let finding = r
+        .stdout
+        .split("talon.secrets.gateway_token_in_config")
+        .nth(1);
+    assert!(
+        finding.is_some_and(|f| !f.contains("tokens[0]")),
+        "{}",
+        r.stdout
+    );
+    let r = dir.audit(&["--fix", "--json"]);
+    assert_eq!(r.json()["secretsFixed"]["hashed"], serde_json::json!([]));
+    assert_eq!(std::fs::read_to_string(&dir.config).unwrap(), config);
 }

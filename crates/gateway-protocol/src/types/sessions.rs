@@ -47,6 +47,13 @@ pub struct SessionParams {
     /// session shows the decided value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sender_is_owner: Option<bool>,
+    /// The sender's provider-native role ids (Discord roles, Slack user
+    /// groups, …) as the front end relays them: at most 64, each 1–128
+    /// printable characters. They reach hooks as `requester.roleIds`;
+    /// they grant nothing by themselves (a hook or trusted policy decides
+    /// what a role may do).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_ids: Option<Vec<String>>,
     /// The group chat / channel id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
