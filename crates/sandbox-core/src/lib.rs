@@ -154,6 +154,10 @@ pub use crate::workspace_seed::{
     seed_sandbox_workspace,
 };
 /// The sandbox mode, shared with the policy crate (one definition).
+pub use crate::wrapped::{
+    PID_LINE_MAX, PID_WAIT, PREPEND_PATH_VAR, PidLine, PidLineStep, WRAPPED_PIPE_CAPACITY,
+    WrappedState, is_portable_name, wrapped_env,
+};
 pub use talon_tool_policy::SandboxMode;
 
 mod activity;
@@ -181,3 +185,4 @@ mod ssh_config;
 mod status;
 mod usage_store;
 mod workspace_seed;
+mod wrapped;

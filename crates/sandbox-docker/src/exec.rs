@@ -18,17 +18,16 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
-use bytes::Bytes;
 use futures::StreamExt;
 use talon_sandbox_core::{
-    ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
-    ScriptOutput, SharedEventSink,
+    ExitStatus, LaunchRequest, LaunchedProcess, PidLine, PidLineStep, ProcessControl,
+    ProcessLauncher, SandboxError, ScriptOutput, SharedEventSink, WrappedState,
 };
 use tokio::io::{AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::watch;
@@ -84,12 +83,9 @@ const SWEPT_BELOW: i64 = 128;
 const KILL_SCRIPT: &str = "kill -9 -\"$1\" 2>/dev/null || kill -9 \"$1\" 2>/dev/null; exit 0";
 /// The env var an exec's `PATH` travels in (OpenClaw:
 /// `OPENCLAW_PREPEND_PATH`); prepended after the login profile ran.
-pub const PREPEND_PATH_VAR: &str = "TALON_PREPEND_PATH";
+pub use talon_sandbox_core::PREPEND_PATH_VAR;
 pub use talon_sandbox_core::SCRIPT_MAX_OUTPUT_BYTES;
-const PIPE_CAPACITY: usize = 64 * 1024;
-const MARKER_MAX: usize = 32;
-/// How long `kill` waits for the wrapper's pid line.
-const PGID_WAIT: Duration = Duration::from_secs(5);
+use talon_sandbox_core::WRAPPED_PIPE_CAPACITY as PIPE_CAPACITY;
 /// How long the engine may take to record an exit after the exec's
 /// output ended.
 const EXIT_RECORD_WAIT: Duration = Duration::from_secs(2);
@@ -198,10 +194,7 @@ impl ExecTarget {
             target: self.clone(),
             exec_id: created.id,
             started_at,
-            pgid: watch::Sender::new(None),
-            marker_seen: watch::Sender::new(false),
-            done: watch::Sender::new(None),
-            killed: AtomicBool::new(false),
+            state: WrappedState::new(),
             exit_code: AtomicI64::new(i64::MAX),
         });
 
@@ -210,8 +203,8 @@ impl ExecTarget {
             tokio::spawn(pump_stdin(
                 reader,
                 input,
-                shared.marker_seen.subscribe(),
-                shared.done.subscribe(),
+                shared.state.subscribe_line(),
+                shared.state.subscribe_done(),
                 tty,
             ));
             Some(Box::pin(writer) as talon_sandbox_core::ProcessInput)
@@ -313,28 +306,25 @@ async fn pump_output(
     let mut out = Some(stdout);
     let mut err = stderr;
     let tty = err.is_none();
-    let mut marker: Option<Vec<u8>> = Some(Vec::new());
+    let mut marker: Option<PidLine> = Some(PidLine::new());
     let mut stream_error = None;
     while let Some(item) = output.next().await {
         match item {
             Ok(LogOutput::StdOut { message } | LogOutput::Console { message }) => {
-                let rest = match marker.as_mut() {
-                    Some(pending) => match take_marker(pending, &message) {
-                        MarkerStep::More => continue,
-                        MarkerStep::Done { pgid, rest } => {
-                            if let Some(pgid) = pgid {
-                                shared.pgid.send_replace(Some(pgid));
-                            } else {
+                match marker.as_mut() {
+                    Some(line) => match line.feed(&message) {
+                        PidLineStep::More => continue,
+                        PidLineStep::Done { pgid, rest } => {
+                            if pgid.is_none() {
                                 tracing::warn!(container = %shared.target.container, "sandbox exec printed no pid line; kill cannot reach its process group");
                             }
-                            shared.marker_seen.send_replace(true);
+                            shared.state.line_read(pgid);
                             marker = None;
-                            rest
+                            forward(&mut out, &rest).await;
                         }
                     },
-                    None => message,
-                };
-                forward(&mut out, &rest).await;
+                    None => forward(&mut out, &message).await,
+                }
             }
             Ok(LogOutput::StdErr { message }) => {
                 if tty {
@@ -350,44 +340,14 @@ async fn pump_output(
             }
         }
     }
-    if let Some(pending) = marker.take() {
-        forward(&mut out, &pending).await;
+    if let Some(line) = marker.take() {
+        forward(&mut out, &line.into_pending()).await;
     }
     // EOF for the consumer before the (possibly slow) status lookup.
     drop(out);
     drop(err);
     let status = shared.finish(stream_error).await;
-    shared.done.send_replace(Some(status));
-}
-
-enum MarkerStep {
-    More,
-    Done { pgid: Option<u32>, rest: Bytes },
-}
-
-/// Accumulate the wrapper's first line (`<pid>\n`, or `<pid>\r\n` under a
-/// PTY) and return what follows it.
-fn take_marker(pending: &mut Vec<u8>, message: &Bytes) -> MarkerStep {
-    pending.extend_from_slice(message);
-    match pending.iter().position(|b| *b == b'\n') {
-        Some(newline) => {
-            let line = String::from_utf8_lossy(&pending[..newline]);
-            let pgid = line.trim().parse::<u32>().ok().filter(|p| *p > 1);
-            let rest = if pgid.is_some() {
-                Bytes::copy_from_slice(&pending[newline + 1..])
-            } else {
-                // Not our marker: give everything to the caller.
-                Bytes::copy_from_slice(pending)
-            };
-            pending.clear();
-            MarkerStep::Done { pgid, rest }
-        }
-        None if pending.len() > MARKER_MAX => MarkerStep::Done {
-            pgid: None,
-            rest: Bytes::from(std::mem::take(pending)),
-        },
-        None => MarkerStep::More,
-    }
+    shared.state.finish(status);
 }
 
 #[derive(Debug)]
@@ -396,11 +356,8 @@ struct ExecShared {
     exec_id: String,
     /// When the exec was created (what an OOM lookup searches from).
     started_at: std::time::SystemTime,
-    pgid: watch::Sender<Option<u32>>,
-    /// The wrapper's first line has been read (with or without a pid).
-    marker_seen: watch::Sender<bool>,
-    done: watch::Sender<Option<Result<ExitStatus, SandboxError>>>,
-    killed: AtomicBool,
+    /// The pid-wrapper protocol's state (group, first line, status, kill).
+    state: WrappedState,
     /// The exec's raw exit code once known (`i64::MAX` before).
     exit_code: AtomicI64,
 }
@@ -461,7 +418,7 @@ impl ExecShared {
             return match inspect.exit_code {
                 Some(code) => {
                     self.exit_code.store(code, Ordering::SeqCst);
-                    let killed = self.killed.load(Ordering::SeqCst);
+                    let killed = self.state.was_killed();
                     self.target.after_exit(code, killed, self.started_at).await;
                     Ok(self.status_from(code))
                 }
@@ -474,7 +431,7 @@ impl ExecShared {
 
     fn status_from(&self, code: i64) -> ExitStatus {
         // The engine reports death by signal N as 128 + N.
-        if self.killed.load(Ordering::SeqCst) && (129..=192).contains(&code) {
+        if self.state.was_killed() && (129..=192).contains(&code) {
             ExitStatus::Signal((code - 128) as i32)
         } else {
             ExitStatus::Code(i32::try_from(code).unwrap_or(i32::MAX))
@@ -533,48 +490,35 @@ struct DockerProcess {
 #[async_trait::async_trait]
 impl ProcessControl for DockerProcess {
     fn pid(&self) -> Option<u32> {
-        *self.shared.pgid.borrow()
+        self.shared.state.pgid()
     }
 
     async fn wait(&self) -> Result<ExitStatus, SandboxError> {
-        let mut rx = self.shared.done.subscribe();
-        let result = match rx.wait_for(Option::is_some).await {
-            Ok(value) => value.clone(),
-            Err(_) => None,
-        };
-        result.unwrap_or_else(|| {
-            Err(SandboxError::exec(
-                "the exec's output task ended without a status".to_owned(),
+        self.shared
+            .state
+            .wait(&format!(
+                "an exec in container {}",
+                self.shared.target.container
             ))
-        })
+            .await
     }
 
     async fn kill(&self) -> Result<(), SandboxError> {
         // Over already, and through the wrapper's own exit: it killed what
         // was left of the group before exiting, so there is nothing to
         // sweep (and no second exec to pay for).
-        if let Some(Ok(_)) = self.shared.done.borrow().as_ref()
+        let state = &self.shared.state;
+        if state.ended_with_status()
             && (0..SWEPT_BELOW).contains(&self.shared.exit_code.load(Ordering::SeqCst))
         {
             return Ok(());
         }
-        self.shared.killed.store(true, Ordering::SeqCst);
-        let mut pgid_rx = self.shared.pgid.subscribe();
-        let mut done_rx = self.shared.done.subscribe();
-        let pgid = tokio::time::timeout(PGID_WAIT, async {
-            tokio::select! {
-                pgid = pgid_rx.wait_for(Option::is_some) => pgid.ok().and_then(|p| *p),
-                _ = done_rx.wait_for(Option::is_some) => *self.shared.pgid.borrow(),
-            }
-        })
-        .await
-        .ok()
-        .flatten();
-        match pgid {
+        state.mark_killed();
+        match state.wait_pgid().await {
             // Even after the leader exited, background members of its
             // group may still run: kill the group regardless.
             Some(pgid) => self.shared.send_kill(pgid).await,
-            None if self.shared.done.borrow().is_some() => Ok(()),
+            None if state.is_done() => Ok(()),
             None => Err(SandboxError::exec(format!(
                 "cannot kill an exec in container {}: it never reported its process group",
                 self.shared.target.container
@@ -591,35 +535,15 @@ pub(crate) fn exec_env(
     env: &BTreeMap<String, String>,
     command: &str,
 ) -> Result<(Vec<String>, String), SandboxError> {
-    let mut out = Vec::with_capacity(env.len());
-    let mut prepend = None;
-    for (key, value) in env {
-        if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
-            return Err(SandboxError::exec(format!(
-                "environment key {key:?} (or its value) is invalid: empty, or contains `=` or NUL"
-            )));
-        }
-        if key == "PATH" {
-            prepend = Some(value);
-            continue;
-        }
-        if key == PREPEND_PATH_VAR {
-            return Err(SandboxError::exec(format!(
-                "environment key {PREPEND_PATH_VAR} is reserved; pass PATH instead"
-            )));
-        }
-        out.push(format!("{key}={value}"));
-    }
-    let command = match prepend {
-        Some(path) if !path.is_empty() => {
-            out.push(format!("{PREPEND_PATH_VAR}={path}"));
-            format!(
-                "export PATH=\"${{{PREPEND_PATH_VAR}}}:$PATH\"; unset {PREPEND_PATH_VAR}; {command}"
-            )
-        }
-        _ => command.to_owned(),
+    let (vars, prepend) = talon_sandbox_core::wrapped_env(env, false)?;
+    let command = if prepend {
+        format!(
+            "export PATH=\"${{{PREPEND_PATH_VAR}}}:$PATH\"; unset {PREPEND_PATH_VAR}; {command}"
+        )
+    } else {
+        command.to_owned()
     };
-    Ok((out, command))
+    Ok((vars, command))
 }
 
 /// Runs the `exec` and `process` tools' commands in one container

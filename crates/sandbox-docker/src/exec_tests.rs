@@ -2,8 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
-
 use super::*;
 use talon_sandbox_core::SandboxErrorKind;
 
@@ -40,38 +38,4 @@ fn bad_env_keys_and_the_reserved_prepend_key_are_refused() {
         let err = exec_env(&env, "true").unwrap_err();
         assert!(err.kind() == SandboxErrorKind::Exec, "{key:?}: {err}");
     }
-}
-
-#[test]
-fn the_pid_marker_is_stripped_even_when_split_across_frames() {
-    let mut pending = Vec::new();
-    assert!(matches!(
-        take_marker(&mut pending, &Bytes::from_static(b"12")),
-        MarkerStep::More
-    ));
-    match take_marker(&mut pending, &Bytes::from_static(b"3\r\nhello")) {
-        MarkerStep::Done { pgid, rest } => {
-            assert_eq!(pgid, Some(123));
-            assert_eq!(&rest[..], b"hello");
-        }
-        MarkerStep::More => panic!("marker not taken"),
-    }
-}
-
-#[test]
-fn output_that_is_not_a_marker_is_kept_whole() {
-    let mut pending = Vec::new();
-    match take_marker(&mut pending, &Bytes::from_static(b"not a pid\nmore")) {
-        MarkerStep::Done { pgid, rest } => {
-            assert_eq!(pgid, None);
-            assert_eq!(&rest[..], b"not a pid\nmore");
-        }
-        MarkerStep::More => panic!("should be done"),
-    }
-    let mut pending = Vec::new();
-    let long = Bytes::from(vec![b'7'; MARKER_MAX + 1]);
-    assert!(matches!(
-        take_marker(&mut pending, &long),
-        MarkerStep::Done { pgid: None, .. }
-    ));
 }

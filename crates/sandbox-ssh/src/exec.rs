@@ -20,19 +20,17 @@
 //! [`shell_quote`]: crate::shell_quote
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use openssh::{Session, Stdio};
 use talon_sandbox_core::{
-    ExitStatus, LaunchRequest, LaunchedProcess, ProcessControl, ProcessLauncher, SandboxError,
-    ScriptOutput,
+    ExitStatus, LaunchRequest, LaunchedProcess, PidLine, PidLineStep, ProcessControl,
+    ProcessLauncher, SandboxError, ScriptOutput, WrappedState,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-use tokio::sync::watch;
 
 use crate::connection::{KILL_SCRIPT, SshConnection, exec_error, exit_status};
-use crate::quote::{command_line, is_env_name};
+use crate::quote::command_line;
 
 /// Prints its pid (= the process group), enters the workdir, exports the
 /// `NAME=value` arguments up to `--`, prepends `TALON_PREPEND_PATH`, runs
@@ -48,12 +46,9 @@ if [ -n "${TALON_PREPEND_PATH-}" ]; then PATH="$TALON_PREPEND_PATH:$PATH"; expor
 "$@""#;
 
 /// The env var an exec's `PATH` travels in.
-pub const PREPEND_PATH_VAR: &str = "TALON_PREPEND_PATH";
+pub use talon_sandbox_core::PREPEND_PATH_VAR;
 pub use talon_sandbox_core::SCRIPT_MAX_OUTPUT_BYTES;
-const PIPE_CAPACITY: usize = 64 * 1024;
-const MARKER_MAX: usize = 32;
-/// How long `kill` waits for the wrapper's pid line.
-const PGID_WAIT: Duration = Duration::from_secs(5);
+use talon_sandbox_core::WRAPPED_PIPE_CAPACITY as PIPE_CAPACITY;
 
 /// What the workspace sync does around each command (upload before,
 /// sync back after).
@@ -129,26 +124,7 @@ impl SshLauncher {
             exec_id.clone(),
             if merge_stderr { "1" } else { "0" }.to_owned(),
         ];
-        for (name, value) in env {
-            if !is_env_name(name) {
-                return Err(SandboxError::exec(format!(
-                    "environment variable name `{}` is not portable ([A-Za-z_][A-Za-z0-9_]*); \
-                     rename it",
-                    name.escape_default()
-                )));
-            }
-            if value.contains('\0') {
-                return Err(SandboxError::exec(format!(
-                    "the value of environment variable {name} contains a NUL byte; remove it"
-                )));
-            }
-            let name = if name == "PATH" {
-                PREPEND_PATH_VAR
-            } else {
-                name
-            };
-            args.push(format!("{name}={value}"));
-        }
+        args.extend(talon_sandbox_core::wrapped_env(env, true)?.0);
         args.push("--".to_owned());
         args.extend(argv);
         let line = command_line("exec /bin/sh", &args)?;
@@ -168,9 +144,7 @@ impl SshLauncher {
         let shared = Arc::new(ExecShared {
             conn: Arc::clone(&self.conn),
             exec_id,
-            pgid: watch::Sender::new(None),
-            done: watch::Sender::new(None),
-            killed: AtomicBool::new(false),
+            state: WrappedState::new(),
             hooks: self.hooks.clone(),
         });
         let (out_writer, out_reader) = tokio::io::duplex(PIPE_CAPACITY);
@@ -193,7 +167,7 @@ impl SshLauncher {
             };
             // "Terminated without status" also means the master died:
             // tell them apart by asking the master.
-            let killed = waiter.killed.load(Ordering::SeqCst);
+            let killed = waiter.state.was_killed();
             let connection_lost = match &result {
                 Ok(_) => false,
                 Err(openssh::Error::RemoteProcessTerminated) if killed => false,
@@ -215,7 +189,7 @@ impl SshLauncher {
                         .to_owned(),
                 )),
                 Err(openssh::Error::RemoteProcessTerminated) => Ok(ExitStatus::Signal(9)),
-                Err(e) if waiter.killed.load(Ordering::SeqCst) => {
+                Err(e) if waiter.state.was_killed() => {
                     tracing::debug!("remote command ended after kill: {e}");
                     Ok(ExitStatus::Signal(9))
                 }
@@ -224,7 +198,7 @@ impl SshLauncher {
             if let Some(hooks) = &waiter.hooks {
                 hooks.after_exec().await;
             }
-            waiter.done.send_replace(Some(status));
+            waiter.state.finish(status);
         });
         Ok(LaunchedProcess {
             stdin: stdin.map(|s| Box::pin(s) as talon_sandbox_core::ProcessInput),
@@ -276,55 +250,45 @@ async fn pump_stdout(
     mut to: DuplexStream,
     generation: u64,
 ) -> Option<u64> {
-    let mut pending = Vec::new();
     let mut chunk = vec![0u8; PIPE_CAPACITY];
     let mut record = None;
-    let mut marker_done = false;
+    let mut line = Some(PidLine::new());
     let mut consumer_gone = false;
     loop {
         let n = match from.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let data: &[u8] = if marker_done {
-            &chunk[..n]
-        } else {
-            pending.extend_from_slice(&chunk[..n]);
-            match pending.iter().position(|b| *b == b'\n') {
-                Some(newline) => {
-                    let line = String::from_utf8_lossy(&pending[..newline]);
-                    match line.trim().parse::<u32>().ok().filter(|p| *p > 1) {
+        let rest;
+        let data: &[u8] = match line.as_mut() {
+            None => &chunk[..n],
+            Some(reader) => match reader.feed(&chunk[..n]) {
+                PidLineStep::More => continue,
+                PidLineStep::Done { pgid, rest: after } => {
+                    match pgid {
                         Some(pgid) => {
-                            shared.pgid.send_replace(Some(pgid));
                             record =
                                 Some(shared.conn.record_exec(generation, pgid, &shared.exec_id));
-                            pending.drain(..=newline);
                         }
-                        None => {
-                            tracing::warn!(
-                                "remote command printed no pid line; kill cannot reach its process group"
-                            );
-                        }
+                        None => tracing::warn!(
+                            "remote command printed no pid line; kill cannot reach its process group"
+                        ),
                     }
-                    marker_done = true;
-                    &pending
+                    shared.state.line_read(pgid);
+                    line = None;
+                    rest = after;
+                    &rest
                 }
-                None if pending.len() > MARKER_MAX => {
-                    marker_done = true;
-                    &pending
-                }
-                None => continue,
-            }
+            },
         };
         if !consumer_gone && !data.is_empty() && to.write_all(data).await.is_err() {
             consumer_gone = true;
         }
-        if marker_done {
-            pending.clear();
-        }
     }
-    if !marker_done && !consumer_gone {
-        let _ = to.write_all(&pending).await;
+    if let Some(reader) = line
+        && !consumer_gone
+    {
+        let _ = to.write_all(&reader.into_pending()).await;
     }
     record
 }
@@ -333,9 +297,8 @@ async fn pump_stdout(
 struct ExecShared {
     conn: Arc<SshConnection>,
     exec_id: String,
-    pgid: watch::Sender<Option<u32>>,
-    done: watch::Sender<Option<Result<ExitStatus, SandboxError>>>,
-    killed: AtomicBool,
+    /// The pid-wrapper protocol's state (group, first line, status, kill).
+    state: WrappedState,
     hooks: Option<Arc<dyn ExecHooks>>,
 }
 
@@ -348,37 +311,30 @@ struct SshProcess {
 #[async_trait::async_trait]
 impl ProcessControl for SshProcess {
     fn pid(&self) -> Option<u32> {
-        *self.shared.pgid.borrow()
+        self.shared.state.pgid()
     }
 
     async fn wait(&self) -> Result<ExitStatus, SandboxError> {
-        let mut rx = self.shared.done.subscribe();
-        let value = rx
-            .wait_for(Option::is_some)
-            .await
-            .map_err(|_| SandboxError::exec("the remote command's waiter ended".to_owned()))?;
-        match value.as_ref() {
-            Some(result) => result.clone(),
-            None => Err(SandboxError::exec("no exit status".to_owned())),
-        }
+        self.shared.state.wait("the remote command").await
     }
 
     async fn kill(&self) -> Result<(), SandboxError> {
-        if self.shared.done.borrow().is_some() {
+        let state = &self.shared.state;
+        if state.is_done() {
             return Ok(());
         }
-        self.shared.killed.store(true, Ordering::SeqCst);
-        let mut rx = self.shared.pgid.subscribe();
-        let pgid = tokio::time::timeout(PGID_WAIT, rx.wait_for(Option::is_some))
-            .await
-            .ok()
-            .and_then(|r| r.ok().and_then(|v| *v));
-        let Some(pgid) = pgid else {
-            return Err(SandboxError::exec(
-                "the remote command never reported its process group; it cannot be killed \
-                 remotely"
-                    .to_owned(),
-            ));
+        state.mark_killed();
+        let pgid = match state.wait_pgid().await {
+            Some(pgid) => pgid,
+            // Ended meanwhile without naming a group: nothing to kill.
+            None if state.is_done() => return Ok(()),
+            None => {
+                return Err(SandboxError::exec(
+                    "the remote command never reported its process group; it cannot be killed \
+                     remotely"
+                        .to_owned(),
+                ));
+            }
         };
         let target = self.shared.conn.target().command_timeout;
         self.shared

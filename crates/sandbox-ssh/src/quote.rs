@@ -36,16 +36,6 @@ pub(crate) fn command_line(program: &str, args: &[String]) -> Result<String, San
     Ok(line)
 }
 
-/// Whether `name` is a portable environment variable name
-/// (`[A-Za-z_][A-Za-z0-9_]*`).
-pub(crate) fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 #[cfg(test)]
 #[path = "quote_tests.rs"]
 mod tests;
