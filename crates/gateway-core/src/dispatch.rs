@@ -1,19 +1,20 @@
-//! One exhaustive `match` from a decoded [`Request`] to its area's
-//! handler. The scope was checked by the caller from the same declaration
-//! (`MethodName::scope`); adding a method to the protocol's table does
+//! [`Gateway::call`], the one path from a method name to its handler: the
+//! scope check from the method's declaration (`MethodName::scope`), the
+//! params decode, then one exhaustive `match` from the decoded [`Request`]
+//! to its area's handler; adding a method to the protocol's table does
 //! not compile until it is handled here.
 
 use std::time::Instant;
 
 use serde_json::Value;
-use talon_gateway_protocol::{Method, Request, methods as m};
+use talon_gateway_protocol::{Method, MethodName, Request, methods as m, unknown_method};
 use talon_journal::{CallEnd, CallStart, Outcome};
 
 use crate::gateway::Gateway;
 use crate::handlers::cron::CronCaller;
 use crate::handlers::{gateway, mcp, runner, sandbox, security, skills, tools};
 use crate::outbound::Outbound;
-use crate::rpc::RpcError;
+use crate::rpc::{FORBIDDEN, RpcError};
 
 /// The connection a request came on (for `runner.*`).
 #[derive(Debug, Clone)]
@@ -36,6 +37,73 @@ fn reply<M: Method>(response: Result<M::Response, RpcError>) -> Result<Value, Rp
 }
 
 impl Gateway {
+    /// Call `method` with `params` as `identity`, in process: the one path
+    /// from a method name to its handler, used by the WebSocket front end
+    /// and by embedders and tests that hold a [`Gateway`] (no socket, no
+    /// token text). An unknown method is `method not found`; a method
+    /// the identity's scope does not cover is refused (`forbidden`, the
+    /// required and the held scope in `data`) before its params are read;
+    /// bad params are `invalid params` naming the field.
+    pub async fn call(
+        &self,
+        identity: &crate::auth::Identity,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let caller = Caller {
+            out: None,
+            identity: identity.clone(),
+        };
+        self.call_as(&caller, method, params).await
+    }
+
+    /// [`Gateway::call`] for method `M`, typed both ways.
+    pub async fn call_typed<M: Method>(
+        &self,
+        identity: &crate::auth::Identity,
+        params: M::Params,
+    ) -> Result<M::Response, RpcError> {
+        let params = serde_json::to_value(params).map_err(|e| {
+            RpcError::params(format!("{}: the params could not be encoded: {e}", M::NAME))
+        })?;
+        let value = self.call(identity, M::NAME, params).await?;
+        serde_json::from_value(value).map_err(|e| {
+            RpcError::internal(format!(
+                "{}: the response does not match its declared type: {e}",
+                M::NAME
+            ))
+        })
+    }
+
+    /// [`Gateway::call`] for a connection's caller (its outbound queue
+    /// serves `runner.*`).
+    pub(crate) async fn call_as(
+        &self,
+        caller: &Caller,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
+        let scope = caller.identity.scope;
+        let Some(name) = MethodName::from_name(method) else {
+            return Err(unknown_method(method));
+        };
+        let needed = name.scope();
+        if !scope.covers(needed) {
+            return Err(RpcError::new(
+                FORBIDDEN,
+                format!(
+                    "`{method}` needs the {} scope; token `{}` has {}",
+                    needed.as_str(),
+                    caller.identity.id,
+                    scope.as_str()
+                ),
+            )
+            .with_data(serde_json::json!({"required": needed.as_str(), "scope": scope.as_str()})));
+        }
+        let request = name.parse_params(params)?;
+        self.dispatch(request, caller).await
+    }
+
     /// Run one decoded request (the caller's scope already covers it).
     pub(crate) async fn dispatch(
         &self,

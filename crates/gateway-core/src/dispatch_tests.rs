@@ -3,33 +3,17 @@
 use std::time::Duration;
 
 use serde_json::json;
-use talon_gateway_protocol::{MethodName, Request};
+use talon_gateway_protocol::{MethodName, methods as m};
 
 use super::*;
-use crate::gateway::GatewayOptions;
 use crate::rpc::{INVALID_PARAMS, NOT_FOUND, UNAVAILABLE};
 
 fn open(dir: &tempfile::TempDir) -> Gateway {
-    let config = dir.path().join("talon.json");
-    std::fs::write(&config, "{}").unwrap();
-    Gateway::open(GatewayOptions {
-        config_path: Some(config),
-        state_dir: dir.path().join("state"),
-        bind: None,
-    })
-    .unwrap()
+    crate::test_harness::open_in(dir.path(), "{}")
 }
 
 async fn call(gw: &Gateway, method: &str, params: Value) -> Result<Value, RpcError> {
-    let request = Request::parse(method, params)?;
-    gw.dispatch(
-        request,
-        &Caller {
-            out: None,
-            identity: crate::auth::Identity::new("test-operator", crate::scope::Scope::Operator),
-        },
-    )
-    .await
+    crate::test_harness::call(gw, method, params).await
 }
 
 const JOB: &str = r#"{"name": "ping", "schedule": {"kind": "every", "everyMs": 3600000}, "payload": {"kind": "agentTurn", "message": "hi", "toolsAllow": ["read", "exec"]}}"#;
@@ -265,4 +249,43 @@ async fn tools_lookup_finds_a_call_by_its_tool_call_id() {
     assert_eq!(found["calls"][0]["status"], json!("interrupted"), "{found}");
     assert_eq!(found["calls"][0]["callId"], json!("call-in-flight"));
     gw.shutdown(Duration::from_secs(5)).await;
+}
+
+/// `Gateway::call` is the one path in: it refuses a method the identity's
+/// scope does not cover before reading its params, answers an unknown
+/// method as not found, and the typed form round-trips a declared type.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_checks_the_scope_before_the_params_and_the_typed_form_decodes() {
+    use crate::auth::Identity;
+    use crate::rpc::{FORBIDDEN, METHOD_NOT_FOUND};
+    use crate::scope::Scope;
+
+    let dir = tempfile::tempdir().unwrap();
+    let gw = open(&dir);
+    let reader = Identity::new("reader", Scope::ReadOnly);
+    // Bad params too: the scope answers first, so nothing about the
+    // method's params leaks to a caller who may not call it.
+    let e = gw
+        .call(&reader, "cron.add", json!({"bogus": true}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, FORBIDDEN, "{e:?}");
+    assert_eq!(e.data.as_ref().unwrap()["required"], json!("operator"));
+    assert_eq!(e.data.as_ref().unwrap()["scope"], json!("read-only"));
+    let e = gw.call(&reader, "no.such", json!({})).await.unwrap_err();
+    assert_eq!(e.code, METHOD_NOT_FOUND);
+    let e = gw
+        .call(
+            &crate::test_harness::operator(),
+            "cron.add",
+            json!({"bogus": true}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, INVALID_PARAMS, "{e:?}");
+    let health = gw
+        .call_typed::<m::Health>(&reader, talon_gateway_protocol::NoParams)
+        .await
+        .unwrap();
+    assert!(health.ok);
 }

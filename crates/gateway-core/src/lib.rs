@@ -83,5 +83,7 @@ mod scope;
 mod serve;
 mod sessions;
 mod settings;
+#[cfg(test)]
+mod test_harness;
 mod tools_family;
 mod ws;

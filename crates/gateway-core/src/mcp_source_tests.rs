@@ -6,7 +6,6 @@ use std::time::Duration;
 use axum::http::HeaderValue;
 
 use super::*;
-use crate::gateway::GatewayOptions;
 
 /// `/mcp` authenticates once per HTTP request: `authorize` checks the
 /// token and resolves the session into a grant, and `tools/list` and
@@ -15,18 +14,10 @@ use crate::gateway::GatewayOptions;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_authentication_per_request() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("talon.json");
-    std::fs::write(
-        &config,
+    let gw = crate::test_harness::open_in(
+        dir.path(),
         r#"{ "gateway": { "auth": { "tokens": [{ "token": "read-token-aaaaaaaaaaaa", "scope": "read-only" }] } } }"#,
-    )
-    .unwrap();
-    let gw = Gateway::open(GatewayOptions {
-        config_path: Some(config),
-        state_dir: dir.path().join("state"),
-        bind: None,
-    })
-    .unwrap();
+    );
     let source = GatewayToolSource::new(gw.clone());
 
     let mut caller = McpCaller::default();

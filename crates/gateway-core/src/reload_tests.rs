@@ -10,19 +10,13 @@ use super::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_with_an_invalid_section_is_refused_and_the_old_config_stays() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("talon.json");
+    let config = crate::test_harness::config_path(dir.path());
     let good = r#"{
   "tools": { "deny": ["exec"] },
   "mcp": { "servers": { "gh": { "command": "gh-mcp" } } },
   "gateway": { "auth": { "tokens": [{ "token": "agent-token-aaaaaaaaaa", "scope": "agent" }] } }
 }"#;
-    std::fs::write(&config, good).unwrap();
-    let gw = Gateway::open(GatewayOptions {
-        config_path: Some(config.clone()),
-        state_dir: dir.path().join("state"),
-        bind: None,
-    })
-    .unwrap();
+    let gw = crate::test_harness::open_in(dir.path(), good);
     let before = gw.generation();
     assert_eq!(gw.scope_of("agent-token-aaaaaaaaaa"), Some(Scope::Agent));
 
@@ -81,21 +75,14 @@ async fn a_reload_with_an_invalid_section_is_refused_and_the_old_config_stays() 
 async fn a_broken_hook_degrades_health_until_a_reload_finds_it_fixed() {
     use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("talon.json");
+    let config = crate::test_harness::config_path(dir.path());
     let guard = dir.path().join("guard.sh");
     std::fs::write(&guard, "#!/bin/sh\ncat >/dev/null\necho '{}'\n").unwrap();
     std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::fs::write(
-        &config,
+    let gw = crate::test_harness::open_in(
+        dir.path(),
         r#"{ "tools": { "hooks": { "beforeToolCall": [{ "id": "guard", "command": ["./guard.sh"] }] } } }"#,
-    )
-    .unwrap();
-    let gw = Gateway::open(GatewayOptions {
-        config_path: Some(config.clone()),
-        state_dir: dir.path().join("state"),
-        bind: None,
-    })
-    .unwrap();
+    );
     let health = crate::handlers::gateway::health(&gw.inner);
     assert_eq!((health.ok, health.status.as_str()), (true, "degraded"));
     let found: Vec<(&str, &str, &str, &str)> = health

@@ -42,51 +42,26 @@ async fn a_recycled_sandbox_becomes_one_journal_record_naming_the_container() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oom_killed_sandbox_is_journalled_and_the_next_call_works() {
     use serde_json::json;
-    use talon_gateway_protocol::Request;
-
-    use crate::dispatch::Caller;
-    use crate::gateway::{Gateway, GatewayOptions};
 
     let dir = tempfile::tempdir().unwrap();
     let prefix = format!("talon-gwtest-{}-", std::process::id());
     let _cleanup = RemoveMatching(format!("name={prefix}"));
     std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-    let config = dir.path().join("talon.json");
-    std::fs::write(
-        &config,
-        format!(
-            r#"{{ "agents": {{ "defaults": {{ "workspace": "{ws}", "sandbox": {{ "mode": "all",
+    let config = format!(
+        r#"{{ "agents": {{ "defaults": {{ "workspace": "{ws}", "sandbox": {{ "mode": "all",
                 "workspaceAccess": "rw", "workspaceRoot": "{root}", "docker": {{
                 "image": "talon-sandbox-test:busybox", "containerPrefix": "{prefix}",
                 "memory": "32m", "memorySwap": "32m" }} }} }} }} }}"#,
-            ws = dir.path().join("ws").display(),
-            root = dir.path().join("sandboxes").display(),
-        ),
-    )
-    .unwrap();
-    let gw = Gateway::open(GatewayOptions {
-        config_path: Some(config),
-        state_dir: dir.path().join("state"),
-        bind: None,
-    })
-    .unwrap();
-    let exec = |command: &str| {
-        Request::parse(
-            "tools.invoke",
-            json!({"sessionKey": "main", "toolName": "exec", "params": {"command": command}}),
-        )
-        .unwrap()
-    };
+        ws = dir.path().join("ws").display(),
+        root = dir.path().join("sandboxes").display(),
+    );
+    let gw = crate::test_harness::open_in(dir.path(), &config);
+    let exec = |command: &str| json!({"sessionKey": "main", "toolName": "exec", "params": {"command": command}});
     let hog = gw
-        .dispatch(
+        .call(
+            &crate::test_harness::operator(),
+            "tools.invoke",
             exec("dd if=/dev/zero of=/dev/null bs=67108864 count=1"),
-            &Caller {
-                out: None,
-                identity: crate::auth::Identity::new(
-                    "test-operator",
-                    crate::scope::Scope::Operator,
-                ),
-            },
         )
         .await;
     assert!(
@@ -94,15 +69,10 @@ async fn an_oom_killed_sandbox_is_journalled_and_the_next_call_works() {
         "the hog must be OOM-killed (is the engine up?): {hog:?}"
     );
     let next = gw
-        .dispatch(
+        .call(
+            &crate::test_harness::operator(),
+            "tools.invoke",
             exec("echo alive"),
-            &Caller {
-                out: None,
-                identity: crate::auth::Identity::new(
-                    "test-operator",
-                    crate::scope::Scope::Operator,
-                ),
-            },
         )
         .await
         .unwrap();

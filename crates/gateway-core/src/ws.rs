@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::extract::ws::{Message, WebSocket};
 use futures::{SinkExt as _, StreamExt as _};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{Semaphore, broadcast};
 
 use crate::auth::{Identity, TokenHash};
@@ -14,11 +14,8 @@ use crate::dispatch::Caller;
 use crate::gateway::Gateway;
 use crate::outbound::Outbound;
 use crate::rpc::{
-    FORBIDDEN, PARSE_ERROR, RpcError, UNAUTHORIZED, error_response, notification, parse_request,
-    response,
+    PARSE_ERROR, RpcError, UNAUTHORIZED, error_response, notification, parse_request, response,
 };
-use crate::scope::Scope;
-use talon_gateway_protocol::{MethodName, unknown_method};
 
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
 
@@ -165,7 +162,6 @@ pub(crate) async fn serve_connection(
         let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
             break;
         };
-        let scope = caller.identity.scope;
         let gw2 = gw.clone();
         let out2 = out.clone();
         let caller2 = caller.clone();
@@ -188,7 +184,7 @@ pub(crate) async fn serve_connection(
                 Value::Array(items) => {
                     let futs = items
                         .into_iter()
-                        .map(|item| handle_one(&gw2, item, scope, &caller2));
+                        .map(|item| handle_one(&gw2, item, &caller2));
                     let answers: Vec<Value> = futures::future::join_all(futs)
                         .await
                         .into_iter()
@@ -196,7 +192,7 @@ pub(crate) async fn serve_connection(
                         .collect();
                     (!answers.is_empty()).then(|| Value::Array(answers))
                 }
-                single => handle_one(&gw2, single, scope, &caller2).await,
+                single => handle_one(&gw2, single, &caller2).await,
             };
             if let Some(reply) = reply
                 && !out2.send(reply.to_string())
@@ -228,7 +224,7 @@ pub(crate) async fn serve_connection(
 }
 
 /// One request: checked, scope-checked, run. `None` for notifications.
-async fn handle_one(gw: &Gateway, frame: Value, scope: Scope, caller: &Caller) -> Option<Value> {
+async fn handle_one(gw: &Gateway, frame: Value, caller: &Caller) -> Option<Value> {
     let req = match parse_request(frame) {
         Ok(r) => r,
         Err(b) => {
@@ -237,24 +233,7 @@ async fn handle_one(gw: &Gateway, frame: Value, scope: Scope, caller: &Caller) -
         }
     };
     let id = req.id.clone();
-    let result = match MethodName::from_name(&req.method).map(|m| (m, m.scope())) {
-        None => Err(unknown_method(&req.method)),
-        Some((_, needed)) if !scope.covers(needed) => Err(RpcError::new(
-            FORBIDDEN,
-            format!(
-                "`{}` needs the {} scope; token `{}` has {}",
-                req.method,
-                needed.as_str(),
-                caller.identity.id,
-                scope.as_str()
-            ),
-        )
-        .with_data(json!({"required": needed.as_str(), "scope": scope.as_str()}))),
-        Some((method, _)) => match method.parse_params(req.params) {
-            Ok(request) => gw.dispatch(request, caller).await,
-            Err(e) => Err(e),
-        },
-    };
+    let result = gw.call_as(caller, &req.method, req.params).await;
     let id = id?;
     Some(match result {
         Ok(v) => response(id, v),
