@@ -9,8 +9,9 @@
 //! Only the plain case is taken: one JSON-RPC request (no batch) whose
 //! params are `name` and optional `arguments` (no `_meta`, so no progress
 //! token; no task augmentation), on a session this caller opened, from a
-//! client that accepts JSON, with no `Origin` header and an allowed `Host`
-//! (so rmcp's DNS-rebinding and origin checks could only have passed).
+//! client that sends `Content-Type: application/json` and accepts JSON,
+//! with no `Origin` header and an allowed `Host` (so rmcp's content-type,
+//! DNS-rebinding and origin checks could only have passed).
 //! Everything else goes to rmcp unchanged.
 
 use std::collections::HashMap;
@@ -30,7 +31,7 @@ use crate::source::{McpCaller, ToolSource};
 
 /// What a POST body asks, as far as the direct path cares.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Posted {
+pub enum Posted {
     /// A plain `tools/call` the guard answers itself.
     Call {
         /// The JSON-RPC id (a number or a string), echoed in the answer.
@@ -47,7 +48,7 @@ pub(crate) enum Posted {
 }
 
 /// Classify a POST body (already known to be JSON).
-pub(crate) fn classify(body: &Bytes) -> Posted {
+pub fn classify(body: &[u8]) -> Posted {
     let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(body) else {
         return Posted::Other;
     };
@@ -85,9 +86,26 @@ fn plain_call(id: &Value, params: Option<&Map<String, Value>>) -> Option<Posted>
     })
 }
 
+/// Whether the body is declared JSON (`Content-Type: application/json`,
+/// parameters allowed), as rmcp requires of every POST: without it rmcp
+/// answers 415, so the direct path must not answer either.
+pub fn sends_json(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
+    match (values.next(), values.next()) {
+        (Some(v), None) => v.to_str().ok().is_some_and(|t| {
+            t.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        }),
+        _ => false,
+    }
+}
+
 /// Whether the client takes an `application/json` answer (the transport
 /// requires clients to accept both; one that does not gets rmcp's SSE).
-pub(crate) fn accepts_json(headers: &HeaderMap) -> bool {
+pub fn accepts_json(headers: &HeaderMap) -> bool {
     headers
         .get_all(header::ACCEPT)
         .iter()
@@ -103,7 +121,7 @@ pub(crate) fn accepts_json(headers: &HeaderMap) -> bool {
 /// for this call unchanged: a known legacy `MCP-Protocol-Version` (or
 /// none), and SEP-2243's `Mcp-Method` / `Mcp-Name` absent or matching the
 /// body. Anything else goes to rmcp, which answers it as it always has.
-pub(crate) fn headers_fit(headers: &HeaderMap, name: &str) -> bool {
+pub fn headers_fit(headers: &HeaderMap, name: &str) -> bool {
     let text = |h: &str| headers.get(h).map(|v| v.to_str().ok());
     let version_ok = match text("mcp-protocol-version") {
         None => true,
@@ -129,7 +147,7 @@ pub(crate) fn headers_fit(headers: &HeaderMap, name: &str) -> bool {
 /// (or whole `host:port`) is in `allowed_hosts` (an empty list means the
 /// check is off, as it is for rmcp). In any doubt the request goes to
 /// rmcp, which decides.
-pub(crate) fn transport_checks_pass(headers: &HeaderMap, allowed_hosts: &[String]) -> bool {
+pub fn transport_checks_pass(headers: &HeaderMap, allowed_hosts: &[String]) -> bool {
     if headers.contains_key(header::ORIGIN) {
         return false;
     }

@@ -59,6 +59,26 @@ fn only_plain_tool_calls_take_the_direct_path() {
 }
 
 #[test]
+fn the_body_must_be_declared_json() {
+    let mut h = HeaderMap::new();
+    assert!(!sends_json(&h));
+    for (value, ok) in [
+        ("application/json", true),
+        ("Application/JSON; charset=utf-8", true),
+        ("text/plain", false),
+        ("application/json-seq", false),
+        ("application/x-www-form-urlencoded", false),
+    ] {
+        h.insert(header::CONTENT_TYPE, value.parse().unwrap());
+        assert_eq!(sends_json(&h), ok, "{value}");
+    }
+    // Two Content-Type headers: ambiguous, so rmcp decides.
+    h.insert(header::CONTENT_TYPE, "application/json".parse().unwrap());
+    h.append(header::CONTENT_TYPE, "text/plain".parse().unwrap());
+    assert!(!sends_json(&h));
+}
+
+#[test]
 fn a_client_must_accept_json() {
     let mut h = HeaderMap::new();
     assert!(!accepts_json(&h));

@@ -124,7 +124,8 @@ pub(crate) async fn guard(
                 id,
                 name,
                 arguments,
-            } if direct::accepts_json(&parts.headers)
+            } if direct::sends_json(&parts.headers)
+                && direct::accepts_json(&parts.headers)
                 && direct::headers_fit(&parts.headers, &name)
                 && direct::transport_checks_pass(&parts.headers, &state.allowed_hosts) =>
             {

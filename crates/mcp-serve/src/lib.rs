@@ -86,6 +86,16 @@ use std::sync::Arc;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 pub use crate::config::ServeConfig;
+
+/// The direct path's request checks, for the fuzz target (not a stable
+/// API): what a POST body asks, and whether its headers let the guard
+/// answer it without rmcp.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::direct::{
+        Posted, accepts_json, classify, headers_fit, sends_json, transport_checks_pass,
+    };
+}
 pub use crate::source::{Grant, McpCaller, SourceError, ToolSource};
 
 use crate::guard::{GuardState, guard};

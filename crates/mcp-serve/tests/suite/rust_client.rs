@@ -784,6 +784,33 @@ async fn a_foreign_host_or_an_origin_never_reaches_a_tool_on_a_bound_session() {
     assert_eq!(source.probe.calls.load(Ordering::SeqCst), 1);
 }
 
+/// A `tools/call` whose body is not declared JSON is never answered
+/// directly: rmcp refuses it (415) as it refuses any such POST, and
+/// nothing runs.
+#[tokio::test]
+async fn a_call_not_declared_json_never_reaches_a_tool() {
+    let (source, served) = started(ServeConfig::default()).await;
+    let http = raw_client();
+    let id = raw_session(&http, &served.url, "main").await;
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}}});
+    for content_type in ["text/plain", "application/x-www-form-urlencoded"] {
+        let resp = http
+            .post(&served.url)
+            .bearer_auth(AGENT_TOKEN)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", content_type)
+            .header("x-talon-session", "main")
+            .header("mcp-session-id", &id)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 415, "{content_type}");
+    }
+    assert_eq!(source.probe.calls.load(Ordering::SeqCst), 0);
+}
+
 /// A direct answer that takes longer than the keep-alive interval sends
 /// its headers at once and a space every interval (valid JSON whitespace)
 /// until the JSON-RPC reply, as the SSE path sends keep-alives.
