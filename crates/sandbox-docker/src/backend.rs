@@ -474,14 +474,29 @@ impl DockerBackend {
                 ));
             }
         }
-        let target = self.target(spec, name);
         let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+        let mut target: Option<ExecTarget> = None;
         loop {
             let info = self
                 .docker
                 .inspect_container(name, None)
                 .await
                 .map_err(|e| engine_error(&self.addr, &format!("inspect container {name}"), e))?;
+            // Probes run against the container's id, so a probe that ends
+            // in a recycle removes this container, never one created
+            // meanwhile under the same name.
+            let target = match &mut target {
+                Some(target) => &*target,
+                None => {
+                    let Some(id) = info.id.as_deref().filter(|id| !id.is_empty()) else {
+                        return Err(SandboxError::exec(format!(
+                            "the Docker engine reported no id for container {name}; retry, or \
+                             check the engine"
+                        )));
+                    };
+                    &*target.insert(self.target(spec, id))
+                }
+            };
             let state = info.state.unwrap_or_default();
             if state.running != Some(true) {
                 return Err(SandboxError::exec(format!(
