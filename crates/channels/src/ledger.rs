@@ -157,6 +157,21 @@ impl SendLedger {
         Ok(())
     }
 
+    /// The keys whose record is in `state` (`started`, `sent`, `failed`,
+    /// `unknown`), for tests and diagnostics.
+    pub fn keys_in(&self, state: &str) -> Result<Vec<String>> {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stmt = conn
+            .prepare("SELECT key FROM sends WHERE state = ?1 ORDER BY started_at_ms")
+            .map_err(|e| self.fail(e))?;
+        let keys = stmt
+            .query_map(params![state], |r| r.get(0))
+            .map_err(|e| self.fail(e))?
+            .collect::<std::result::Result<Vec<String>, _>>()
+            .map_err(|e| self.fail(e))?;
+        Ok(keys)
+    }
+
     /// The state recorded for `key` (`started`, `sent`, `failed`,
     /// `unknown`), for tests and diagnostics.
     pub fn state(&self, key: &str) -> Result<Option<String>> {
