@@ -279,6 +279,20 @@ impl MessageTool {
             }
             .into());
         }
+        let needs_text = matches!(
+            action,
+            MessageAction::Send
+                | MessageAction::Reply
+                | MessageAction::ThreadReply
+                | MessageAction::SendWithEffect
+                | MessageAction::Edit
+        );
+        if needs_text && message.is_none() {
+            return Err(ToolError::input(
+                "message",
+                format!("message required for {action} (the text to send)"),
+            ));
+        }
         let mut request = ActionRequest::new(
             action,
             Self::idempotency_key(&ctx.agent_id, &ctx.session_key, &call.id),
@@ -289,6 +303,9 @@ impl MessageTool {
         request.reply_to = read_string(p, "replyTo", StringOpts::default())?;
         request.message_id = read_string(p, "messageId", StringOpts::default())?;
         request.emoji = read_string(p, "emoji", StringOpts::default())?;
+        if action == MessageAction::React && request.emoji.is_none() {
+            return Err(ToolError::input("emoji", "emoji required for react"));
+        }
         request.limit = read_positive_integer(p, "limit", Bounds::default())?
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
         if read_bool(p, "dryRun")? == Some(true) {

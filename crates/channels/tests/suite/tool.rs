@@ -162,6 +162,16 @@ async fn bad_calls_get_clear_errors_and_send_nothing() {
             ToolErrorCode::InputUnknownParam,
             Some("media"),
         ),
+        (
+            json!({"action": "send", "target": "ops"}),
+            ToolErrorCode::InputInvalid,
+            Some("message"),
+        ),
+        (
+            json!({"action": "react", "messageId": "m1"}),
+            ToolErrorCode::InputInvalid,
+            Some("emoji"),
+        ),
     ];
     for (params, code, param) in cases {
         let err = call(&s.tool, "c", params.clone(), Some(true))
