@@ -4,7 +4,7 @@
 //! Only the connection settings are typed here. The policy keys OpenClaw
 //! keeps in the same objects (`tools`, `toolsBySender`, `groups`, …) are
 //! the channel-policy side of `channels.<provider>` and are handled with
-//! the rest of `channels` ([`split_connections`] leaves them where they
+//! the rest of `channels` (the loader leaves them where they
 //! were), so a restriction written there is never dropped by this file.
 //!
 //! Every field is plain data; the checks that need the network or the
