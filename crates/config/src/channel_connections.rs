@@ -148,7 +148,15 @@ pub(crate) fn split_connections(root: &mut Value) -> Option<Map<String, Value>> 
     let channels = root.get_mut("channels")?.as_object_mut()?;
     let mut taken = Map::new();
     for id in CONNECTION_CHANNELS {
-        let Some(Value::Object(entry)) = channels.get_mut(*id) else {
+        let Some(found) = channels.get_mut(*id) else {
+            continue;
+        };
+        let Value::Object(entry) = found else {
+            // Not an object: taken whole, so the schema check says so at
+            // its key instead of the OpenClaw pass dropping it.
+            if let Some(v) = channels.remove(*id) {
+                taken.insert((*id).to_owned(), v);
+            }
             continue;
         };
         let policy: Map<String, Value> = entry
@@ -260,6 +268,9 @@ mod tests {
             err.to_string().contains("channels.webhook.timeoutMS"),
             "{err}"
         );
+        // A connection entry of the wrong type is an error, not dropped.
+        let err = crate::load_str(r#"{ channels: { webhook: true } }"#, "t.json").unwrap_err();
+        assert!(err.to_string().contains("channels.webhook"), "{err}");
         // A tool policy under channels.irc is still never dropped silently.
         let err = crate::load_str(
             r##"{ channels: { irc: { host: "h", nick: "n", groups: { "#x": { tools: { deny: ["exec"] } } } } } }"##,
