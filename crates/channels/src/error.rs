@@ -86,6 +86,18 @@ pub enum ChannelError {
         /// What happened (connection refused, closed, ...).
         message: String,
     },
+    /// The connection failed after the message was handed over (a reset
+    /// before the answer): it may have been delivered, so the send ledger
+    /// treats it like a timeout and a repeat is refused.
+    #[error(
+        "channel `{channel}` failed after the message was sent, so it may have been delivered: {message}"
+    )]
+    LostAfterSend {
+        /// The channel id.
+        channel: String,
+        /// What happened.
+        message: String,
+    },
     /// The channel did not answer in time.
     #[error("channel `{channel}` did not answer within {ms} ms ({what})")]
     Timeout {
@@ -144,7 +156,9 @@ impl ChannelError {
                 talon_egress::BlockKind::Metadata => ToolErrorCode::WebMetadataBlocked,
                 _ => ToolErrorCode::WebSsrfBlocked,
             },
-            ChannelError::Unavailable { .. } => ToolErrorCode::MessageChannelUnavailable,
+            ChannelError::Unavailable { .. } | ChannelError::LostAfterSend { .. } => {
+                ToolErrorCode::MessageChannelUnavailable
+            }
             ChannelError::Timeout { .. } => ToolErrorCode::MessageTimeout,
             ChannelError::Rejected { .. } => ToolErrorCode::MessageRejected,
             ChannelError::Interrupted { .. } => ToolErrorCode::MessageInterrupted,

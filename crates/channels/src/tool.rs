@@ -335,7 +335,11 @@ impl MessageTool {
         if let Some(ledger) = ledger {
             let end = match &outcome {
                 Ok(receipt) => SendEnd::Sent(receipt.clone()),
-                Err(ChannelError::Timeout { .. } | ChannelError::Aborted) => SendEnd::Unknown,
+                Err(
+                    ChannelError::Timeout { .. }
+                    | ChannelError::Aborted
+                    | ChannelError::LostAfterSend { .. },
+                ) => SendEnd::Unknown,
                 Err(_) => SendEnd::Failed,
             };
             if let Err(e) = ledger.finish(&request.idempotency_key, &end) {

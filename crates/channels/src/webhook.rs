@@ -174,7 +174,14 @@ impl WebhookChannel {
             why = format!("{why}: {s}");
             source = s.source();
         }
-        self.unavailable(format!("POST {}: {why}", self.url))
+        if e.is_connect() {
+            // Nothing was sent: the connection never opened.
+            return self.unavailable(format!("POST {}: {why}", self.url));
+        }
+        ChannelError::LostAfterSend {
+            channel: WEBHOOK_CHANNEL_ID.to_owned(),
+            message: format!("POST {}: {why}", self.url),
+        }
     }
 
     async fn post(&self, body: Vec<u8>, key: &str) -> Result<Value> {

@@ -439,16 +439,25 @@ impl IrcChannel {
         let token = format!("talon-{}", self.history.next_id());
         lines.push(format!("PING :{token}"));
         self.write(conn, &lines).await?;
-        self.wait(&mut rx, "the server's confirmation", |m| {
-            if m.command == "PONG" && m.params.last().is_some_and(|p| *p == token) {
-                Some(Ok(()))
-            } else if m.is_error_numeric() {
-                Some(Err(describe(m)))
-            } else {
-                None
+        // From here the lines are out: a lost connection may have
+        // delivered them.
+        let confirmed = self
+            .wait(&mut rx, "the server's confirmation", |m| {
+                if m.command == "PONG" && m.params.last().is_some_and(|p| *p == token) {
+                    Some(Ok(()))
+                } else if m.is_error_numeric() {
+                    Some(Err(describe(m)))
+                } else {
+                    None
+                }
+            })
+            .await;
+        match confirmed {
+            Err(ChannelError::Unavailable { channel, message }) => {
+                Err(ChannelError::LostAfterSend { channel, message })
             }
-        })
-        .await
+            other => other,
+        }
     }
 
     fn default_target(&self, request: &ActionRequest) -> Result<String> {
