@@ -29,6 +29,8 @@
 //! - `cargo xtask media-install`: install `poppler-utils` and `espeak-ng`
 //!   for `talon-media`'s tests and bench (also run by `cargo xtask test`
 //!   and `cargo xtask bench`).
+//! - `cargo xtask ngircd-install`: install Debian's `ngircd` for
+//!   `talon-channels`' IRC tests (also run by `cargo xtask test`).
 
 #![allow(
     clippy::disallowed_methods,
@@ -41,6 +43,7 @@ mod checks;
 mod docker_engine;
 mod fuzz;
 mod media;
+mod ngircd;
 mod python_env;
 mod sshd;
 mod tidy;
@@ -91,6 +94,7 @@ fn test() -> Result<(), String> {
     sshd::install()?;
     bubblewrap::install()?;
     media::install()?;
+    ngircd::install()?;
     checks::ensure_cargo_tool("nextest", "cargo-nextest", NEXTEST_VERSION)?;
     // nextest runs every test in its own process, by the groups and
     // timeouts of `.config/nextest.toml`; it does not run doctests.
@@ -146,6 +150,7 @@ fn bench() -> Result<(), String> {
         ("talon-audit", "audit"),
         ("talon-memory", "memory"),
         ("talon-media", "media"),
+        ("talon-channels", "channels"),
     ] {
         cargo(&[
             "bench",
@@ -228,6 +233,7 @@ fn main() -> ExitCode {
         "sshd-install" => sshd::install(),
         "bwrap-install" => bubblewrap::install(),
         "media-install" => media::install(),
+        "ngircd-install" => ngircd::install(),
         "fuzz" => match std::env::args().nth(2).map(|s| s.parse::<u64>()) {
             None => fuzz::run(60),
             Some(Ok(seconds)) if seconds > 0 => fuzz::run(seconds),
@@ -238,7 +244,7 @@ fn main() -> ExitCode {
         "package" => checks::package(),
         "light-runtime" => checks::light_runtime(),
         _ => Err(
-            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|media-install|msrv|unused-deps|package|light-runtime"
+            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|media-install|ngircd-install|msrv|unused-deps|package|light-runtime"
                 .to_owned(),
         ),
     };

@@ -108,6 +108,7 @@
 //! * It does not support OpenClaw's `$include` or `${ENV}` substitution.
 #![deny(missing_docs)]
 
+pub use crate::channel_connections::{ChannelConnections, IrcChannelConfig, WebhookChannelConfig};
 pub use crate::error::{ConfigError, Issue, Notice, Result};
 pub use crate::gateway::{
     CommandsConfig, DEFAULT_GATEWAY_PORT, DEFAULT_HTTP_TOOL_DENY, GatewayAuthConfig, GatewayBind,
@@ -146,6 +147,7 @@ pub use talon_sandbox_core::{
 /// Sandbox mode, shared with the policy crate (one definition).
 pub use talon_tool_policy::SandboxMode;
 
+pub mod channel_connections;
 pub mod edit;
 mod error;
 mod findings;

@@ -125,7 +125,11 @@ pub fn load_str(text: &str, origin: &str) -> Result<Loaded, ConfigError> {
         return Err(invalid(origin, &mut findings));
     }
     findings.accept(accepted_unenforced(&value));
+    // `channels.webhook` / `channels.irc` connection settings are typed;
+    // the rest of `channels` goes through the OpenClaw-key pass as before.
+    let connections = crate::channel_connections::split_connections(&mut value);
     openclaw_keys::strip(&mut value, &spans, &mut findings);
+    crate::channel_connections::restore_connections(&mut value, connections);
     for (i, entry) in findings.unused_acceptances() {
         let path = vec![Seg::Key("acceptUnenforced".to_owned()), Seg::Index(i)];
         let pos = spans.lookup(&path).map(|s| s.value).unwrap_or_default();
@@ -332,6 +336,14 @@ pub fn config_schema() -> Value {
         &keys_of(openclaw_keys::ROOT_NARROWING),
         narrowing,
     );
+    // `channels` types Talon's own channels (`webhook`, `irc`); every
+    // other provider is OpenClaw's, accepted as before.
+    if let Some(def) = schema.pointer_mut("/$defs/ChannelConnections") {
+        def["additionalProperties"] = Value::Bool(true);
+        def["description"] = Value::String(format!(
+            "Talon's channels (`webhook`, `irc`: the message tool). Any other entry: {narrowing}"
+        ));
+    }
     if let Some(def) = schema.pointer_mut("/$defs/GatewayConfig") {
         add_ignored(def, openclaw_keys::GATEWAY_IGNORED, note);
         add_ignored(

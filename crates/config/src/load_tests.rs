@@ -123,14 +123,18 @@ fn served_schema_lists_ignored_openclaw_keys() {
         "OpenClaw section not used by Talon (ignored)"
     );
     assert!(
-        schema["properties"]["channels"]["description"]
+        schema["$defs"]["ChannelConnections"]["description"]
             .as_str()
             .unwrap()
             .contains("acceptUnenforced")
     );
     assert_eq!(schema["additionalProperties"], false);
     assert!(schema["$defs"]["AgentEntry"]["properties"]["identity"].is_object());
-    assert!(validation_schema()["properties"].get("channels").is_none());
+    // Only Talon's own channels are typed; OpenClaw's are stripped first.
+    assert_eq!(
+        validation_schema()["$defs"]["ChannelConnections"]["additionalProperties"],
+        false
+    );
 }
 
 #[test]

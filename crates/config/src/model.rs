@@ -87,6 +87,12 @@ pub struct TalonConfig {
     /// plugin's tools only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<crate::sections::plugins::PluginsConfig>,
+    /// Talon's own channels, used by the `message` tool: how
+    /// `channels.webhook` and `channels.irc` connect. (OpenClaw's other
+    /// `channels.*` entries and the channel policy keys are handled
+    /// separately; see `channel_connections`.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<crate::channel_connections::ChannelConnections>,
 }
 
 /// The `agents` section. Agents may be written as a list (`list[]`, each

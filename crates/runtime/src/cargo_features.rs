@@ -14,6 +14,7 @@ pub(crate) fn missing_tool_feature(name: &str) -> Option<&'static str> {
         {
             Some("media")
         }
+        "message" if !cfg!(feature = "channels") => Some("channels"),
         _ => None,
     }
 }

@@ -103,6 +103,7 @@
 //! | `web` | `talon-tools/web` (reqwest, htmd) | `web_fetch` and `web_search` (the `web` family), as `tools.web` configures them |
 //! | `sqlite-state` | `talon-cron` (its job store and the `cron` tool), `talon-hooks/sqlite`, `talon-memory` (rusqlite) | `memory_search` and `memory_get` (`from_config`, unless `agents.defaults.memorySearch.enabled` is false; the index in `<state dir>/memory/`); `RuntimeBuilder::cron_service` (the `cron` tool over the embedder's cron service) and `talon_hooks::approval::SqliteApprovalBroker` exist |
 //! | `media` | `talon-media` (runs Debian's poppler and espeak-ng; no new Rust dependency of weight) | `pdf`, `tts` (local espeak-ng), and `image_generate` / `music_generate` / `video_generate`, which refuse with `media.no_provider` naming the config key (the `media` family) |
+//! | `channels` | `talon-channels` (reqwest through the egress guard, rusqlite for the send ledger) | `message` over `channels.webhook` / `channels.irc` (the `message` family; sends written ahead in `<state dir>/channels-sends.sqlite`) |
 //!
 //! Without any of them the runtime still has the `coding` (`read`, `write`,
 //! `edit`, `apply_patch`), `shell` (`exec`, `process`), `gateway` and
@@ -135,7 +136,7 @@
 
 pub use crate::builtin::{
     CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID, MEMORY_FAMILY_ID,
-    SHELL_FAMILY_ID, WEB_FAMILY_ID,
+    MESSAGE_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
 pub use crate::confinement::{ConfinementError, check_child_confinement};
 pub use crate::error::{Error, Result};

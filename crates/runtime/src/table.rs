@@ -342,7 +342,15 @@ impl ToolTable {
         let params = &tool_call.params;
         let tool_ctx = ToolContext::new(&self.run.context.agent_id, &self.run.context.session_key)
             .sandboxed(self.run.context.sandboxed)
-            .with_approval_pin(exec_pin.map(|pin| ApprovalPin::new(pin)));
+            .with_approval_pin(exec_pin.map(|pin| ApprovalPin::new(pin)))
+            // The caller of this call (a shared session's `invoke_as`),
+            // else the run's sender.
+            .with_sender_is_owner(
+                ctx.requester
+                    .as_ref()
+                    .and_then(|r| r.sender_is_owner)
+                    .or(self.run.context.sender_is_owner),
+            );
         // The call's own token: it fires with the run's and detaches from
         // it when dropped here, so the run keeps nothing per finished call.
         let call_abort = ctx.abort.child_token();

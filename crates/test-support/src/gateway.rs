@@ -33,6 +33,9 @@ pub struct GatewayProcess {
     pub log: PathBuf,
     /// From spawn to the first healthy `/healthz` of the last start.
     pub healthy_after: Duration,
+    /// Extra environment for the next [`Self::spawn`] (e.g. a test-only
+    /// hook); empty by default.
+    pub env: Vec<(String, String)>,
     bin: PathBuf,
 }
 
@@ -50,6 +53,17 @@ impl GatewayProcess {
         dir: tempfile::TempDir,
         config: &str,
     ) -> Result<GatewayProcess> {
+        GatewayProcess::launch_in_with_env(bin, dir, config, Vec::new())
+    }
+
+    /// [`Self::launch_in`] with extra environment variables for this and
+    /// later starts (clear [`Self::env`] before a restart to drop them).
+    pub fn launch_in_with_env(
+        bin: impl AsRef<Path>,
+        dir: tempfile::TempDir,
+        config: &str,
+        env: Vec<(String, String)>,
+    ) -> Result<GatewayProcess> {
         let config_path = dir.path().join("talon.json");
         std::fs::write(&config_path, config).context("cannot write talon.json")?;
         let mut gw = GatewayProcess {
@@ -60,6 +74,7 @@ impl GatewayProcess {
             log: dir.path().join("gateway.log"),
             dir,
             healthy_after: Duration::ZERO,
+            env,
             bin: bin.as_ref().to_path_buf(),
         };
         gw.try_spawn()?;
@@ -95,6 +110,7 @@ impl GatewayProcess {
             .env("HOME", self.dir.path())
             .env("TALON_LOG", "info")
             .env("NO_COLOR", "1")
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log)

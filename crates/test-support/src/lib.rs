@@ -7,6 +7,11 @@
 //! - [`docker`]: the check that the machine's Docker engine and the test
 //!   image are there (a loud failure naming `cargo xtask docker-up`, never
 //!   a skip), a `docker` CLI runner and container cleanup.
+//! - [`ngircd::Ngircd`]: a throwaway IRC server (Debian's ngircd) on a
+//!   loopback port with a generated config, plus [`ngircd::RawIrcClient`],
+//!   a raw line client to talk to it as a second user.
+//! - [`http_receiver::HttpReceiver`]: a loopback HTTP receiver that
+//!   records each request and answers OK, an error status or a stall.
 //! - [`gateway::GatewayProcess`]: the real `talon-gateway` binary bound to
 //!   port 0, its actual address read back from `--print-address`.
 //! - [`cli::Cli`]: one runner for the `talon` binary that never reads the
@@ -44,8 +49,10 @@
 pub mod cli;
 pub mod docker;
 pub mod gateway;
+pub mod http_receiver;
 pub mod logs;
 pub mod mounts;
+pub mod ngircd;
 pub mod probe_tool;
 pub mod proc;
 pub mod snapshot;

@@ -234,6 +234,36 @@ tool_error_codes! {
     /// without `append: true` is refused.
     WriteAppendOnly = "write.append_only" => Unauthorized,
 
+    /// The `message` action is not in OpenClaw's closed vocabulary
+    /// (`CHANNEL_MESSAGE_ACTION_NAMES`).
+    MessageUnknownAction = "message.unknown_action" => Input,
+    /// The channel does not offer this action (its declared capabilities).
+    MessageUnsupportedAction = "message.unsupported_action" => Input,
+    /// No channel of that id is configured (`channels.<id>`).
+    MessageUnknownChannel = "message.unknown_channel" => Input,
+    /// The message is over the channel's size limit.
+    MessageTooLarge = "message.too_large" => Input,
+    /// The action needs a sender who is the owner, and this caller is
+    /// known not to be.
+    MessageOwnerRequired = "message.owner_required" => Unauthorized,
+    /// The channel's configuration cannot be used (bad URL, missing
+    /// secret, unsupported setting); the message names the key.
+    MessageChannelConfig = "message.channel_config" => Unavailable,
+    /// The channel cannot be reached (connection refused, reset, closed).
+    MessageChannelUnavailable = "message.channel_unavailable" => Unavailable,
+    /// The channel did not answer within its timeout.
+    MessageTimeout = "message.timeout" => TimedOut,
+    /// The channel answered with a refusal (an HTTP error status, an IRC
+    /// error numeric).
+    MessageRejected = "message.rejected" => Execution,
+    /// An earlier send with the same idempotency key was started and not
+    /// known to have finished (the process died mid-send): it is not
+    /// repeated, since it may have gone out.
+    MessageInterrupted = "message.interrupted" => Execution,
+    /// The send ledger (idempotency keys) cannot be read or written, so
+    /// nothing was sent.
+    MessageLedgerFailed = "message.ledger_failed" => Execution,
+
     /// The SSRF guard refused the URL or an address it resolved to.
     WebSsrfBlocked = "web.ssrf_blocked" => Unauthorized,
     /// The URL or an address it resolved to is a cloud metadata endpoint,

@@ -35,6 +35,11 @@ pub struct ToolContext {
     /// runs). A tool that has one verifies it immediately before it starts
     /// anything, and refuses to run when it no longer holds.
     pub approval_pin: Option<ApprovalPin>,
+    /// Whether the caller of this call is the owner: `Some(false)` when
+    /// known not to be, `None` when nobody was proven (a tool with
+    /// owner-only actions refuses them only on `Some(false)`, as the
+    /// owner-only policy layer does).
+    pub sender_is_owner: Option<bool>,
 }
 
 /// Checks, immediately before a command starts, that what its approval was
@@ -77,7 +82,15 @@ impl ToolContext {
             session_key: session_key.into(),
             sandboxed: false,
             approval_pin: None,
+            sender_is_owner: None,
         }
+    }
+
+    /// Builder: whether the caller is the owner (see
+    /// [`ToolContext::sender_is_owner`]).
+    pub fn with_sender_is_owner(mut self, owner: Option<bool>) -> Self {
+        self.sender_is_owner = owner;
+        self
     }
 
     /// Builder: the binding an approval of this call carries.

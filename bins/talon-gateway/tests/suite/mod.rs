@@ -6,6 +6,7 @@ mod e2e_faults;
 mod e2e_identity;
 mod e2e_lifecycle;
 mod e2e_mcp;
+mod e2e_messaging;
 mod e2e_sessions;
 mod support;
 mod wire_shapes;

@@ -383,3 +383,50 @@ impl ToolFamily for MediaFamily {
         true
     }
 }
+
+/// The id of the `message` tool's family.
+pub const MESSAGE_FAMILY_ID: &str = "message";
+
+/// `message` over the configured channels (`channels.webhook`,
+/// `channels.irc`), built once and shared by every run: the caller (agent,
+/// session, whether it is the owner) comes with each call. Sends are
+/// written ahead in the send ledger (`<state dir>/channels-sends.sqlite`);
+/// when that cannot be opened, calls fail with its error rather than send
+/// without it.
+#[cfg(feature = "channels")]
+#[derive(Debug)]
+pub(crate) struct MessageFamily {
+    pub(crate) spec: ToolSpec,
+    pub(crate) tool: Result<Arc<talon_channels::MessageTool>, ToolError>,
+}
+
+#[cfg(feature = "channels")]
+impl MessageFamily {
+    pub(crate) fn new(channels: talon_channels::ChannelSet, state_dir: &std::path::Path) -> Self {
+        let spec = talon_channels::message_spec(&channels);
+        let tool = talon_channels::SendLedger::open(&state_dir.join(talon_channels::LEDGER_FILE))
+            .map(|ledger| {
+                Arc::new(talon_channels::MessageTool::new(
+                    Arc::new(channels),
+                    Some(Arc::new(ledger)),
+                ))
+            })
+            .map_err(talon_channels::ChannelError::into_tool_error);
+        MessageFamily { spec, tool }
+    }
+}
+
+#[cfg(feature = "channels")]
+impl ToolFamily for MessageFamily {
+    fn id(&self) -> &str {
+        MESSAGE_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        vec![self.spec.clone()]
+    }
+
+    fn construct(&self, _name: &str, _run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        self.tool.clone().map(|t| t as Arc<dyn Tool>)
+    }
+}

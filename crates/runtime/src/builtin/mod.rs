@@ -25,7 +25,7 @@ use talon_tools::{WebError, WebFetchTool, WebSearchTool};
 pub(crate) use families::CronFamily;
 pub use families::{
     CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID, MEMORY_FAMILY_ID,
-    SHELL_FAMILY_ID, WEB_FAMILY_ID,
+    MESSAGE_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
 
 use crate::error::Result;
@@ -145,6 +145,21 @@ impl Builtins {
         families.push(Arc::new(families::MediaFamily {
             targets: Arc::clone(&targets),
         }));
+        #[cfg(feature = "channels")]
+        {
+            // `${secret:NAME}` in a channel's secret or password; the file
+            // is read only when a channel is configured.
+            let connections = config.channels.clone().unwrap_or_default();
+            let secrets = if connections.webhook.is_some() || connections.irc.is_some() {
+                talon_config::secrets::SecretStore::load(&state_dir)?
+            } else {
+                talon_config::secrets::SecretStore::default()
+            };
+            families.push(Arc::new(families::MessageFamily::new(
+                talon_channels::ChannelSet::from_config(&connections, &secrets),
+                &state_dir,
+            )));
+        }
         Ok(Builtins {
             families,
             env_hooks,

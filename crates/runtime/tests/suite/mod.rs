@@ -13,6 +13,8 @@ mod media_family;
 #[cfg(feature = "sqlite-state")]
 mod memory_family;
 mod memory_flat;
+#[cfg(feature = "channels")]
+mod message_family;
 mod narrowing;
 mod plugins;
 mod provided;

@@ -1,0 +1,3 @@
+mod irc;
+mod tool;
+mod webhook;
