@@ -27,8 +27,9 @@
 //!   the local backend's tests use) for the local sandbox backend (also
 //!   run by `cargo xtask test` and `cargo xtask bench`).
 //! - `cargo xtask media-install`: install `poppler-utils` and `espeak-ng`
-//!   for `talon-media`'s tests and bench (also run by `cargo xtask test`
-//!   and `cargo xtask bench`).
+//!   for `talon-media`'s tests and bench, and `chromium` for
+//!   `talon-browser`'s (also run by `cargo xtask test` and `cargo xtask
+//!   bench`).
 
 #![allow(
     clippy::disallowed_methods,
