@@ -134,6 +134,12 @@ impl Browser {
         })?
     }
 
+    /// The flat DevTools session of `target` (or the current tab), for a
+    /// raw call on [`Browser::cdp`].
+    pub fn session_of(&self, target: Option<&str>) -> Result<String> {
+        self.tab(target).map(|(_, session)| session)
+    }
+
     /// The open tabs, in the order they were opened.
     pub async fn tabs(&self) -> Result<Vec<TabInfo>> {
         let infos = self.call(None, "Target.getTargets", json!({})).await?;

@@ -14,6 +14,7 @@ pub(crate) fn missing_tool_feature(name: &str) -> Option<&'static str> {
         {
             Some("media")
         }
+        "browser" if !cfg!(feature = "browser") => Some("browser"),
         _ => None,
     }
 }
