@@ -41,6 +41,7 @@ const IMPLEMENTED_CORE_TOOLS: &[&str] = &[
     "video_generate",
     "tts",
     "browser",
+    "image",
 ];
 
 /// Whether this build implements the core tool `name` (normalised): one

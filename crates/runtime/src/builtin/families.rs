@@ -314,6 +314,27 @@ impl ToolFamily for MemoryFamily {
     }
 }
 
+/// The guarded client `image` loads URLs with: web_fetch's rules.
+#[cfg(feature = "media")]
+pub(crate) fn image_fetch_client(
+    allowlist: Option<&talon_egress::SsrfAllowlistConfig>,
+) -> Result<talon_egress::GuardedClient, ToolError> {
+    let policy = match allowlist {
+        Some(allow) => {
+            talon_egress::SsrfPolicy::from_config_at(allow, "tools.web.fetch.ssrfAllowlist")
+                .map_err(|e| ToolError::execution(e.to_string()))?
+        }
+        None => talon_egress::SsrfPolicy::strict(),
+    };
+    talon_egress::EgressGuard::new(Arc::new(policy), Arc::new(talon_egress::SystemResolver))
+        .with_opt_in("add its host to `tools.web.fetch.ssrfAllowlist.hosts` or its network to `.cidrs` (image uses web_fetch's rules)")
+        .http_client(talon_egress::HttpOptions {
+            redirects: talon_egress::Redirects::SameOrigin { max: 5 },
+            ..talon_egress::HttpOptions::default()
+        })
+        .map_err(|e| ToolError::execution(format!("cannot build the image fetcher: {e}")))
+}
+
 /// The id of the media tools' family.
 pub const MEDIA_FAMILY_ID: &str = "media";
 
@@ -325,6 +346,10 @@ pub const MEDIA_FAMILY_ID: &str = "media";
 #[derive(Debug)]
 pub(crate) struct MediaFamily {
     pub(crate) targets: Arc<Targets>,
+    /// How `image` fetches URLs: web_fetch's guard
+    /// (`tools.web.fetch.ssrfAllowlist`), or the config error its URL
+    /// loads fail with.
+    pub(crate) image_fetch: Result<talon_egress::GuardedClient, ToolError>,
 }
 
 #[cfg(feature = "media")]
@@ -346,7 +371,11 @@ impl ToolFamily for MediaFamily {
     }
 
     fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
-        let mut specs = vec![talon_media::pdf_spec(), talon_media::tts_spec()];
+        let mut specs = vec![
+            talon_media::pdf_spec(),
+            talon_media::tts_spec(),
+            talon_media::image_spec(),
+        ];
         specs.extend(
             talon_media::GenerationKind::ALL
                 .iter()
@@ -368,6 +397,14 @@ impl ToolFamily for MediaFamily {
                 bridge,
                 self.runner(run)?,
                 talon_media::PdfLimits::default(),
+            ))),
+            // No vision provider is configured yet: a valid call is
+            // `media.no_provider` naming `agents.defaults.imageModel`.
+            "image" => Ok(Arc::new(talon_media::ImageTool::new(
+                bridge,
+                Some(self.image_fetch.clone()?),
+                None,
+                talon_media::ImageLimits::default(),
             ))),
             "tts" => Ok(Arc::new(talon_media::TtsTool::new(
                 bridge,

@@ -144,6 +144,9 @@ impl Builtins {
         #[cfg(feature = "media")]
         families.push(Arc::new(families::MediaFamily {
             targets: Arc::clone(&targets),
+            image_fetch: families::image_fetch_client(
+                web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref()),
+            ),
         }));
         #[cfg(feature = "browser")]
         families.push(Arc::new(families::BrowserFamily::new(
