@@ -147,6 +147,7 @@ fn bench() -> Result<(), String> {
         ("talon-audit", "audit"),
         ("talon-memory", "memory"),
         ("talon-media", "media"),
+        ("talon-browser", "browser"),
     ] {
         cargo(&[
             "bench",
