@@ -121,6 +121,7 @@ pub(crate) struct State {
     pub(crate) current: Option<String>,
     pub(crate) blocked: VecDeque<BlockedRequest>,
     pub(crate) downloads_refused: VecDeque<String>,
+    pub(crate) download_guids: VecDeque<String>,
 }
 
 #[derive(Debug)]
@@ -508,6 +509,8 @@ impl Browser {
 async fn relay_loop(listener: tokio::net::TcpListener, socket: PathBuf) {
     loop {
         let Ok((mut tcp, _)) = listener.accept().await else {
+            // Out of descriptors or similar: do not spin.
+            tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
         let socket = socket.clone();
@@ -688,12 +691,33 @@ async fn dispatch(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event
                     }
                 });
             }
-            "Browser.downloadWillBegin" => {
+            "Browser.downloadWillBegin" | "Page.downloadWillBegin" => {
                 let url = p
                     .get("url")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_owned();
+                // Chromium may report one download on both domains.
+                let guid = p
+                    .get("guid")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let seen = shared
+                    .with_state(|s| {
+                        let seen = !guid.is_empty() && s.download_guids.contains(&guid);
+                        if !seen {
+                            if s.download_guids.len() >= BLOCKED_KEEP {
+                                s.download_guids.pop_front();
+                            }
+                            s.download_guids.push_back(guid.clone());
+                        }
+                        seen
+                    })
+                    .unwrap_or(false);
+                if seen {
+                    continue;
+                }
                 tracing::info!(target: "talon::browser", url = %url, "download refused");
                 let _ = shared.with_state(|s| {
                     if s.downloads_refused.len() >= BLOCKED_KEEP {
@@ -774,6 +798,23 @@ async fn on_attached(shared: Arc<Shared>, params: Value) {
     if kind == "page" {
         for method in ["Page.enable", "Runtime.enable", "Log.enable", "DOM.enable"] {
             let _ = cdp.call(s, method, json!({}), t).await;
+        }
+        let duplicate = shared
+            .with_state(|st| st.tabs.contains_key(&target_id))
+            .unwrap_or(false);
+        if duplicate {
+            // Attached twice (auto-attach and the start-up attach): keep
+            // the first session, drop this one.
+            let _ = cdp
+                .call(
+                    None,
+                    "Target.detachFromTarget",
+                    json!({ "sessionId": session }),
+                    t,
+                )
+                .await;
+            shared.attached.notify_waiters();
+            return;
         }
         let _ = shared.with_state(|st| {
             st.sessions.insert(session.to_owned(), target_id.clone());

@@ -126,6 +126,10 @@ fn pages(path: &str, _own: u16, other: u16) -> Option<(String, String)> {
         )),
         "/loop" => Some(("302 Found\r\nLocation: /loop".to_owned(), String::new())),
         "/hang" => None,
+        "/download" => Some((
+            "200 OK\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"big.bin\"".to_owned(),
+            "x".repeat(4096),
+        )),
         "/big" => {
             let mut s = String::from("<!doctype html><title>Big</title>");
             for i in 0..1000 {
@@ -416,6 +420,17 @@ async fn bounded_time_for_bad_pages() {
         .expect_err("loop");
     assert_eq!(err.code(), ToolErrorCode::BrowserFailed, "{err:?}");
     assert!(err.message().contains("REDIRECT"), "{}", err.message());
+    // A download is refused, reported, and lands nowhere.
+    let _ = f
+        .call(json!({"action": "navigate", "targetUrl": f.url("/download")}))
+        .await;
+    let status = f.ok(json!({"action": "status"})).await;
+    assert_eq!(details(&status)["refusedDownloads"], 1, "{status:?}");
+    let stray: Vec<_> = walk(f._dir.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("big.bin"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
     // The whole call is bounded by timeoutMs too.
     let err = f
         .call(json!({"action": "navigate", "targetUrl": f.url("/hang"), "timeoutMs": 500}))
@@ -446,4 +461,20 @@ async fn a_sandboxed_run_never_gets_the_host_browser() {
     // Nothing was started.
     let status = f.ok(json!({"action": "status"})).await;
     assert_eq!(details(&status)["running"], false);
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
