@@ -424,8 +424,17 @@ async fn bounded_time_for_bad_pages() {
     let _ = f
         .call(json!({"action": "navigate", "targetUrl": f.url("/download")}))
         .await;
-    let status = f.ok(json!({"action": "status"})).await;
-    assert_eq!(details(&status)["refusedDownloads"], 1, "{status:?}");
+    // The download event may arrive just after the navigation returns.
+    let mut refused = Value::Null;
+    for _ in 0..50 {
+        let status = f.ok(json!({"action": "status"})).await;
+        refused = details(&status)["refusedDownloads"].clone();
+        if refused == json!(1) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(refused, json!(1));
     let stray: Vec<_> = walk(f._dir.path())
         .into_iter()
         .filter(|p| p.to_string_lossy().contains("big.bin"))
