@@ -604,7 +604,12 @@ async fn image_bad_input_is_refused_before_the_provider() {
         .unwrap_err();
     assert_eq!(e.code(), ToolErrorCode::FsNotFound, "{e:?}");
     std::fs::write(dir.path().join("ws/big.png"), png_bytes(400, 400)).unwrap();
-    assert!(std::fs::metadata(dir.path().join("ws/big.png")).unwrap().len() > 2048);
+    assert!(
+        std::fs::metadata(dir.path().join("ws/big.png"))
+            .unwrap()
+            .len()
+            > 2048
+    );
     let e = run(&with, json!({"image": "big.png", "maxBytesMb": 0.001}))
         .await
         .unwrap_err();
