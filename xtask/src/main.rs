@@ -31,6 +31,9 @@
 //!   and `cargo xtask bench`).
 //! - `cargo xtask ngircd-install`: install Debian's `ngircd` for
 //!   `talon-channels`' IRC tests (also run by `cargo xtask test`).
+//!   for `talon-media`'s tests and bench, and `chromium` for
+//!   `talon-browser`'s (also run by `cargo xtask test` and `cargo xtask
+//!   bench`).
 
 #![allow(
     clippy::disallowed_methods,
@@ -151,6 +154,7 @@ fn bench() -> Result<(), String> {
         ("talon-memory", "memory"),
         ("talon-media", "media"),
         ("talon-channels", "channels"),
+        ("talon-browser", "browser"),
     ] {
         cargo(&[
             "bench",

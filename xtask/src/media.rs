@@ -1,8 +1,10 @@
 //! The media engines of `talon-media`: its tests and bench run Debian's
-//! poppler tools (`pdftotext`, `pdftoppm`, `pdfinfo`) and `espeak-ng`.
+//! poppler tools (`pdftotext`, `pdftoppm`, `pdfinfo`) and `espeak-ng`;
+//! `talon-browser`'s run Debian's `chromium`.
 //!
 //! `cargo xtask test`, `cargo xtask bench` and `cargo xtask media-install`
-//! install `poppler-utils` and `espeak-ng` with apt-get when missing.
+//! install `poppler-utils`, `espeak-ng` and `chromium` with apt-get when
+//! missing.
 
 use std::path::Path;
 
@@ -12,9 +14,11 @@ const ENGINES: &[(&str, &str)] = &[
     ("/usr/bin/pdftoppm", "poppler-utils"),
     ("/usr/bin/pdfinfo", "poppler-utils"),
     ("/usr/bin/espeak-ng", "espeak-ng"),
+    // The browser tool's tests and bench drive the real Chromium.
+    ("/usr/bin/chromium", "chromium"),
 ];
 
-/// Install `poppler-utils` and `espeak-ng` when missing.
+/// Install `poppler-utils`, `espeak-ng` and `chromium` when missing.
 pub(crate) fn install() -> Result<(), String> {
     let mut packages: Vec<&str> = Vec::new();
     for (binary, package) in ENGINES {
@@ -26,7 +30,7 @@ pub(crate) fn install() -> Result<(), String> {
         return Ok(());
     }
     println!(
-        "xtask: installing {} for the media tool tests",
+        "xtask: installing {} for the media and browser tool tests",
         packages.join(" ")
     );
     crate::sshd::apt_install(&packages)?;

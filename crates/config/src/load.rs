@@ -202,6 +202,9 @@ fn accepted_unenforced(root: &Value) -> Vec<String> {
 
 const NOT_VALIDATED: &str = "accepted; not validated by this version of Talon";
 
+/// `sandbox.browser.enabled: true`: refused, never run unsandboxed.
+const SANDBOX_BROWSER_REFUSED: &str = "the sandboxed browser is not implemented by this version of Talon: the `browser` tool runs Chromium on the host only and refuses every sandboxed session (it never starts the host browser for one); remove this key or set it to false, and use the browser from an unsandboxed agent";
+
 /// Notices for the sections typed as free-form JSON.
 fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
     let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
@@ -249,11 +252,24 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
         for key in ["browser"] {
             if present(sandbox.get(key)) {
                 path.push(Seg::Key(key.to_owned()));
+                let enabled = sandbox
+                    .get(key)
+                    .and_then(|b| b.get("enabled"))
+                    .and_then(Value::as_bool)
+                    == Some(true);
+                if enabled {
+                    path.push(Seg::Key("enabled".to_owned()));
+                }
                 let pos = spans
                     .lookup(&path)
                     .map(SpanNode::key_or_value)
                     .unwrap_or_default();
-                out.notice(&path, pos, NOT_VALIDATED);
+                if enabled {
+                    out.issue(&path, pos, SANDBOX_BROWSER_REFUSED);
+                    path.pop();
+                } else {
+                    out.notice(&path, pos, NOT_VALIDATED);
+                }
                 path.pop();
             }
         }

@@ -37,6 +37,61 @@ fn accepted_sections_get_notices() {
 }
 
 #[test]
+fn an_enabled_sandbox_browser_is_refused_at_its_key() {
+    // Never a silently unsandboxed browser for a sandboxed run.
+    for (text, key) in [
+        (
+            "{ agents: { defaults: { sandbox: { mode: 'all', browser: { enabled: true } } } } }",
+            "agents.defaults.sandbox.browser.enabled",
+        ),
+        (
+            "{ agents: { list: [ { id: 'a', sandbox: { browser: { enabled: true, headless: true } } } ] } }",
+            "agents.list[0].sandbox.browser.enabled",
+        ),
+    ] {
+        let err = load_str(text, "t.json").unwrap_err();
+        let issue = err
+            .issues()
+            .iter()
+            .find(|i| i.key_path == key)
+            .unwrap_or_else(|| panic!("no issue at {key}: {err}"));
+        assert!(
+            issue
+                .message
+                .starts_with("the sandboxed browser is not implemented"),
+            "{}",
+            issue.message
+        );
+    }
+    // Present but off: accepted with the usual notice.
+    let ok = load_str(
+        "{ agents: { defaults: { sandbox: { browser: { enabled: false } } } } }",
+        "t.json",
+    )
+    .unwrap();
+    assert_eq!(ok.notices.len(), 1);
+}
+
+#[test]
+fn openclaw_browser_switches_are_refused_not_dropped() {
+    // Talon has a browser tool now: OpenClaw's switch that turns it off
+    // (or evaluate, or narrows its hosts) must not vanish silently.
+    for text in [
+        "{ browser: { enabled: false } }",
+        "{ browser: { evaluateEnabled: false } }",
+        "{ browser: { ssrfPolicy: { hostnameAllowlist: ['example.com'] } } }",
+    ] {
+        let err = load_str(text, "t.json").unwrap_err();
+        assert!(
+            err.issues().iter().any(|i| i.key_path == "browser"),
+            "{text}: {err}"
+        );
+    }
+    let inert = load_str("{ browser: { headless: true, color: '#fff' } }", "t.json").unwrap();
+    assert!(inert.notices.iter().any(|n| n.key_path == "browser"));
+}
+
+#[test]
 fn tools_exec_and_web_are_typed_with_their_ranges() {
     let err = load_str(
         "{ tools: { exec: { timeoutSec: 0 }, web: { fetch: { maxChars: 'x' }, serch: {} } } }",

@@ -36,7 +36,6 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
     "auth",
     "bindings",
     "broadcast",
-    "browser",
     "canvasHost",
     "cli",
     "cloudWorkers",
@@ -74,7 +73,15 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
 /// (`channels.<id>[.groups.<id>].tools` / `toolsBySender`). Anything else
 /// in them is inert here (Talon has no chat channels) and is dropped with a
 /// notice. (`plugins` is enforced: see [`PLUGINS_IMPLEMENTED`].)
-pub(crate) const ROOT_NARROWING: &[Narrowing] = &[("channels", channels_restrict)];
+///
+/// `browser` restricts when it switches the browser or its `evaluate` off
+/// or narrows its hosts (`ssrfPolicy.hostnameAllowlist`); Talon's browser
+/// tool reads none of it (it uses web_fetch's allowlist), so such a
+/// section is refused, and anything else in it is dropped with a notice.
+pub(crate) const ROOT_NARROWING: &[Narrowing] = &[
+    ("browser", browser_restricts),
+    ("channels", channels_restrict),
+];
 
 /// The `plugins.*` keys Talon enforces, on the tools of plugin tool
 /// families (a tool's plugin id; MCP tools are `bundle-mcp`): the master
@@ -365,6 +372,19 @@ fn channels_restrict(v: &Value) -> bool {
         Value::Array(a) => a.iter().any(channels_restrict),
         _ => false,
     }
+}
+
+/// OpenClaw's `browser` section switches the browser or `evaluate` off, or
+/// narrows the hosts it may reach.
+fn browser_restricts(v: &Value) -> bool {
+    let Value::Object(m) = v else {
+        return false;
+    };
+    m.get("enabled") == Some(&Value::Bool(false))
+        || m.get("evaluateEnabled") == Some(&Value::Bool(false))
+        || m.get("ssrfPolicy")
+            .and_then(|p| p.get("hostnameAllowlist"))
+            .is_some_and(non_empty)
 }
 
 fn slot_disabled(v: &Value) -> bool {

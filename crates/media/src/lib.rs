@@ -9,6 +9,12 @@
 //!   [`EspeakProvider`] runs Debian's `espeak-ng` locally (no network). The
 //!   WAV is written into the workspace through the run's bridge and its
 //!   duration read from the header ([`WavInfo`]).
+//! - [`ImageTool`] (`image`): images from the workspace (bridge) or
+//!   `http(s)` URLs (the egress guard's client), decoded under
+//!   [`ImageLimits`] (a decompression bomb is refused from its header),
+//!   scaled and re-encoded to the provider's [`VisionLimits`], then given
+//!   to a [`VisionProvider`] ([`OpenAiVision`] for an OpenAI-compatible
+//!   endpoint); with none configured a valid call is `media.no_provider`.
 //! - [`GenerateTool`] (`image_generate`, `music_generate`,
 //!   `video_generate`): over a [`GenerationProvider`]; with none
 //!   configured each call is a `media.no_provider` error naming the config
@@ -39,9 +45,14 @@ pub use crate::pdf::{PageRange, PdfLimits, PdfTool, pdf_spec};
 pub use crate::tts::{
     EspeakProvider, MAX_TTS_CHARS, Speech, TtsProvider, TtsTool, WavInfo, tts_spec,
 };
+pub use crate::vision::{
+    IMAGE_MODEL_KEY, ImageLimits, ImageTool, OpenAiVision, PreparedImage, VisionLimits,
+    VisionProvider, image_spec, prepare,
+};
 
 mod engine;
 mod error;
 mod generate;
 mod pdf;
 mod tts;
+mod vision;

@@ -14,8 +14,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 use talon_fs_bridge::{FsBridge, Mount, MountBridge};
 use talon_media::{
-    EngineLimits, EngineRunner, EspeakProvider, GenerateTool, GenerationKind, PdfLimits, PdfTool,
-    TtsTool, WavInfo,
+    EngineLimits, EngineRunner, EspeakProvider, GenerateTool, GenerationKind, IMAGE_MODEL_KEY,
+    ImageLimits, ImageTool, OpenAiVision, PdfLimits, PdfTool, PreparedImage, TtsTool, VisionLimits,
+    VisionProvider, WavInfo,
 };
 use talon_tool_catalog::{
     CancellationToken, ContentBlock, Tool, ToolCall, ToolContext, ToolError, ToolErrorCode,
@@ -488,4 +489,266 @@ fn wav_header_parsing() {
     assert_eq!(info.data_bytes, 16_000);
     assert_eq!(info.duration().as_millis(), 1000);
     assert_eq!(WavInfo::parse(&wav[..20]), None);
+}
+
+// ---------------------------------------------------------------------
+// image
+// ---------------------------------------------------------------------
+
+/// A provider that keeps what it was given.
+#[derive(Debug, Default)]
+struct Keep {
+    seen: std::sync::Mutex<Vec<PreparedImage>>,
+}
+
+#[async_trait::async_trait]
+impl VisionProvider for Keep {
+    fn id(&self) -> &str {
+        "keep"
+    }
+
+    async fn describe(
+        &self,
+        prompt: &str,
+        images: &[PreparedImage],
+        _model: Option<&str>,
+        _abort: &CancellationToken,
+    ) -> talon_media::Result<String> {
+        self.seen.lock().unwrap().extend(images.iter().cloned());
+        Ok(format!("{prompt}: {} image(s)", images.len()))
+    }
+}
+
+fn png_bytes(w: u32, h: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(w, h, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, 90])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+/// A PNG whose header claims `w` x `h` pixels over a tiny body: what a
+/// decompression bomb looks like to a decoder that trusts the header.
+fn bomb_png(w: u32, h: u32) -> Vec<u8> {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let chunk = |out: &mut Vec<u8>, kind: &[u8], data: &[u8]| {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend_from_slice(data);
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
+    };
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(
+        &mut out,
+        b"IDAT",
+        &[0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01],
+    );
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+#[tokio::test]
+async fn image_is_scaled_and_compressed_for_the_provider() {
+    let (dir, bridge) = workspace();
+    std::fs::write(dir.path().join("ws/wide.png"), png_bytes(3000, 1500)).unwrap();
+    let keep = Arc::new(Keep::default());
+    let tool = ImageTool::new(
+        Arc::clone(&bridge),
+        None,
+        Some(keep.clone() as Arc<dyn VisionProvider>),
+        ImageLimits::default(),
+    );
+    let out = run(&tool, json!({"image": "wide.png", "prompt": "What"}))
+        .await
+        .unwrap();
+    assert_eq!(out.text(), "What: 1 image(s)");
+    let seen = keep.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    let img = &seen[0];
+    assert_eq!((img.width, img.height), (2048, 1024));
+    assert_eq!(img.original, (3000, 1500));
+    assert_eq!(img.mime_type, "image/jpeg");
+    assert!(img.data.len() <= VisionLimits::default().max_bytes);
+    let decoded = image::load_from_memory(&img.data).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (2048, 1024));
+    assert_eq!(out.details["images"][0]["originalWidth"], 3000);
+}
+
+#[tokio::test]
+async fn image_bad_input_is_refused_before_the_provider() {
+    let (dir, bridge) = workspace();
+    std::fs::write(dir.path().join("ws/bomb.png"), bomb_png(100_000, 100_000)).unwrap();
+    std::fs::write(dir.path().join("ws/fake.png"), b"not an image at all").unwrap();
+    std::fs::write(dir.path().join("ws/ok.png"), png_bytes(10, 10)).unwrap();
+    let keep = Arc::new(Keep::default());
+    let with = ImageTool::new(
+        Arc::clone(&bridge),
+        None,
+        Some(keep.clone() as Arc<dyn VisionProvider>),
+        ImageLimits::default(),
+    );
+    let started = std::time::Instant::now();
+    let e = run(&with, json!({"image": "bomb.png"})).await.unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::MediaTooLarge, "{e:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    let e = run(&with, json!({"image": "fake.png"})).await.unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::MediaInvalid, "{e:?}");
+    let e = run(&with, json!({"image": "missing.png"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::FsNotFound, "{e:?}");
+    std::fs::write(dir.path().join("ws/big.png"), png_bytes(400, 400)).unwrap();
+    assert!(
+        std::fs::metadata(dir.path().join("ws/big.png"))
+            .unwrap()
+            .len()
+            > 2048
+    );
+    let e = run(&with, json!({"image": "big.png", "maxBytesMb": 0.001}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::MediaTooLarge, "{e:?}");
+    let e = run(&with, json!({"image": "ok.png", "size": 3}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::InputUnknownParam, "{e:?}");
+    assert!(keep.seen.lock().unwrap().is_empty());
+
+    // Without a provider: a valid call names the key to set; an invalid
+    // one still says what is wrong with it first.
+    let without = ImageTool::new(Arc::clone(&bridge), None, None, ImageLimits::default());
+    let e = run(&without, json!({"image": "ok.png"})).await.unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::MediaNoProvider);
+    assert!(e.message().contains(IMAGE_MODEL_KEY), "{}", e.message());
+    let e = run(&without, json!({"image": "fake.png"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::MediaInvalid);
+}
+
+/// A one-shot HTTP server on 127.0.0.1 answering every request with
+/// `body` (content type `ctype`), keeping the last request it read.
+async fn one_server(ctype: &'static str, body: Vec<u8>) -> (u16, Arc<std::sync::Mutex<Vec<u8>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let last = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = Arc::clone(&last);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                continue;
+            };
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; 65536];
+            // Head, then as much body as Content-Length says.
+            loop {
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let len = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if got.len() >= end + 4 + len {
+                        break;
+                    }
+                }
+            }
+            *keep.lock().unwrap() = got;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = sock.write_all(head.as_bytes()).await;
+            let _ = sock.write_all(&body).await;
+        }
+    });
+    (port, last)
+}
+
+#[tokio::test]
+async fn image_urls_go_through_the_egress_guard_and_an_openai_endpoint() {
+    use talon_egress::{EgressGuard, HttpOptions, SsrfAllowlistConfig, SsrfPolicy, SystemResolver};
+    let (_dir, bridge) = workspace();
+    let (img_port, _) = one_server("image/png", png_bytes(40, 20)).await;
+    let (api_port, api_last) = one_server(
+        "application/json",
+        br#"{"choices":[{"message":{"role":"assistant","content":"a gradient"}}]}"#.to_vec(),
+    )
+    .await;
+    let open = SsrfPolicy::from_config(&SsrfAllowlistConfig {
+        hosts: vec![],
+        cidrs: vec!["127.0.0.1/32".to_owned()],
+    })
+    .unwrap();
+    let client = EgressGuard::new(Arc::new(open), Arc::new(SystemResolver))
+        .http_client(HttpOptions::default())
+        .unwrap();
+    let provider = OpenAiVision::new(
+        client.clone(),
+        url::Url::parse(&format!("http://127.0.0.1:{api_port}/v1")).unwrap(),
+        "sk-test".to_owned(),
+        "vision-model".to_owned(),
+    );
+    let tool = ImageTool::new(
+        Arc::clone(&bridge),
+        Some(client),
+        Some(Arc::new(provider)),
+        ImageLimits::default(),
+    );
+    let out = run(
+        &tool,
+        json!({"image": format!("http://127.0.0.1:{img_port}/a.png"), "prompt": "What is it?"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.text(), "a gradient");
+    let request = String::from_utf8_lossy(&api_last.lock().unwrap()).to_string();
+    assert!(
+        request.starts_with("POST /v1/chat/completions"),
+        "{request}"
+    );
+    assert!(
+        request.contains("authorization: Bearer sk-test")
+            || request.contains("Authorization: Bearer sk-test"),
+        "{request}"
+    );
+    assert!(request.contains("data:image/jpeg;base64,"), "{request}");
+    assert!(request.contains("\"model\":\"vision-model\""), "{request}");
+
+    // Metadata and a private address without an allowlist are refused
+    // before any connection.
+    let strict = EgressGuard::strict()
+        .http_client(HttpOptions::default())
+        .unwrap();
+    let tool = ImageTool::new(bridge, Some(strict), None, ImageLimits::default());
+    let e = run(
+        &tool,
+        json!({"image": "http://169.254.169.254/latest/x.png"}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::WebMetadataBlocked, "{e:?}");
+    let e = run(
+        &tool,
+        json!({"image": format!("http://127.0.0.1:{img_port}/a.png")}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), ToolErrorCode::WebSsrfBlocked, "{e:?}");
 }

@@ -9,12 +9,13 @@ pub(crate) fn missing_tool_feature(name: &str) -> Option<&'static str> {
         "cron" | "memory_search" | "memory_get" if !cfg!(feature = "sqlite-state") => {
             Some("sqlite-state")
         }
-        "pdf" | "tts" | "image_generate" | "music_generate" | "video_generate"
+        "pdf" | "tts" | "image" | "image_generate" | "music_generate" | "video_generate"
             if !cfg!(feature = "media") =>
         {
             Some("media")
         }
         "message" if !cfg!(feature = "channels") => Some("channels"),
+        "browser" if !cfg!(feature = "browser") => Some("browser"),
         _ => None,
     }
 }

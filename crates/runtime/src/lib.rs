@@ -135,8 +135,8 @@
 #![deny(missing_docs)]
 
 pub use crate::builtin::{
-    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID, MEMORY_FAMILY_ID,
-    MESSAGE_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+    BROWSER_FAMILY_ID, CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID,
+    MEMORY_FAMILY_ID, MESSAGE_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
 pub use crate::confinement::{ConfinementError, check_child_confinement};
 pub use crate::error::{Error, Result};

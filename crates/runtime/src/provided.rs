@@ -12,8 +12,8 @@ use std::sync::Mutex;
 use talon_tool_policy::PolicyOutcome;
 
 use crate::builtin::{
-    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID, MEMORY_FAMILY_ID,
-    MESSAGE_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+    BROWSER_FAMILY_ID, CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID,
+    MEMORY_FAMILY_ID, MESSAGE_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
 use crate::cargo_features::missing_tool_feature;
 use crate::status_family::STATUS_FAMILY_ID;
@@ -41,11 +41,13 @@ const IMPLEMENTED_CORE_TOOLS: &[&str] = &[
     "video_generate",
     "tts",
     "message",
+    "browser",
+    "image",
 ];
 
 /// Whether this build implements the core tool `name` (normalised): one
 /// of the built-in families offers it and the cargo feature it needs
-/// (`web`, `sqlite-state`, `media`, `channels`) is on. Every other catalog row is a name the
+/// (`web`, `sqlite-state`, `media`, `channels`, `browser`) is on. Every other catalog row is a name the
 /// policy knows but no family of this build offers.
 pub fn provides_core_tool(name: &str) -> bool {
     IMPLEMENTED_CORE_TOOLS.contains(&name) && missing_tool_feature(name).is_none()
@@ -85,6 +87,7 @@ fn is_builtin_family(id: &str) -> bool {
         MEMORY_FAMILY_ID,
         MEDIA_FAMILY_ID,
         MESSAGE_FAMILY_ID,
+        BROWSER_FAMILY_ID,
         STATUS_FAMILY_ID,
     ]
     .contains(&id)

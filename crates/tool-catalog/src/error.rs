@@ -284,6 +284,23 @@ tool_error_codes! {
     /// The search provider failed or answered something unreadable.
     WebProviderFailed = "web.provider_failed" => Execution,
 
+    /// Chromium is missing, did not start, or its DevTools connection
+    /// closed (crashed or stopped).
+    BrowserUnavailable = "browser.unavailable" => Unavailable,
+    /// A browser action (start, navigation, snapshot, ...) ran past its
+    /// time limit.
+    BrowserTimeout = "browser.timeout" => TimedOut,
+    /// The browser answered an action with an error, or a page failed to
+    /// load.
+    BrowserFailed = "browser.failed" => Execution,
+    /// The tab named by `targetId` is not open (or no tab is open).
+    BrowserNoTab = "browser.no_tab" => Input,
+    /// The element ref is not in the tab's latest snapshot.
+    BrowserUnknownRef = "browser.unknown_ref" => Input,
+    /// A sandboxed run asked for the browser, which this version of Talon
+    /// runs only on the host; nothing was started.
+    BrowserSandboxUnsupported = "browser.sandbox_unsupported" => Unauthorized,
+
     /// The MCP server cannot be started or reached.
     McpServerUnavailable = "mcp.server_unavailable" => Unavailable,
     /// The connection to the MCP server was lost during the call.

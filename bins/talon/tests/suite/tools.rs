@@ -27,12 +27,12 @@ fn catalog_tools_this_build_lacks_are_marked() {
             .map(|t| t["provided"].clone())
     };
     assert_eq!(provided("exec"), Some(serde_json::json!(true)));
-    assert_eq!(provided("browser"), Some(serde_json::json!(false)));
+    assert_eq!(provided("canvas"), Some(serde_json::json!(false)));
     let missing = tools.iter().filter(|t| t["provided"] == false).count();
     assert_eq!(missing, talon_runtime::missing_core_tools().len());
 
     let human = talon(&["tools", "list"]).stdout;
-    let row = human.lines().find(|l| l.starts_with("browser ")).unwrap();
+    let row = human.lines().find(|l| l.starts_with("canvas ")).unwrap();
     assert!(row.contains(" no "), "{row}");
     assert!(
         human.contains(&format!(
@@ -44,18 +44,18 @@ fn catalog_tools_this_build_lacks_are_marked() {
     // explain lists allowed tools no family provides; check says so too.
     let explain = talon(&["policy", "explain", "--json"]).json();
     let absent = explain["notInBuild"].as_array().unwrap();
-    assert!(absent.iter().any(|t| t == "browser"), "{explain}");
+    assert!(absent.iter().any(|t| t == "canvas"), "{explain}");
     assert!(!absent.iter().any(|t| t == "read"), "{explain}");
     let human = talon(&["policy", "explain"]).stdout;
     assert!(human.contains("not in this build ("), "{human}");
-    let check = talon(&["policy", "check", "browser"]);
+    let check = talon(&["policy", "check", "canvas"]);
     assert_eq!(check.code, 0);
     assert!(
         check.stdout.contains("not in this build"),
         "{}",
         check.stdout
     );
-    let check = talon(&["policy", "check", "browser", "--json"]).json();
+    let check = talon(&["policy", "check", "canvas", "--json"]).json();
     assert_eq!(check["provided"], false);
     let check = talon(&["policy", "check", "read", "--json"]).json();
     assert_eq!(check["provided"], true);

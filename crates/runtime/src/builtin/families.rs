@@ -314,6 +314,27 @@ impl ToolFamily for MemoryFamily {
     }
 }
 
+/// The guarded client `image` loads URLs with: web_fetch's rules.
+#[cfg(feature = "media")]
+pub(crate) fn image_fetch_client(
+    allowlist: Option<&talon_egress::SsrfAllowlistConfig>,
+) -> Result<talon_egress::GuardedClient, ToolError> {
+    let policy = match allowlist {
+        Some(allow) => {
+            talon_egress::SsrfPolicy::from_config_at(allow, "tools.web.fetch.ssrfAllowlist")
+                .map_err(|e| ToolError::execution(e.to_string()))?
+        }
+        None => talon_egress::SsrfPolicy::strict(),
+    };
+    talon_egress::EgressGuard::new(Arc::new(policy), Arc::new(talon_egress::SystemResolver))
+        .with_opt_in("add its host to `tools.web.fetch.ssrfAllowlist.hosts` or its network to `.cidrs` (image uses web_fetch's rules)")
+        .http_client(talon_egress::HttpOptions {
+            redirects: talon_egress::Redirects::SameOrigin { max: 5 },
+            ..talon_egress::HttpOptions::default()
+        })
+        .map_err(|e| ToolError::execution(format!("cannot build the image fetcher: {e}")))
+}
+
 /// The id of the media tools' family.
 pub const MEDIA_FAMILY_ID: &str = "media";
 
@@ -325,6 +346,10 @@ pub const MEDIA_FAMILY_ID: &str = "media";
 #[derive(Debug)]
 pub(crate) struct MediaFamily {
     pub(crate) targets: Arc<Targets>,
+    /// How `image` fetches URLs: web_fetch's guard
+    /// (`tools.web.fetch.ssrfAllowlist`), or the config error its URL
+    /// loads fail with.
+    pub(crate) image_fetch: Result<talon_egress::GuardedClient, ToolError>,
 }
 
 #[cfg(feature = "media")]
@@ -346,7 +371,11 @@ impl ToolFamily for MediaFamily {
     }
 
     fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
-        let mut specs = vec![talon_media::pdf_spec(), talon_media::tts_spec()];
+        let mut specs = vec![
+            talon_media::pdf_spec(),
+            talon_media::tts_spec(),
+            talon_media::image_spec(),
+        ];
         specs.extend(
             talon_media::GenerationKind::ALL
                 .iter()
@@ -368,6 +397,14 @@ impl ToolFamily for MediaFamily {
                 bridge,
                 self.runner(run)?,
                 talon_media::PdfLimits::default(),
+            ))),
+            // No vision provider is configured yet: a valid call is
+            // `media.no_provider` naming `agents.defaults.imageModel`.
+            "image" => Ok(Arc::new(talon_media::ImageTool::new(
+                bridge,
+                Some(self.image_fetch.clone()?),
+                None,
+                talon_media::ImageLimits::default(),
             ))),
             "tts" => Ok(Arc::new(talon_media::TtsTool::new(
                 bridge,
@@ -428,5 +465,107 @@ impl ToolFamily for MessageFamily {
 
     fn construct(&self, _name: &str, _run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
         self.tool.clone().map(|t| t as Arc<dyn Tool>)
+    }
+}
+
+/// The id of the browser tool's family.
+pub const BROWSER_FAMILY_ID: &str = "browser";
+
+/// `browser`: one headless Chromium per agent (profiles under
+/// `<state dir>/browser`), every request vetted with web_fetch's rules
+/// (`tools.web.fetch.ssrfAllowlist`). Chromium gets the agent's exec-env
+/// policy applied to this process's environment. A sandboxed run is
+/// refused by the tool. Built on first use.
+#[cfg(feature = "browser")]
+#[derive(Debug)]
+pub(crate) struct BrowserFamily {
+    pub(crate) targets: Arc<Targets>,
+    /// The guard, or the config error every call fails with.
+    pub(crate) guard: Result<talon_browser::EgressGuard, ToolError>,
+    pub(crate) root: std::path::PathBuf,
+    pub(crate) managers:
+        std::sync::Mutex<std::collections::HashMap<String, Arc<talon_browser::BrowserManager>>>,
+}
+
+#[cfg(feature = "browser")]
+impl BrowserFamily {
+    pub(crate) fn new(
+        targets: Arc<Targets>,
+        allowlist: Option<&talon_egress::SsrfAllowlistConfig>,
+        state_dir: &std::path::Path,
+    ) -> Self {
+        const KEY: &str = "tools.web.fetch.ssrfAllowlist";
+        let guard = match allowlist {
+            Some(allow) => talon_egress::SsrfPolicy::from_config_at(allow, KEY)
+                .map_err(|e| ToolError::execution(e.to_string())),
+            None => Ok(talon_egress::SsrfPolicy::strict()),
+        }
+        .map(|policy| {
+            talon_browser::EgressGuard::new(
+                Arc::new(policy),
+                Arc::new(talon_egress::SystemResolver),
+            )
+            .with_opt_in(
+                "add its host to `tools.web.fetch.ssrfAllowlist.hosts` or its network to `tools.web.fetch.ssrfAllowlist.cidrs` (the browser uses web_fetch's rules)",
+            )
+        });
+        BrowserFamily {
+            targets,
+            guard,
+            root: state_dir.join("browser"),
+            managers: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    fn manager(&self, run: &RunSpec) -> Result<Arc<talon_browser::BrowserManager>, ToolError> {
+        let agent = run.context.agent_id.clone();
+        let mut managers = self
+            .managers
+            .lock()
+            .map_err(|_| ToolError::execution("browser managers lock poisoned"))?;
+        if let Some(m) = managers.get(&agent) {
+            return Ok(Arc::clone(m));
+        }
+        let guard = self.guard.clone()?;
+        let policy = self.targets.env_policy(&agent)?;
+        let settings = talon_browser::BrowserSettings {
+            env: policy.host_env(talon_exec_env::process_env()),
+            ..talon_browser::BrowserSettings::default()
+        };
+        let m = Arc::new(talon_browser::BrowserManager::new(
+            guard,
+            settings,
+            self.root.clone(),
+        ));
+        managers.insert(agent, Arc::clone(&m));
+        Ok(m)
+    }
+}
+
+#[cfg(feature = "browser")]
+impl ToolFamily for BrowserFamily {
+    fn id(&self) -> &str {
+        BROWSER_FAMILY_ID
+    }
+
+    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+        vec![talon_browser::browser_spec()]
+    }
+
+    fn construct(&self, name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
+        if name != "browser" {
+            return Err(ToolError::execution(format!(
+                "the browser family has no tool `{name}`"
+            )));
+        }
+        let bridge = self.targets.for_run(run)?.bridge;
+        Ok(Arc::new(talon_browser::BrowserTool::new(
+            self.manager(run)?,
+            bridge,
+        )))
+    }
+
+    fn lazy(&self) -> bool {
+        true
     }
 }

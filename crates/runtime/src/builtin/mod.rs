@@ -24,8 +24,8 @@ use talon_tools::{WebError, WebFetchTool, WebSearchTool};
 #[cfg(feature = "sqlite-state")]
 pub(crate) use families::CronFamily;
 pub use families::{
-    CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID, MEMORY_FAMILY_ID,
-    MESSAGE_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
+    BROWSER_FAMILY_ID, CODING_FAMILY_ID, CRON_FAMILY_ID, GATEWAY_FAMILY_ID, MEDIA_FAMILY_ID,
+    MEMORY_FAMILY_ID, MESSAGE_FAMILY_ID, SHELL_FAMILY_ID, WEB_FAMILY_ID,
 };
 
 use crate::error::Result;
@@ -144,6 +144,9 @@ impl Builtins {
         #[cfg(feature = "media")]
         families.push(Arc::new(families::MediaFamily {
             targets: Arc::clone(&targets),
+            image_fetch: families::image_fetch_client(
+                web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref()),
+            ),
         }));
         #[cfg(feature = "channels")]
         {
@@ -160,6 +163,12 @@ impl Builtins {
                 &state_dir,
             )));
         }
+        #[cfg(feature = "browser")]
+        families.push(Arc::new(families::BrowserFamily::new(
+            Arc::clone(&targets),
+            web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref()),
+            &state_dir,
+        )));
         Ok(Builtins {
             families,
             env_hooks,

@@ -43,7 +43,13 @@ fn completed(out: &InvokeOutcome) -> (String, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_media_tools_run_in_the_agent_workspace() {
-    for tool in ["tts", "image_generate", "music_generate", "video_generate"] {
+    for tool in [
+        "tts",
+        "image",
+        "image_generate",
+        "music_generate",
+        "video_generate",
+    ] {
         assert!(provides_core_tool(tool), "{tool}");
     }
     assert!(
@@ -69,7 +75,7 @@ async fn the_media_tools_run_in_the_agent_workspace() {
     ctx.sender_is_owner = Some(true);
     let table = runtime.assemble(RunSpec::new(ctx));
     let names = table.names();
-    for tool in ["pdf", "tts", "image_generate"] {
+    for tool in ["pdf", "tts", "image", "image_generate"] {
         assert!(names.contains(&tool), "{tool} not offered: {names:?}");
     }
 
@@ -114,4 +120,31 @@ async fn the_media_tools_run_in_the_agent_workspace() {
         }
         other => panic!("{other:?}"),
     }
+
+    // image: validated (decoded from the workspace), then refused for the
+    // missing vision provider; a URL goes through web_fetch's guard.
+    std::fs::write(ws.join("dot.png"), ONE_PIXEL_PNG).unwrap();
+    for (params, code) in [
+        (json!({"image": "dot.png"}), "media.no_provider"),
+        (json!({"image": "missing.png"}), "fs.not_found"),
+        (
+            json!({"image": "http://169.254.169.254/latest/x.png"}),
+            "web.metadata_blocked",
+        ),
+    ] {
+        let out = table
+            .invoke(ModelToolCall::new("c4", "image", params.clone()))
+            .await;
+        match out {
+            InvokeOutcome::Failed(e) => assert_eq!(e.code().as_str(), code, "{params}: {e}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
+
+/// A 1x1 PNG.
+const ONE_PIXEL_PNG: &[u8] = &[
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 4, 0,
+    0, 0, 181, 28, 12, 2, 0, 0, 0, 11, 73, 68, 65, 84, 120, 218, 99, 100, 96, 0, 0, 0, 6, 0, 2, 48,
+    129, 208, 47, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];

@@ -1,4 +1,6 @@
 mod assembly;
+#[cfg(feature = "browser")]
+mod browser_family;
 mod builtin_routing;
 mod compiled_out;
 #[cfg(feature = "sqlite-state")]

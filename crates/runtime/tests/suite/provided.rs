@@ -56,7 +56,8 @@ fn the_provided_list_is_exactly_what_the_built_in_families_offer() {
 
     let missing = missing_core_tools();
     assert_eq!(missing.len() + provided.len(), CORE_TOOLS.len());
-    assert!(missing.contains(&"browser") && !missing.contains(&"exec"));
+    assert!(missing.contains(&"canvas") && !missing.contains(&"exec"));
+    assert_eq!(missing.contains(&"browser"), !cfg!(feature = "browser"));
 }
 
 #[test]

@@ -1,0 +1,897 @@
+//! One running Chromium: its process tree, its DevTools connection, the
+//! egress proxy it must use, and what its tabs said (console, dialogs,
+//! refused requests).
+//!
+//! Every request a page makes is vetted twice: DevTools request
+//! interception (`Fetch.enable` on every page, frame and worker, which
+//! are attached paused) checks each URL with the [`EgressGuard`] and fails
+//! a refused one with `BlockedByClient`, recording why; and Chromium's
+//! only route out is `--proxy-server` pointing at a loopback relay to
+//! Talon's [`EgressProxy`], which vets the destination again and
+//! connects only to the addresses it vetted (so a second DNS answer
+//! cannot swap in a private address, and a request interception did not
+//! see, a WebSocket or a prefetch, is still judged).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use talon_egress::{EgressError, EgressGuard, EgressProxy, SsrfBlocked};
+use talon_proc_tree::{Leaf, Limits, Supervisor};
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinHandle;
+use url::Url;
+
+use crate::cdp::{Cdp, Event};
+use crate::error::{BrowserError, Result};
+
+/// The console entries kept per tab.
+const CONSOLE_KEEP: usize = 500;
+/// Refused requests and downloads kept.
+const BLOCKED_KEEP: usize = 200;
+
+/// How a browser is started and bounded.
+#[derive(Debug, Clone)]
+pub struct BrowserSettings {
+    /// The Chromium binary; `None` looks `chromium` up in `env`'s `PATH`.
+    pub executable: Option<PathBuf>,
+    /// The environment Chromium gets (built by the caller from the
+    /// exec-env policy); `HOME` and the XDG dirs are replaced by dirs in
+    /// the profile.
+    pub env: BTreeMap<String, String>,
+    /// From spawn to a usable DevTools connection.
+    pub start_timeout: Duration,
+    /// One DevTools call, and an action as a whole unless it says more.
+    pub action_timeout: Duration,
+    /// A navigation, until the page has loaded.
+    pub navigation_timeout: Duration,
+    /// The window (and viewport) size.
+    pub window: (u32, u32),
+}
+
+impl Default for BrowserSettings {
+    fn default() -> Self {
+        BrowserSettings {
+            executable: None,
+            env: BTreeMap::from([
+                ("PATH".to_owned(), "/usr/bin:/bin".to_owned()),
+                ("LANG".to_owned(), "C.UTF-8".to_owned()),
+            ]),
+            start_timeout: Duration::from_secs(20),
+            action_timeout: Duration::from_secs(15),
+            navigation_timeout: Duration::from_secs(20),
+            window: (1280, 720),
+        }
+    }
+}
+
+/// One console message (or a Talon note: a refused request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsoleEntry {
+    /// `log`, `info`, `warning`, `error`, `debug`.
+    pub level: String,
+    /// The text.
+    pub text: String,
+    /// Where it came from (`console`, `exception`, `network`, `talon-egress`).
+    pub source: String,
+}
+
+/// A request the egress guard refused.
+#[derive(Debug, Clone)]
+pub struct BlockedRequest {
+    /// The tab it came from, when known.
+    pub target_id: Option<String>,
+    /// The URL.
+    pub url: String,
+    /// Chromium's resource type (`Document`, `Image`, ...).
+    pub resource_type: String,
+    /// The refusal.
+    pub blocked: SsrfBlocked,
+}
+
+/// A JavaScript dialog waiting for an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingDialog {
+    /// `alert`, `confirm`, `prompt`, `beforeunload`.
+    pub kind: String,
+    /// Its message.
+    pub message: String,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Tab {
+    pub(crate) session: String,
+    pub(crate) console: VecDeque<ConsoleEntry>,
+    pub(crate) refs: HashMap<String, i64>,
+    pub(crate) dialog: Option<PendingDialog>,
+    /// The answer to give the next dialog (`accept`, prompt text).
+    pub(crate) dialog_arm: Option<(bool, Option<String>)>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) tabs: HashMap<String, Tab>,
+    /// Tab ids in the order they were attached.
+    pub(crate) order: Vec<String>,
+    /// Session id to tab id, pages only.
+    pub(crate) sessions: HashMap<String, String>,
+    pub(crate) current: Option<String>,
+    pub(crate) blocked: VecDeque<BlockedRequest>,
+    pub(crate) downloads_refused: VecDeque<String>,
+    pub(crate) download_guids: VecDeque<String>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) cdp: Cdp,
+    pub(crate) guard: EgressGuard,
+    pub(crate) state: Mutex<State>,
+    pub(crate) attached: Notify,
+    pub(crate) call_timeout: Duration,
+}
+
+impl Shared {
+    pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> Result<T> {
+        let mut guard = self
+            .state
+            .lock()
+            .map_err(|_| BrowserError::Io("browser state lock poisoned".to_owned()))?;
+        Ok(f(&mut guard))
+    }
+}
+
+/// A running Chromium. Dropping it kills the whole process tree and stops
+/// its proxy.
+#[derive(Debug)]
+pub struct Browser {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) settings: BrowserSettings,
+    pub(crate) profile_dir: PathBuf,
+    pub(crate) runtime_dir: tempfile::TempDir,
+    pub(crate) started: Instant,
+    pub(crate) version: String,
+    child: tokio::process::Child,
+    leaf: Leaf,
+    _proxy: EgressProxy,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+        let _ = self.child.start_kill();
+        let _ = self.leaf.kill();
+    }
+}
+
+/// Whether this process runs as root (Chromium's own sandbox cannot run
+/// then, so `--no-sandbox` is passed).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Where `chromium` is in `env`'s `PATH`.
+pub fn locate_chromium(settings: &BrowserSettings) -> Result<PathBuf> {
+    if let Some(p) = &settings.executable {
+        return if p.is_file() {
+            Ok(p.clone())
+        } else {
+            Err(BrowserError::Unavailable(format!(
+                "{} does not exist; install Debian's `chromium` package",
+                p.display()
+            )))
+        };
+    }
+    let path = settings
+        .env
+        .get("PATH")
+        .map(String::as_str)
+        .unwrap_or("/usr/bin:/bin");
+    path.split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join("chromium"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            BrowserError::Unavailable(
+                "`chromium` is not installed (looked in PATH); install Debian's `chromium` package (`cargo xtask media-install`)".to_owned(),
+            )
+        })
+}
+
+fn io(what: &str, e: impl std::fmt::Display) -> BrowserError {
+    BrowserError::Io(format!("{what}: {e}"))
+}
+
+/// The last lines of Chromium's stderr, for a start-up failure.
+fn stderr_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("dbus") && !l.trim().is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(5);
+    lines[start..].join(" | ").chars().take(1500).collect()
+}
+
+impl Browser {
+    /// Start Chromium headless with `profile_dir` as its profile, every
+    /// request vetted by `guard`.
+    pub async fn launch(
+        profile_dir: &Path,
+        guard: EgressGuard,
+        settings: BrowserSettings,
+    ) -> Result<Browser> {
+        let binary = locate_chromium(&settings)?;
+        let started = Instant::now();
+        std::fs::create_dir_all(profile_dir).map_err(|e| io("cannot create the profile", e))?;
+        let runtime_dir = tempfile::Builder::new()
+            .prefix("talon-browser-")
+            .tempdir()
+            .map_err(|e| io("cannot create the browser's runtime dir", e))?;
+        // The proxy: a Unix socket in the private runtime dir, and a
+        // loopback TCP relay to it (Chromium takes only a TCP proxy).
+        let socket = runtime_dir.path().join("egress.sock");
+        let proxy = EgressProxy::start(&socket, guard.policy_arc(), guard.resolver())
+            .map_err(|e| io("cannot start the egress proxy", e))?;
+        let relay = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| io("cannot bind the proxy relay", e))?;
+        let relay_port = relay
+            .local_addr()
+            .map_err(|e| io("proxy relay address", e))?
+            .port();
+        let relay_task = tokio::spawn(relay_loop(relay, socket.clone()));
+
+        let port_file = profile_dir.join("DevToolsActivePort");
+        let _ = std::fs::remove_file(&port_file);
+        let home = runtime_dir.path().join("home");
+        std::fs::create_dir_all(&home).map_err(|e| io("cannot create the browser home", e))?;
+        let mut env = settings.env.clone();
+        for key in ["HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"] {
+            env.remove(key);
+        }
+        env.insert("HOME".to_owned(), home.to_string_lossy().into_owned());
+        env.insert(
+            "XDG_CONFIG_HOME".to_owned(),
+            home.join(".config").to_string_lossy().into_owned(),
+        );
+        env.insert(
+            "XDG_CACHE_HOME".to_owned(),
+            home.join(".cache").to_string_lossy().into_owned(),
+        );
+        let mut args: Vec<String> = vec![
+            "--headless".into(),
+            "--disable-gpu".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--no-default-browser-check".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--disable-default-apps".into(),
+            "--disable-extensions".into(),
+            "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider"
+                .into(),
+            "--password-store=basic".into(),
+            "--use-mock-keychain".into(),
+            "--hide-scrollbars".into(),
+            "--mute-audio".into(),
+            format!("--window-size={},{}", settings.window.0, settings.window.1),
+            format!("--user-data-dir={}", profile_dir.display()),
+            "--remote-debugging-port=0".into(),
+            "--remote-debugging-address=127.0.0.1".into(),
+            format!("--proxy-server=http://127.0.0.1:{relay_port}"),
+            // Loopback goes through the proxy too (Chromium bypasses it by
+            // default), so the guard judges it like any other address.
+            "--proxy-bypass-list=<-loopback>".into(),
+        ];
+        if running_as_root() {
+            args.push("--no-sandbox".into());
+        }
+        args.push("about:blank".into());
+
+        let supervisor = Supervisor::shared()
+            .map_err(|e| BrowserError::Unavailable(format!("process containment: {e}")))?;
+        let leaf = supervisor
+            .leaf(&Limits::NONE)
+            .map_err(|e| BrowserError::Unavailable(format!("process containment: {e}")))?;
+        let stderr_path = runtime_dir.path().join("chromium.stderr");
+        let stderr = std::fs::File::create(&stderr_path)
+            .map_err(|e| io("cannot create the stderr log", e))?;
+        let mut cmd = tokio::process::Command::from(leaf.command(&binary, &args, &env));
+        cmd.kill_on_drop(true)
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(stderr));
+        let mut child = cmd.spawn().map_err(|e| {
+            BrowserError::Unavailable(format!("cannot start {}: {e}", binary.display()))
+        })?;
+        if let Some(pid) = child.id() {
+            leaf.set_root_pid(pid);
+        }
+
+        // DevToolsActivePort: the port, then the browser endpoint's path.
+        let deadline = started + settings.start_timeout;
+        let ws_url = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                let mut lines = text.lines();
+                if let (Some(port), Some(path)) = (lines.next(), lines.next())
+                    && let (Ok(port), true) = (port.trim().parse::<u16>(), path.starts_with('/'))
+                {
+                    break format!("ws://127.0.0.1:{port}{}", path.trim());
+                }
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                let _ = leaf.kill();
+                return Err(BrowserError::Unavailable(format!(
+                    "chromium exited during start-up ({status}): {}",
+                    stderr_tail(&stderr_path)
+                )));
+            }
+            if Instant::now() >= deadline {
+                let _ = child.start_kill();
+                let _ = leaf.kill();
+                return Err(BrowserError::Timeout {
+                    what: format!(
+                        "chromium start-up (no DevToolsActivePort; stderr: {})",
+                        stderr_tail(&stderr_path)
+                    ),
+                    millis: settings.start_timeout.as_millis() as u64,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let (cdp, events) = Cdp::connect(&ws_url, remaining.max(Duration::from_secs(1))).await?;
+        let shared = Arc::new(Shared {
+            cdp: cdp.clone(),
+            guard,
+            state: Mutex::new(State::default()),
+            attached: Notify::new(),
+            call_timeout: settings.action_timeout,
+        });
+        let dispatcher = tokio::spawn(dispatch(Arc::clone(&shared), events));
+        let t = settings.action_timeout;
+        let version = cdp
+            .call(None, "Browser.getVersion", json!({}), t)
+            .await?
+            .get("product")
+            .and_then(Value::as_str)
+            .unwrap_or("chromium")
+            .to_owned();
+        // Downloads are refused (each one is recorded and reported).
+        cdp.call(
+            None,
+            "Browser.setDownloadBehavior",
+            json!({ "behavior": "deny", "eventsEnabled": true }),
+            t,
+        )
+        .await?;
+        cdp.call(
+            None,
+            "Target.setAutoAttach",
+            json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+            t,
+        )
+        .await?;
+        let browser = Browser {
+            shared,
+            settings,
+            profile_dir: profile_dir.to_path_buf(),
+            runtime_dir,
+            started,
+            version,
+            child,
+            leaf,
+            _proxy: proxy,
+            tasks: vec![relay_task, dispatcher],
+        };
+        // Pages that existed before auto-attach (the first blank tab).
+        let targets = cdp.call(None, "Target.getTargets", json!({}), t).await?;
+        let attached: Vec<String> = browser
+            .shared
+            .with_state(|s| s.tabs.keys().cloned().collect())?;
+        for info in targets
+            .get("targetInfos")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let id = info.get("targetId").and_then(Value::as_str).unwrap_or("");
+            if info.get("type").and_then(Value::as_str) != Some("page") {
+                continue;
+            }
+            if !attached.iter().any(|a| a == id) {
+                // Already attached by auto-attach is an error here; fine.
+                let _ = cdp
+                    .call(
+                        None,
+                        "Target.attachToTarget",
+                        json!({ "targetId": id, "flatten": true }),
+                        t,
+                    )
+                    .await;
+            }
+            // The first tab is usable when `launch` returns.
+            browser.wait_attached(id).await?;
+        }
+        Ok(browser)
+    }
+
+    /// The DevTools connection.
+    pub fn cdp(&self) -> &Cdp {
+        &self.shared.cdp
+    }
+
+    /// The product string (`Chrome/156...`).
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The profile directory.
+    pub fn profile_dir(&self) -> &Path {
+        &self.profile_dir
+    }
+
+    /// How long ago it was started.
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Whether the browser still answers on its DevTools connection.
+    pub async fn alive(&self) -> bool {
+        self.shared
+            .cdp
+            .call(
+                None,
+                "Browser.getVersion",
+                json!({}),
+                Duration::from_secs(5),
+            )
+            .await
+            .is_ok()
+    }
+
+    /// Kill the browser's whole process tree now.
+    pub fn kill(&self) {
+        let _ = self.leaf.kill();
+    }
+
+    /// The refused requests, oldest first.
+    pub fn blocked_requests(&self) -> Vec<BlockedRequest> {
+        self.shared
+            .with_state(|s| s.blocked.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The refused downloads (their URLs), oldest first.
+    pub fn refused_downloads(&self) -> Vec<String> {
+        self.shared
+            .with_state(|s| s.downloads_refused.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Wait until the tab `target_id` is attached and set up.
+    pub(crate) async fn wait_attached(&self, target_id: &str) -> Result<String> {
+        let deadline = Instant::now() + self.settings.action_timeout;
+        loop {
+            let notified = self.shared.attached.notified();
+            if let Some(session) = self
+                .shared
+                .with_state(|s| s.tabs.get(target_id).map(|t| t.session.clone()))?
+            {
+                return Ok(session);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(BrowserError::Timeout {
+                    what: format!("attaching to tab {target_id}"),
+                    millis: self.settings.action_timeout.as_millis() as u64,
+                });
+            }
+            let _ = tokio::time::timeout(left, notified).await;
+        }
+    }
+}
+
+/// Relay each loopback connection to the proxy's Unix socket.
+async fn relay_loop(listener: tokio::net::TcpListener, socket: PathBuf) {
+    loop {
+        let Ok((mut tcp, _)) = listener.accept().await else {
+            // Out of descriptors or similar: do not spin.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let socket = socket.clone();
+        tokio::spawn(async move {
+            if let Ok(mut unix) = tokio::net::UnixStream::connect(&socket).await {
+                let _ = tokio::io::copy_bidirectional(&mut tcp, &mut unix).await;
+            }
+        });
+    }
+}
+
+/// What the guard says about one request URL: `None` allows it.
+pub(crate) async fn vet_url(guard: &EgressGuard, raw: &str) -> Option<SsrfBlocked> {
+    let invalid = |reason: String| SsrfBlocked {
+        url: raw.chars().take(500).collect(),
+        reason,
+        kind: talon_egress::BlockKind::Invalid,
+        fix: None,
+    };
+    let url = match Url::parse(raw) {
+        Ok(u) => u,
+        Err(e) => return Some(invalid(format!("Blocked: not a URL ({e})"))),
+    };
+    match url.scheme() {
+        // In-page content; nothing is fetched from the network.
+        "data" | "blob" | "about" => None,
+        "http" | "https" => {
+            match tokio::time::timeout(Duration::from_secs(10), guard.destination(&url)).await {
+                Ok(Ok(_)) => None,
+                Ok(Err(EgressError::Blocked(b))) => Some(b),
+                Ok(Err(e)) => Some(invalid(format!("Blocked: {e}"))),
+                Err(_) => Some(invalid(
+                    "Blocked: resolving the host took over 10 s".to_owned(),
+                )),
+            }
+        }
+        other => Some(invalid(format!(
+            "Blocked: the scheme `{other}` is not fetched by the browser (only http and https)"
+        ))),
+    }
+}
+
+fn push_console(tab: &mut Tab, entry: ConsoleEntry) {
+    if tab.console.len() >= CONSOLE_KEEP {
+        tab.console.pop_front();
+    }
+    tab.console.push_back(entry);
+}
+
+/// Handle the browser's events until the connection ends.
+async fn dispatch(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event>) {
+    while let Some(ev) = events.recv().await {
+        let session = ev.session_id.clone();
+        let p = &ev.params;
+        match ev.method.as_str() {
+            "Target.attachedToTarget" => {
+                let shared = Arc::clone(&shared);
+                let params = ev.params.clone();
+                tokio::spawn(async move { on_attached(shared, params).await });
+            }
+            "Target.detachedFromTarget" => {
+                let sid = p.get("sessionId").and_then(Value::as_str).unwrap_or("");
+                let _ = shared.with_state(|s| {
+                    if let Some(target) = s.sessions.remove(sid) {
+                        s.tabs.remove(&target);
+                        s.order.retain(|t| t != &target);
+                        if s.current.as_deref() == Some(target.as_str()) {
+                            s.current = s.order.last().cloned();
+                        }
+                    }
+                });
+            }
+            "Fetch.requestPaused" => {
+                let shared = Arc::clone(&shared);
+                let params = ev.params.clone();
+                tokio::spawn(async move { on_request(shared, session, params).await });
+            }
+            "Runtime.consoleAPICalled" => {
+                let level = p.get("type").and_then(Value::as_str).unwrap_or("log");
+                let text = p
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .map(|args| {
+                        args.iter()
+                            .map(|a| match a.get("value") {
+                                Some(Value::String(s)) => s.clone(),
+                                Some(v) => v.to_string(),
+                                None => a
+                                    .get("description")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                                    .to_owned(),
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .unwrap_or_default();
+                record_console(&shared, session.as_deref(), level, text, "console");
+            }
+            "Runtime.exceptionThrown" => {
+                let d = p.get("exceptionDetails");
+                let text = d
+                    .and_then(|d| d.get("exception"))
+                    .and_then(|e| e.get("description"))
+                    .and_then(Value::as_str)
+                    .or_else(|| d.and_then(|d| d.get("text")).and_then(Value::as_str))
+                    .unwrap_or("exception")
+                    .to_owned();
+                record_console(&shared, session.as_deref(), "error", text, "exception");
+            }
+            "Log.entryAdded" => {
+                let e = p.get("entry");
+                let level = e
+                    .and_then(|e| e.get("level"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("info");
+                let text = e
+                    .and_then(|e| e.get("text"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let source = e
+                    .and_then(|e| e.get("source"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("log")
+                    .to_owned();
+                record_console(&shared, session.as_deref(), level, text, &source);
+            }
+            "Page.javascriptDialogOpening" => {
+                let dialog = PendingDialog {
+                    kind: p
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("alert")
+                        .to_owned(),
+                    message: p
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned(),
+                };
+                let armed = shared
+                    .with_state(|s| {
+                        let target = session
+                            .as_ref()
+                            .and_then(|sid| s.sessions.get(sid))?
+                            .clone();
+                        let tab = s.tabs.get_mut(&target)?;
+                        match tab.dialog_arm.take() {
+                            Some(arm) => Some(arm),
+                            None => {
+                                tab.dialog = Some(dialog);
+                                None
+                            }
+                        }
+                    })
+                    .ok()
+                    .flatten();
+                if let Some((accept, prompt)) = armed {
+                    let mut params = json!({ "accept": accept });
+                    if let Some(text) = prompt {
+                        params["promptText"] = Value::String(text);
+                    }
+                    shared
+                        .cdp
+                        .send(session.as_deref(), "Page.handleJavaScriptDialog", params);
+                }
+            }
+            "Page.javascriptDialogClosed" => {
+                let _ = shared.with_state(|s| {
+                    if let Some(target) = session
+                        .as_ref()
+                        .and_then(|sid| s.sessions.get(sid))
+                        .cloned()
+                        && let Some(tab) = s.tabs.get_mut(&target)
+                    {
+                        tab.dialog = None;
+                    }
+                });
+            }
+            "Browser.downloadWillBegin" | "Page.downloadWillBegin" => {
+                let url = p
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                // Chromium may report one download on both domains.
+                let guid = p
+                    .get("guid")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                let seen = shared
+                    .with_state(|s| {
+                        let seen = !guid.is_empty() && s.download_guids.contains(&guid);
+                        if !seen {
+                            if s.download_guids.len() >= BLOCKED_KEEP {
+                                s.download_guids.pop_front();
+                            }
+                            s.download_guids.push_back(guid.clone());
+                        }
+                        seen
+                    })
+                    .unwrap_or(false);
+                if seen {
+                    continue;
+                }
+                tracing::info!(target: "talon::browser", url = %url, "download refused");
+                let _ = shared.with_state(|s| {
+                    if s.downloads_refused.len() >= BLOCKED_KEEP {
+                        s.downloads_refused.pop_front();
+                    }
+                    s.downloads_refused.push_back(url.clone());
+                });
+                let current = shared.with_state(|s| s.current.clone()).ok().flatten();
+                let _ = shared.with_state(|s| {
+                    if let Some(tab) = current.and_then(|c| s.tabs.get_mut(&c)) {
+                        push_console(
+                            tab,
+                            ConsoleEntry {
+                                level: "warning".to_owned(),
+                                text: format!("download refused (the browser tool saves no downloads; fetch the file with web_fetch): {url}"),
+                                source: "talon".to_owned(),
+                            },
+                        );
+                    }
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+fn record_console(shared: &Shared, session: Option<&str>, level: &str, text: String, source: &str) {
+    let _ = shared.with_state(|s| {
+        let target = session.and_then(|sid| s.sessions.get(sid)).cloned();
+        if let Some(tab) = target.and_then(|t| s.tabs.get_mut(&t)) {
+            push_console(
+                tab,
+                ConsoleEntry {
+                    level: level.to_owned(),
+                    text: text.chars().take(4000).collect(),
+                    source: source.to_owned(),
+                },
+            );
+        }
+    });
+}
+
+/// Set up a newly attached target: interception first, then let it run.
+async fn on_attached(shared: Arc<Shared>, params: Value) {
+    let Some(session) = params.get("sessionId").and_then(Value::as_str) else {
+        return;
+    };
+    let info = params.get("targetInfo").cloned().unwrap_or(Value::Null);
+    let kind = info.get("type").and_then(Value::as_str).unwrap_or("");
+    let target_id = info
+        .get("targetId")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let t = shared.call_timeout;
+    let cdp = &shared.cdp;
+    let s = Some(session);
+    // Interception on every target that can fetch; a target kind without
+    // the Fetch domain still goes through the proxy.
+    let _ = cdp
+        .call(
+            s,
+            "Fetch.enable",
+            json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] }),
+            t,
+        )
+        .await;
+    if kind == "page" || kind == "iframe" {
+        let _ = cdp
+            .call(
+                s,
+                "Target.setAutoAttach",
+                json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+                t,
+            )
+            .await;
+    }
+    if kind == "page" {
+        for method in ["Page.enable", "Runtime.enable", "Log.enable", "DOM.enable"] {
+            let _ = cdp.call(s, method, json!({}), t).await;
+        }
+        let duplicate = shared
+            .with_state(|st| st.tabs.contains_key(&target_id))
+            .unwrap_or(false);
+        if duplicate {
+            // Attached twice (auto-attach and the start-up attach): keep
+            // the first session, drop this one.
+            let _ = cdp
+                .call(
+                    None,
+                    "Target.detachFromTarget",
+                    json!({ "sessionId": session }),
+                    t,
+                )
+                .await;
+            shared.attached.notify_waiters();
+            return;
+        }
+        let _ = shared.with_state(|st| {
+            st.sessions.insert(session.to_owned(), target_id.clone());
+            st.tabs.insert(
+                target_id.clone(),
+                Tab {
+                    session: session.to_owned(),
+                    ..Tab::default()
+                },
+            );
+            st.order.push(target_id.clone());
+            if st.current.is_none() {
+                st.current = Some(target_id.clone());
+            }
+        });
+    }
+    let _ = cdp
+        .call(s, "Runtime.runIfWaitingForDebugger", json!({}), t)
+        .await;
+    shared.attached.notify_waiters();
+}
+
+/// Vet one paused request; continue or fail it.
+async fn on_request(shared: Arc<Shared>, session: Option<String>, params: Value) {
+    let Some(request_id) = params.get("requestId").and_then(Value::as_str) else {
+        return;
+    };
+    let url = params
+        .get("request")
+        .and_then(|r| r.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let resource_type = params
+        .get("resourceType")
+        .and_then(Value::as_str)
+        .unwrap_or("Other")
+        .to_owned();
+    match vet_url(&shared.guard, url).await {
+        None => {
+            shared.cdp.send(
+                session.as_deref(),
+                "Fetch.continueRequest",
+                json!({ "requestId": request_id }),
+            );
+        }
+        Some(blocked) => {
+            tracing::warn!(target: "talon::browser", url = %blocked.url, code = blocked.code(), reason = %blocked.reason, "browser request refused by the egress guard");
+            shared.cdp.send(
+                session.as_deref(),
+                "Fetch.failRequest",
+                json!({ "requestId": request_id, "errorReason": "BlockedByClient" }),
+            );
+            let _ = shared.with_state(|s| {
+                let target = session
+                    .as_ref()
+                    .and_then(|sid| s.sessions.get(sid))
+                    .cloned();
+                if let Some(tab) = target.as_ref().and_then(|t| s.tabs.get_mut(t)) {
+                    push_console(
+                        tab,
+                        ConsoleEntry {
+                            level: "error".to_owned(),
+                            text: format!("{resource_type} request refused: {blocked}"),
+                            source: "talon-egress".to_owned(),
+                        },
+                    );
+                }
+                if s.blocked.len() >= BLOCKED_KEEP {
+                    s.blocked.pop_front();
+                }
+                s.blocked.push_back(BlockedRequest {
+                    target_id: target,
+                    url: url.to_owned(),
+                    resource_type,
+                    blocked,
+                });
+            });
+        }
+    }
+}
