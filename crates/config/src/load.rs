@@ -332,6 +332,20 @@ pub fn config_schema() -> Value {
         &keys_of(openclaw_keys::ROOT_NARROWING),
         narrowing,
     );
+    // A channel's other OpenClaw settings (bot tokens, `dmPolicy`, ...)
+    // load with a notice; an editor should not flag them.
+    for def in [
+        "ChannelToolsConfig",
+        "ChannelGroupToolsConfig",
+        "ChannelAccountToolsConfig",
+    ] {
+        if let Some(Value::Object(def)) = schema.pointer_mut(&format!("/$defs/{def}")) {
+            def.insert(
+                "additionalProperties".to_owned(),
+                serde_json::json!({ "description": "OpenClaw channel setting not used by Talon (ignored); a `tools` or `toolsBySender` below it is refused" }),
+            );
+        }
+    }
     if let Some(def) = schema.pointer_mut("/$defs/GatewayConfig") {
         add_ignored(def, openclaw_keys::GATEWAY_IGNORED, note);
         add_ignored(

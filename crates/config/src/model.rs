@@ -39,8 +39,9 @@ pub struct TalonConfig {
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
     /// OpenClaw restrictions Talon does not enforce that the operator drops
-    /// knowingly, each the exact key the load error names (`channels`,
-    /// `channels`, `plugins.slots`, `tools.exec.host`, `agents.list[0].tools.message`).
+    /// knowingly, each the exact key the load error names
+    /// (`channels.telegram.direct.42.tools`, `plugins.slots`,
+    /// `tools.exec.host`, `agents.list[0].tools.message`).
     /// Without an entry such a key is a load error; an entry that matches
     /// nothing is one too. `policy explain` and the security audit list
     /// what was dropped.
@@ -87,6 +88,15 @@ pub struct TalonConfig {
     /// plugin's tools only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<crate::sections::plugins::PluginsConfig>,
+    /// OpenClaw's per-channel tool policies, enforced in the `group`
+    /// policy layer for runs whose message provider (and group, account,
+    /// sender) match: `channels.<provider>.tools` / `toolsBySender`,
+    /// `groups.<id>.tools` / `toolsBySender` (`*` is the fallback group)
+    /// and `accounts.<id>.groups`. A channel's other settings (bot tokens,
+    /// `dmPolicy`, …) are dropped with a notice at load, and a tool policy
+    /// anywhere else in it is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<BTreeMap<String, talon_tool_policy::config::ChannelToolsConfig>>,
 }
 
 /// The `agents` section. Agents may be written as a list (`list[]`, each
@@ -483,6 +493,7 @@ impl TalonConfig {
             agents,
             agent_keys,
             plugins: self.plugins.clone(),
+            channels: self.channels.clone().unwrap_or_default(),
         }
     }
 

@@ -70,11 +70,10 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
 ];
 
 /// Top-level OpenClaw sections that can restrict tools and that Talon does
-/// not enforce: per-channel, per-group and per-sender tool policies
-/// (`channels.<id>[.groups.<id>].tools` / `toolsBySender`). Anything else
-/// in them is inert here (Talon has no chat channels) and is dropped with a
-/// notice. (`plugins` is enforced: see [`PLUGINS_IMPLEMENTED`].)
-pub(crate) const ROOT_NARROWING: &[Narrowing] = &[("channels", channels_restrict)];
+/// not enforce: none today. (`channels` keeps its enforced tool policies and
+/// refuses the others, see [`crate::channels`]; `plugins` is enforced, see
+/// [`PLUGINS_IMPLEMENTED`].)
+pub(crate) const ROOT_NARROWING: &[Narrowing] = &[];
 
 /// The `plugins.*` keys Talon enforces, on the tools of plugin tool
 /// families (a tool's plugin id; MCP tools are `bundle-mcp`): the master
@@ -311,9 +310,8 @@ fn memory_search_disables(v: &Value) -> bool {
 pub(crate) const AGENT_TOOLS_IGNORED: &[&str] = &["codeMode", "elevated", "github", "swarm"];
 
 /// Agent `tools.*` keys that can restrict tools and that Talon does not
-/// enforce per agent.
-pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] =
-    &[("message", non_empty), ("toolsBySender", non_empty)];
+/// enforce per agent. (`toolsBySender` is enforced: the sender layer.)
+pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] = &[("message", non_empty)];
 
 /// `session.*` keys Talon does not use (it reads `mainKey` and `scope`;
 /// OpenClaw's `SessionConfig` in `src/config/types.base.ts`).
@@ -355,18 +353,6 @@ fn non_empty(v: &Value) -> bool {
     }
 }
 
-/// Whether a `tools` or `toolsBySender` policy with content sits anywhere
-/// below `v` (channels, their accounts and groups).
-fn channels_restrict(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m.iter().any(|(k, v)| {
-            ((k == "tools" || k == "toolsBySender") && non_empty(v)) || channels_restrict(v)
-        }),
-        Value::Array(a) => a.iter().any(channels_restrict),
-        _ => false,
-    }
-}
-
 fn slot_disabled(v: &Value) -> bool {
     match v {
         Value::Object(m) => m.values().any(|v| v.as_str() == Some("none")),
@@ -396,6 +382,7 @@ const COMMANDS_IGNORED_NOTE: &str =
 /// Remove the known-but-unused OpenClaw keys from `root`, noting each, and
 /// report restricting keys Talon cannot enforce.
 pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
+    crate::channels::strip(root, spans, out);
     let mut path = Vec::new();
     strip_keys(
         root,
@@ -790,6 +777,30 @@ pub(crate) fn classified_keys_markdown() -> String {
             "implemented: the `plugins` policy layer on plugin tool families (a disabled, denied or not-allowed plugin's tools are removed; `policy explain` names the key)",
         ));
     }
+    for key in ["tools", "toolsBySender"] {
+        for at in [
+            "channels.<provider>",
+            "channels.<provider>.groups.<id>",
+            "channels.<provider>.accounts.<id>.groups.<id>",
+        ] {
+            rows.push((
+                format!("{at}.{key}"),
+                "implemented: the `group` policy layer for runs of that provider (and group, account, sender); `policy explain` names the key",
+            ));
+        }
+    }
+    rows.push((
+        "channels.<provider>.*".to_owned(),
+        "not narrowing: dropped with a notice (bot tokens, `dmPolicy`, `requireMention`, ...), except the policies above",
+    ));
+    rows.push((
+        "channels.**.tools / toolsBySender (elsewhere)".to_owned(),
+        "narrowing: a load error naming the key when it restricts (`direct.<id>.tools`, Discord's `guilds.<id>.channels.<id>.tools`, ...), unless `acceptUnenforced` names it",
+    ));
+    rows.push((
+        "agents.list[].tools.toolsBySender".to_owned(),
+        "implemented: the `sender` policy layer (a match wins over `tools.toolsBySender`)",
+    ));
     for key in PLUGIN_ENTRY_IMPLEMENTED {
         rows.push((
             format!("plugins.entries.<id>.{key}"),

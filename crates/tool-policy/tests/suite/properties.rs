@@ -124,8 +124,10 @@ prop_compose! {
             deny: agent.deny,
             by_provider: Some(agent_by_provider),
             sandbox: agent_sandbox.map(|t| SandboxToolsSection { tools: Some(t) }),
+            tools_by_sender: None,
         });
         PolicyConfig {
+            channels: Default::default(),
             tools: ToolsConfig {
                 profile,
                 allow: global.allow,
