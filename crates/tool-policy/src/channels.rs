@@ -393,8 +393,11 @@ impl ChannelLayer {
         if let Some(gid) = group
             && let Some(table) = self.groups_for(ctx.channel_account.as_deref())
         {
-            let hit = table
-                .group(gid)
+            // A topic or per-sender conversation falls back to its chat's
+            // entry before `*` (OpenClaw's scoped group id candidates).
+            let hit = group_candidates(gid)
+                .into_iter()
+                .find_map(|id| table.group(id))
                 .and_then(|g| g.find(who))
                 .or_else(|| table.star.as_ref().and_then(|g| g.find(who)));
             if hit.is_some() {
@@ -403,6 +406,25 @@ impl ChannelLayer {
         }
         self.defaults.find(who)
     }
+}
+
+/// `chat:topic:T:sender:S` → itself, `chat:topic:T`, `chat`;
+/// `chat:topic:T` → itself, `chat`; `chat:sender:S` → itself, `chat`.
+fn group_candidates(id: &str) -> Vec<&str> {
+    let mut out = vec![id];
+    let lower = id.to_ascii_lowercase();
+    if let Some(at) = lower.find(":sender:")
+        && at > 0
+    {
+        out.push(&id[..at]);
+    }
+    if let Some(at) = lower.find(":topic:")
+        && at > 0
+    {
+        out.push(&id[..at]);
+    }
+    out.dedup();
+    out
 }
 
 /// Every provider's channel layer, by lowercased provider id.

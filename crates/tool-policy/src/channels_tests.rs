@@ -344,3 +344,32 @@ fn sender_keys_that_name_nobody_or_twice_are_refused() {
         }
     );
 }
+
+#[test]
+fn a_topic_or_sender_conversation_falls_back_to_its_chat() {
+    let e = engine(json!({"telegram": {"groups": {
+        "-100": {"tools": {"deny": ["exec"]}},
+        "-100:topic:5": {"tools": {"deny": ["read"]}},
+        "*": {"tools": {"deny": ["write"]}}
+    }}}));
+    assert_eq!(
+        why(&e, &run("telegram", Some("-100:topic:9"), None), "exec"),
+        group("channels.telegram.groups.-100.tools.deny")
+    );
+    assert_eq!(
+        why(
+            &e,
+            &run("telegram", Some("-100:topic:5:sender:7"), None),
+            "read"
+        ),
+        group("channels.telegram.groups.-100:topic:5.tools.deny")
+    );
+    assert_eq!(
+        why(&e, &run("telegram", Some("-100:sender:7"), None), "exec"),
+        group("channels.telegram.groups.-100.tools.deny")
+    );
+    assert_eq!(
+        why(&e, &run("telegram", Some("-200:topic:1"), None), "write"),
+        group("channels.telegram.groups.*.tools.deny")
+    );
+}
