@@ -161,6 +161,9 @@ pub struct AgentEntry {
     /// See [`AgentBody::mcp`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpConfig>,
+    /// See [`AgentBody::memory_search`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_search: Option<crate::sections::memory::MemorySearchConfig>,
 }
 
 impl AgentEntry {
@@ -173,6 +176,7 @@ impl AgentEntry {
             tools: self.tools.clone(),
             sandbox: self.sandbox.clone(),
             mcp: self.mcp.clone(),
+            memory_search: self.memory_search.clone(),
         }
     }
 }
@@ -201,6 +205,12 @@ pub struct AgentBody {
     /// global ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpConfig>,
+    /// The agent's memory search, merged over
+    /// `agents.defaults.memorySearch` key by key (`enabled: false` turns
+    /// `memory_search`/`memory_get` off for this agent only; `extraPaths`
+    /// adds to the defaults').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_search: Option<crate::sections::memory::MemorySearchConfig>,
 }
 
 /// An agent's sandbox settings after defaults are applied.
@@ -341,6 +351,25 @@ impl TalonConfig {
             .as_ref()
             .and_then(|a| a.defaults.as_ref())
             .and_then(|d| d.memory_search.as_ref())
+    }
+
+    /// The memory search settings of `agent_id`: its own `memorySearch`
+    /// merged over `agents.defaults.memorySearch`
+    /// ([`MemorySearchConfig::merged`](crate::sections::memory::MemorySearchConfig::merged)).
+    pub fn agent_memory_search(
+        &self,
+        agent_id: &str,
+    ) -> crate::sections::memory::MemorySearchConfig {
+        let own = self.agent(agent_id).and_then(|a| a.memory_search);
+        crate::sections::memory::MemorySearchConfig::merged(self.memory_search(), own.as_ref())
+    }
+
+    /// The ids of the agents that have their own `memorySearch` block.
+    pub fn agents_with_memory_search(&self) -> Vec<String> {
+        self.agent_ids()
+            .into_iter()
+            .filter(|id| self.agent(id).is_some_and(|a| a.memory_search.is_some()))
+            .collect()
     }
 
     /// The agent's workspace directory, the one rule every surface uses:

@@ -292,19 +292,9 @@ pub(crate) const AGENT_IGNORED: &[&str] = &[
 ];
 
 /// Agent keys that can restrict tools and that Talon does not enforce per
-/// agent: a per-agent `memorySearch` that turns memory search off (Talon
-/// reads only `agents.defaults.memorySearch`, so ignoring it would leave
-/// `memory_search`/`memory_get` to that agent).
-pub(crate) const AGENT_NARROWING: &[Narrowing] = &[("memorySearch", memory_search_disables)];
-
-fn memory_search_disables(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m.get("enabled").is_some_and(|e| e != &Value::Bool(true)),
-        Value::Bool(b) => !b,
-        Value::Null => false,
-        _ => true,
-    }
-}
+/// agent: none today (a per-agent `memorySearch` is typed and merged over
+/// the defaults, so `enabled: false` turns memory off for that agent).
+pub(crate) const AGENT_NARROWING: &[Narrowing] = &[];
 
 /// Agent `tools.*` keys Talon does not use (none of them restricts tools).
 pub(crate) const AGENT_TOOLS_IGNORED: &[&str] = &["codeMode", "elevated", "github", "swarm"];
