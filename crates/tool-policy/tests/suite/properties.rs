@@ -101,6 +101,7 @@ prop_compose! {
         agent in policy(),
         agent_provider in profiled(),
         group in policy(),
+        channel_group in policy(),
         sender in policy(),
         sandbox in policy(),
         agent_sandbox in prop::option::of(policy()),
@@ -126,8 +127,13 @@ prop_compose! {
             sandbox: agent_sandbox.map(|t| SandboxToolsSection { tools: Some(t) }),
             tools_by_sender: None,
         });
+        // An imported channel section: the run's group has its own policy.
+        let channel: talon_tool_policy::config::ChannelToolsConfig = serde_json::from_value(
+            serde_json::json!({"groups": {"g": {"tools": channel_group}}}),
+        )
+        .unwrap();
         PolicyConfig {
-            channels: Default::default(),
+            channels: BTreeMap::from([("telegram".to_owned(), channel)]),
             tools: ToolsConfig {
                 profile,
                 allow: global.allow,
@@ -156,6 +162,7 @@ prop_compose! {
         let mut ctx = RunContext::new("main");
         ctx.model_provider = Some("openai".into());
         ctx.group_id = Some("g".into());
+        ctx.message_provider = Some("telegram".into());
         ctx.sender_id = Some("s".into());
         ctx.sandboxed = sandboxed;
         ctx.sender_is_owner = owner;
