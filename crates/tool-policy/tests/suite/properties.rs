@@ -128,10 +128,16 @@ prop_compose! {
             tools_by_sender: None,
         });
         // An imported channel section: the run's group has its own policy.
-        let channel: talon_tool_policy::config::ChannelToolsConfig = serde_json::from_value(
-            serde_json::json!({"groups": {"g": {"tools": channel_group}}}),
-        )
-        .unwrap();
+        let channel = talon_tool_policy::config::ChannelToolsConfig {
+            groups: Some(BTreeMap::from([(
+                "g".to_owned(),
+                talon_tool_policy::config::ChannelGroupToolsConfig {
+                    tools: Some(channel_group),
+                    tools_by_sender: None,
+                },
+            )])),
+            ..Default::default()
+        };
         PolicyConfig {
             channels: BTreeMap::from([("telegram".to_owned(), channel)]),
             tools: ToolsConfig {
