@@ -55,9 +55,24 @@ pub(crate) struct ContextArgs {
     /// Group chat / channel id.
     #[arg(long, global = true, value_name = "ID")]
     pub(crate) group: Option<String>,
-    /// The message channel (e.g. telegram, node, voice).
+    /// The message channel (e.g. telegram, node, voice): picks the
+    /// `channels.<C>` policies.
     #[arg(long, global = true, value_name = "C")]
     pub(crate) channel: Option<String>,
+    /// The channel account (bot) that received the message: picks
+    /// `channels.<C>.accounts.<ID>.groups`.
+    #[arg(long, global = true, value_name = "ID")]
+    pub(crate) account: Option<String>,
+    /// The sender's display name (matches `toolsBySender` `name:` keys).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub(crate) sender_name: Option<String>,
+    /// The sender's handle (matches `toolsBySender` `username:` keys).
+    #[arg(long, global = true, value_name = "HANDLE")]
+    pub(crate) sender_username: Option<String>,
+    /// The sender's E.164 phone number (matches `toolsBySender` `e164:`
+    /// keys).
+    #[arg(long, global = true, value_name = "PHONE")]
+    pub(crate) sender_e164: Option<String>,
     /// Evaluate as a sub-agent.
     #[arg(long, global = true)]
     pub(crate) subagent: bool,

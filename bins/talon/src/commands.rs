@@ -180,6 +180,16 @@ pub(crate) fn run_context(ctx: &ContextArgs, config: &TalonConfig) -> Result<Run
     run.sender_is_owner = ctx.non_owner.then_some(false);
     run.group_id = ctx.group.clone();
     run.message_provider = ctx.channel.clone();
+    // A session key naming a group conversation supplies the channel and
+    // group the gateway would hold the session to.
+    if let Some((channel, group)) = talon_sessions::group_conversation(&run.session_key) {
+        run.message_provider.get_or_insert(channel);
+        run.group_id.get_or_insert(group);
+    }
+    run.channel_account = ctx.account.clone();
+    run.sender_name = ctx.sender_name.clone();
+    run.sender_username = ctx.sender_username.clone();
+    run.sender_e164 = ctx.sender_e164.clone();
     run.sandboxed = ctx.sandboxed;
     if ctx.subagent {
         run.subagent = Some(if ctx.leaf {
@@ -219,6 +229,10 @@ fn context_json(run: &RunContext) -> Value {
         "senderIsOwner": run.sender_is_owner,
         "group": run.group_id,
         "channel": run.message_provider,
+        "account": run.channel_account,
+        "senderName": run.sender_name,
+        "senderUsername": run.sender_username,
+        "senderE164": run.sender_e164,
         "sandboxed": run.sandboxed,
         "subagent": run.subagent,
         "parentTools": run.inherited,
@@ -392,6 +406,21 @@ fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Sta
         }
     );
     let _ = writeln!(out, "sandbox: {}", sandbox.reason);
+    let who: Vec<String> = [
+        ("channel", &run.message_provider),
+        ("account", &run.channel_account),
+        ("group", &run.group_id),
+        ("sender", &run.sender_id),
+        ("name", &run.sender_name),
+        ("username", &run.sender_username),
+        ("e164", &run.sender_e164),
+    ]
+    .iter()
+    .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}: {v}")))
+    .collect();
+    if !who.is_empty() {
+        let _ = writeln!(out, "{}", who.join("  "));
+    }
     out.push('\n');
     for (i, layer) in outcome.layers.iter().enumerate() {
         let state = if !layer.active {

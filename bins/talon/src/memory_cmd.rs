@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context as _, Result, anyhow};
+use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::json;
 use talon_memory::{MemoryIndex, MemoryScope, MemoryService, Skipped, host_bridge};
 
@@ -33,8 +33,13 @@ fn open(ctx: &ContextArgs, flag: Option<&Path>) -> Result<Opened> {
         Some(dir) => crate::skills_cmd::resolve_path(&dir.to_string_lossy(), &config_dir(ctx)),
         None => config.agent_workspace_dir(&agent, &config_dir(ctx), &state_dir),
     };
-    let service =
-        MemoryService::new(config.memory_search(), &state_dir).map_err(|e| anyhow!("{e}"))?;
+    let settings = config.agent_memory_search(&agent);
+    if !settings.is_enabled() {
+        bail!(
+            "memory search is off for agent `{agent}` (memorySearch.enabled: false in its entry or in agents.defaults); turn it on there to index or search"
+        );
+    }
+    let service = MemoryService::new(Some(&settings), &state_dir).map_err(|e| anyhow!("{e}"))?;
     let index = service
         .index_unwatched(&agent, &MemoryScope::Host(workspace.clone()))
         .map_err(|e| anyhow!("{e}"))?;

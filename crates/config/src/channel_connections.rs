@@ -3,9 +3,9 @@
 //!
 //! Only the connection settings are typed here. The policy keys OpenClaw
 //! keeps in the same objects (`tools`, `toolsBySender`, `groups`, …) are
-//! the channel-policy side of `channels.<provider>` and are handled with
-//! the rest of `channels` (the loader leaves them where they
-//! were), so a restriction written there is never dropped by this file.
+//! the channel-policy side of `channels.<provider>`: the loader leaves
+//! them in `channels`, where they are enforced like any provider's
+//! (`crate::channels`), so a restriction written there is never dropped.
 //!
 //! Every field is plain data; the checks that need the network or the
 //! secrets file (the URL's destination, `${secret:NAME}`) happen where the
@@ -142,8 +142,8 @@ pub struct IrcChannelConfig {
 /// Take the connection settings of `channels.webhook` / `channels.irc`
 /// out of the root value (before the OpenClaw-key pass drops the rest of
 /// `channels`), leaving their policy keys behind; an entry left empty is
-/// removed, and so is `channels` when nothing else is in it.
-/// [`restore_connections`] puts what was taken back for validation.
+/// removed, and so is `channels` when nothing else is in it. The loader
+/// checks and types what was taken as [`ConnectionsRoot`].
 pub(crate) fn split_connections(root: &mut Value) -> Option<Map<String, Value>> {
     let channels = root.get_mut("channels")?.as_object_mut()?;
     let mut taken = Map::new();
@@ -184,13 +184,20 @@ pub(crate) fn split_connections(root: &mut Value) -> Option<Map<String, Value>> 
     (!taken.is_empty()).then_some(taken)
 }
 
-/// Put the connection settings [`split_connections`] took back under
-/// `channels`, where the schema check types them.
-pub(crate) fn restore_connections(root: &mut Value, taken: Option<Map<String, Value>>) {
-    let (Some(taken), Some(root)) = (taken, root.as_object_mut()) else {
-        return;
-    };
-    root.insert("channels".to_owned(), Value::Object(taken));
+/// What the loader checks and types the connection settings as: a root
+/// holding only `channels.webhook` / `channels.irc`, so errors carry their
+/// full key paths.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConnectionsRoot {
+    /// The connection settings.
+    pub(crate) channels: ChannelConnections,
+}
+
+/// The JSON Schema of [`ConnectionsRoot`], built once.
+pub(crate) fn validation_schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| schemars::schema_for!(ConnectionsRoot).to_value())
 }
 
 #[cfg(test)]
@@ -215,14 +222,12 @@ mod tests {
                 "telegram": { "dmPolicy": "pairing" }
             }})
         );
-        let mut after = json!({});
-        restore_connections(&mut after, taken);
         assert_eq!(
-            after,
-            json!({ "channels": {
+            Value::Object(taken.unwrap()),
+            json!({
                 "irc": { "host": "irc.example", "nick": "talon" },
                 "webhook": { "url": "https://hooks.example/t" }
-            }})
+            })
         );
     }
 
@@ -237,7 +242,7 @@ mod tests {
     }
 
     #[test]
-    fn connections_load_typed_and_policy_keys_stay_refused() {
+    fn connections_load_typed_and_policy_keys_are_enforced() {
         let loaded = crate::load_str(
             r##"{ channels: {
                 webhook: { url: "https://hooks.example/t", secret: "${secret:HOOK}", timeoutMs: 500 },
@@ -247,7 +252,7 @@ mod tests {
             "t.json",
         )
         .unwrap();
-        let channels = loaded.config.channels.unwrap();
+        let channels = loaded.config.channel_connections.unwrap();
         let webhook = channels.webhook.unwrap();
         assert_eq!(webhook.timeout_ms, Some(500));
         assert_eq!(webhook.secret.as_deref(), Some("${secret:HOOK}"));
@@ -255,8 +260,15 @@ mod tests {
             channels.irc.unwrap().channels,
             Some(vec!["#ops".to_owned()])
         );
-        // OpenClaw's other channels are dropped with the old notice.
-        assert!(loaded.notices.iter().any(|n| n.key_path == "channels"));
+        // OpenClaw's other channel settings are dropped with a notice.
+        assert!(
+            loaded
+                .notices
+                .iter()
+                .any(|n| n.key_path.starts_with("channels.telegram")),
+            "{:?}",
+            loaded.notices
+        );
 
         // A typo in a connection setting is an error at its key.
         let err = crate::load_str(
@@ -271,12 +283,24 @@ mod tests {
         // A connection entry of the wrong type is an error, not dropped.
         let err = crate::load_str(r#"{ channels: { webhook: true } }"#, "t.json").unwrap_err();
         assert!(err.to_string().contains("channels.webhook"), "{err}");
-        // A tool policy under channels.irc is still never dropped silently.
-        let err = crate::load_str(
+        // A tool policy under channels.irc is kept beside its connection
+        // settings, for the policy side to enforce.
+        let loaded = crate::load_str(
             r##"{ channels: { irc: { host: "h", nick: "n", groups: { "#x": { tools: { deny: ["exec"] } } } } } }"##,
             "t.json",
         )
-        .unwrap_err();
-        assert!(err.to_string().contains("channels:"), "{err}");
+        .unwrap();
+        let policies = loaded.config.channels.unwrap();
+        assert!(
+            policies["irc"]
+                .groups
+                .as_ref()
+                .is_some_and(|g| g.contains_key("#x")),
+            "{policies:?}"
+        );
+        assert_eq!(
+            loaded.config.channel_connections.unwrap().irc.unwrap().host,
+            "h"
+        );
     }
 }

@@ -41,12 +41,14 @@
 //!    object is an error (a duplicate silently replacing a `deny` list would
 //!    be a security bug), and so are `Infinity` / `NaN`. Files over
 //!    [`MAX_CONFIG_BYTES`] and nesting deeper than 128 levels are refused.
-//! 2. OpenClaw keys that Talon knows but does not use (`channels`,
-//!    `models`, `agents.defaults.model`, `agents.list[].identity`, …) are
-//!    removed, each with a notice, so a whole `openclaw.json` loads.
-//!    OpenClaw settings that *restrict* tools but that Talon does not
-//!    enforce yet (a per-agent `tools.exec`, `toolsBySender`, …) are
-//!    errors instead: ignoring them would widen access.
+//! 2. OpenClaw keys that Talon knows but does not use (a channel's bot
+//!    token, `models`, `agents.defaults.model`, `agents.list[].identity`,
+//!    …) are removed, each with a notice, so a whole `openclaw.json`
+//!    loads. The tool policies of `channels.<provider>` (its groups,
+//!    accounts and senders) are kept and enforced. OpenClaw settings that
+//!    *restrict* tools but that Talon does not enforce yet (an agent's
+//!    `tools.exec.host`, a channel's `direct.<id>.tools`, …) are errors
+//!    instead: ignoring them would widen access.
 //! 3. The value is walked against the schemars-generated schema of
 //!    [`TalonConfig`]: unknown keys (with "did you mean `allow`?"), wrong
 //!    types and bad enum values are all collected.
@@ -64,7 +66,7 @@
 //!   // JSON5: comments, unquoted keys, trailing commas.
 //!   tools: { profile: "coding", deny: ["exec"], },
 //!   agents: { list: [{ id: "Main", default: true, sandbox: { mode: "all" } }] },
-//!   channels: { telegram: {} },
+//!   channels: { telegram: { botToken: "123:abc" } },
 //! }"#;
 //! let loaded = talon_config::load_str(text, "talon.json").unwrap();
 //! assert_eq!(loaded.config.default_agent_id(), "main");
@@ -72,7 +74,7 @@
 //!     loaded.config.resolved_sandbox("main").mode,
 //!     talon_config::SandboxMode::All
 //! );
-//! assert_eq!(loaded.notices[0].key_path, "channels");
+//! assert_eq!(loaded.notices[0].key_path, "channels.telegram");
 //!
 //! let err = talon_config::load_str("{ tools: { alow: [] } }", "talon.json").unwrap_err();
 //! assert_eq!(
@@ -148,6 +150,7 @@ pub use talon_sandbox_core::{
 pub use talon_tool_policy::SandboxMode;
 
 pub mod channel_connections;
+mod channels;
 pub mod edit;
 mod error;
 mod findings;

@@ -127,9 +127,9 @@ pub fn load_str(text: &str, origin: &str) -> Result<Loaded, ConfigError> {
     findings.accept(accepted_unenforced(&value));
     // `channels.webhook` / `channels.irc` connection settings are typed;
     // the rest of `channels` goes through the OpenClaw-key pass as before.
+    // Their policy keys stay in `channels` for the policy side.
     let connections = crate::channel_connections::split_connections(&mut value);
     openclaw_keys::strip(&mut value, &spans, &mut findings);
-    crate::channel_connections::restore_connections(&mut value, connections);
     for (i, entry) in findings.unused_acceptances() {
         let path = vec![Seg::Key("acceptUnenforced".to_owned()), Seg::Index(i)];
         let pos = spans.lookup(&path).map(|s| s.value).unwrap_or_default();
@@ -142,6 +142,18 @@ pub fn load_str(text: &str, origin: &str) -> Result<Loaded, ConfigError> {
         );
     }
     schema_check::check(validation_schema(), &value, &spans, &mut findings);
+    // The connection settings are checked at their own keys
+    // (`channels.webhook.url`, ...): the same spans, a root holding only them.
+    let connections = connections.map(|taken| {
+        let root = serde_json::json!({ "channels": Value::Object(taken) });
+        schema_check::check(
+            crate::channel_connections::validation_schema(),
+            &root,
+            &spans,
+            &mut findings,
+        );
+        root
+    });
     semantic::check(&value, &spans, &mut findings);
     accepted_notices(&value, &spans, &mut findings);
     if !findings.issues.is_empty() {
@@ -160,6 +172,19 @@ pub fn load_str(text: &str, origin: &str) -> Result<Loaded, ConfigError> {
     };
     default_agent_notices(&value, &spans, &mut findings);
     let mut config = config;
+    if let Some(root) = connections {
+        match serde_path_to_error::deserialize::<_, crate::channel_connections::ConnectionsRoot>(
+            &root,
+        ) {
+            Ok(typed) => config.channel_connections = Some(typed.channels),
+            Err(e) => {
+                let path = serde_path(e.path());
+                let pos = spans.lookup(&path).map(|s| s.value).unwrap_or_default();
+                findings.issue(&path, pos, e.inner().to_string());
+                return Err(invalid(origin, &mut findings));
+            }
+        }
+    }
     config.dropped_restrictions = std::mem::take(&mut findings.dropped_knowingly);
     Ok(Loaded {
         config,
@@ -352,13 +377,49 @@ pub fn config_schema() -> Value {
         &keys_of(openclaw_keys::ROOT_NARROWING),
         narrowing,
     );
-    // `channels` types Talon's own channels (`webhook`, `irc`); every
-    // other provider is OpenClaw's, accepted as before.
-    if let Some(def) = schema.pointer_mut("/$defs/ChannelConnections") {
-        def["additionalProperties"] = Value::Bool(true);
-        def["description"] = Value::String(format!(
-            "Talon's channels (`webhook`, `irc`: the message tool). Any other entry: {narrowing}"
-        ));
+    // A channel's other OpenClaw settings (bot tokens, `dmPolicy`, ...)
+    // load with a notice; an editor should not flag them.
+    for def in [
+        "ChannelToolsConfig",
+        "ChannelGroupToolsConfig",
+        "ChannelAccountToolsConfig",
+    ] {
+        if let Some(Value::Object(def)) = schema.pointer_mut(&format!("/$defs/{def}")) {
+            def.insert(
+                "additionalProperties".to_owned(),
+                serde_json::json!({ "description": "OpenClaw channel setting not used by Talon (ignored); a `tools` or `toolsBySender` below it is refused" }),
+            );
+        }
+    }
+    // Talon's own channels: their connection settings are checked
+    // separately (`channel_connections`); the served schema carries their
+    // definitions so an editor completes them.
+    let connections = crate::channel_connections::validation_schema();
+    if let (Some(Value::Object(defs)), Some(Value::Object(conn_defs))) =
+        (schema.get_mut("$defs"), connections.get("$defs"))
+    {
+        for (name, def) in conn_defs {
+            defs.entry(name.clone()).or_insert_with(|| def.clone());
+        }
+    }
+    if let Some(Value::Object(props)) = schema.pointer_mut("/properties/channels") {
+        let mut talon = serde_json::Map::new();
+        for (id, def) in [
+            ("webhook", "WebhookChannelConfig"),
+            ("irc", "IrcChannelConfig"),
+        ] {
+            talon.insert(
+                id.to_owned(),
+                serde_json::json!({
+                    "description": format!("Talon's `{id}` channel for the `message` tool (connection settings, `$defs/{def}`), beside the channel policy keys every provider takes"),
+                    "anyOf": [
+                        { "$ref": format!("#/$defs/{def}") },
+                        { "$ref": "#/$defs/ChannelToolsConfig" }
+                    ]
+                }),
+            );
+        }
+        props.insert("properties".to_owned(), Value::Object(talon));
     }
     if let Some(def) = schema.pointer_mut("/$defs/GatewayConfig") {
         add_ignored(def, openclaw_keys::GATEWAY_IGNORED, note);

@@ -177,17 +177,23 @@ fn served_schema_lists_ignored_openclaw_keys() {
         schema["properties"]["bindings"]["description"],
         "OpenClaw section not used by Talon (ignored)"
     );
+    assert!(schema["$defs"]["WebhookChannelConfig"]["properties"]["url"].is_object());
     assert!(
-        schema["$defs"]["ChannelConnections"]["description"]
+        schema["properties"]["channels"]["properties"]["irc"]["description"]
             .as_str()
             .unwrap()
-            .contains("acceptUnenforced")
+            .contains("message")
+    );
+    assert!(
+        schema["$defs"]["ChannelToolsConfig"]["additionalProperties"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("ignored")
     );
     assert_eq!(schema["additionalProperties"], false);
     assert!(schema["$defs"]["AgentEntry"]["properties"]["identity"].is_object());
-    // Only Talon's own channels are typed; OpenClaw's are stripped first.
     assert_eq!(
-        validation_schema()["$defs"]["ChannelConnections"]["additionalProperties"],
+        validation_schema()["$defs"]["ChannelToolsConfig"]["additionalProperties"],
         false
     );
 }
@@ -576,23 +582,26 @@ fn unknown_gateway_keys_are_errors_with_a_suggestion() {
 #[test]
 fn unenforceable_restrictions_are_refused_unless_acknowledged() {
     let text = r#"{
-  channels: { telegram: { groups: { "-100": { tools: { deny: ["exec"] } } }, dmPolicy: "pairing" } },
+  channels: { telegram: { direct: { "42": { tools: { deny: ["exec"] } } }, dmPolicy: "pairing" } },
   plugins: { slots: { memory: "none" }, entries: { crm: { enabled: false } } },
 }"#;
     let err = load_str(text, "t.json").unwrap_err().to_string();
-    for key in ["t.json:2:3: channels:", "t.json:3:14: plugins.slots:"] {
+    for key in [
+        "t.json:2:45: channels.telegram.direct.42.tools:",
+        "t.json:3:14: plugins.slots:",
+    ] {
         assert!(err.contains(key), "{key} missing in {err}");
     }
     assert!(err.contains("acceptUnenforced"), "{err}");
 
     let accepted = format!(
-        "{{ acceptUnenforced: [\"channels\", \"plugins.slots\"], {} }}",
+        "{{ acceptUnenforced: [\"channels.telegram.direct.42.tools\", \"plugins.slots\"], {} }}",
         &text[1..text.len() - 1]
     );
     let loaded = load_str(&accepted, "t.json").unwrap();
     assert_eq!(
         loaded.config.dropped_restrictions,
-        vec!["channels", "plugins.slots"]
+        vec!["channels.telegram.direct.42.tools", "plugins.slots"]
     );
     // The enforced part of `plugins` stays: crm's switch is kept.
     let crm = loaded
@@ -607,7 +616,8 @@ fn unenforceable_restrictions_are_refused_unless_acknowledged() {
         loaded
             .notices
             .iter()
-            .any(|n| n.key_path == "channels" && n.message.contains("dropped knowingly")),
+            .any(|n| n.key_path == "channels.telegram.direct.42.tools"
+                && n.message.contains("dropped knowingly")),
         "{:?}",
         loaded.notices
     );
@@ -789,4 +799,80 @@ fn the_plugins_section_is_typed_and_reaches_the_policy() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("plugins.entries.crm.tools.allow"), "{err}");
+}
+
+/// An imported `channels` section's tool policies are kept, typed and
+/// compiled into the group layer; its other settings are notices.
+#[test]
+fn channel_group_policies_load_and_deny_for_that_group() {
+    let loaded = load_str(
+        r#"{
+  channels: {
+    telegram: {
+      botToken: "123:abc",
+      dmPolicy: "pairing",
+      groups: {
+        "-100": { requireMention: true, tools: { deny: ["exec"] }, toolsBySender: { "id:owner": {} } },
+      },
+    },
+  },
+  agents: { list: [{ id: "main", tools: { toolsBySender: { "username:@Mallory": { deny: ["read"] } } } }] },
+}"#,
+        "t.json",
+    )
+    .unwrap();
+    let keys: Vec<&str> = loaded.notices.iter().map(|n| n.key_path.as_str()).collect();
+    assert_eq!(keys, ["channels.telegram", "channels.telegram.groups.-100"]);
+    let engine = talon_tool_policy::PolicyEngine::new(&loaded.config.policy_config()).unwrap();
+    let universe = talon_tool_policy::ToolUniverse::core();
+    let mut ctx = talon_tool_policy::RunContext::new("main");
+    ctx.message_provider = Some("telegram".into());
+    ctx.group_id = Some("-100".into());
+    let why = engine.check(&ctx, &universe, "exec");
+    assert!(!why.allowed);
+    let by = why.removed_by.unwrap();
+    assert_eq!(
+        (by.layer.as_str(), by.config_key.as_str()),
+        ("group", "channels.telegram.groups.-100.tools.deny")
+    );
+    ctx.sender_id = Some("owner".into());
+    assert!(engine.check(&ctx, &universe, "exec").allowed);
+    ctx.group_id = Some("-200".into());
+    ctx.sender_id = None;
+    assert!(engine.check(&ctx, &universe, "exec").allowed);
+    ctx.sender_username = Some("mallory".into());
+    let by = engine.check(&ctx, &universe, "read").removed_by.unwrap();
+    assert_eq!(
+        (by.layer.as_str(), by.config_key.as_str()),
+        (
+            "sender",
+            "agents.list[0].tools.toolsBySender.username:@Mallory.deny"
+        )
+    );
+}
+
+/// A bad channel policy is a load error at its key: a sender key that
+/// names nobody or the same sender twice, an empty allow, an unknown key
+/// inside a policy.
+#[test]
+fn bad_channel_policies_are_errors_at_their_keys() {
+    let err = load_str(
+        r#"{
+  channels: { telegram: {
+    toolsBySender: { "id:": { deny: ["exec"] }, "Bob": {}, "id:bob": { deny: ["read"] } },
+    groups: { g: { tools: { allow: [] } }, h: { tools: { dney: ["exec"] } } },
+  } },
+}"#,
+        "t.json",
+    )
+    .unwrap_err()
+    .to_string();
+    for want in [
+        "t.json:3:22: channels.telegram.toolsBySender[\"id:\"]: `id:` needs a value after it",
+        "channels.telegram.toolsBySender[\"id:bob\"]: names the same sender as `Bob`",
+        "channels.telegram.groups.g.tools.allow: an empty allow list is refused",
+        "channels.telegram.groups.h.tools.dney: unknown key `dney` (did you mean `deny`?)",
+    ] {
+        assert!(err.contains(want), "{want}\nnot in\n{err}");
+    }
 }

@@ -39,8 +39,9 @@ pub struct TalonConfig {
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
     /// OpenClaw restrictions Talon does not enforce that the operator drops
-    /// knowingly, each the exact key the load error names (`channels`,
-    /// `channels`, `plugins.slots`, `tools.exec.host`, `agents.list[0].tools.message`).
+    /// knowingly, each the exact key the load error names
+    /// (`channels.telegram.direct.42.tools`, `plugins.slots`,
+    /// `tools.exec.host`, `agents.list[0].tools.message`).
     /// Without an entry such a key is a load error; an entry that matches
     /// nothing is one too. `policy explain` and the security audit list
     /// what was dropped.
@@ -87,12 +88,22 @@ pub struct TalonConfig {
     /// plugin's tools only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<crate::sections::plugins::PluginsConfig>,
-    /// Talon's own channels, used by the `message` tool: how
-    /// `channels.webhook` and `channels.irc` connect. (OpenClaw's other
-    /// `channels.*` entries and the channel policy keys are handled
-    /// separately; see `channel_connections`.)
+    /// OpenClaw's per-channel tool policies, enforced in the `group`
+    /// policy layer for runs whose message provider (and group, account,
+    /// sender) match: `channels.<provider>.tools` / `toolsBySender`,
+    /// `groups.<id>.tools` / `toolsBySender` (`*` is the fallback group)
+    /// and `accounts.<id>.groups`. A channel's other settings (bot tokens,
+    /// `dmPolicy`, …) are dropped with a notice at load, and a tool policy
+    /// anywhere else in it is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub channels: Option<crate::channel_connections::ChannelConnections>,
+    pub channels: Option<BTreeMap<String, talon_tool_policy::config::ChannelToolsConfig>>,
+    /// Talon's own channels, used by the `message` tool: how
+    /// `channels.webhook` and `channels.irc` connect. The loader takes
+    /// these connection settings out of `channels` (their policy keys stay
+    /// in [`TalonConfig::channels`]) and types them here.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub channel_connections: Option<crate::channel_connections::ChannelConnections>,
 }
 
 /// The `agents` section. Agents may be written as a list (`list[]`, each
@@ -157,6 +168,9 @@ pub struct AgentEntry {
     /// See [`AgentBody::mcp`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpConfig>,
+    /// See [`AgentBody::memory_search`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_search: Option<crate::sections::memory::MemorySearchConfig>,
 }
 
 impl AgentEntry {
@@ -169,6 +183,7 @@ impl AgentEntry {
             tools: self.tools.clone(),
             sandbox: self.sandbox.clone(),
             mcp: self.mcp.clone(),
+            memory_search: self.memory_search.clone(),
         }
     }
 }
@@ -197,6 +212,12 @@ pub struct AgentBody {
     /// global ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpConfig>,
+    /// The agent's memory search, merged over
+    /// `agents.defaults.memorySearch` key by key (`enabled: false` turns
+    /// `memory_search`/`memory_get` off for this agent only; `extraPaths`
+    /// adds to the defaults').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_search: Option<crate::sections::memory::MemorySearchConfig>,
 }
 
 /// An agent's sandbox settings after defaults are applied.
@@ -337,6 +358,25 @@ impl TalonConfig {
             .as_ref()
             .and_then(|a| a.defaults.as_ref())
             .and_then(|d| d.memory_search.as_ref())
+    }
+
+    /// The memory search settings of `agent_id`: its own `memorySearch`
+    /// merged over `agents.defaults.memorySearch`
+    /// ([`MemorySearchConfig::merged`](crate::sections::memory::MemorySearchConfig::merged)).
+    pub fn agent_memory_search(
+        &self,
+        agent_id: &str,
+    ) -> crate::sections::memory::MemorySearchConfig {
+        let own = self.agent(agent_id).and_then(|a| a.memory_search);
+        crate::sections::memory::MemorySearchConfig::merged(self.memory_search(), own.as_ref())
+    }
+
+    /// The ids of the agents that have their own `memorySearch` block.
+    pub fn agents_with_memory_search(&self) -> Vec<String> {
+        self.agent_ids()
+            .into_iter()
+            .filter(|id| self.agent(id).is_some_and(|a| a.memory_search.is_some()))
+            .collect()
     }
 
     /// The agent's workspace directory, the one rule every surface uses:
@@ -489,6 +529,7 @@ impl TalonConfig {
             agents,
             agent_keys,
             plugins: self.plugins.clone(),
+            channels: self.channels.clone().unwrap_or_default(),
         }
     }
 

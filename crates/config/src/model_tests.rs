@@ -141,6 +141,7 @@ fn entry_body_round_trip() {
             ..SandboxConfig::default()
         }),
         mcp: Some(crate::McpConfig::default()),
+        memory_search: None,
     };
     assert_eq!(
         entry.body(),
@@ -154,6 +155,7 @@ fn entry_body_round_trip() {
                 ..SandboxConfig::default()
             }),
             mcp: Some(crate::McpConfig::default()),
+            memory_search: None,
         }
     );
 }
@@ -402,4 +404,42 @@ fn the_client_address_of_an_every_interface_bind_is_loopback() {
         c.gateway_config().client_addr().to_string(),
         "10.1.2.3:18789"
     );
+}
+
+/// An agent's `memorySearch` is merged over the defaults as OpenClaw
+/// merges it: its keys win (nested blocks key by key), `extraPaths` adds.
+#[test]
+fn per_agent_memory_search_merges_over_the_defaults() {
+    let c = config(serde_json::json!({"agents": {
+        "defaults": {"memorySearch": {
+            "extraPaths": ["docs", " notes "],
+            "query": {"maxResults": 3, "minScore": 0.2},
+            "sync": {"watch": false}
+        }},
+        "list": [
+            {"id": "main"},
+            {"id": "quiet", "memorySearch": {"enabled": false}},
+            {"id": "wide", "memorySearch": {"extraPaths": ["notes", "more"], "query": {"maxResults": 9}}}
+        ]
+    }}));
+    let main = c.agent_memory_search("main");
+    assert!(main.is_enabled());
+    assert_eq!(
+        main.extra_paths,
+        Some(vec!["docs".to_owned(), " notes ".to_owned()])
+    );
+    assert!(!c.agent_memory_search("Quiet").is_enabled());
+    let wide = c.agent_memory_search("wide");
+    assert_eq!(
+        wide.extra_paths,
+        Some(vec![
+            "docs".to_owned(),
+            "notes".to_owned(),
+            "more".to_owned()
+        ])
+    );
+    let q = wide.query.unwrap();
+    assert_eq!((q.max_results, q.min_score), (Some(9), Some(0.2)));
+    assert_eq!(wide.sync.unwrap().watch, Some(false));
+    assert_eq!(c.agents_with_memory_search(), vec!["quiet", "wide"]);
 }

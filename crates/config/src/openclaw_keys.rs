@@ -69,19 +69,14 @@ pub(crate) const ROOT_IGNORED: &[&str] = &[
 ];
 
 /// Top-level OpenClaw sections that can restrict tools and that Talon does
-/// not enforce: per-channel, per-group and per-sender tool policies
-/// (`channels.<id>[.groups.<id>].tools` / `toolsBySender`). Anything else
-/// in them is inert here (Talon has no chat channels) and is dropped with a
-/// notice. (`plugins` is enforced: see [`PLUGINS_IMPLEMENTED`].)
-///
-/// `browser` restricts when it switches the browser or its `evaluate` off
-/// or narrows its hosts (`ssrfPolicy.hostnameAllowlist`); Talon's browser
-/// tool reads none of it (it uses web_fetch's allowlist), so such a
-/// section is refused, and anything else in it is dropped with a notice.
-pub(crate) const ROOT_NARROWING: &[Narrowing] = &[
-    ("browser", browser_restricts),
-    ("channels", channels_restrict),
-];
+/// not enforce: a `browser` section that switches the browser or its
+/// `evaluate` off or narrows its hosts (`ssrfPolicy.hostnameAllowlist`):
+/// Talon's browser tool reads none of it (it uses web_fetch's allowlist),
+/// so such a section is refused, and anything else in it is dropped with a
+/// notice. (`channels` keeps its enforced tool policies and refuses the
+/// others, see [`crate::channels`]; `plugins` is enforced, see
+/// [`PLUGINS_IMPLEMENTED`].)
+pub(crate) const ROOT_NARROWING: &[Narrowing] = &[("browser", browser_restricts)];
 
 /// The `plugins.*` keys Talon enforces, on the tools of plugin tool
 /// families (a tool's plugin id; MCP tools are `bundle-mcp`): the master
@@ -300,27 +295,16 @@ pub(crate) const AGENT_IGNORED: &[&str] = &[
 ];
 
 /// Agent keys that can restrict tools and that Talon does not enforce per
-/// agent: a per-agent `memorySearch` that turns memory search off (Talon
-/// reads only `agents.defaults.memorySearch`, so ignoring it would leave
-/// `memory_search`/`memory_get` to that agent).
-pub(crate) const AGENT_NARROWING: &[Narrowing] = &[("memorySearch", memory_search_disables)];
-
-fn memory_search_disables(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m.get("enabled").is_some_and(|e| e != &Value::Bool(true)),
-        Value::Bool(b) => !b,
-        Value::Null => false,
-        _ => true,
-    }
-}
+/// agent: none today (a per-agent `memorySearch` is typed and merged over
+/// the defaults, so `enabled: false` turns memory off for that agent).
+pub(crate) const AGENT_NARROWING: &[Narrowing] = &[];
 
 /// Agent `tools.*` keys Talon does not use (none of them restricts tools).
 pub(crate) const AGENT_TOOLS_IGNORED: &[&str] = &["codeMode", "elevated", "github", "swarm"];
 
 /// Agent `tools.*` keys that can restrict tools and that Talon does not
-/// enforce per agent.
-pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] =
-    &[("message", non_empty), ("toolsBySender", non_empty)];
+/// enforce per agent. (`toolsBySender` is enforced: the sender layer.)
+pub(crate) const AGENT_TOOLS_NARROWING: &[Narrowing] = &[("message", non_empty)];
 
 /// `session.*` keys Talon does not use (it reads `mainKey` and `scope`;
 /// OpenClaw's `SessionConfig` in `src/config/types.base.ts`).
@@ -359,18 +343,6 @@ fn non_empty(v: &Value) -> bool {
         Value::Object(m) => !m.is_empty(),
         Value::Array(a) => !a.is_empty(),
         Value::Bool(_) | Value::Number(_) | Value::String(_) => true,
-    }
-}
-
-/// Whether a `tools` or `toolsBySender` policy with content sits anywhere
-/// below `v` (channels, their accounts and groups).
-fn channels_restrict(v: &Value) -> bool {
-    match v {
-        Value::Object(m) => m.iter().any(|(k, v)| {
-            ((k == "tools" || k == "toolsBySender") && non_empty(v)) || channels_restrict(v)
-        }),
-        Value::Array(a) => a.iter().any(channels_restrict),
-        _ => false,
     }
 }
 
@@ -416,6 +388,7 @@ const COMMANDS_IGNORED_NOTE: &str =
 /// Remove the known-but-unused OpenClaw keys from `root`, noting each, and
 /// report restricting keys Talon cannot enforce.
 pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
+    crate::channels::strip(root, spans, out);
     let mut path = Vec::new();
     strip_keys(
         root,
@@ -810,6 +783,30 @@ pub(crate) fn classified_keys_markdown() -> String {
             "implemented: the `plugins` policy layer on plugin tool families (a disabled, denied or not-allowed plugin's tools are removed; `policy explain` names the key)",
         ));
     }
+    for key in ["tools", "toolsBySender"] {
+        for at in [
+            "channels.<provider>",
+            "channels.<provider>.groups.<id>",
+            "channels.<provider>.accounts.<id>.groups.<id>",
+        ] {
+            rows.push((
+                format!("{at}.{key}"),
+                "implemented: the `group` policy layer for runs of that provider (and group, account, sender); `policy explain` names the key",
+            ));
+        }
+    }
+    rows.push((
+        "channels.<provider>.*".to_owned(),
+        "not narrowing: dropped with a notice (bot tokens, `dmPolicy`, `requireMention`, ...), except the policies above",
+    ));
+    rows.push((
+        "channels.**.tools / toolsBySender (elsewhere)".to_owned(),
+        "narrowing: a load error naming the key when it restricts (`direct.<id>.tools`, Discord's `guilds.<id>.channels.<id>.tools`, ...), unless `acceptUnenforced` names it",
+    ));
+    rows.push((
+        "agents.list[].tools.toolsBySender".to_owned(),
+        "implemented: the `sender` policy layer (a match wins over `tools.toolsBySender`)",
+    ));
     for key in PLUGIN_ENTRY_IMPLEMENTED {
         rows.push((
             format!("plugins.entries.<id>.{key}"),

@@ -38,6 +38,9 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
         w.global_tools(tools, spans.member("tools"), &mut path);
     }
     path.clear();
+    if let Some(channels) = root.get("channels") {
+        w.channels(channels, spans.member("channels"));
+    }
     if let Some(skills) = w.typed::<SkillsConfig>(root, Some(spans), &path, "skills") {
         let skills_span = spans.member("skills");
         for (key, message) in skills.validate() {
@@ -132,11 +135,9 @@ impl Walker<'_> {
         });
         self.each_member(tools, span, path, "groups", |w, v, s, p| {
             w.lists(v, s, p);
-            w.each_member(v, s, p, "toolsBySender", |w, v, s, p| w.lists(v, s, p));
+            w.senders(v, s, p);
         });
-        self.each_member(tools, span, path, "toolsBySender", |w, v, s, p| {
-            w.lists(v, s, p)
-        });
+        self.senders(tools, span, path);
         for section in ["sandbox", "subagents"] {
             self.nested_tools(tools, span, path, section);
         }
@@ -240,6 +241,7 @@ impl Walker<'_> {
             w.lists(v, s, p);
         });
         self.nested_tools(tools, span, path, "sandbox");
+        self.senders(tools, span, path);
         self.typed::<LoopDetectionConfig>(tools, span, path, "loopDetection");
         self.typed::<FsToolsConfig>(tools, span, path, "fs");
         if let Some(env) = self
@@ -285,6 +287,78 @@ impl Walker<'_> {
         path.push(Seg::Key("tools".to_owned()));
         self.lists(inner, inner_span, path);
         path.pop();
+        path.pop();
+    }
+
+    /// `channels.<provider>` (after the OpenClaw keys Talon does not read
+    /// were stripped): the policy lists and sender keys of the provider,
+    /// its groups and its accounts' groups.
+    fn channels(&mut self, channels: &Value, span: Option<&SpanNode>) {
+        let Value::Object(providers) = channels else {
+            return;
+        };
+        let mut path = vec![Seg::Key("channels".to_owned())];
+        for (provider, body) in providers {
+            path.push(Seg::Key(provider.clone()));
+            let span = member(span, provider);
+            let group = |w: &mut Self, v: &Value, s: Option<&SpanNode>, p: &mut Vec<Seg>| {
+                w.nested_policy(v, s, p, "tools");
+                w.senders(v, s, p);
+            };
+            group(self, body, span, &mut path);
+            self.each_member(body, span, &mut path, "groups", group);
+            self.each_member(body, span, &mut path, "accounts", |w, v, s, p| {
+                w.each_member(v, s, p, "groups", group);
+            });
+            path.pop();
+        }
+    }
+
+    /// `parent.key.{allow,alsoAllow,deny}`.
+    fn nested_policy(
+        &mut self,
+        parent: &Value,
+        span: Option<&SpanNode>,
+        path: &mut Vec<Seg>,
+        key: &str,
+    ) {
+        if let Some(policy) = parent.get(key) {
+            path.push(Seg::Key(key.to_owned()));
+            self.lists(policy, member(span, key), path);
+            path.pop();
+        }
+    }
+
+    /// `parent.toolsBySender`: each entry's lists, and each key must name
+    /// a sender, once (`talon_tool_policy::normalize_sender_key`).
+    fn senders(&mut self, parent: &Value, span: Option<&SpanNode>, path: &mut Vec<Seg>) {
+        let Some(Value::Object(map)) = parent.get("toolsBySender") else {
+            return;
+        };
+        let map_span = member(span, "toolsBySender");
+        path.push(Seg::Key("toolsBySender".to_owned()));
+        let mut seen: HashMap<Option<String>, String> = HashMap::new();
+        for (key, policy) in map {
+            path.push(Seg::Key(key.clone()));
+            let key_span = member(map_span, key);
+            let at = key_span.map(SpanNode::key_or_value).unwrap_or_default();
+            match talon_tool_policy::normalize_sender_key(key) {
+                Err(reason) => self.out.issue(path, at, reason.to_string()),
+                Ok(canonical) => {
+                    if let Some(other) = seen.get(&canonical) {
+                        self.out.issue(
+                            path,
+                            at,
+                            format!("names the same sender as `{other}` (keys are compared ignoring case and a leading `@`, and a key without a prefix is an `id:`); merge the two entries"),
+                        );
+                    } else {
+                        seen.insert(canonical, key.clone());
+                    }
+                }
+            }
+            self.lists(policy, key_span, path);
+            path.pop();
+        }
         path.pop();
     }
 

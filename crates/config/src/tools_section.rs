@@ -46,7 +46,9 @@ pub struct ToolsSection {
     /// Per group chat / channel id (`*` is the fallback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<BTreeMap<String, GroupToolPolicyConfig>>,
-    /// Per sender id (`*` is the fallback).
+    /// Per sender (`id:`, `e164:`, `username:`, `name:`,
+    /// `channel:<provider>:<id>`; a key without a prefix is an id; `*` is
+    /// the fallback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_by_sender: Option<BTreeMap<String, ToolPolicyConfig>>,
     /// The sandbox tool policy.
@@ -131,6 +133,10 @@ pub struct AgentToolsSection {
     /// `tools.exec` key by key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec: Option<AgentExecConfig>,
+    /// Per sender, for this agent (a match wins over
+    /// `tools.toolsBySender`; keys as there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_by_sender: Option<BTreeMap<String, ToolPolicyConfig>>,
 }
 
 impl AgentToolsSection {
@@ -143,6 +149,7 @@ impl AgentToolsSection {
             deny: self.deny.clone(),
             by_provider: self.by_provider.clone(),
             sandbox: self.sandbox.clone(),
+            tools_by_sender: self.tools_by_sender.clone(),
         }
     }
 }

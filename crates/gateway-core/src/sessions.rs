@@ -233,6 +233,35 @@ fn trigger(t: SessionTrigger) -> Trigger {
     }
 }
 
+/// A key that names a group conversation
+/// (`agent:<agent>:<channel>:group:<id>`) decides the session's channel and
+/// group: absent ones are taken from it, and ones that name another
+/// channel or group are refused, so a caller cannot pick a laxer group's
+/// policy for that conversation (OpenClaw trusts a group id only when the
+/// session key vouches for it).
+fn held_to_key(mut params: SessionParams, key: &str) -> Result<SessionParams, RpcError> {
+    let Some((channel, group)) = talon_sessions::group_conversation(key) else {
+        return Ok(params);
+    };
+    let refuse = |param: &str, given: &str, want: &str| {
+        RpcError::params(format!(
+            "{param} `{given}` does not match the session key `{key}`, which names {param} `{want}`; omit {param} (it is taken from the key) or use a key for that conversation"
+        ))
+        .with_data(serde_json::json!({"param": param, "errorCode": "session.group_mismatch"}))
+    };
+    match params.channel.as_deref().map(str::trim) {
+        None => params.channel = Some(channel.clone()),
+        Some(c) if c.eq_ignore_ascii_case(&channel) => {}
+        Some(c) => return Err(refuse("channel", c, &channel)),
+    }
+    match params.group.as_deref().map(str::trim) {
+        None => params.group = Some(group),
+        Some(g) if g == group => {}
+        Some(g) => return Err(refuse("group", g, &group)),
+    }
+    Ok(params)
+}
+
 /// Build a session from its parameters. Whether it is sandboxed is the
 /// runtime's decision (`runtime.run_sandbox`), never the gateway's.
 pub(crate) fn build_session(
@@ -285,6 +314,7 @@ pub(crate) fn build_session(
         Some(k) => k.to_owned(),
         None => format!("agent:{agent}:gw:{key_suffix}"),
     };
+    let params = held_to_key(params, &key)?;
     let mut ctx = RunContext::new(agent.clone());
     ctx.session_key.clone_from(&key);
     ctx.model_provider.clone_from(&params.provider);
@@ -293,6 +323,10 @@ pub(crate) fn build_session(
     ctx.sender_is_owner = params.sender_is_owner;
     ctx.group_id.clone_from(&params.group);
     ctx.message_provider.clone_from(&params.channel);
+    ctx.channel_account.clone_from(&params.account);
+    ctx.sender_name.clone_from(&params.sender_name);
+    ctx.sender_username.clone_from(&params.sender_username);
+    ctx.sender_e164.clone_from(&params.sender_e164);
     ctx.trigger = params.trigger.map(trigger).unwrap_or_default();
     let mut parent_context = None;
     let sandboxed = match parent {

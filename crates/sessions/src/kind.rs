@@ -111,6 +111,33 @@ pub fn split_agent_key(session_key: &str) -> Option<(&str, &str)> {
     (!agent.is_empty() && !rest.is_empty()).then_some((agent, rest))
 }
 
+/// The conversation a group session key names: `(provider, group id)` of
+/// `agent:<agent>:<provider>:group:<id>` or `...:<provider>:channel:<id>`
+/// (a `subagent:` segment after the agent allowed, as in OpenClaw), the
+/// provider lowercased and the id as written (`-100`, `-100:topic:5`).
+/// `None` for any other key. The gateway holds a session's group and
+/// channel to it, so a caller cannot name another group's policy for a
+/// group conversation's session.
+pub fn group_conversation(session_key: &str) -> Option<(String, String)> {
+    let key = session_key.trim();
+    // `agent:<id>:` compared ignoring case; the agent id is one segment.
+    let rest = match key.get(..6) {
+        Some(p) if p.eq_ignore_ascii_case("agent:") => key[6..].split_once(':')?.1,
+        _ => key,
+    };
+    let rest = match rest.get(..9) {
+        Some(p) if p.eq_ignore_ascii_case("subagent:") => &rest[9..],
+        _ => rest,
+    };
+    let mut parts = rest.splitn(3, ':');
+    let provider = parts.next()?.trim();
+    let kind = parts.next()?;
+    let id = parts.next()?.trim();
+    let group = kind.eq_ignore_ascii_case("group") || kind.eq_ignore_ascii_case("channel");
+    (group && !provider.is_empty() && !id.is_empty())
+        .then(|| (provider.to_lowercase(), id.to_owned()))
+}
+
 /// The channel a session belongs to: `internal` for cron, hook and node
 /// sessions, else the first segment of a group or channel key
 /// (`telegram` in `telegram:group:42`), else the channel it was created

@@ -92,3 +92,32 @@ fn channels_come_from_the_kind_the_params_or_the_key() {
         "unknown"
     );
 }
+
+#[test]
+fn group_conversations_are_read_from_the_key() {
+    use crate::group_conversation;
+    let g = |k: &str| group_conversation(k);
+    assert_eq!(
+        g("agent:main:telegram:group:-100"),
+        Some(("telegram".into(), "-100".into()))
+    );
+    assert_eq!(
+        g("Agent:Main:Slack:Channel:C01ABC"),
+        Some(("slack".into(), "C01ABC".into()))
+    );
+    assert_eq!(
+        g("agent:main:subagent:telegram:group:-100:topic:5"),
+        Some(("telegram".into(), "-100:topic:5".into()))
+    );
+    assert_eq!(g("telegram:group:7"), Some(("telegram".into(), "7".into())));
+    for other in [
+        "agent:main:main",
+        "agent:main:group:7",
+        "agent:main:gw:abc",
+        "agent:main:telegram:dm:42",
+        "agent:main:telegram:group:",
+        "agent:main:telegram:group: ",
+    ] {
+        assert_eq!(g(other), None, "{other}");
+    }
+}

@@ -40,7 +40,7 @@ mod visibility;
 
 #[cfg(feature = "store")]
 pub use crate::error::{Result, StoreError};
-pub use crate::kind::{SessionKind, channel_of, display_key, split_agent_key};
+pub use crate::kind::{SessionKind, channel_of, display_key, group_conversation, split_agent_key};
 #[cfg(feature = "store")]
 pub use crate::record::{
     MAX_KEY_BYTES, MAX_LABEL_CHARS, MAX_MESSAGE_BYTES, MessageRecord, Role, SessionRecord,

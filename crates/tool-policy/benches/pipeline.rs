@@ -6,8 +6,9 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use talon_tool_policy::config::{
-    AgentToolsConfig, GroupToolPolicyConfig, ProfiledPolicyConfig, SandboxToolsSection,
-    SubagentsToolsSection, ToolPolicyConfig, ToolsConfig,
+    AgentToolsConfig, ChannelGroupToolsConfig, ChannelToolsConfig, GroupToolPolicyConfig,
+    ProfiledPolicyConfig, SandboxToolsSection, SubagentsToolsSection, ToolPolicyConfig,
+    ToolsConfig,
 };
 use talon_tool_policy::{
     PolicyConfig, PolicyEngine, RunContext, SubagentKind, ToolEntry, ToolUniverse,
@@ -53,7 +54,38 @@ fn config() -> PolicyConfig {
             ..Default::default()
         },
     );
+    // A channel section like an imported OpenClaw file's: the run's group
+    // is listed, with a sender table to search.
+    let mut group_senders = BTreeMap::new();
+    for i in 0..20 {
+        group_senders.insert(
+            format!("id:user{i}"),
+            ToolPolicyConfig {
+                deny: s(&["cron"]),
+                ..Default::default()
+            },
+        );
+    }
+    let mut channel_groups = BTreeMap::new();
+    channel_groups.insert(
+        "g".to_owned(),
+        ChannelGroupToolsConfig {
+            tools: Some(ToolPolicyConfig {
+                deny: s(&["gateway"]),
+                ..Default::default()
+            }),
+            tools_by_sender: Some(group_senders),
+        },
+    );
+    let channels = BTreeMap::from([(
+        "telegram".to_owned(),
+        ChannelToolsConfig {
+            groups: Some(channel_groups),
+            ..Default::default()
+        },
+    )]);
     PolicyConfig {
+        channels,
         tools: ToolsConfig {
             profile: Some("coding".into()),
             also_allow: s(&["bundle-mcp", "group:plugins"]),
@@ -101,6 +133,7 @@ fn context() -> RunContext {
     ctx.model_provider = Some("openai".into());
     ctx.model = Some("gpt-5".into());
     ctx.group_id = Some("g".into());
+    ctx.message_provider = Some("telegram".into());
     ctx.sender_id = Some("s".into());
     ctx.sender_is_owner = Some(false);
     ctx.sandboxed = true;

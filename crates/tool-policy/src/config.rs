@@ -140,7 +140,11 @@ pub struct ToolsConfig {
     /// Per group chat / channel id (`*` is the fallback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<BTreeMap<String, GroupToolPolicyConfig>>,
-    /// Per sender id (`*` is the fallback).
+    /// Per sender (OpenClaw's key forms: `id:<id>`, `e164:<phone>`,
+    /// `username:<handle>`, `name:<display name>`,
+    /// `channel:<provider>:<id>`; a key without a prefix is a sender id;
+    /// `*` is the fallback). Compared ignoring case; a leading `@` of a
+    /// username or unprefixed key is ignored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_by_sender: Option<BTreeMap<String, ToolPolicyConfig>>,
     /// The sandbox tool policy.
@@ -174,6 +178,11 @@ pub struct AgentToolsConfig {
     /// wholesale).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxToolsSection>,
+    /// Per sender, for this agent: a matching entry here wins over
+    /// `tools.toolsBySender` (OpenClaw's sender layer). Keys as in
+    /// [`ToolsConfig::tools_by_sender`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_by_sender: Option<BTreeMap<String, ToolPolicyConfig>>,
 }
 
 impl AgentToolsConfig {
@@ -201,6 +210,57 @@ pub struct PolicyConfig {
     pub agent_keys: BTreeMap<String, String>,
     /// The `plugins` section (plugin switches and per-plugin policies).
     pub plugins: Option<PluginsConfig>,
+    /// The tool policies of OpenClaw's `channels.<provider>` sections, by
+    /// provider id as written (`telegram`, `discord`, ...).
+    pub channels: BTreeMap<String, ChannelToolsConfig>,
+}
+
+/// The tool policies of one chat provider (`channels.<provider>`), as
+/// OpenClaw writes them. They feed the `group` layer of runs whose message
+/// provider is this one: the first of the group's `toolsBySender` match,
+/// the group's `tools`, the `*` group's `toolsBySender` match, the `*`
+/// group's `tools`, then (Talon) this provider's own `toolsBySender` match
+/// and `tools` is the layer's policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChannelToolsConfig {
+    /// The policy of every run of this provider no group entry matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolPolicyConfig>,
+    /// Per sender, for runs of this provider no group entry matched (keys
+    /// as in [`ToolsConfig::tools_by_sender`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_by_sender: Option<BTreeMap<String, ToolPolicyConfig>>,
+    /// Per group id (`*` is the fallback for groups not listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<BTreeMap<String, ChannelGroupToolsConfig>>,
+    /// Per account (bot) of the provider: its own groups. With one account
+    /// its groups replace the provider's when it lists any; with several,
+    /// an account that has `groups` uses only those.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accounts: Option<BTreeMap<String, ChannelAccountToolsConfig>>,
+}
+
+/// `channels.<provider>.groups.<id>`: a group's policy, and per sender
+/// within it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChannelGroupToolsConfig {
+    /// The group's policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolPolicyConfig>,
+    /// Per sender in this group; a match wins over the group's `tools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_by_sender: Option<BTreeMap<String, ToolPolicyConfig>>,
+}
+
+/// `channels.<provider>.accounts.<id>`: the account's groups.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChannelAccountToolsConfig {
+    /// Per group id, as [`ChannelToolsConfig::groups`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<BTreeMap<String, ChannelGroupToolsConfig>>,
 }
 
 impl PolicyConfig {

@@ -47,6 +47,17 @@ pub struct RunContext {
     pub sender_is_owner: Option<bool>,
     /// The group chat / channel id.
     pub group_id: Option<String>,
+    /// The account (bot) of the message provider that received the
+    /// message (OpenClaw's `accountId`): picks
+    /// `channels.<provider>.accounts.<id>.groups`. Absent means `default`.
+    pub channel_account: Option<String>,
+    /// The sender's display name (matches `toolsBySender` `name:` keys).
+    pub sender_name: Option<String>,
+    /// The sender's handle (matches `username:` keys; a leading `@` is
+    /// ignored).
+    pub sender_username: Option<String>,
+    /// The sender's phone number in E.164 form (matches `e164:` keys).
+    pub sender_e164: Option<String>,
     /// Force the run into its sandbox. A caller may only tighten: `true`
     /// sandboxes the run whatever the sandbox mode says; `false` means
     /// "decide from the configuration" — it can never turn a configured

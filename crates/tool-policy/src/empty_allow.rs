@@ -5,7 +5,10 @@
 //! an allow list can be written, so an empty list never widens anything;
 //! the error names the key and both ways to say what was meant.
 
-use crate::config::{PolicyConfig, ProfiledPolicyConfig, SandboxToolsSection, ToolPolicyConfig};
+use crate::config::{
+    ChannelGroupToolsConfig, PolicyConfig, ProfiledPolicyConfig, SandboxToolsSection,
+    ToolPolicyConfig,
+};
 use crate::error::PolicyError;
 
 /// Whether an allow list is empty once blank entries are ignored (a blank
@@ -44,8 +47,60 @@ pub fn empty_allow_keys(config: &PolicyConfig) -> Vec<String> {
             &format!("{prefix}.sandbox.tools"),
             agent.sandbox.as_ref(),
         );
+        senders(
+            &mut out,
+            &format!("{prefix}.toolsBySender"),
+            agent.tools_by_sender.as_ref(),
+        );
+    }
+    for (provider, channel) in &config.channels {
+        let prefix = format!("channels.{provider}");
+        if let Some(p) = &channel.tools {
+            policy(&mut out, &format!("{prefix}.tools"), p);
+        }
+        senders(
+            &mut out,
+            &format!("{prefix}.toolsBySender"),
+            channel.tools_by_sender.as_ref(),
+        );
+        groups(&mut out, &prefix, channel.groups.as_ref());
+        for (id, account) in channel.accounts.iter().flatten() {
+            groups(
+                &mut out,
+                &format!("{prefix}.accounts.{id}"),
+                account.groups.as_ref(),
+            );
+        }
     }
     out
+}
+
+fn senders(
+    out: &mut Vec<String>,
+    prefix: &str,
+    map: Option<&std::collections::BTreeMap<String, ToolPolicyConfig>>,
+) {
+    for (sid, p) in map.into_iter().flatten() {
+        policy(out, &format!("{prefix}.{sid}"), p);
+    }
+}
+
+fn groups(
+    out: &mut Vec<String>,
+    prefix: &str,
+    map: Option<&std::collections::BTreeMap<String, ChannelGroupToolsConfig>>,
+) {
+    for (gid, g) in map.into_iter().flatten() {
+        let prefix = format!("{prefix}.groups.{gid}");
+        if let Some(p) = &g.tools {
+            policy(out, &format!("{prefix}.tools"), p);
+        }
+        senders(
+            out,
+            &format!("{prefix}.toolsBySender"),
+            g.tools_by_sender.as_ref(),
+        );
+    }
 }
 
 /// The first empty allow list as an error, if any.

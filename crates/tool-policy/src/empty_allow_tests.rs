@@ -57,6 +57,7 @@ fn every_place_an_allow_list_can_be_written_is_checked() {
         ..Default::default()
     };
     let config = PolicyConfig {
+        channels: Default::default(),
         tools,
         agents: BTreeMap::from([("coder".to_owned(), agent)]),
         agent_keys: Default::default(),
@@ -81,6 +82,7 @@ fn every_place_an_allow_list_can_be_written_is_checked() {
 #[test]
 fn the_engine_refuses_an_empty_allow_even_with_also_allow() {
     let config = PolicyConfig {
+        channels: Default::default(),
         tools: ToolsConfig {
             allow: empty(),
             also_allow: Some(s(&["read"])),
@@ -105,6 +107,7 @@ fn the_engine_refuses_an_empty_allow_even_with_also_allow() {
 #[test]
 fn non_empty_lists_and_absent_lists_pass() {
     let config = PolicyConfig {
+        channels: Default::default(),
         tools: ToolsConfig {
             allow: Some(s(&["read"])),
             also_allow: empty(),

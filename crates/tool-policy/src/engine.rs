@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use talon_tool_catalog::{Profile, normalize_tool_name};
 
+use crate::channels::{Channels, Entry, SenderTable, Who};
 use crate::config::{AgentToolsConfig, PolicyConfig, ProfiledPolicyConfig, ToolsConfig};
 use crate::context::{RunContext, SubagentKind, Trigger};
 use crate::empty_allow::refuse_empty_allow;
@@ -159,15 +160,19 @@ struct AgentLayers {
     policy: Option<CompiledPolicy>,
     by_provider: Vec<ProviderEntry>,
     sandbox: CompiledPolicy,
+    /// `<agent>.tools.toolsBySender`.
+    by_sender: Option<SenderTable>,
     label: String,
     provider_label: String,
     warn: WarnSource,
 }
 
+/// One `tools.groups.<id>` entry.
 #[derive(Debug, Clone)]
 struct GroupLayers {
+    key: String,
     policy: Option<CompiledPolicy>,
-    by_sender: HashMap<String, CompiledPolicy>,
+    by_sender: Option<SenderTable>,
     warn: WarnSource,
 }
 
@@ -182,7 +187,10 @@ pub struct PolicyEngine {
     /// For agents without a config block.
     fallback_agent: AgentLayers,
     groups: HashMap<String, GroupLayers>,
-    senders: HashMap<String, CompiledPolicy>,
+    /// `tools.toolsBySender`.
+    senders: Option<SenderTable>,
+    /// `channels.<provider>` (group layer).
+    channels: Channels,
     subagent_orchestrator: CompiledPolicy,
     subagent_leaf: CompiledPolicy,
     owner_only: CompiledPolicy,
@@ -226,6 +234,10 @@ fn agent_layers(
             .and_then(|a| CompiledPolicy::from_config(&a.policy(), PolicyKeys::under(&prefix))),
         by_provider: compile_by_provider(raw.by_provider.as_ref(), &prefix)?,
         sandbox: resolve_sandbox_tool_policy_at(tools, agent, agent_key).compile(),
+        by_sender: SenderTable::compile(
+            raw.tools_by_sender.as_ref(),
+            &format!("{prefix}.toolsBySender"),
+        )?,
         label: format!("{prefix}.allow"),
         provider_label: format!("{prefix}.byProvider.allow"),
         warn: WarnSource::new(
@@ -268,37 +280,25 @@ impl PolicyEngine {
         let mut groups = HashMap::new();
         for (gid, g) in tools.groups.iter().flatten() {
             let prefix = format!("tools.groups.{gid}");
-            let mut by_sender = HashMap::new();
-            for (sid, p) in g.tools_by_sender.iter().flatten() {
-                if let Some(c) = CompiledPolicy::from_config(
-                    p,
-                    PolicyKeys::under(&format!("{prefix}.toolsBySender.{sid}")),
-                ) {
-                    by_sender.insert(sid.trim().to_lowercase(), c);
-                }
-            }
             groups.insert(
                 gid.trim().to_lowercase(),
                 GroupLayers {
                     policy: CompiledPolicy::from_config(&g.policy(), PolicyKeys::under(&prefix)),
-                    by_sender,
+                    by_sender: SenderTable::compile(
+                        g.tools_by_sender.as_ref(),
+                        &format!("{prefix}.toolsBySender"),
+                    )?,
                     warn: WarnSource::new(
                         format!("{prefix}.allow"),
                         g.allow.as_ref(),
                         g.also_allow.as_ref(),
                     ),
+                    key: prefix,
                 },
             );
         }
-        let mut senders = HashMap::new();
-        for (sid, p) in tools.tools_by_sender.iter().flatten() {
-            if let Some(c) = CompiledPolicy::from_config(
-                p,
-                PolicyKeys::under(&format!("tools.toolsBySender.{sid}")),
-            ) {
-                senders.insert(sid.trim().to_lowercase(), c);
-            }
-        }
+        let senders = SenderTable::compile(tools.tools_by_sender.as_ref(), "tools.toolsBySender")?;
+        let channels = Channels::compile(&config.channels)?;
         Ok(PolicyEngine {
             global: CompiledPolicy::from_lists(
                 tools.allow.as_deref(),
@@ -316,6 +316,7 @@ impl PolicyEngine {
             agents,
             groups,
             senders,
+            channels,
             subagent_orchestrator: subagent_policy(tools, SubagentKind::Orchestrator),
             subagent_leaf: subagent_policy(tools, SubagentKind::Leaf),
             owner_only: CompiledPolicy::deny_only(OWNER_ONLY_CORE_TOOLS, "sender.isOwner"),
@@ -478,33 +479,55 @@ impl PolicyEngine {
             agent_provider.and_then(|e| e.policy.as_ref()),
         );
 
-        // 7. group (exact id, else "*")
+        // 7. group: the message provider's `channels.<provider>` entry
+        // (group sender, group, `*` sender, `*`, provider sender, provider)
+        // and Talon's `tools.groups` entry (exact id, else "*"); each
+        // narrows.
+        let who = Who::of(ctx);
+        let channel = self.channels.find(ctx, &who);
         let group = ctx
             .group_id
             .as_deref()
             .map(|g| g.trim().to_lowercase())
             .and_then(|g| self.groups.get(&g).or_else(|| self.groups.get("*")));
+        if let Some(e) = channel {
+            warn(&entry_warn(e), AllowlistStep::Configured);
+        }
         if let Some(g) = group {
             warn(&g.warn, AllowlistStep::Configured);
         }
-        s.apply(
+        let group_policy = group.and_then(|g| g.policy.as_ref());
+        let mut keys: Vec<&str> = Vec::new();
+        keys.extend(channel.map(|e| e.key.as_str()));
+        keys.extend(group.map(|g| g.key.as_str()));
+        s.filter(
             "group",
-            "group tools.allow".to_owned(),
-            group.and_then(|g| g.policy.as_ref()),
+            labelled("group tools.allow", &keys),
+            channel.is_some_and(|e| e.policy.is_some()) || group_policy.is_some(),
+            |t| {
+                channel
+                    .and_then(|e| e.policy.as_ref())
+                    .and_then(|p| removal(p, t))
+                    .or_else(|| group_policy.and_then(|p| removal(p, t)))
+            },
         );
 
-        // 8. sender (the group's per-sender policy wins over the global one)
-        let sender_policy = ctx
-            .sender_id
-            .as_deref()
-            .map(|s| s.trim().to_lowercase())
-            .and_then(|s| {
-                group
-                    .and_then(|g| g.by_sender.get(&s).or_else(|| g.by_sender.get("*")))
-                    .or_else(|| self.senders.get(&s))
-                    .or_else(|| self.senders.get("*"))
-            });
-        s.apply("sender", "tools.toolsBySender".to_owned(), sender_policy);
+        // 8. sender: the `tools.groups` entry's per-sender policy, else the
+        // agent's `toolsBySender`, else `tools.toolsBySender` (first match).
+        let sender: Option<&Entry> = group
+            .and_then(|g| g.by_sender.as_ref())
+            .and_then(|t| t.find(&who))
+            .or_else(|| agent.by_sender.as_ref().and_then(|t| t.find(&who)))
+            .or_else(|| self.senders.as_ref().and_then(|t| t.find(&who)));
+        if let Some(e) = sender {
+            warn(&entry_warn(e), AllowlistStep::Configured);
+        }
+        let keys: Vec<&str> = sender.map(|e| e.key.as_str()).into_iter().collect();
+        s.apply(
+            "sender",
+            labelled("tools.toolsBySender", &keys),
+            sender.and_then(|e| e.policy.as_ref()),
+        );
 
         // 9. sandbox
         s.apply(
@@ -629,6 +652,34 @@ fn normalized(name: &str) -> Cow<'_, str> {
     }
 }
 
+/// `label (key; key)`, or `label` alone.
+fn labelled(label: &str, keys: &[&str]) -> String {
+    if keys.is_empty() {
+        label.to_owned()
+    } else {
+        format!("{label} ({})", keys.join("; "))
+    }
+}
+
+fn entry_warn(e: &Entry) -> WarnSource {
+    WarnSource::new(
+        format!("{}.allow", e.key),
+        e.allow.as_ref(),
+        e.also_allow.as_ref(),
+    )
+}
+
+/// Whether `policy` removes `t`: its rule and config key.
+fn removal(policy: &CompiledPolicy, t: &ToolEntry) -> Option<(String, String)> {
+    let verdict = policy.decide(t);
+    (verdict != Verdict::Allow).then(|| {
+        (
+            policy.rule_text(&verdict),
+            policy.key_for(&verdict).to_owned(),
+        )
+    })
+}
+
 /// The surviving tools and the audit so far.
 struct Steps<'u> {
     alive: Vec<&'u ToolEntry>,
@@ -638,16 +689,7 @@ struct Steps<'u> {
 impl<'u> Steps<'u> {
     /// Apply a compiled policy as one layer (`None`: the layer is inactive).
     fn apply(&mut self, id: &str, label: String, policy: Option<&CompiledPolicy>) {
-        self.filter(id, label, policy.is_some(), |t| {
-            let policy = policy?;
-            let verdict = policy.decide(t);
-            (verdict != Verdict::Allow).then(|| {
-                (
-                    policy.rule_text(&verdict),
-                    policy.key_for(&verdict).to_owned(),
-                )
-            })
-        });
+        self.filter(id, label, policy.is_some(), |t| removal(policy?, t));
     }
 
     /// One layer: `remove` returns `(rule, config key)` for each tool to drop.

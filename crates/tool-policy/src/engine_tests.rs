@@ -14,6 +14,7 @@ fn s(v: &[&str]) -> Vec<String> {
 
 fn engine(tools: ToolsConfig) -> PolicyEngine {
     PolicyEngine::new(&PolicyConfig {
+        channels: Default::default(),
         tools,
         agents: BTreeMap::new(),
         agent_keys: Default::default(),
@@ -148,6 +149,7 @@ fn agent_layers_and_agent_profile() {
         },
     );
     let e = PolicyEngine::new(&PolicyConfig {
+        channels: Default::default(),
         tools: ToolsConfig {
             profile: Some("coding".into()),
             ..Default::default()

@@ -26,6 +26,39 @@ pub enum PolicyError {
         /// The config key holding the empty list.
         key: String,
     },
+    /// A `toolsBySender` key names no sender (`id:` with nothing after
+    /// it, an empty key, `channel:` without `<provider>:<id>`).
+    #[error("{key}: {reason}")]
+    BadSenderKey {
+        /// The config key.
+        key: String,
+        /// What is wrong and how to write it.
+        reason: String,
+    },
+    /// Two `toolsBySender` keys of one map name the same sender once
+    /// normalised (case, a leading `@`, an unprefixed id and `id:`); one of
+    /// them would be ignored.
+    #[error(
+        "{key}: names the same sender as {other} (keys are compared ignoring case and a leading `@`); merge the two entries"
+    )]
+    DuplicateSenderKey {
+        /// The config key.
+        key: String,
+        /// The other key naming that sender.
+        other: String,
+    },
+}
+
+impl PolicyError {
+    /// A stable code for the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PolicyError::UnknownProfile { .. } => "policy.unknown_profile",
+            PolicyError::EmptyAllow { .. } => "policy.empty_allow",
+            PolicyError::BadSenderKey { .. } => "policy.bad_sender_key",
+            PolicyError::DuplicateSenderKey { .. } => "policy.duplicate_sender_key",
+        }
+    }
 }
 
 /// Result alias of this crate.

@@ -45,6 +45,7 @@
 #![deny(missing_docs)]
 
 pub use crate::caps::{CappedTools, cap_cron_job_tools};
+pub use crate::channels::{SenderKeyError, normalize_sender_key};
 pub use crate::config::PolicyConfig;
 pub use crate::context::{RunContext, SubagentKind, Trigger};
 pub use crate::empty_allow::{empty_allow_keys, is_empty_allow};
@@ -64,6 +65,7 @@ pub use crate::subagent::{
 pub use crate::universe::{ToolEntry, ToolUniverse};
 
 mod caps;
+mod channels;
 pub mod config;
 mod context;
 mod empty_allow;

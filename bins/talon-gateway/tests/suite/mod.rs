@@ -1,4 +1,5 @@
 mod e2e_api;
+mod e2e_channels;
 mod e2e_containment;
 mod e2e_cron;
 mod e2e_docker;

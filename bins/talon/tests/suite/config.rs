@@ -19,7 +19,7 @@ fn example_config_is_valid_with_notices() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|n| n["keyPath"] == "channels"),
+            .any(|n| n["keyPath"] == "channels.telegram"),
         "{v}"
     );
 }

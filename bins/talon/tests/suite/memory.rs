@@ -80,3 +80,41 @@ fn index_search_and_status_share_the_host_index() {
     );
     assert_eq!(run.json()["chunksWritten"], 2);
 }
+
+/// An agent whose own `memorySearch` turns memory off cannot be indexed
+/// or searched; the other agents can.
+#[test]
+fn an_agent_with_memory_off_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    std::fs::create_dir_all(h.join("ws")).unwrap();
+    std::fs::write(h.join("ws/MEMORY.md"), "# Prefs\n\nTea.\n").unwrap();
+    let cfg = h.join("talon.json");
+    std::fs::write(
+        &cfg,
+        r#"{ agents: { list: [
+            { id: "main", workspace: "./ws" },
+            { id: "quiet", workspace: "./ws", memorySearch: { enabled: false } },
+        ] } }"#,
+    )
+    .unwrap();
+    let c = cfg.to_str().unwrap();
+    let run = talon(
+        h,
+        &["--config", c, "--agent", "quiet", "memory", "search", "tea"],
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("memory search is off for agent `quiet`"),
+        "{}",
+        run.stderr
+    );
+    let run = talon(
+        h,
+        &[
+            "--config", c, "--agent", "main", "memory", "search", "tea", "--json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+}

@@ -246,32 +246,117 @@ fn an_unknown_agent_is_an_error_naming_the_configured_ones() {
 fn unenforced_restrictions_are_refused_or_shown() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("talon.json");
+    let key = "channels.telegram.direct.42.tools";
     std::fs::write(
         &cfg,
-        r#"{ channels: { slack: { groups: { C1: { tools: { deny: ["exec"] } } } } } }"#,
+        r#"{ channels: { telegram: { direct: { "42": { tools: { deny: ["exec"] } } } } } }"#,
     )
     .unwrap();
     let cfg_s = cfg.to_str().unwrap();
     let r = talon(&["--config", cfg_s, "policy", "explain"]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("channels:"), "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("{key}:")), "{}", r.stderr);
     assert!(r.stderr.contains("acceptUnenforced"), "{}", r.stderr);
 
     std::fs::write(
         &cfg,
-        r#"{ acceptUnenforced: ["channels"], channels: { slack: { groups: { C1: { tools: { deny: ["exec"] } } } } } }"#,
+        format!(
+            r#"{{ acceptUnenforced: ["{key}"], channels: {{ telegram: {{ direct: {{ "42": {{ tools: {{ deny: ["exec"] }} }} }} }} }} }}"#
+        ),
     )
     .unwrap();
     let r = talon(&["--config", cfg_s, "policy", "explain"]);
     assert_eq!(r.code, 0, "{r:?}");
     assert!(
-        r.stdout
-            .contains("not enforced (dropped knowingly by acceptUnenforced): channels"),
+        r.stdout.contains(&format!(
+            "not enforced (dropped knowingly by acceptUnenforced): {key}"
+        )),
         "{}",
         r.stdout
     );
     let r = talon(&["--config", cfg_s, "policy", "explain", "--json"]);
-    assert_eq!(r.json()["droppedRestrictions"], json!(["channels"]));
+    assert_eq!(r.json()["droppedRestrictions"], json!([key]));
+}
+
+/// A channel group's policy is explained for the run the flags describe:
+/// the group layer names the channel key that produced it, for a given
+/// channel, group and sender, or for a session key naming the group.
+#[test]
+fn channel_policies_are_explained_per_channel_group_and_sender() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("talon.json");
+    std::fs::write(
+        &cfg,
+        r#"{ channels: { telegram: { botToken: "x", groups: {
+            "-100": { tools: { deny: ["exec"] }, toolsBySender: { "username:boss": { deny: ["cron"] } } }
+        } } } }"#,
+    )
+    .unwrap();
+    let cfg_s = cfg.to_str().unwrap();
+    let r = talon(&[
+        "--config",
+        cfg_s,
+        "policy",
+        "explain",
+        "--channel",
+        "telegram",
+        "--group=-100",
+    ]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("group tools.allow (channels.telegram.groups.-100.tools)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("change: channels.telegram.groups.-100.tools.deny"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("channel: telegram  group: -100"),
+        "{}",
+        r.stdout
+    );
+    let r = talon(&[
+        "--config",
+        cfg_s,
+        "policy",
+        "check",
+        "cron",
+        "--channel",
+        "telegram",
+        "--group=-100",
+        "--sender-username",
+        "@Boss",
+        "--json",
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(
+        r.json()["removedBy"]["configKey"],
+        json!("channels.telegram.groups.-100.toolsBySender.username:boss.deny")
+    );
+    // Another group, or no channel: nothing from the channel section.
+    for extra in [&["--channel", "telegram", "--group=-200"][..], &[][..]] {
+        let mut args = vec!["--config", cfg_s, "policy", "check", "exec"];
+        args.extend_from_slice(extra);
+        assert_eq!(talon(&args).code, 0, "{extra:?}");
+    }
+    // A session key naming the group conversation is that group.
+    let r = talon(&[
+        "--config",
+        cfg_s,
+        "--session",
+        "agent:main:telegram:group:-100",
+        "policy",
+        "check",
+        "exec",
+        "--json",
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.json()["removedBy"]["layer"], json!("group"));
 }
 
 /// `plugins` switches are enforced: `policy check` of a plugin tool names

@@ -317,12 +317,17 @@ fn restrictions_dropped_knowingly_are_reported() {
         .find(|f| f.check_id == "talon.config.unenforced_restrictions")
         .unwrap();
     assert_eq!(f.severity, AuditSeverity::Warn);
-    assert!(f.detail.contains("channels"), "{}", f.detail);
-    // Exactly the two dropped keys (the plugin switches are enforced, so
-    // an imported `plugins` section is no longer among them).
     assert!(
+        f.detail.contains("channels.telegram.direct.42.tools"),
+        "{}",
         f.detail
-            .contains("drops 2 restriction(s) Talon cannot enforce: channels, tools.message."),
+    );
+    // Exactly the two dropped keys (the plugin switches and the channel
+    // group policies are enforced, so they are not among them).
+    assert!(
+        f.detail.contains(
+            "drops 2 restriction(s) Talon cannot enforce: channels.telegram.direct.42.tools, tools.message."
+        ),
         "{}",
         f.detail
     );

@@ -127,7 +127,8 @@ pub struct MemoryStoreConfig {
     pub path: Option<String>,
 }
 
-/// `agents.defaults.memorySearch`.
+/// `agents.defaults.memorySearch`, and an agent's own `memorySearch`
+/// (merged over it, see [`MemorySearchConfig::merged`]).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemorySearchConfig {
@@ -177,6 +178,86 @@ impl MemorySearchConfig {
     /// Whether memory search is on (`enabled`, default true).
     pub fn is_enabled(&self) -> bool {
         self.enabled != Some(false)
+    }
+
+    /// An agent's `memorySearch` over `agents.defaults.memorySearch`, as
+    /// OpenClaw's `resolveMemorySearchConfig` merges them: each key the
+    /// agent sets wins, nested blocks (`remote`, `query`, `query.hybrid`,
+    /// `sync`, `chunking`, `store`) key by key, and `extraPaths` is both
+    /// lists (trimmed, blanks and repeats dropped, defaults first).
+    pub fn merged(defaults: Option<&Self>, agent: Option<&Self>) -> Self {
+        let d = defaults.cloned().unwrap_or_default();
+        let Some(a) = agent else {
+            return d;
+        };
+        let mut paths: Vec<String> = Vec::new();
+        for p in d.extra_paths.iter().chain(a.extra_paths.iter()).flatten() {
+            let p = p.trim();
+            if !p.is_empty() && !paths.iter().any(|q| q == p) {
+                paths.push(p.to_owned());
+            }
+        }
+        let extra_paths = (d.extra_paths.is_some() || a.extra_paths.is_some()).then_some(paths);
+        let remote = match (d.remote, a.remote.clone()) {
+            (Some(d), Some(a)) => Some(MemoryRemoteConfig {
+                base_url: a.base_url.or(d.base_url),
+                api_key: a.api_key.or(d.api_key),
+                headers: a.headers.or(d.headers),
+                allow_private_network: a.allow_private_network.or(d.allow_private_network),
+            }),
+            (d, a) => a.or(d),
+        };
+        let query = match (d.query, a.query.clone()) {
+            (Some(d), Some(a)) => Some(MemoryQueryConfig {
+                max_results: a.max_results.or(d.max_results),
+                min_score: a.min_score.or(d.min_score),
+                hybrid: match (d.hybrid, a.hybrid) {
+                    (Some(d), Some(a)) => Some(MemoryHybridConfig {
+                        enabled: a.enabled.or(d.enabled),
+                        vector_weight: a.vector_weight.or(d.vector_weight),
+                        text_weight: a.text_weight.or(d.text_weight),
+                        candidate_multiplier: a.candidate_multiplier.or(d.candidate_multiplier),
+                    }),
+                    (d, a) => a.or(d),
+                },
+            }),
+            (d, a) => a.or(d),
+        };
+        let sync = match (d.sync, a.sync.clone()) {
+            (Some(d), Some(a)) => Some(MemorySyncConfig {
+                watch: a.watch.or(d.watch),
+                watch_debounce_ms: a.watch_debounce_ms.or(d.watch_debounce_ms),
+                on_search: a.on_search.or(d.on_search),
+            }),
+            (d, a) => a.or(d),
+        };
+        let chunking = match (d.chunking, a.chunking.clone()) {
+            (Some(d), Some(a)) => Some(MemoryChunkingConfig {
+                tokens: a.tokens.or(d.tokens),
+                overlap: a.overlap.or(d.overlap),
+            }),
+            (d, a) => a.or(d),
+        };
+        let store = match (d.store, a.store.clone()) {
+            (Some(d), Some(a)) => Some(MemoryStoreConfig {
+                path: a.path.or(d.path),
+            }),
+            (d, a) => a.or(d),
+        };
+        MemorySearchConfig {
+            enabled: a.enabled.or(d.enabled),
+            sources: a.sources.clone().or(d.sources),
+            extra_paths,
+            provider: a.provider.or(d.provider),
+            model: a.model.clone().or(d.model),
+            fallback: a.fallback.clone().or(d.fallback),
+            remote,
+            query,
+            sync,
+            chunking,
+            store,
+            max_file_bytes: a.max_file_bytes.or(d.max_file_bytes),
+        }
     }
 
     /// The provider actually used: `auto` is `openai` only with a

@@ -58,8 +58,15 @@ fn a_whole_openclaw_config_loads_with_notices() {
 
     let notices: Vec<String> = loaded.notices.iter().map(ToString::to_string).collect();
     insta::assert_snapshot!("openclaw_full_notices", notices.join("\n"));
+    // A channel's settings are dropped, its tool policies kept.
+    assert!(
+        loaded
+            .notices
+            .iter()
+            .any(|n| n.key_path == "channels.telegram" && n.message.contains("`botToken`"))
+    );
     for section in [
-        "channels", "models", "auth", "messages", "hooks", "bindings", "meta", "wizard",
+        "models", "auth", "messages", "hooks", "bindings", "meta", "wizard",
     ] {
         let n = loaded
             .notices

@@ -57,9 +57,25 @@ pub struct SessionParams {
     /// The group chat / channel id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
-    /// The message channel.
+    /// The message channel (the message provider: `telegram`, `node`,
+    /// ...): picks the `channels.<channel>` policies and the provider
+    /// pre-filter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
+    /// The channel account (bot) that received the message (OpenClaw's
+    /// `accountId`): picks `channels.<channel>.accounts.<account>.groups`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
+    /// The sender's display name (matches `toolsBySender` `name:` keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_name: Option<String>,
+    /// The sender's handle (matches `toolsBySender` `username:` keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_username: Option<String>,
+    /// The sender's phone number, E.164 (matches `toolsBySender` `e164:`
+    /// keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_e164: Option<String>,
     /// Why the run started (`user`, `cron`, `heartbeat`, `memory`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger: Option<SessionTrigger>,

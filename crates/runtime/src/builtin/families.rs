@@ -261,9 +261,28 @@ pub const MEMORY_FAMILY_ID: &str = "memory";
 #[derive(Debug)]
 pub(crate) struct MemoryFamily {
     pub(crate) targets: Arc<Targets>,
-    /// The service, or why the configuration cannot make it (calls fail
-    /// with that error).
-    pub(crate) service: Result<Arc<talon_memory::MemoryService>, ToolError>,
+    /// The service of agents without their own `memorySearch` (`None`:
+    /// memory search is off for them), or why the configuration cannot
+    /// make it (calls fail with that error).
+    pub(crate) default: Option<MemoryServiceResult>,
+    /// Per agent id with its own `memorySearch` (merged over the
+    /// defaults): its service, `None` when it turns memory search off.
+    pub(crate) agents: std::collections::HashMap<String, Option<MemoryServiceResult>>,
+}
+
+#[cfg(feature = "sqlite-state")]
+pub(crate) type MemoryServiceResult = Result<Arc<talon_memory::MemoryService>, ToolError>;
+
+#[cfg(feature = "sqlite-state")]
+impl MemoryFamily {
+    /// The run's agent's service; `None` when its memory search is off.
+    fn service(&self, run: &RunSpec) -> Option<&MemoryServiceResult> {
+        let agent = run.context.agent_id.trim().to_lowercase();
+        match self.agents.get(&agent) {
+            Some(own) => own.as_ref(),
+            None => self.default.as_ref(),
+        }
+    }
 }
 
 #[cfg(feature = "sqlite-state")]
@@ -272,7 +291,10 @@ impl ToolFamily for MemoryFamily {
         MEMORY_FAMILY_ID
     }
 
-    fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
+    fn specs(&self, run: &RunSpec) -> Vec<ToolSpec> {
+        if self.service(run).is_none() {
+            return Vec::new();
+        }
         vec![
             talon_memory::memory_search_spec(),
             talon_memory::memory_get_spec(),
@@ -280,7 +302,12 @@ impl ToolFamily for MemoryFamily {
     }
 
     fn construct(&self, name: &str, run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {
-        let service = self.service.clone()?;
+        let service = self.service(run).cloned().ok_or_else(|| {
+            ToolError::execution(format!(
+                "memory search is off for agent `{}` (its memorySearch.enabled, or agents.defaults.memorySearch.enabled)",
+                run.context.agent_id
+            ))
+        })??;
         let bridge = self.targets.for_run(run)?.bridge;
         match name {
             "memory_search" => {

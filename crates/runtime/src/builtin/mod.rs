@@ -131,15 +131,33 @@ impl Builtins {
             talon_config::config_schema(),
         )));
         #[cfg(feature = "sqlite-state")]
-        if config.memory_search().is_none_or(|m| m.is_enabled()) {
-            let service =
-                talon_memory::MemoryService::new(config.memory_search(), state_dir.clone())
-                    .map(Arc::new)
-                    .map_err(|e| e.into_tool_error("query"));
-            families.push(Arc::new(families::MemoryFamily {
-                targets: Arc::clone(&targets),
-                service,
-            }));
+        {
+            // One service per distinct setting: the defaults, and each agent
+            // with its own `memorySearch` merged over them. An agent whose
+            // memory search is off gets no memory tools.
+            let make = |c: talon_memory::MemorySearchConfig| {
+                c.is_enabled().then(|| {
+                    talon_memory::MemoryService::new(Some(&c), state_dir.clone())
+                        .map(Arc::new)
+                        .map_err(|e| e.into_tool_error("query"))
+                })
+            };
+            let default = make(config.memory_search().cloned().unwrap_or_default());
+            let agents: std::collections::HashMap<_, _> = config
+                .agents_with_memory_search()
+                .into_iter()
+                .map(|id| {
+                    let service = make(config.agent_memory_search(&id));
+                    (id, service)
+                })
+                .collect();
+            if default.is_some() || agents.values().any(Option::is_some) {
+                families.push(Arc::new(families::MemoryFamily {
+                    targets: Arc::clone(&targets),
+                    default,
+                    agents,
+                }));
+            }
         }
         #[cfg(feature = "media")]
         families.push(Arc::new(families::MediaFamily {
@@ -152,7 +170,7 @@ impl Builtins {
         {
             // `${secret:NAME}` in a channel's secret or password; the file
             // is read only when a channel is configured.
-            let connections = config.channels.clone().unwrap_or_default();
+            let connections = config.channel_connections.clone().unwrap_or_default();
             let secrets = if connections.webhook.is_some() || connections.irc.is_some() {
                 talon_config::secrets::SecretStore::load(&state_dir)?
             } else {

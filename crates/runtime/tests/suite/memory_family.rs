@@ -221,3 +221,64 @@ async fn write_appends_in_a_normal_run_and_creates_a_missing_file() {
         "c\n"
     );
 }
+
+/// An agent's own `memorySearch` is merged over the defaults: `enabled:
+/// false` removes the memory tools from that agent's runs only, and its
+/// `extraPaths` are indexed for it alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_agent_memory_search_settings_hold_per_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    for ws in ["ws-main", "ws-quiet", "ws-wide"] {
+        let ws = dir.path().join(ws);
+        std::fs::create_dir_all(ws.join("notes")).unwrap();
+        std::fs::write(ws.join("MEMORY.md"), "# Prefs\n\nTea, not coffee.\n").unwrap();
+        std::fs::write(
+            ws.join("notes/ferry.md"),
+            "# Ferry\n\nThe ferry leaves at noon.\n",
+        )
+        .unwrap();
+    }
+    let loaded = talon_config::load_str(
+        r#"{ agents: {
+          defaults: { memorySearch: { query: { maxResults: 3 } } },
+          list: [
+            { id: "main", workspace: "./ws-main" },
+            { id: "quiet", workspace: "./ws-quiet", memorySearch: { enabled: false } },
+            { id: "wide", workspace: "./ws-wide", memorySearch: { extraPaths: ["notes"] } },
+          ],
+        } }"#,
+        "talon.json",
+    )
+    .unwrap();
+    let runtime =
+        RuntimeBuilder::from_config_in(&loaded.config, dir.path(), dir.path().join("state"))
+            .unwrap()
+            .build()
+            .unwrap();
+    let quiet = runtime.assemble(RunSpec::new(RunContext::new("quiet")));
+    assert!(
+        !quiet.names().contains(&"memory_search") && !quiet.names().contains(&"memory_get"),
+        "{:?}",
+        quiet.names()
+    );
+    let search = |agent: &'static str| {
+        let table = runtime.assemble(RunSpec::new(RunContext::new(agent)));
+        async move {
+            assert!(table.names().contains(&"memory_search"), "{agent}");
+            let out = table
+                .invoke(ModelToolCall::new(
+                    "c1",
+                    "memory_search",
+                    json!({"query": "ferry"}),
+                ))
+                .await;
+            details(&out)["results"].as_array().unwrap().len()
+        }
+    };
+    assert_eq!(
+        search("main").await,
+        0,
+        "notes/ is not a memory path for main"
+    );
+    assert_eq!(search("wide").await, 1, "wide indexes its extra path");
+}

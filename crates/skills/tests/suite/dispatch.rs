@@ -278,6 +278,7 @@ fn a_tool_denied_at_any_single_layer_cannot_be_dispatched() {
             agents.insert("main".to_owned(), a);
         }
         let engine = PolicyEngine::new(&PolicyConfig {
+            channels: Default::default(),
             tools: case.tools,
             agents,
             agent_keys: Default::default(),

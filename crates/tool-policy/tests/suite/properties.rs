@@ -101,6 +101,7 @@ prop_compose! {
         agent in policy(),
         agent_provider in profiled(),
         group in policy(),
+        channel_group in policy(),
         sender in policy(),
         sandbox in policy(),
         agent_sandbox in prop::option::of(policy()),
@@ -124,8 +125,21 @@ prop_compose! {
             deny: agent.deny,
             by_provider: Some(agent_by_provider),
             sandbox: agent_sandbox.map(|t| SandboxToolsSection { tools: Some(t) }),
+            tools_by_sender: None,
         });
+        // An imported channel section: the run's group has its own policy.
+        let channel = talon_tool_policy::config::ChannelToolsConfig {
+            groups: Some(BTreeMap::from([(
+                "g".to_owned(),
+                talon_tool_policy::config::ChannelGroupToolsConfig {
+                    tools: Some(channel_group),
+                    tools_by_sender: None,
+                },
+            )])),
+            ..Default::default()
+        };
         PolicyConfig {
+            channels: BTreeMap::from([("telegram".to_owned(), channel)]),
             tools: ToolsConfig {
                 profile,
                 allow: global.allow,
@@ -154,6 +168,7 @@ prop_compose! {
         let mut ctx = RunContext::new("main");
         ctx.model_provider = Some("openai".into());
         ctx.group_id = Some("g".into());
+        ctx.message_provider = Some("telegram".into());
         ctx.sender_id = Some("s".into());
         ctx.sandboxed = sandboxed;
         ctx.sender_is_owner = owner;
