@@ -141,6 +141,7 @@ fn entry_body_round_trip() {
             ..SandboxConfig::default()
         }),
         mcp: Some(crate::McpConfig::default()),
+        subagents: None,
     };
     assert_eq!(
         entry.body(),
@@ -154,6 +155,7 @@ fn entry_body_round_trip() {
                 ..SandboxConfig::default()
             }),
             mcp: Some(crate::McpConfig::default()),
+            subagents: None,
         }
     );
 }
