@@ -16,6 +16,7 @@ fn open(dir: &tempfile::TempDir) -> Gateway {
         config_path: Some(config),
         state_dir: dir.path().join("state"),
         bind: None,
+        turn_runner: None,
     })
     .unwrap()
 }

@@ -25,6 +25,7 @@ async fn one_authentication_per_request() {
         config_path: Some(config),
         state_dir: dir.path().join("state"),
         bind: None,
+        turn_runner: None,
     })
     .unwrap();
     let source = GatewayToolSource::new(gw.clone());

@@ -21,6 +21,7 @@ async fn a_reload_with_an_invalid_section_is_refused_and_the_old_config_stays() 
         config_path: Some(config.clone()),
         state_dir: dir.path().join("state"),
         bind: None,
+        turn_runner: None,
     })
     .unwrap();
     let before = gw.generation();
@@ -94,6 +95,7 @@ async fn a_broken_hook_degrades_health_until_a_reload_finds_it_fixed() {
         config_path: Some(config.clone()),
         state_dir: dir.path().join("state"),
         bind: None,
+        turn_runner: None,
     })
     .unwrap();
     let health = crate::handlers::gateway::health(&gw.inner);

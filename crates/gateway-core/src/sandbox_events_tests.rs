@@ -68,6 +68,7 @@ async fn an_oom_killed_sandbox_is_journalled_and_the_next_call_works() {
         config_path: Some(config),
         state_dir: dir.path().join("state"),
         bind: None,
+        turn_runner: None,
     })
     .unwrap();
     let exec = |command: &str| {

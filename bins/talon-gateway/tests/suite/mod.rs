@@ -7,5 +7,6 @@ mod e2e_identity;
 mod e2e_lifecycle;
 mod e2e_mcp;
 mod e2e_sessions;
+mod e2e_spawn;
 mod support;
 mod wire_shapes;

@@ -273,6 +273,43 @@ impl SessionsHandler {
         }
     }
 
+    /// A sub-agent's run ended badly (cancelled, timed out, its runner
+    /// lost): the session's calls in flight are cancelled, the commands it
+    /// started (background ones too) are killed, and it closes (kept as
+    /// history). Returns whether it was open.
+    pub(crate) fn stop_session(
+        &self,
+        key: &str,
+        reason: &str,
+        processes: Option<&talon_tools::ProcessRegistry>,
+    ) -> bool {
+        let was_open = match self.registry.remove(key) {
+            Some(s) => {
+                if let Some(t) = s.current_table() {
+                    t.table.canceller().cancel(reason);
+                }
+                self.persist_close(&s.info.session_key);
+                true
+            }
+            None => false,
+        };
+        if let Some(registry) = processes {
+            let killed = registry.kill_owner(key);
+            if killed > 0 {
+                tracing::info!(session = %key, killed, "session stopped: its commands were killed");
+            }
+        }
+        was_open
+    }
+
+    /// Close a session whose work is done (`cleanup: "delete"`), kept as
+    /// history.
+    pub(crate) fn close_quietly(&self, key: &str) {
+        if let Some(s) = self.registry.remove(key) {
+            self.persist_close(&s.info.session_key);
+        }
+    }
+
     /// The binding of the cron run in flight under `key`, if any.
     fn cron_run(&self, key: &str) -> Option<CronRunBinding> {
         lock(&self.cron_runs)
