@@ -1292,3 +1292,7 @@ pub(crate) fn dismiss_task(
     );
     Ok(json!({"task_id": id, "status": "dismissed"}))
 }
+
+#[cfg(test)]
+#[path = "subagents_tests.rs"]
+mod tests;
