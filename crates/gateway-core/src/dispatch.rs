@@ -55,6 +55,18 @@ impl Gateway {
                 reply::<m::SessionsCreate>(areas.sessions.create(&g, p, &caller.identity).await)
             }
             Request::SessionsClose(p) => reply::<m::SessionsClose>(areas.sessions.close(p)),
+            Request::SessionsSpawn(p) => {
+                let call = tools::session_tool_call(&p);
+                reply::<m::SessionsSpawn>(tools::invoke(self, &caller.identity, call).await)
+            }
+            Request::SessionsSend(p) => {
+                let call = tools::session_tool_call(&p);
+                reply::<m::SessionsSend>(tools::invoke(self, &caller.identity, call).await)
+            }
+            Request::SessionsHistory(p) => {
+                let call = tools::session_tool_call(&p);
+                reply::<m::SessionsHistory>(tools::invoke(self, &caller.identity, call).await)
+            }
             Request::ToolsList(p) => {
                 let g = self.generation();
                 reply::<m::ToolsList>(tools::list(&areas.sessions, &g, p).await)

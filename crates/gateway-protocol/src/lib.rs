@@ -69,7 +69,7 @@ pub use crate::types::security::{
 };
 pub use crate::types::sessions::{
     SessionInfo, SessionParams, SessionTrigger, SessionsCloseResponse, SessionsCreateResponse,
-    SessionsListResponse,
+    SessionsHistoryParams, SessionsListResponse, SessionsSendParams, SessionsSpawnParams,
 };
 pub use crate::types::skills::{RejectedSkill, SkillsListResponse, SkillsPromptResponse};
 pub use crate::types::tasks::{TaskRef, TaskResponse, TasksListParams, TasksListResponse};

@@ -592,6 +592,80 @@ async fn at_the_default_depth_a_child_is_a_leaf() {
     assert_eq!(agents["details"]["agents"][0]["spawn"], json!(true));
 }
 
+/// `sessions.spawn`, `sessions.history` and `sessions.send` are the tools'
+/// calls over the protocol: same gate, same results.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sessions_methods_are_the_tools_calls() {
+    let gw = Gw::start(CONFIG);
+    let mut ws = gw.ws().await;
+    let _runner = Runner::start(&gw, &mut ws).await;
+    let spawned = ws
+        .ok(
+            "sessions.spawn",
+            json!({"sessionKey": PARENT, "task": "hi", "label": "rpc", "toolCallId": "spawn-1"}),
+        )
+        .await;
+    assert_eq!(spawned["status"], json!("ok"), "{spawned}");
+    assert_eq!(spawned["toolCallId"], json!("spawn-1"));
+    let child = spawned["details"]["childSessionKey"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run_id = spawned["details"]["runId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        terminal_task(&mut ws, &run_id).await["status"],
+        json!("succeeded")
+    );
+    let hist = ws
+        .ok(
+            "sessions.history",
+            json!({"sessionKey": PARENT, "targetSessionKey": child, "includeTools": false}),
+        )
+        .await;
+    let texts: Vec<&str> = hist["details"]["messages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{hist}"))
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["hi", "echo: hi"], "{hist}");
+    let sent = ws
+        .ok(
+            "sessions.send",
+            json!({"sessionKey": PARENT, "targetSessionKey": child, "message": "again"}),
+        )
+        .await;
+    assert_eq!(sent["details"]["reply"], json!("echo: again"), "{sent}");
+    // The child (an orchestrator at depth 1 of 2) spawns a leaf; the leaf
+    // cannot spawn through the method either: the gate decides.
+    let leaf = ws
+        .ok(
+            "sessions.spawn",
+            json!({"sessionKey": child, "task": "deeper"}),
+        )
+        .await;
+    assert_eq!(leaf["details"]["role"], json!("leaf"), "{leaf}");
+    let leaf_key = leaf["details"]["childSessionKey"].as_str().unwrap();
+    let refused = ws
+        .ok(
+            "sessions.spawn",
+            json!({"sessionKey": leaf_key, "task": "deepest"}),
+        )
+        .await;
+    assert_eq!(refused["status"], json!("blocked"), "{refused}");
+    assert_eq!(refused["layer"], json!("subagent"), "{refused}");
+    let bad = ws
+        .call(
+            "sessions.spawn",
+            json!({"sessionKey": PARENT, "tsak": "typo"}),
+        )
+        .await;
+    assert!(
+        bad["error"]["message"].as_str().unwrap().contains("tsak"),
+        "{bad}"
+    );
+}
+
 async fn wait_for_pid(path: &Path) -> u32 {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
