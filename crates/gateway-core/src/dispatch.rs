@@ -49,7 +49,7 @@ impl Gateway {
             Request::ConfigSchemaLookup(p) => {
                 reply::<m::ConfigSchemaLookup>(areas.config.schema_lookup(p).await)
             }
-            Request::SessionsList(_) => reply::<m::SessionsList>(Ok(areas.sessions.list())),
+            Request::SessionsList(p) => reply::<m::SessionsList>(Ok(areas.sessions.list(&p))),
             Request::SessionsCreate(p) => {
                 let g = self.generation();
                 reply::<m::SessionsCreate>(areas.sessions.create(&g, p, &caller.identity).await)

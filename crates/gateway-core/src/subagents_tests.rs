@@ -164,3 +164,35 @@ async fn suggested_tasks_are_queued_and_dismissed_on_the_ledger() {
     let again = invoke(&gw, "main", "dismiss_task", json!({"task_id": id})).await;
     assert_eq!(again["status"], json!("error"), "{again}");
 }
+
+/// A session reopened after a restart keeps the token that opened it as
+/// its requester (hooks and approvals keep seeing that account).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_session_keeps_its_opener() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "agent:main:gw:opened-by-ci";
+    {
+        let gw = open(&dir, Arc::new(Reverse::default()));
+        let request = Request::parse("sessions.create", json!({"sessionKey": key})).unwrap();
+        gw.dispatch(
+            request,
+            &Caller {
+                out: None,
+                identity: crate::auth::Identity::new("ci-bot", crate::scope::Scope::Runner),
+            },
+        )
+        .await
+        .unwrap();
+        let r = gw.inner.sessions.registry.get(key).unwrap();
+        assert_eq!(r.requester().unwrap().account_id.as_deref(), Some("ci-bot"));
+        gw.shutdown(Duration::from_secs(5)).await;
+        drop(gw);
+    }
+    let gw = open(&dir, Arc::new(Reverse::default()));
+    let s = gw.inner.sessions.registry.get(key).expect("reopened");
+    let requester = s.requester().unwrap();
+    assert_eq!(requester.account_id.as_deref(), Some("ci-bot"));
+    assert_eq!(requester.scope.as_deref(), Some("runner"));
+    // The stored parameters still read back as the session's own.
+    assert_eq!(s.info.params.session_key.as_deref(), Some(key));
+}

@@ -209,8 +209,8 @@ protocol_methods! {
     ConfigGet = "config.get", ReadOnly, NoParams => ConfigGetResponse;
     /// The configuration schema at a dotted path.
     ConfigSchemaLookup = "config.schema.lookup", ReadOnly, ConfigSchemaLookupParams => ConfigSchemaLookupResponse;
-    /// Every open session.
-    SessionsList = "sessions.list", ReadOnly, NoParams => SessionsListResponse;
+    /// Every open session; with `includeClosed`, the stored ones kept as history too.
+    SessionsList = "sessions.list", ReadOnly, SessionsListParams => SessionsListResponse;
     /// Open a session (or return the one with the same key and params).
     SessionsCreate = "sessions.create", Runner, SessionParams => SessionsCreateResponse;
     /// Close a session, cancelling its calls in flight.

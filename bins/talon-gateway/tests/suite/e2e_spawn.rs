@@ -461,6 +461,26 @@ async fn subagents_cancel_ends_a_child_mid_exec_and_kills_its_command() {
         })
         .await;
     assert_ne!(exec["status"], json!("ok"), "{exec}");
+    // The stopped child is history: not open, listed with includeClosed.
+    let child = spawned["details"]["childSessionKey"].as_str().unwrap();
+    let open = ws.ok("sessions.list", json!({})).await;
+    assert!(
+        !open["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["sessionKey"] == json!(child)),
+        "{open}"
+    );
+    let all = ws.ok("sessions.list", json!({"includeClosed": true})).await;
+    let row = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["sessionKey"] == json!(child))
+        .unwrap_or_else(|| panic!("{all}"));
+    assert_eq!(row["status"], json!("closed"), "{row}");
+    assert_eq!(row["params"]["parentSessionKey"], json!(PARENT), "{row}");
     // Cancelling it again (by label): nothing in flight by that name.
     let again = invoke(
         &mut ws,

@@ -85,6 +85,24 @@ pub struct SessionInfo {
     pub sandboxed: bool,
     /// When it was created (Unix ms).
     pub created_at_ms: u64,
+    /// In `sessions.list`: `open`, or `closed` for a session kept as
+    /// history (listed with `includeClosed`; its `sandboxed` is `false`,
+    /// as nothing runs in it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// `sessions.list`'s params (all optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionsListParams {
+    /// Also list the sessions kept as history (closed, or not reopened
+    /// after a restart), from the state database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_closed: Option<bool>,
+    /// Only this agent's sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
 }
 
 /// `sessions.create`'s answer.
@@ -100,7 +118,8 @@ pub struct SessionsCreateResponse {
 /// `sessions.list`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionsListResponse {
-    /// Every open session, by key.
+    /// Every open session (and with `includeClosed` every stored one), by
+    /// key.
     pub sessions: Vec<SessionInfo>,
 }
 
