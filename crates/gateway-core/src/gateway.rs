@@ -614,6 +614,9 @@ pub(crate) fn build_generation(
     {
         builder = builder.mcp_manager(Arc::clone(previous.runtime.mcp_manager()));
     }
+    builder = builder.status_source(Arc::new(crate::tools_family::GatewayStatus::new(
+        Arc::clone(parts.link),
+    )));
     builder = builder.family(Arc::new(crate::tools_family::GatewayToolsFamily::new(
         Arc::clone(parts.link),
         Arc::clone(&config),

@@ -485,3 +485,83 @@ impl Tool for GatewaySessionTool {
         }
     }
 }
+
+/// What the gateway adds to `session_status`: the session's place in the
+/// spawn tree and its label (from the session store), where it came from
+/// (channel, the opening token's account), and its tasks on the ledger
+/// (OpenClaw's task line and route details).
+pub(crate) struct GatewayStatus {
+    link: Link,
+}
+
+impl GatewayStatus {
+    pub(crate) fn new(link: Link) -> Self {
+        GatewayStatus { link }
+    }
+}
+
+impl talon_runtime::StatusSource for GatewayStatus {
+    fn status(&self, session_key: &str) -> Map<String, Value> {
+        let mut out = Map::new();
+        let Some(gw) = self
+            .link
+            .get()
+            .and_then(std::sync::Weak::upgrade)
+            .map(|inner| Gateway { inner })
+        else {
+            return out;
+        };
+        let g = gw.generation();
+        if let Some(store) = gw.inner.sessions.store()
+            && let Ok(Some(r)) = store.get(session_key)
+        {
+            let kind = SessionKind::of(&g.config.main_session(), &r.agent_id, &r.key);
+            out.insert("kind".into(), json!(kind));
+            out.insert("parentSessionKey".into(), json!(r.parent_key));
+            out.insert("spawnDepth".into(), json!(r.spawn_depth));
+            out.insert("label".into(), json!(r.label));
+            if r.parent_key.is_some() {
+                let leaf = r.params.get("leaf").and_then(Value::as_bool) == Some(true);
+                out.insert(
+                    "subagentRole".into(),
+                    json!(if leaf { "leaf" } else { "orchestrator" }),
+                );
+            }
+            let channel = channel_of(
+                kind,
+                &r.key,
+                r.params.get("channel").and_then(Value::as_str),
+            );
+            let mut origin = Map::new();
+            origin.insert("provider".into(), json!(channel));
+            if let Some(a) = r.params.get("openerAccountId").and_then(Value::as_str) {
+                origin.insert("accountId".into(), json!(a));
+            }
+            out.insert("origin".into(), Value::Object(origin));
+        }
+        if let Some(ledger) = gw.inner.tasks.ledger.as_ref()
+            && let Ok(tasks) = ledger.list(&talon_tasks::TaskFilter {
+                owner_key: Some(session_key.to_owned()),
+                limit: 50,
+                ..talon_tasks::TaskFilter::default()
+            })
+        {
+            let active = tasks.iter().filter(|t| !t.status.is_terminal()).count();
+            let failures = tasks.iter().filter(|t| t.status.is_failure()).count();
+            let latest = tasks.first().map(|t| {
+                json!({
+                    "taskId": t.task_id,
+                    "runtime": t.runtime.as_str(),
+                    "status": t.status.as_str(),
+                    "label": t.label,
+                    "childSessionKey": t.child_session_key,
+                })
+            });
+            out.insert(
+                "tasks".into(),
+                json!({"active": active, "recentFailures": failures, "latest": latest}),
+            );
+        }
+        out
+    }
+}

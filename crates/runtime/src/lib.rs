@@ -156,6 +156,7 @@ pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition
 pub use crate::turn::{
     AgentTurn, TurnError, TurnErrorKind, TurnReply, TurnRunner, TurnTrigger, run_turn,
 };
+pub use talon_tools::StatusSource;
 
 mod builtin;
 mod cargo_features;

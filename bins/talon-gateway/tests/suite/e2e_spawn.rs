@@ -636,6 +636,25 @@ async fn the_sessions_methods_are_the_tools_calls() {
         terminal_task(&mut ws, &run_id).await["status"],
         json!("succeeded")
     );
+    // session_status reports the session's tasks and origin beside the run.
+    let status = invoke(&mut ws, PARENT, "session_status", json!({})).await;
+    let d = &status["details"];
+    assert_eq!(d["ok"], json!(true), "{status}");
+    assert_eq!(
+        d["tasks"]["latest"]["runtime"],
+        json!("subagent"),
+        "{status}"
+    );
+    assert_eq!(
+        d["tasks"]["latest"]["childSessionKey"],
+        json!(child),
+        "{status}"
+    );
+    assert_eq!(d["kind"], json!("main"), "{status}");
+    assert!(
+        d["statusText"].as_str().unwrap().contains("agentId: main"),
+        "{status}"
+    );
     let hist = ws
         .ok(
             "sessions.history",
