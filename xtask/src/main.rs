@@ -150,6 +150,7 @@ fn bench() -> Result<(), String> {
         ("talon-journal", "journal"),
         ("talon-mcp-serve", "mcp_serve"),
         ("talon-gateway", "gateway"),
+        ("talon-gateway", "spawn"),
         ("talon-audit", "audit"),
         ("talon-memory", "memory"),
         ("talon-media", "media"),

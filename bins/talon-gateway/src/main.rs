@@ -126,6 +126,7 @@ async fn run(args: Args) -> Result<()> {
         config_path: args.config.clone(),
         state_dir,
         bind,
+        turn_runner: None,
     };
     let gw = Gateway::open(options).context("cannot start the gateway")?;
     let listener = talon_gateway_core::bind(&gw).await?;

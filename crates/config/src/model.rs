@@ -138,6 +138,10 @@ pub struct AgentDefaults {
     /// the embedding provider, search defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_search: Option<crate::sections::memory::MemorySearchConfig>,
+    /// Sub-agent limits (`sessions_spawn`): depth, children, concurrency,
+    /// run budget, which agents may be spawned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<crate::sections::subagents::SubagentDefaults>,
 }
 
 /// One element of `agents.list`: an `id` plus the fields of [`AgentBody`].
@@ -171,6 +175,9 @@ pub struct AgentEntry {
     /// See [`AgentBody::memory_search`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_search: Option<crate::sections::memory::MemorySearchConfig>,
+    /// See [`AgentBody::subagents`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<crate::sections::subagents::AgentSubagents>,
 }
 
 impl AgentEntry {
@@ -184,6 +191,7 @@ impl AgentEntry {
             sandbox: self.sandbox.clone(),
             mcp: self.mcp.clone(),
             memory_search: self.memory_search.clone(),
+            subagents: self.subagents.clone(),
         }
     }
 }
@@ -218,6 +226,9 @@ pub struct AgentBody {
     /// adds to the defaults').
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_search: Option<crate::sections::memory::MemorySearchConfig>,
+    /// Which agents this agent's sessions may spawn (`allowAgents`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagents: Option<crate::sections::subagents::AgentSubagents>,
 }
 
 /// An agent's sandbox settings after defaults are applied.
@@ -586,6 +597,34 @@ impl TalonConfig {
                 .and_then(|t| t.agent_to_agent.clone())
                 .unwrap_or_default(),
         }
+    }
+
+    /// The sub-agent limits with defaults (`agents.defaults.subagents`).
+    pub fn subagent_limits(&self) -> crate::sections::subagents::SubagentLimits {
+        self.subagent_defaults().limits()
+    }
+
+    /// `agents.defaults.subagents` (empty when absent).
+    pub fn subagent_defaults(&self) -> crate::sections::subagents::SubagentDefaults {
+        self.agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.subagents.clone())
+            .unwrap_or_default()
+    }
+
+    /// The agents `agent_id`'s sessions may spawn children of besides its
+    /// own (lowercased; `*` for any): the agent's `subagents.allowAgents`,
+    /// else `agents.defaults.subagents.allowAgents`, else none.
+    pub fn subagent_allow_agents(&self, agent_id: &str) -> Vec<String> {
+        self.agent(agent_id)
+            .and_then(|a| a.subagents.and_then(|s| s.allow_agents))
+            .or_else(|| self.subagent_defaults().allow_agents)
+            .unwrap_or_default()
+            .iter()
+            .map(|a| a.trim().to_lowercase())
+            .filter(|a| !a.is_empty())
+            .collect()
     }
 
     /// Which session is an agent's main one (`session.mainKey`,

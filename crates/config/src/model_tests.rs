@@ -142,6 +142,7 @@ fn entry_body_round_trip() {
         }),
         mcp: Some(crate::McpConfig::default()),
         memory_search: None,
+        subagents: None,
     };
     assert_eq!(
         entry.body(),
@@ -156,6 +157,7 @@ fn entry_body_round_trip() {
             }),
             mcp: Some(crate::McpConfig::default()),
             memory_search: None,
+            subagents: None,
         }
     );
 }

@@ -109,6 +109,28 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
         w.agents(agents, spans.member("agents"), &mut path);
         path.clear();
         w.ssh_blocks(agents, spans.member("agents"));
+        if let Some(sub) = agents.get("defaults").and_then(|d| d.get("subagents"))
+            && let Ok(cfg) =
+                serde_json::from_value::<crate::sections::subagents::SubagentDefaults>(sub.clone())
+        {
+            let span = spans
+                .member("agents")
+                .and_then(|s| s.member("defaults"))
+                .and_then(|s| s.member("subagents"));
+            for (key, message) in cfg.problems() {
+                let full = vec![
+                    Seg::Key("agents".to_owned()),
+                    Seg::Key("defaults".to_owned()),
+                    Seg::Key("subagents".to_owned()),
+                    Seg::Key(key.to_owned()),
+                ];
+                w.out.issue(
+                    &full,
+                    pos(span.and_then(|s| s.member(key)).or(span)),
+                    message,
+                );
+            }
+        }
     }
 }
 

@@ -117,12 +117,24 @@ impl Gateway {
             Request::ConfigSchemaLookup(p) => {
                 reply::<m::ConfigSchemaLookup>(areas.config.schema_lookup(p).await)
             }
-            Request::SessionsList(_) => reply::<m::SessionsList>(Ok(areas.sessions.list())),
+            Request::SessionsList(p) => reply::<m::SessionsList>(Ok(areas.sessions.list(&p))),
             Request::SessionsCreate(p) => {
                 let g = self.generation();
                 reply::<m::SessionsCreate>(areas.sessions.create(&g, p, &caller.identity).await)
             }
             Request::SessionsClose(p) => reply::<m::SessionsClose>(areas.sessions.close(p)),
+            Request::SessionsSpawn(p) => {
+                let call = tools::session_tool_call(&p);
+                reply::<m::SessionsSpawn>(tools::invoke(self, &caller.identity, call).await)
+            }
+            Request::SessionsSend(p) => {
+                let call = tools::session_tool_call(&p);
+                reply::<m::SessionsSend>(tools::invoke(self, &caller.identity, call).await)
+            }
+            Request::SessionsHistory(p) => {
+                let call = tools::session_tool_call(&p);
+                reply::<m::SessionsHistory>(tools::invoke(self, &caller.identity, call).await)
+            }
             Request::ToolsList(p) => {
                 let g = self.generation();
                 reply::<m::ToolsList>(tools::list(&areas.sessions, &g, p).await)

@@ -42,6 +42,10 @@ pub struct GatewayOptions {
     pub state_dir: PathBuf,
     /// `--bind`: overrides `gateway.bind` / `gateway.port`.
     pub bind: Option<std::net::SocketAddr>,
+    /// Who runs the agent turns the sub-agent tools hand out
+    /// (`sessions_spawn`, `sessions_send`): an embedder's own loop. `None`
+    /// (the daemon): the WebSocket runners that called `runner.subscribe`.
+    pub turn_runner: Option<crate::subagents::SharedTurnRunner>,
 }
 
 /// One loaded configuration and everything compiled from it. Replaced as
@@ -131,6 +135,9 @@ pub(crate) struct Areas {
     pub(crate) tasks: TasksHandler,
     /// `runner.*`.
     pub(crate) runners: Arc<RunnerHub>,
+    /// Sub-agent and agent-to-agent runs in flight (`sessions_spawn`,
+    /// `sessions_send`, `subagents`).
+    pub(crate) subagents: crate::subagents::SubagentRuns,
     /// Server-pushed events.
     pub(crate) events: Events,
     /// Authentication failures per peer.
@@ -263,6 +270,11 @@ impl Gateway {
             loaded,
             section,
         )?;
+        let turn_runner: Arc<dyn talon_runtime::TurnRunner> = match &options.turn_runner {
+            Some(r) => Arc::clone(&r.0),
+            None => Arc::clone(&runners) as _,
+        };
+        crate::subagents::mark_lost_at_start(&tasks);
         let inner = Arc::new(Areas {
             config: ConfigHandler::new(ConfigStart {
                 options,
@@ -288,6 +300,7 @@ impl Gateway {
                 ledger: Some(tasks),
             },
             runners,
+            subagents: crate::subagents::SubagentRuns::new(turn_runner),
             events,
             auth: AuthLimiter::new(limits.auth_max_failures, limits.auth_window),
             metrics: Metrics::default(),
@@ -499,6 +512,7 @@ impl Gateway {
         if let Some(cron) = &areas.cron.service {
             cron.stop();
         }
+        areas.subagents.cancel_all();
         areas.runners.close_all("the gateway is shutting down");
         if let Some(registry) = self.generation().runtime.process_registry() {
             registry.shutdown().await;
@@ -600,6 +614,9 @@ pub(crate) fn build_generation(
     {
         builder = builder.mcp_manager(Arc::clone(previous.runtime.mcp_manager()));
     }
+    builder = builder.status_source(Arc::new(crate::tools_family::GatewayStatus::new(
+        Arc::clone(parts.link),
+    )));
     builder = builder.family(Arc::new(crate::tools_family::GatewayToolsFamily::new(
         Arc::clone(parts.link),
         Arc::clone(&config),

@@ -59,6 +59,7 @@ pub use crate::serve::{bind, serve};
 pub use crate::settings::{
     BindParseError, DEFAULT_HTTP_TOOL_DENY, DEFAULT_PORT, GatewaySection, Limits, parse_bind,
 };
+pub use crate::subagents::SharedTurnRunner;
 pub use talon_gateway_protocol::{ReloadReport, SessionInfo, SessionParams};
 
 /// JSON-RPC 2.0 framing and error codes.
@@ -83,6 +84,7 @@ mod scope;
 mod serve;
 mod sessions;
 mod settings;
+mod subagents;
 #[cfg(test)]
 mod test_harness;
 mod tools_family;

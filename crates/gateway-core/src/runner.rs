@@ -539,3 +539,138 @@ impl RunnerHub {
         }
     }
 }
+
+/// Ends one turn handed out by [`RunnerHub`]'s [`talon_runtime::TurnRunner`]
+/// exactly once, however it ends (including [`talon_runtime::run_turn`]
+/// dropping it at its deadline): the pending entry goes, the end is
+/// remembered for a late `runner.complete`, and the runner gets
+/// `runner.cancel` unless it reported the result.
+struct TurnGuard<'a> {
+    hub: &'a RunnerHub,
+    run_id: String,
+    runner: Option<Outbound>,
+    completed: bool,
+}
+
+impl Drop for TurnGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.hub.pending).remove(&self.run_id);
+        let end = if self.completed {
+            RunEnd::Completed
+        } else {
+            RunEnd::Cancelled
+        };
+        lock(&self.hub.ended).record(&self.run_id, end);
+        if end != RunEnd::Completed
+            && let Some(out) = &self.runner
+        {
+            let _ = out.send(
+                notification(
+                    Notification::RunnerCancel.as_str(),
+                    json!({
+                        "runId": self.run_id,
+                        "reason": "cancelled",
+                        "message": "the run was cancelled or ran past its budget",
+                    }),
+                )
+                .to_string(),
+            );
+        }
+    }
+}
+
+impl RunnerHub {
+    /// Tell a subscribed runner (if any) that `text` arrived in
+    /// `session_key` (a sub-agent's announce-back): a `runner.systemEvent`
+    /// with `source`. Returns whether a runner took it; the message is in
+    /// the session's history either way.
+    pub(crate) fn deliver_to_session(
+        &self,
+        agent_id: &str,
+        session_key: &str,
+        text: &str,
+        source: &str,
+    ) -> bool {
+        let Some(out) = self.pick() else {
+            return false;
+        };
+        out.send(
+            notification(
+                Notification::RunnerSystemEvent.as_str(),
+                json!({
+                    "agentId": agent_id,
+                    "sessionKey": session_key,
+                    "text": text,
+                    "wakeMode": "now",
+                    "source": source,
+                }),
+            )
+            .to_string(),
+        )
+    }
+}
+
+#[async_trait::async_trait]
+impl talon_runtime::TurnRunner for RunnerHub {
+    async fn run_turn(
+        &self,
+        turn: &talon_runtime::AgentTurn,
+        cancel: &talon_tool_catalog::CancellationToken,
+    ) -> Result<talon_runtime::TurnReply, talon_runtime::TurnError> {
+        use talon_runtime::{TurnError, TurnErrorKind, TurnReply};
+        let mut guard = TurnGuard {
+            hub: self,
+            run_id: turn.run_id.clone(),
+            runner: None,
+            completed: false,
+        };
+        loop {
+            let out = self
+                .wait_for_runner(Some(cancel))
+                .await
+                .map_err(|f| TurnError::new(TurnErrorKind::NoRunner, f.message))?;
+            let (tx, rx) = oneshot::channel();
+            lock(&self.pending).insert(turn.run_id.clone(), (out.id, tx));
+            guard.runner = Some(out.clone());
+            let frame = notification(
+                Notification::RunnerRun.as_str(),
+                json!({
+                    "runId": turn.run_id,
+                    "agentId": turn.agent_id,
+                    "sessionKey": turn.session_key,
+                    "requesterSessionKey": turn.requester_session_key,
+                    "message": turn.message,
+                    "label": turn.label,
+                    "model": turn.model,
+                    "thinking": turn.thinking,
+                    "tools": turn.tools,
+                    "trigger": turn.trigger.as_str(),
+                    "timeoutMs": u64::try_from(turn.timeout.as_millis()).unwrap_or(u64::MAX),
+                }),
+            )
+            .to_string();
+            if !out.send(frame) {
+                lock(&self.pending).remove(&turn.run_id);
+                guard.runner = None;
+                self.disconnected(out.id);
+                continue;
+            }
+            return match rx.await {
+                Ok(Ok(report)) => {
+                    guard.completed = true;
+                    Ok(TurnReply {
+                        reply: report.summary,
+                    })
+                }
+                Ok(Err(failure)) => {
+                    guard.completed = true;
+                    Err(TurnError::new(TurnErrorKind::Failed, failure.message))
+                }
+                Err(_) => Err(TurnError::new(
+                    TurnErrorKind::RunnerLost,
+                    "the runner client went away during the run",
+                )),
+            };
+        }
+    }
+}

@@ -130,6 +130,18 @@ impl Session {
         self.spec.cron_job_id.is_some()
     }
 
+    /// Who opened the session (the requester its calls run with unless a
+    /// caller's own is given).
+    pub(crate) fn requester(&self) -> Option<&Requester> {
+        self.spec.requester.as_ref()
+    }
+
+    /// Set who opened the session (a restored session's stored opener);
+    /// only before the session is shared.
+    pub(crate) fn set_requester(&mut self, requester: Requester) {
+        self.spec.requester = Some(requester);
+    }
+
     /// The current table, if one was built.
     pub(crate) fn current_table(&self) -> Option<Arc<BuiltTable>> {
         self.table.read().ok().and_then(|t| t.clone())
@@ -378,6 +390,7 @@ pub(crate) fn build_session(
             params,
             sandboxed,
             created_at_ms: crate::clock::now_ms(),
+            status: None,
         },
         spec,
         table: RwLock::new(None),

@@ -30,6 +30,7 @@ pub(crate) fn open_in(dir: &Path, config: &str) -> Gateway {
         config_path: Some(path),
         state_dir: dir.join("state"),
         bind: None,
+        turn_runner: None,
     })
     .expect("open the test gateway")
 }

@@ -1,8 +1,10 @@
 //! The tools the gateway itself provides: `agents_list`, `sessions_list`,
 //! `sessions_history` and `sessions_search` (sessions and messages from the session store,
 //! tool calls from the call journal), each session filtered by the one
-//! visibility rule (`talon_sessions::VisibilityPolicy`). `session_status`
-//! comes with every runtime.
+//! visibility rule (`talon_sessions::VisibilityPolicy`); and the
+//! multi-agent tools (`sessions_spawn`, `sessions_send`, `sessions_yield`,
+//! `subagents`, `spawn_task`, `dismiss_task`, in [`crate::subagents`]).
+//! `session_status` comes with every runtime.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -22,12 +24,8 @@ use crate::gateway::{Gateway, Link};
 /// The id of the gateway's own tool family.
 pub(crate) const GATEWAY_TOOLS_FAMILY_ID: &str = "gateway-sessions";
 
-const NAMES: [&str; 4] = [
-    "agents_list",
-    "sessions_list",
-    "sessions_history",
-    "sessions_search",
-];
+/// The tools this family offers: the runtime's one list of them.
+const NAMES: &[&str] = talon_runtime::GATEWAY_CORE_TOOLS;
 
 /// Most records `sessions_history` returns.
 const MAX_HISTORY: usize = 200;
@@ -159,6 +157,40 @@ fn snippet(text: &str, query: &str) -> String {
 /// How long a search hit's snippet is, in characters.
 const SNIPPET_CHARS: usize = 160;
 
+/// `agents_list`: the agents the calling agent may target, each saying
+/// how: `spawn` (itself, or listed in its `subagents.allowAgents`) and
+/// `send` (itself, or both agents in `tools.agentToAgent`).
+fn agents_list(config: &TalonConfig, requester: &str) -> Value {
+    let default = config.default_agent_id();
+    let mut ids = config.agent_ids();
+    if ids.is_empty() {
+        ids.push(default.clone());
+    }
+    let allow = config.subagent_allow_agents(requester);
+    let allow_any = allow.iter().any(|a| a == "*");
+    let a2a = config.session_visibility().agent_to_agent;
+    let agents: Vec<Value> = ids
+        .iter()
+        .filter_map(|id| {
+            let own = id.eq_ignore_ascii_case(requester);
+            let spawn = own || allow_any || allow.contains(id);
+            let send = own || a2a.check(requester, id).is_ok();
+            (spawn || send).then(|| {
+                let name = config.agent(id).and_then(|a| a.name);
+                json!({
+                    "id": id,
+                    "name": name,
+                    "configured": true,
+                    "default": *id == default,
+                    "spawn": spawn,
+                    "send": send,
+                })
+            })
+        })
+        .collect();
+    json!({"requester": requester, "allowAny": allow_any, "agents": agents})
+}
+
 fn string<'a>(params: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     params
         .get(key)
@@ -233,20 +265,41 @@ impl Tool for GatewaySessionTool {
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
-        _abort: &CancellationToken,
+        abort: &CancellationToken,
     ) -> Result<ToolResult, ToolError> {
         match self.spec.name.as_str() {
-            "agents_list" => {
-                let default = self.config.default_agent_id();
-                let mut ids = self.config.agent_ids();
-                if ids.is_empty() {
-                    ids.push(default.clone());
-                }
-                let agents: Vec<Value> = ids
-                    .iter()
-                    .map(|id| json!({"id": id, "default": *id == default}))
-                    .collect();
-                Ok(json_result(json!({"agents": agents})))
+            "agents_list" => Ok(json_result(agents_list(&self.config, &ctx.agent_id))),
+            "sessions_spawn" => {
+                let gw = self.gateway()?;
+                crate::subagents::spawn(&gw, ctx, &call.params)
+                    .await
+                    .map(json_result)
+            }
+            "sessions_send" => {
+                let gw = self.gateway()?;
+                crate::subagents::send(&gw, ctx, &call.params, abort)
+                    .await
+                    .map(json_result)
+            }
+            "subagents" => {
+                let gw = self.gateway()?;
+                crate::subagents::subagents(&gw, ctx, &call.params).map(json_result)
+            }
+            "spawn_task" => {
+                let gw = self.gateway()?;
+                crate::subagents::spawn_task(&gw, ctx, &call.params).map(json_result)
+            }
+            "dismiss_task" => {
+                let gw = self.gateway()?;
+                crate::subagents::dismiss_task(&gw, ctx, &call.params).map(json_result)
+            }
+            "sessions_yield" => {
+                let gw = self.gateway()?;
+                Ok(json_result(crate::subagents::yield_turn(
+                    &gw,
+                    ctx,
+                    &call.params,
+                )))
             }
             "sessions_list" => {
                 let gw = self.gateway()?;
@@ -430,5 +483,85 @@ impl Tool for GatewaySessionTool {
             }
             other => Err(ToolError::execution(format!("no gateway tool `{other}`"))),
         }
+    }
+}
+
+/// What the gateway adds to `session_status`: the session's place in the
+/// spawn tree and its label (from the session store), where it came from
+/// (channel, the opening token's account), and its tasks on the ledger
+/// (OpenClaw's task line and route details).
+pub(crate) struct GatewayStatus {
+    link: Link,
+}
+
+impl GatewayStatus {
+    pub(crate) fn new(link: Link) -> Self {
+        GatewayStatus { link }
+    }
+}
+
+impl talon_runtime::StatusSource for GatewayStatus {
+    fn status(&self, session_key: &str) -> Map<String, Value> {
+        let mut out = Map::new();
+        let Some(gw) = self
+            .link
+            .get()
+            .and_then(std::sync::Weak::upgrade)
+            .map(|inner| Gateway { inner })
+        else {
+            return out;
+        };
+        let g = gw.generation();
+        if let Some(store) = gw.inner.sessions.store()
+            && let Ok(Some(r)) = store.get(session_key)
+        {
+            let kind = SessionKind::of(&g.config.main_session(), &r.agent_id, &r.key);
+            out.insert("kind".into(), json!(kind));
+            out.insert("parentSessionKey".into(), json!(r.parent_key));
+            out.insert("spawnDepth".into(), json!(r.spawn_depth));
+            out.insert("label".into(), json!(r.label));
+            if r.parent_key.is_some() {
+                let leaf = r.params.get("leaf").and_then(Value::as_bool) == Some(true);
+                out.insert(
+                    "subagentRole".into(),
+                    json!(if leaf { "leaf" } else { "orchestrator" }),
+                );
+            }
+            let channel = channel_of(
+                kind,
+                &r.key,
+                r.params.get("channel").and_then(Value::as_str),
+            );
+            let mut origin = Map::new();
+            origin.insert("provider".into(), json!(channel));
+            if let Some(a) = r.params.get("openerAccountId").and_then(Value::as_str) {
+                origin.insert("accountId".into(), json!(a));
+            }
+            out.insert("origin".into(), Value::Object(origin));
+        }
+        if let Some(ledger) = gw.inner.tasks.ledger.as_ref()
+            && let Ok(tasks) = ledger.list(&talon_tasks::TaskFilter {
+                owner_key: Some(session_key.to_owned()),
+                limit: 50,
+                ..talon_tasks::TaskFilter::default()
+            })
+        {
+            let active = tasks.iter().filter(|t| !t.status.is_terminal()).count();
+            let failures = tasks.iter().filter(|t| t.status.is_failure()).count();
+            let latest = tasks.first().map(|t| {
+                json!({
+                    "taskId": t.task_id,
+                    "runtime": t.runtime.as_str(),
+                    "status": t.status.as_str(),
+                    "label": t.label,
+                    "childSessionKey": t.child_session_key,
+                })
+            });
+            out.insert(
+                "tasks".into(),
+                json!({"active": active, "recentFailures": failures, "latest": latest}),
+            );
+        }
+        out
     }
 }

@@ -69,7 +69,8 @@ pub use crate::types::security::{
 };
 pub use crate::types::sessions::{
     SessionInfo, SessionParams, SessionTrigger, SessionsCloseResponse, SessionsCreateResponse,
-    SessionsListResponse,
+    SessionsHistoryParams, SessionsListParams, SessionsListResponse, SessionsSendParams,
+    SessionsSpawnParams,
 };
 pub use crate::types::skills::{RejectedSkill, SkillsListResponse, SkillsPromptResponse};
 pub use crate::types::tasks::{TaskRef, TaskResponse, TasksListParams, TasksListResponse};

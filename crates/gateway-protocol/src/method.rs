@@ -209,12 +209,18 @@ protocol_methods! {
     ConfigGet = "config.get", ReadOnly, NoParams => ConfigGetResponse;
     /// The configuration schema at a dotted path.
     ConfigSchemaLookup = "config.schema.lookup", ReadOnly, ConfigSchemaLookupParams => ConfigSchemaLookupResponse;
-    /// Every open session.
-    SessionsList = "sessions.list", ReadOnly, NoParams => SessionsListResponse;
+    /// Every open session; with `includeClosed`, the stored ones kept as history too.
+    SessionsList = "sessions.list", ReadOnly, SessionsListParams => SessionsListResponse;
     /// Open a session (or return the one with the same key and params).
     SessionsCreate = "sessions.create", Runner, SessionParams => SessionsCreateResponse;
     /// Close a session, cancelling its calls in flight.
     SessionsClose = "sessions.close", Runner, SessionRef => SessionsCloseResponse;
+    /// Spawn a sub-agent from a session: its `sessions_spawn` call, through the gate.
+    SessionsSpawn = "sessions.spawn", Runner, SessionsSpawnParams => CallResult;
+    /// Send a message to another session and wait for its reply: `sessions_send`, through the gate.
+    SessionsSend = "sessions.send", Runner, SessionsSendParams => CallResult;
+    /// Read a session's messages and calls as another session may: `sessions_history`, through the gate.
+    SessionsHistory = "sessions.history", Runner, SessionsHistoryParams => CallResult;
     /// A session's tool table as the model sees it (with `audit`: the policy report).
     ToolsList = "tools.list", ReadOnly, ToolsListParams => ToolsListResponse;
     /// Run one tool call through the gate (policy, hooks, approvals, sandbox, journal).

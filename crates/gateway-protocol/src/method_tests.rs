@@ -8,7 +8,7 @@ use crate::frame::{INVALID_PARAMS, METHOD_NOT_FOUND};
 
 #[test]
 fn every_method_has_one_name_and_a_scope() {
-    assert_eq!(MethodName::ALL.len(), 33);
+    assert_eq!(MethodName::ALL.len(), 36);
     let mut names: Vec<&str> = MethodName::ALL.iter().map(|m| m.as_str()).collect();
     names.sort_unstable();
     let before = names.len();

@@ -145,12 +145,19 @@ pub use crate::family::{ToolFamily, ToolSet};
 pub use crate::mcp_family::MCP_FAMILY_ID;
 pub use crate::narrowing::{CRON_SCOPED_READS, CRON_SELF_ACTIONS};
 pub use crate::outcome::{CallStatus, WireCodes};
-pub use crate::provided::{missing_core_tools, provided_core_tools, provides_core_tool};
+pub use crate::provided::{
+    GATEWAY_CORE_TOOLS, gateway_provides_core_tool, missing_core_tools, provided_core_tools,
+    provides_core_tool,
+};
 pub use crate::run::RunSpec;
 pub use crate::runtime::{Runtime, RuntimeBuilder, check_hooks};
 pub use crate::sandbox_decision::{RunSandbox, resolve_run_sandbox};
 pub use crate::status_family::{STATUS_FAMILY_ID, StatusFamily};
 pub use crate::table::{InvokeOutcome, ModelToolCall, StageTiming, ToolDefinition, ToolTable};
+pub use crate::turn::{
+    AgentTurn, TurnError, TurnErrorKind, TurnReply, TurnRunner, TurnTrigger, run_turn,
+};
+pub use talon_tools::StatusSource;
 
 mod builtin;
 mod cargo_features;
@@ -169,3 +176,4 @@ mod sandbox_decision;
 mod status_family;
 mod table;
 mod target;
+mod turn;

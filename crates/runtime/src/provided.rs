@@ -45,6 +45,29 @@ const IMPLEMENTED_CORE_TOOLS: &[&str] = &[
     "image",
 ];
 
+/// The core tools the gateway adds to every session's table (its own
+/// family: the session store, the task ledger and the runners are the
+/// gateway's), so they exist only when Talon runs as the gateway. The
+/// gateway's family offers exactly this list.
+pub const GATEWAY_CORE_TOOLS: &[&str] = &[
+    "agents_list",
+    "sessions_list",
+    "sessions_history",
+    "sessions_search",
+    "sessions_send",
+    "sessions_spawn",
+    "sessions_yield",
+    "subagents",
+    "spawn_task",
+    "dismiss_task",
+];
+
+/// Whether the gateway provides the core tool `name` (normalised) through
+/// its own family ([`GATEWAY_CORE_TOOLS`]).
+pub fn gateway_provides_core_tool(name: &str) -> bool {
+    GATEWAY_CORE_TOOLS.contains(&name)
+}
+
 /// Whether this build implements the core tool `name` (normalised): one
 /// of the built-in families offers it and the cargo feature it needs
 /// (`web`, `sqlite-state`, `media`, `channels`, `browser`) is on. Every other catalog row is a name the

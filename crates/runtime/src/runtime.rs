@@ -93,7 +93,7 @@ impl RuntimeBuilder {
             hooks: Hooks::new(),
             broker: None,
             diagnostics: Diagnostics::default(),
-            families: vec![Arc::new(StatusFamily)],
+            families: vec![Arc::new(StatusFamily::default())],
             loop_global: LoopDetectionConfig::default(),
             loop_agents: BTreeMap::new(),
             approval_timeout: None,
@@ -298,6 +298,22 @@ impl RuntimeBuilder {
     pub fn cron_service(mut self, service: talon_cron::CronService) -> Self {
         self.families
             .push(Arc::new(crate::builtin::CronFamily::new(service)));
+        self
+    }
+
+    /// Builder: `session_status` also reports `source`'s fields (a host's
+    /// own facts about the session: the gateway adds its parent, depth,
+    /// label, origin and tasks).
+    pub fn status_source(mut self, source: Arc<dyn talon_tools::StatusSource>) -> Self {
+        let family: Arc<dyn ToolFamily> = Arc::new(StatusFamily::with_source(source));
+        match self
+            .families
+            .iter_mut()
+            .find(|f| f.id() == crate::status_family::STATUS_FAMILY_ID)
+        {
+            Some(slot) => *slot = family,
+            None => self.families.insert(0, family),
+        }
         self
     }
 

@@ -3,14 +3,34 @@
 use std::sync::Arc;
 
 use talon_tool_catalog::{Tool, ToolError, ToolSpec};
-use talon_tools::{SessionSnapshot, SessionStatusTool};
+use talon_tools::{SessionSnapshot, SessionStatusTool, StatusSource};
 
 use crate::family::ToolFamily;
 use crate::run::RunSpec;
 
-/// `session_status`, reporting the run it was built for.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct StatusFamily;
+/// `session_status`, reporting the run it was built for (and, with a
+/// [`StatusSource`], what the host knows about the session).
+#[derive(Default, Clone)]
+pub struct StatusFamily {
+    source: Option<Arc<dyn StatusSource>>,
+}
+
+impl std::fmt::Debug for StatusFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatusFamily")
+            .field("source", &self.source.is_some())
+            .finish()
+    }
+}
+
+impl StatusFamily {
+    /// The family whose `session_status` adds `source`'s fields.
+    pub fn with_source(source: Arc<dyn StatusSource>) -> Self {
+        StatusFamily {
+            source: Some(source),
+        }
+    }
+}
 
 /// The id of [`StatusFamily`].
 pub const STATUS_FAMILY_ID: &str = "status";
@@ -35,7 +55,7 @@ impl ToolFamily for StatusFamily {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
-        Ok(Arc::new(SessionStatusTool::new(SessionSnapshot {
+        let tool = SessionStatusTool::new(SessionSnapshot {
             agent_id: ctx.agent_id.clone(),
             session_key: ctx.session_key.clone(),
             run_id: run.run_id.clone(),
@@ -44,6 +64,10 @@ impl ToolFamily for StatusFamily {
             trigger,
             sandboxed: ctx.sandboxed,
             tools: run.effective_tools.clone(),
-        })))
+        });
+        Ok(Arc::new(match &self.source {
+            Some(s) => tool.with_source(Arc::clone(s)),
+            None => tool,
+        }))
     }
 }

@@ -209,6 +209,26 @@ tool_error_codes! {
     /// its config key.
     CronQuota = "cron.quota" => Input,
 
+    /// A session tool named a session the caller may not see (or that does
+    /// not exist: the two answer alike).
+    SessionNotVisible = "session.not_visible" => Unauthorized,
+    /// `sessions_send` to another agent's session without
+    /// `tools.agentToAgent` allowing both agents.
+    SessionAgentToAgentDenied = "session.agent_to_agent_denied" => Unauthorized,
+    /// `sessions_spawn` past `agents.defaults.subagents.maxSpawnDepth`.
+    SubagentDepthExceeded = "subagent.depth_exceeded" => Unauthorized,
+    /// `sessions_spawn` past `maxChildrenPerAgent` (active children of the
+    /// session) or `maxConcurrent` (sub-agent runs in the gateway).
+    SubagentLimit = "subagent.limit" => Unavailable,
+    /// `sessions_spawn` of an agent `subagents.allowAgents` does not list.
+    SubagentAgentNotAllowed = "subagent.agent_not_allowed" => Unauthorized,
+    /// No runner took the turn (none subscribed, none registered).
+    RunnerUnavailable = "runner.unavailable" => Unavailable,
+    /// The turn handed to a runner did not end within its budget.
+    RunnerTimedOut = "runner.timed_out" => TimedOut,
+    /// The runner reported that the turn failed, or went away during it.
+    RunnerFailed = "runner.failed" => Execution,
+
     /// `memory_get` was given a path that is not a memory file
     /// (`MEMORY.md`, `memory/**/*.md`, a configured extra path).
     MemoryPathRefused = "memory.path_refused" => Input,

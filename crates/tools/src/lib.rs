@@ -64,7 +64,7 @@ pub use crate::gateway_tool::{
 pub use crate::process::{
     DEFAULT_MAX_RUNNING_PER_KEY, ProcessRegistry, ProcessTool, RegistryOptions, process_spec,
 };
-pub use crate::session_status::{SessionSnapshot, SessionStatusTool};
+pub use crate::session_status::{SessionSnapshot, SessionStatusTool, StatusSource};
 pub use crate::web::{
     BlockKind, Freshness, HostLiteral, HostResolver, IpBlock, METADATA_BLOCKED_CODE,
     SSRF_BLOCKED_CODE, SearchProviderConfig, SsrfAllowlistConfig, SsrfBlocked, SsrfPolicy,

@@ -34,11 +34,29 @@ pub struct SessionSnapshot {
     pub tools: Vec<String>,
 }
 
+/// What a host knows about a session beyond its run (a gateway: the
+/// session's parent, spawn depth, label, origin, its tasks). Its fields are
+/// added to `session_status`'s answer; they never replace the run's own.
+pub trait StatusSource: Send + Sync {
+    /// The fields for `session_key`.
+    fn status(&self, session_key: &str) -> serde_json::Map<String, Value>;
+}
+
 /// The `session_status` tool for one run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SessionStatusTool {
     spec: ToolSpec,
     snapshot: SessionSnapshot,
+    source: Option<std::sync::Arc<dyn StatusSource>>,
+}
+
+impl std::fmt::Debug for SessionStatusTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionStatusTool")
+            .field("snapshot", &self.snapshot)
+            .field("source", &self.source.is_some())
+            .finish()
+    }
 }
 
 impl SessionStatusTool {
@@ -52,8 +70,33 @@ impl SessionStatusTool {
                 },
             )
         });
-        SessionStatusTool { spec, snapshot }
+        SessionStatusTool {
+            spec,
+            snapshot,
+            source: None,
+        }
     }
+
+    /// Builder: add the host's fields from `source` to every answer.
+    pub fn with_source(mut self, source: std::sync::Arc<dyn StatusSource>) -> Self {
+        self.source = Some(source);
+        self
+    }
+}
+
+/// One line per fact, OpenClaw's `statusText` in plain form.
+fn status_text(map: &serde_json::Map<String, Value>) -> String {
+    let mut lines = Vec::new();
+    for (k, v) in map {
+        let shown = match v {
+            Value::String(s) => s.clone(),
+            Value::Array(items) => format!("{} item(s)", items.len()),
+            Value::Null => continue,
+            other => other.to_string(),
+        };
+        lines.push(format!("{k}: {shown}"));
+    }
+    lines.join("\n")
 }
 
 #[async_trait::async_trait]
@@ -90,7 +133,16 @@ impl Tool for SessionStatusTool {
             .map_err(|e| ToolError::execution(format!("cannot encode the status: {e}")))?;
         let mut payload = payload;
         if let Value::Object(map) = &mut payload {
+            if let Some(source) = &self.source {
+                for (k, v) in source.status(&self.snapshot.session_key) {
+                    map.entry(k).or_insert(v);
+                }
+            }
+            let text = status_text(map);
             map.insert("status".into(), Value::String("ok".into()));
+            map.insert("ok".into(), Value::Bool(true));
+            map.insert("changedModel".into(), Value::Bool(false));
+            map.insert("statusText".into(), Value::String(text));
         }
         Ok(json_result(payload))
     }

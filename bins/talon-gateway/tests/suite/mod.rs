@@ -9,5 +9,6 @@ mod e2e_lifecycle;
 mod e2e_mcp;
 mod e2e_messaging;
 mod e2e_sessions;
+mod e2e_spawn;
 mod support;
 mod wire_shapes;

@@ -12,4 +12,5 @@ pub mod memory;
 pub mod plugins;
 pub mod sessions;
 pub mod skills;
+pub mod subagents;
 pub mod web;

@@ -218,6 +218,31 @@ fn session_visibility_is_typed_and_a_bad_value_is_named() {
 }
 
 #[test]
+fn subagent_limits_out_of_range_are_named_with_their_keys() {
+    let got = issues(
+        "{ agents: { defaults: { subagents: { maxSpawnDepth: 9, maxChildrenPerAgent: 0, runTimeoutSeconds: 0, maxConcurrent: 0 } }, list: [ { id: \"a\", subagents: { allowAgents: [\"b\"], maxDepth: 2 } } ] } }",
+    );
+    let mut paths: Vec<&str> = got.iter().map(|i| i.key_path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        vec![
+            "agents.defaults.subagents.maxChildrenPerAgent",
+            "agents.defaults.subagents.maxConcurrent",
+            "agents.defaults.subagents.maxSpawnDepth",
+            "agents.defaults.subagents.runTimeoutSeconds",
+            "agents.list[0].subagents.maxDepth",
+        ],
+        "{got:?}"
+    );
+    let timeout = got
+        .iter()
+        .find(|i| i.key_path.ends_with("runTimeoutSeconds"))
+        .unwrap();
+    assert!(timeout.message.contains("deadline"), "{timeout:?}");
+}
+
+#[test]
 fn tools_fs_is_typed_and_a_bad_key_is_named() {
     let got = issues("{ tools: { fs: { workspaceOnly: \"yes\", extra: 1 } } }");
     let paths: Vec<&str> = got.iter().map(|i| i.key_path.as_str()).collect();

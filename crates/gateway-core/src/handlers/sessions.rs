@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use talon_gateway_protocol::{
-    SessionParams, SessionRef, SessionsCloseResponse, SessionsCreateResponse, SessionsListResponse,
+    SessionInfo, SessionParams, SessionRef, SessionsCloseResponse, SessionsCreateResponse,
+    SessionsListParams, SessionsListResponse,
 };
 use talon_sessions::{ListQuery, SessionRecord, SessionStatus, SessionStore};
 
@@ -27,6 +28,22 @@ pub(crate) struct SessionsHandler {
     /// Where sessions persist (the gateway's `talon.db`); `None` only in
     /// unit tests of the handler.
     store: Option<SessionStore>,
+}
+
+/// Where a stored session's parameters keep the token that opened it (its
+/// id and scope), beside the creation parameters.
+const OPENER_ACCOUNT: &str = "openerAccountId";
+const OPENER_SCOPE: &str = "openerScope";
+
+/// Take the opener out of stored parameters (so they read back as
+/// `SessionParams`), as the identity that opened the session.
+fn take_opener(params: &mut serde_json::Value) -> Option<crate::auth::Identity> {
+    let map = params.as_object_mut()?;
+    let account = map.remove(OPENER_ACCOUNT);
+    let scope = map.remove(OPENER_SCOPE);
+    let account = account?.as_str()?.to_owned();
+    let scope = talon_gateway_protocol::Scope::parse(scope?.as_str()?)?;
+    Some(crate::auth::Identity::new(account, scope))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -71,11 +88,13 @@ impl SessionsHandler {
             let outcome = if is_cron_run_key(&record.key) {
                 Err("a cron run does not survive a restart".to_owned())
             } else {
-                serde_json::from_value::<SessionParams>(record.params.clone())
+                let mut raw = record.params.clone();
+                let opener = take_opener(&mut raw);
+                serde_json::from_value::<SessionParams>(raw)
                     .map_err(|e| format!("its stored parameters are unreadable: {e}"))
                     .and_then(|mut params| {
                         params.session_key = Some(record.key.clone());
-                        self.open_inner(g, params, None, Some(&record))
+                        self.open_inner(g, params, None, Some((&record, opener.as_ref())))
                             .map_err(|e| e.message)
                     })
             };
@@ -164,9 +183,15 @@ impl SessionsHandler {
                 .map_or(1, |p| p.spawn_depth.saturating_add(1)),
             None => 0,
         };
-        let params = serde_json::to_value(&s.info.params).map_err(|e| {
+        let mut params = serde_json::to_value(&s.info.params).map_err(|e| {
             RpcError::internal(format!("cannot encode the session's parameters: {e}"))
         })?;
+        if let Some(r) = s.requester()
+            && let (Some(account), Some(scope)) = (&r.account_id, &r.scope)
+        {
+            params[OPENER_ACCOUNT] = serde_json::json!(account);
+            params[OPENER_SCOPE] = serde_json::json!(scope);
+        }
         let record = SessionRecord {
             key: s.info.session_key.clone(),
             agent_id: s.info.agent_id.clone(),
@@ -186,16 +211,63 @@ impl SessionsHandler {
         })
     }
 
-    /// `sessions.list`.
-    pub(crate) fn list(&self) -> SessionsListResponse {
-        SessionsListResponse {
-            sessions: self
-                .registry
-                .list()
-                .iter()
-                .map(|s| s.info.clone())
-                .collect(),
+    /// `sessions.list`: the open sessions, and with `includeClosed` the
+    /// stored ones kept as history (a store that cannot be read lists the
+    /// open ones and logs why).
+    pub(crate) fn list(&self, p: &SessionsListParams) -> SessionsListResponse {
+        let agent = p.agent_id.as_deref().map(|a| a.trim().to_lowercase());
+        let wanted = |a: &str| agent.as_deref().is_none_or(|w| w == a);
+        let mut sessions: Vec<SessionInfo> = self
+            .registry
+            .list()
+            .iter()
+            .filter(|s| wanted(&s.info.agent_id))
+            .map(|s| SessionInfo {
+                status: Some("open".to_owned()),
+                ..s.info.clone()
+            })
+            .collect();
+        if p.include_closed == Some(true)
+            && let Some(store) = &self.store
+        {
+            let query = ListQuery {
+                agent_id: agent.clone(),
+                include_closed: true,
+                ..ListQuery::default()
+            };
+            match store.list(&query) {
+                Ok(records) => {
+                    for r in records {
+                        if self.registry.get(&r.key).is_some() {
+                            continue;
+                        }
+                        let mut raw = r.params.clone();
+                        let _ = take_opener(&mut raw);
+                        let params =
+                            serde_json::from_value::<SessionParams>(raw).unwrap_or_else(|_| {
+                                SessionParams {
+                                    session_key: Some(r.key.clone()),
+                                    agent_id: Some(r.agent_id.clone()),
+                                    ..SessionParams::default()
+                                }
+                            });
+                        sessions.push(SessionInfo {
+                            session_key: r.key,
+                            agent_id: r.agent_id,
+                            params,
+                            sandboxed: false,
+                            created_at_ms: r.created_at_ms,
+                            status: Some("closed".to_owned()),
+                        });
+                    }
+                    sessions.sort_by(|a, b| a.session_key.cmp(&b.session_key));
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read the session store; sessions.list shows the open sessions only");
+                }
+            }
         }
+        SessionsListResponse { sessions }
     }
 
     /// `sessions.create`: the session and its tool names.
@@ -273,6 +345,43 @@ impl SessionsHandler {
         }
     }
 
+    /// A sub-agent's run ended badly (cancelled, timed out, its runner
+    /// lost): the session's calls in flight are cancelled, the commands it
+    /// started (background ones too) are killed, and it closes (kept as
+    /// history). Returns whether it was open.
+    pub(crate) fn stop_session(
+        &self,
+        key: &str,
+        reason: &str,
+        processes: Option<&talon_tools::ProcessRegistry>,
+    ) -> bool {
+        let was_open = match self.registry.remove(key) {
+            Some(s) => {
+                if let Some(t) = s.current_table() {
+                    t.table.canceller().cancel(reason);
+                }
+                self.persist_close(&s.info.session_key);
+                true
+            }
+            None => false,
+        };
+        if let Some(registry) = processes {
+            let killed = registry.kill_owner(key);
+            if killed > 0 {
+                tracing::info!(session = %key, killed, "session stopped: its commands were killed");
+            }
+        }
+        was_open
+    }
+
+    /// Close a session whose work is done (`cleanup: "delete"`), kept as
+    /// history.
+    pub(crate) fn close_quietly(&self, key: &str) {
+        if let Some(s) = self.registry.remove(key) {
+            self.persist_close(&s.info.session_key);
+        }
+    }
+
     /// The binding of the cron run in flight under `key`, if any.
     fn cron_run(&self, key: &str) -> Option<CronRunBinding> {
         lock(&self.cron_runs)
@@ -303,7 +412,7 @@ impl SessionsHandler {
         g: &Generation,
         mut params: SessionParams,
         caller: Option<&crate::auth::Identity>,
-        restored: Option<&SessionRecord>,
+        restored: Option<(&SessionRecord, Option<&crate::auth::Identity>)>,
     ) -> Result<Arc<Session>, RpcError> {
         let cron_run = match params.session_key.as_deref() {
             Some(key) => match self.cron_run(key) {
@@ -355,8 +464,13 @@ impl SessionsHandler {
             )?,
             None => build_session(params, &default_agent, &g.runtime, parent, &suffix, caller)?,
         };
-        if let Some(r) = restored {
+        if let Some((r, opener)) = restored {
             session.info.created_at_ms = r.created_at_ms;
+            // The token that opened it is still who opened it: hooks and
+            // approvals keep seeing that account after a restart.
+            if let Some(o) = opener {
+                session.set_requester(crate::identity::requester(o, &session.info.params));
+            }
         }
         let (opened, created) = self
             .registry

@@ -116,3 +116,96 @@ fn journal_error(e: JournalError) -> RpcError {
 fn to_json<T: serde::Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
+
+/// A `sessions.*` method that is one session tool's call: which tool, in
+/// which session, with which arguments. The method runs it through
+/// `tools.invoke`'s path, so the gate, the journal and the session's own
+/// tool table decide exactly as for the model's call.
+pub(crate) trait SessionToolCall {
+    /// The tool.
+    const TOOL: &'static str;
+    /// The calling session.
+    fn session_key(&self) -> &str;
+    /// The caller's call id.
+    fn tool_call_id(&self) -> Option<&str>;
+    /// The tool's arguments, in its own spelling.
+    fn arguments(&self) -> serde_json::Value;
+}
+
+/// The `tools.invoke` call a `sessions.*` method stands for.
+pub(crate) fn session_tool_call<P: SessionToolCall>(p: &P) -> ToolsInvokeParams {
+    ToolsInvokeParams {
+        session_key: p.session_key().to_owned(),
+        tool_name: P::TOOL.to_owned(),
+        tool_call_id: p.tool_call_id().map(str::to_owned),
+        params: p.arguments(),
+    }
+}
+
+/// Drops absent members, so the tool sees only what the caller gave.
+fn present(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            serde_json::Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).collect())
+        }
+        other => other,
+    }
+}
+
+impl SessionToolCall for talon_gateway_protocol::SessionsSpawnParams {
+    const TOOL: &'static str = "sessions_spawn";
+    fn session_key(&self) -> &str {
+        &self.session_key
+    }
+    fn tool_call_id(&self) -> Option<&str> {
+        self.tool_call_id.as_deref()
+    }
+    fn arguments(&self) -> serde_json::Value {
+        present(serde_json::json!({
+            "task": self.task,
+            "label": self.label,
+            "taskName": self.task_name,
+            "agentId": self.agent_id,
+            "runTimeoutSeconds": self.run_timeout_seconds,
+            "cleanup": self.cleanup,
+            "model": self.model,
+            "thinking": self.thinking,
+        }))
+    }
+}
+
+impl SessionToolCall for talon_gateway_protocol::SessionsSendParams {
+    const TOOL: &'static str = "sessions_send";
+    fn session_key(&self) -> &str {
+        &self.session_key
+    }
+    fn tool_call_id(&self) -> Option<&str> {
+        self.tool_call_id.as_deref()
+    }
+    fn arguments(&self) -> serde_json::Value {
+        present(serde_json::json!({
+            "sessionKey": self.target_session_key,
+            "label": self.label,
+            "agentId": self.agent_id,
+            "message": self.message,
+            "timeoutSeconds": self.timeout_seconds,
+        }))
+    }
+}
+
+impl SessionToolCall for talon_gateway_protocol::SessionsHistoryParams {
+    const TOOL: &'static str = "sessions_history";
+    fn session_key(&self) -> &str {
+        &self.session_key
+    }
+    fn tool_call_id(&self) -> Option<&str> {
+        self.tool_call_id.as_deref()
+    }
+    fn arguments(&self) -> serde_json::Value {
+        present(serde_json::json!({
+            "sessionKey": self.target_session_key,
+            "limit": self.limit,
+            "includeTools": self.include_tools,
+        }))
+    }
+}

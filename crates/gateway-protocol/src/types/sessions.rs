@@ -108,6 +108,24 @@ pub struct SessionInfo {
     pub sandboxed: bool,
     /// When it was created (Unix ms).
     pub created_at_ms: u64,
+    /// In `sessions.list`: `open`, or `closed` for a session kept as
+    /// history (listed with `includeClosed`; its `sandboxed` is `false`,
+    /// as nothing runs in it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// `sessions.list`'s params (all optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionsListParams {
+    /// Also list the sessions kept as history (closed, or not reopened
+    /// after a restart), from the state database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_closed: Option<bool>,
+    /// Only this agent's sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
 }
 
 /// `sessions.create`'s answer.
@@ -123,7 +141,8 @@ pub struct SessionsCreateResponse {
 /// `sessions.list`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionsListResponse {
-    /// Every open session, by key.
+    /// Every open session (and with `includeClosed` every stored one), by
+    /// key.
     pub sessions: Vec<SessionInfo>,
 }
 
@@ -135,4 +154,87 @@ pub struct SessionsCloseResponse {
     pub closed: bool,
     /// The closed session.
     pub session_key: String,
+}
+
+/// `sessions.spawn`'s params: `sessions_spawn` run as a call of
+/// `sessionKey` (the parent), through the same gate as `tools.invoke`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionsSpawnParams {
+    /// The parent session (the caller's).
+    pub session_key: String,
+    /// The caller's id for the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// What the child should do.
+    pub task: String,
+    /// A short title for the child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// A stable alias for `subagents`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_name: Option<String>,
+    /// The child's agent (its own, or one `subagents.allowAgents` lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The run's budget in seconds (default
+    /// `agents.defaults.subagents.runTimeoutSeconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_timeout_seconds: Option<u64>,
+    /// `keep` (default) or `delete` the child session when it ends well.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup: Option<String>,
+    /// A model for the runner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// A thinking level for the runner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+}
+
+/// `sessions.send`'s params: `sessions_send` run as a call of
+/// `sessionKey`, through the same gate as `tools.invoke`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionsSendParams {
+    /// The sending session (the caller's).
+    pub session_key: String,
+    /// The caller's id for the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The target session (or `label`, or `agentId` for its main session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_session_key: Option<String>,
+    /// The target's label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The target's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The message.
+    pub message: String,
+    /// Seconds to wait for the reply (default 30; 0: do not wait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// `sessions.history`'s params: `sessions_history` run as a call of
+/// `sessionKey`, so the visibility rule is the tool's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionsHistoryParams {
+    /// The reading session (the caller's).
+    pub session_key: String,
+    /// The caller's id for the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The session to read (default: the reading one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_session_key: Option<String>,
+    /// At most this many records (default 20, at most 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    /// Whether tool calls are included (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_tools: Option<bool>,
 }
