@@ -61,7 +61,9 @@ const PREFIXES: [(&str, Kind); 5] = [
 fn norm(value: &str, strip_at: bool) -> String {
     let t = value.trim();
     let t = if strip_at {
-        t.strip_prefix('@').unwrap_or(t)
+        // Trimmed again: `@ alice` is `alice`, so a canonical key
+        // normalises to itself.
+        t.strip_prefix('@').unwrap_or(t).trim()
     } else {
         t
     };
@@ -479,3 +481,34 @@ impl Channels {
 #[cfg(test)]
 #[path = "channels_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod sender_key_tests {
+    use super::*;
+
+    /// A canonical key is its own canonical form, whatever the spelling it
+    /// came from (found by the `channel_policy` fuzz target: whitespace
+    /// after a leading `@`).
+    #[test]
+    fn a_canonical_sender_key_normalises_to_itself() {
+        for raw in [
+            "@\t\0Mallory",
+            "@ alice",
+            "username:@ Bob ",
+            "ID:Carol",
+            "channel: Telegram : 42 ",
+            "@@x",
+            "@id:foo",
+            "e164:+1 555",
+            "name:  Dave\u{a0}",
+        ] {
+            let canonical = normalize_sender_key(raw).unwrap().unwrap();
+            assert_eq!(
+                normalize_sender_key(&canonical),
+                Ok(Some(canonical.clone())),
+                "{raw:?}"
+            );
+        }
+        assert_eq!(normalize_sender_key("@ "), Err(SenderKeyError::Empty));
+    }
+}
