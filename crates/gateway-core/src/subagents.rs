@@ -21,7 +21,7 @@ use talon_config::sections::subagents::MAX_RUN_TIMEOUT_SECONDS;
 use talon_gateway_protocol::SessionParams;
 use talon_runtime::{AgentTurn, TurnError, TurnErrorKind, TurnReply, TurnRunner, TurnTrigger};
 use talon_sessions::{Role, Target, Viewer};
-use talon_tasks::{NewTask, TaskFilter, TaskOutcome, TaskRuntime, TaskStatus};
+use talon_tasks::{DeliveryStatus, NewTask, TaskFilter, TaskOutcome, TaskRuntime, TaskStatus};
 use talon_tool_catalog::{CancellationToken, ToolContext, ToolError, ToolErrorCode};
 
 use crate::gateway::{Areas, Gateway};
@@ -260,6 +260,57 @@ fn task_status(result: &Result<TurnReply, TurnError>) -> TaskStatus {
 
 fn gateway(weak: &Weak<Areas>) -> Option<Gateway> {
     weak.upgrade().map(|inner| Gateway { inner })
+}
+
+/// Run `turn` until it ends, its own token fires, or its ledger task is
+/// cancelled (`tasks.cancel` fires the ledger's token): then the run's token
+/// is cancelled too, so the runner hears of it.
+async fn run_watched(
+    runner: &dyn TurnRunner,
+    turn: &AgentTurn,
+    cancel: &CancellationToken,
+    ledger_token: Option<CancellationToken>,
+) -> Result<TurnReply, TurnError> {
+    let watch = async {
+        match &ledger_token {
+            Some(t) => t.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        r = talon_runtime::run_turn(runner, turn, cancel) => r,
+        () = watch => {
+            cancel.cancel();
+            Err(TurnError::new(
+                TurnErrorKind::Cancelled,
+                format!("run `{}` was cancelled through its task", turn.run_id),
+            ))
+        }
+    }
+}
+
+/// The ledger token of `entry`'s task, if it has one.
+fn ledger_token(gw: &Gateway, entry: &RunEntry) -> Option<CancellationToken> {
+    match (gw.inner.tasks.ledger.as_ref(), &entry.task_id) {
+        (Some(l), Some(id)) => Some(l.token(id)),
+        _ => None,
+    }
+}
+
+/// Record whether a run's result reached its requester.
+fn record_delivery(gw: &Gateway, entry: &RunEntry, delivery: DeliveryStatus) {
+    let (Some(ledger), Some(task_id)) = (gw.inner.tasks.ledger.as_ref(), &entry.task_id) else {
+        return;
+    };
+    match ledger.set_delivery(task_id, delivery) {
+        Ok(t) => gw.inner.events.push(
+            talon_gateway_protocol::Notification::TaskUpdated,
+            json!({"task": serde_json::to_value(&t).unwrap_or(Value::Null)}),
+        ),
+        Err(e) => {
+            tracing::warn!(task = %task_id, error = %e, "cannot record a sub-agent run's delivery")
+        }
+    }
 }
 
 /// Record a run's terminal state in the ledger (a failure is logged, never
@@ -614,30 +665,12 @@ pub(crate) async fn spawn(
         trigger: TurnTrigger::Subagent,
         timeout: Duration::from_secs(timeout_s),
     };
-    let ledger_token = match (ledger, &entry.task_id) {
-        (Some(l), Some(id)) => Some(l.token(id)),
-        _ => None,
-    };
+    let ledger_token = ledger_token(gw, &entry);
     let weak = Arc::downgrade(&gw.inner);
     let runner = Arc::clone(&gw.inner.subagents.runner);
     let run_entry = Arc::clone(&entry);
     tokio::spawn(async move {
-        let result = {
-            let watch = async {
-                match &ledger_token {
-                    // `tasks.cancel` fires the ledger's token: the run stops.
-                    Some(t) => t.cancelled().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                r = talon_runtime::run_turn(runner.as_ref(), &turn, &run_entry.cancel) => r,
-                () = watch => {
-                    run_entry.cancel.cancel();
-                    Err(TurnError::new(TurnErrorKind::Cancelled, format!("run `{}` was cancelled through its task", turn.run_id)))
-                }
-            }
-        };
+        let result = run_watched(runner.as_ref(), &turn, &run_entry.cancel, ledger_token).await;
         if let Some(gw) = gateway(&weak) {
             spawned_run_ended(&gw, &run_entry, &parent_agent, &result, cleanup_delete);
         }
@@ -700,7 +733,7 @@ fn spawned_run_ended(
         "[sub-agent `{name}` ({}) {status}, run {}]\n{body}",
         entry.session_key, entry.run_id
     );
-    sessions.record_message(
+    let recorded = sessions.record_message(
         &entry.requester_key,
         None,
         Role::System,
@@ -713,7 +746,16 @@ fn spawned_run_ended(
         &announce,
         "subagent",
     );
-    tracing::info!(run = %entry.run_id, child = %entry.session_key, status, delivered, "sub-agent run ended");
+    record_delivery(
+        gw,
+        entry,
+        match (delivered, recorded) {
+            (true, _) => DeliveryStatus::Delivered,
+            (false, true) => DeliveryStatus::SessionQueued,
+            (false, false) => DeliveryStatus::Failed,
+        },
+    );
+    tracing::info!(run = %entry.run_id, child = %entry.session_key, status, delivered, recorded, "sub-agent run ended");
 }
 
 /// Whether `viewer` may reach session `key` (owned by `agent`), as
@@ -953,10 +995,11 @@ pub(crate) async fn send(
     if wait == 0 {
         let weak = Arc::downgrade(&gw.inner);
         let run_entry = Arc::clone(&entry);
+        let ledger_token = ledger_token(gw, &entry);
         tokio::spawn(async move {
-            let result = talon_runtime::run_turn(runner.as_ref(), &turn, &run_entry.cancel).await;
+            let result = run_watched(runner.as_ref(), &turn, &run_entry.cancel, ledger_token).await;
             if let Some(gw) = gateway(&weak) {
-                send_ended(&gw, &run_entry, &result);
+                send_ended(&gw, &run_entry, &result, false);
             }
         });
         return Ok(json!({
@@ -967,8 +1010,14 @@ pub(crate) async fn send(
             "delivery": {"status": "pending", "mode": "history"},
         }));
     }
-    let result = talon_runtime::run_turn(runner.as_ref(), &turn, &entry.cancel).await;
-    send_ended(gw, &entry, &result);
+    let result = run_watched(
+        runner.as_ref(),
+        &turn,
+        &entry.cancel,
+        ledger_token(gw, &entry),
+    )
+    .await;
+    send_ended(gw, &entry, &result, true);
     match result {
         Ok(r) => Ok(json!({
             "runId": run_id,
@@ -982,9 +1031,33 @@ pub(crate) async fn send(
     }
 }
 
-fn send_ended(gw: &Gateway, entry: &RunEntry, result: &Result<TurnReply, TurnError>) {
+/// A send's run ended: record it in the ledger and the target's history.
+/// A cancelled run's calls in the target session are cancelled and its
+/// commands killed (the session stays open: the send does not own it).
+/// Delivery: a waited send's result goes back in the call's own result
+/// (`delivered`); a background send's is only recorded in the target's
+/// history (`session_queued`), where `sessions_history` reads it.
+fn send_ended(gw: &Gateway, entry: &RunEntry, result: &Result<TurnReply, TurnError>, waited: bool) {
     gw.inner.subagents.remove(&entry.run_id);
     finish_task(gw, entry, result);
+    if let Err(e) = result
+        && e.kind == TurnErrorKind::Cancelled
+    {
+        let g = gw.generation();
+        let processes = g.runtime.process_registry().map(AsRef::as_ref);
+        gw.inner
+            .sessions
+            .interrupt_session(&entry.session_key, &e.message, processes);
+    }
+    record_delivery(
+        gw,
+        entry,
+        if waited {
+            DeliveryStatus::Delivered
+        } else {
+            DeliveryStatus::SessionQueued
+        },
+    );
     let (role, text) = match result {
         Ok(r) => (
             Role::Assistant,
