@@ -267,7 +267,8 @@ fn tools_list(profile: Option<&str>, json: bool, out: &mut String) -> Result<Sta
             .map(|(t, s)| {
                 json!({
                     "name": t.id,
-                    "provided": talon_runtime::provides_core_tool(t.id),
+                    "provided": core_tool_provider(t.id).is_some(),
+                    "providedBy": core_tool_provider(t.id),
                     "label": s.label,
                     "section": t.section.id(),
                     "profiles": t.profiles.iter().map(|p| p.id()).collect::<Vec<_>>(),
@@ -294,10 +295,10 @@ fn tools_list(profile: Option<&str>, json: bool, out: &mut String) -> Result<Sta
                 } else {
                     profiles.join(",")
                 },
-                if talon_runtime::provides_core_tool(t.id) {
-                    "yes".to_owned()
-                } else {
-                    "no".to_owned()
+                match core_tool_provider(t.id) {
+                    Some(PROVIDED_BY_RUNTIME) => "yes".to_owned(),
+                    Some(_) => "gateway only".to_owned(),
+                    None => "no".to_owned(),
                 },
                 s.label.clone(),
             ]
@@ -309,8 +310,21 @@ fn tools_list(profile: Option<&str>, json: bool, out: &mut String) -> Result<Sta
     ));
     let missing = selected
         .iter()
-        .filter(|t| !talon_runtime::provides_core_tool(t.id))
+        .filter(|t| core_tool_provider(t.id).is_none())
         .count();
+    let gateway_only = selected
+        .iter()
+        .filter(|t| core_tool_provider(t.id) == Some(PROVIDED_BY_GATEWAY))
+        .count();
+    if gateway_only > 0 {
+        let _ = writeln!(
+            out,
+            "\n{gateway_only} of these {} catalog tools are provided by the gateway only \
+             (IN BUILD: gateway only): its sessions get them (`talon gateway run`); \
+             a run of this CLI or an embedder does not.",
+            selected.len()
+        );
+    }
     if missing > 0 {
         let _ = writeln!(
             out,
@@ -481,12 +495,31 @@ fn policy_explain(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Sta
     Ok(Status::Ok)
 }
 
-/// The allowed core tools that this build does not implement.
+/// `providedBy` of a core tool the runtime's families implement in this build.
+const PROVIDED_BY_RUNTIME: &str = "runtime";
+/// `providedBy` of a core tool only the gateway offers (its own family:
+/// the session store, the task ledger and the runners are the gateway's).
+const PROVIDED_BY_GATEWAY: &str = "gateway";
+
+/// Who provides the core tool `id` in this build: the runtime (every
+/// front end), the gateway only, or nobody (`None`: not in this build).
+fn core_tool_provider(id: &str) -> Option<&'static str> {
+    if talon_runtime::provides_core_tool(id) {
+        Some(PROVIDED_BY_RUNTIME)
+    } else if talon_runtime::gateway_provides_core_tool(id) {
+        Some(PROVIDED_BY_GATEWAY)
+    } else {
+        None
+    }
+}
+
+/// The allowed core tools that this build does not implement (the
+/// gateway's own tools are in the build: the gateway provides them).
 fn not_in_build(tools: &[String]) -> Vec<&str> {
     tools
         .iter()
         .map(String::as_str)
-        .filter(|t| talon_tool_catalog::is_core_tool(t) && !talon_runtime::provides_core_tool(t))
+        .filter(|t| talon_tool_catalog::is_core_tool(t) && core_tool_provider(t).is_none())
         .collect()
 }
 
@@ -515,9 +548,15 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
                     "provided".to_owned(),
                     Value::Bool(
                         !talon_tool_catalog::is_core_tool(&check.tool)
-                            || talon_runtime::provides_core_tool(&check.tool),
+                            || core_tool_provider(&check.tool).is_some(),
                     ),
                 );
+                if talon_tool_catalog::is_core_tool(&check.tool) {
+                    map.insert(
+                        "providedBy".to_owned(),
+                        json!(core_tool_provider(&check.tool)),
+                    );
+                }
             } else {
                 map.insert("known".to_owned(), Value::Bool(false));
                 map.insert("suggestion".to_owned(), json!(suggestion));
@@ -539,10 +578,10 @@ fn policy_check(ctx: &ContextArgs, tool: &str, json: bool, out: &mut String) -> 
     } else {
         match &check.removed_by {
             None => {
-                let absent = if talon_runtime::provides_core_tool(&check.tool) {
-                    ""
-                } else {
-                    "; not in this build: no agent can call it yet"
+                let absent = match core_tool_provider(&check.tool) {
+                    Some(PROVIDED_BY_RUNTIME) => "",
+                    Some(_) => "; provided by the gateway only: a gateway session can call it",
+                    None => "; not in this build: no agent can call it yet",
                 };
                 let _ = writeln!(
                     out,

@@ -142,6 +142,19 @@ impl Session {
         self.spec.requester = Some(requester);
     }
 
+    /// Cancel the calls in flight on the current table and drop it, so the
+    /// session's next call gets a fresh table (its canceller is not
+    /// cancelled); the session stays open.
+    pub(crate) fn interrupt(&self, reason: &str) {
+        let old = match self.table.write() {
+            Ok(mut slot) => slot.take(),
+            Err(p) => p.into_inner().take(),
+        };
+        if let Some(t) = old {
+            t.table.canceller().cancel(reason);
+        }
+    }
+
     /// The current table, if one was built.
     pub(crate) fn current_table(&self) -> Option<Arc<BuiltTable>> {
         self.table.read().ok().and_then(|t| t.clone())

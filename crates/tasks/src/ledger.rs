@@ -387,6 +387,17 @@ impl TaskLedger {
         Ok(record)
     }
 
+    /// Record whether the task's result reached its requester (after it
+    /// ended, too: the announce-back comes after the terminal state).
+    pub fn set_delivery(&self, task_id: &str, delivery: DeliveryStatus) -> Result<TaskRecord> {
+        let now = self.now();
+        self.update("task_id", task_id, |r| {
+            r.delivery_status = delivery;
+            r.last_event_at = Some(now);
+            Ok(())
+        })
+    }
+
     /// Cancel a task: mark it `cancelled` and fire its token so the running
     /// work stops. Cancelling a finished task is refused.
     pub fn cancel(&self, task_id: &str, reason: Option<&str>) -> Result<TaskRecord> {

@@ -127,6 +127,23 @@ async fn terminal_task(ws: &mut Ws, run_id: &str) -> Value {
     }
 }
 
+/// The ledger task of `run_id` once its delivery is recorded (the
+/// announce-back comes after the terminal state).
+async fn delivered_task(ws: &mut Ws, run_id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let t = terminal_task(ws, run_id).await;
+        if t["deliveryStatus"] != json!("pending") {
+            return t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the delivery of {run_id} was never recorded: {t}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The messages of `session` as read by `viewer` through sessions_history.
 async fn history(ws: &mut Ws, viewer: &str, session: &str) -> Vec<Value> {
     let h = invoke(
@@ -222,6 +239,8 @@ async fn a_child_never_gets_a_tool_its_parent_lacks_and_its_result_comes_back() 
             .contains("child says hello"),
         "{announce}"
     );
+    let task = delivered_task(&mut ws, &run_id).await;
+    assert_eq!(task["deliveryStatus"], json!("delivered"), "{task}");
     let parent_msgs = history(&mut ws, PARENT, PARENT).await;
     assert!(
         parent_msgs
@@ -372,8 +391,10 @@ async fn sessions_send_round_trips_a_reply_only_between_allowed_agents() {
         })
         .await;
     assert_eq!(run["requesterSessionKey"], json!(PARENT), "{run}");
-    let task = terminal_task(&mut ws, sent["details"]["runId"].as_str().unwrap()).await;
+    let task = delivered_task(&mut ws, sent["details"]["runId"].as_str().unwrap()).await;
     assert_eq!(task["status"], json!("succeeded"));
+    // The reply went back in the call's own result.
+    assert_eq!(task["deliveryStatus"], json!("delivered"), "{task}");
     // `loner` is not in tools.agentToAgent.allow.
     let refused = invoke(
         &mut ws,
@@ -492,6 +513,96 @@ async fn subagents_cancel_ends_a_child_mid_exec_and_kills_its_command() {
     assert_eq!(again["status"], json!("error"), "{again}");
 }
 
+/// A fire-and-forget `sessions_send` (`timeoutSeconds: 0`) runs in the
+/// background; `tasks.cancel` of its ledger task ends that run: the runner
+/// hears `runner.cancel`, the call in flight in the target session is
+/// aborted and its command killed, the task is `cancelled` with its
+/// delivery recorded, and the target session stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_cancel_ends_a_background_send_mid_exec() {
+    let gw = Gw::start(CONFIG);
+    let mut ws = gw.ws().await;
+    let runner = Runner::start(&gw, &mut ws).await;
+    let pid_file = gw.dir.path().join("send.pid");
+    let command = format!("echo $$ > {}; exec sleep 60", pid_file.display());
+    let message = script(
+        json!([{"tool": "exec", "params": {"command": command, "yieldMs": 60000}}]),
+        "never",
+    );
+    let target = "agent:worker:main";
+    let sent = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_send",
+        json!({"sessionKey": target, "message": message, "timeoutSeconds": 0}),
+    )
+    .await;
+    assert_eq!(sent["details"]["status"], json!("accepted"), "{sent}");
+    let run_id = sent["details"]["runId"].as_str().unwrap().to_owned();
+    let task_id = sent["details"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sent}"))
+        .to_owned();
+    let pid = wait_for_pid(&pid_file).await;
+    assert!(alive(pid), "the send's command is not running");
+    let cancelled = ws
+        .ok(
+            "tasks.cancel",
+            json!({"taskId": task_id, "reason": "changed my mind"}),
+        )
+        .await;
+    assert_eq!(
+        cancelled["task"]["status"],
+        json!("cancelled"),
+        "{cancelled}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while alive(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "pid {pid} survived the task's cancel"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    runner
+        .wait_for("the send's runner.cancel", |e| {
+            e["event"] == "cancel" && e["runId"] == json!(run_id)
+        })
+        .await;
+    let exec = runner
+        .wait_for("the exec's end", |e| {
+            e["event"] == "call" && e["tool"] == "exec"
+        })
+        .await;
+    assert_ne!(exec["status"], json!("ok"), "{exec}");
+    let task = delivered_task(&mut ws, &run_id).await;
+    assert_eq!(task["status"], json!("cancelled"), "{task}");
+    // Recorded in the target's history only: nobody waited for it.
+    assert_eq!(task["deliveryStatus"], json!("session_queued"), "{task}");
+    // The target session is not the send's: it stays open and usable.
+    let open = ws.ok("sessions.list", json!({})).await;
+    assert!(
+        open["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["sessionKey"] == json!(target)),
+        "{open}"
+    );
+    let again = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_send",
+        json!({"sessionKey": target, "message": "still there?", "timeoutSeconds": 20}),
+    )
+    .await;
+    assert_eq!(
+        again["details"]["reply"],
+        json!("echo: still there?"),
+        "{again}"
+    );
+}
+
 /// Bad input and limits: a leaf's parent at the default depth cannot go
 /// deeper, fan-out past maxChildrenPerAgent, an agent not in allowAgents,
 /// a runner that never answers (timed out, terminal task), no runner at
@@ -573,6 +684,19 @@ async fn limits_and_silent_runners_give_clear_errors_and_terminal_tasks() {
         "{none}"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
+    // A spawn with no runner: it fails, and its announce-back is only
+    // recorded in the parent's history (nobody to deliver it to).
+    let lone = invoke(
+        &mut ws,
+        PARENT,
+        "sessions_spawn",
+        json!({"task": "nobody runs this", "runTimeoutSeconds": 2}),
+    )
+    .await;
+    assert_eq!(lone["status"], json!("ok"), "{lone}");
+    let t = delivered_task(&mut ws, lone["details"]["runId"].as_str().unwrap()).await;
+    assert_ne!(t["status"], json!("succeeded"), "{t}");
+    assert_eq!(t["deliveryStatus"], json!("session_queued"), "{t}");
 }
 
 /// At the default `maxSpawnDepth` (1) a child is a leaf: its own spawn is

@@ -19,7 +19,7 @@ fn check_denied_by_sandbox_names_layer_rule_and_key() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
         r.json(),
-        json!({"tool": "exec", "allowed": false, "removedBy": {"layer": "sandbox", "rule": "deny exec", "configKey": "tools.sandbox.tools.deny"}, "provided": true})
+        json!({"tool": "exec", "allowed": false, "removedBy": {"layer": "sandbox", "rule": "deny exec", "configKey": "tools.sandbox.tools.deny"}, "provided": true, "providedBy": "runtime"})
     );
     let human = talon(&[
         "--config",
@@ -45,7 +45,7 @@ fn check_normalises_names_and_allows_in_main_session() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         r.json(),
-        json!({"tool": "exec", "allowed": true, "removedBy": null, "provided": true})
+        json!({"tool": "exec", "allowed": true, "removedBy": null, "provided": true, "providedBy": "runtime"})
     );
 }
 

@@ -29,11 +29,33 @@ fn catalog_tools_this_build_lacks_are_marked() {
     assert_eq!(provided("exec"), Some(serde_json::json!(true)));
     assert_eq!(provided("canvas"), Some(serde_json::json!(false)));
     let missing = tools.iter().filter(|t| t["provided"] == false).count();
-    assert_eq!(missing, talon_runtime::missing_core_tools().len());
+    let gateway = talon_runtime::GATEWAY_CORE_TOOLS.len();
+    assert_eq!(missing, talon_runtime::missing_core_tools().len() - gateway);
+    // The gateway's own tools are in the build, provided by the gateway.
+    for name in talon_runtime::GATEWAY_CORE_TOOLS {
+        let t = tools.iter().find(|t| t["name"] == *name).unwrap();
+        assert_eq!(t["provided"], true, "{t}");
+        assert_eq!(t["providedBy"], "gateway", "{t}");
+    }
+    let exec = tools.iter().find(|t| t["name"] == "exec").unwrap();
+    assert_eq!(exec["providedBy"], "runtime", "{exec}");
+    let canvas = tools.iter().find(|t| t["name"] == "canvas").unwrap();
+    assert_eq!(canvas["providedBy"], serde_json::Value::Null, "{canvas}");
 
     let human = talon(&["tools", "list"]).stdout;
     let row = human.lines().find(|l| l.starts_with("canvas ")).unwrap();
     assert!(row.contains(" no "), "{row}");
+    let row = human
+        .lines()
+        .find(|l| l.starts_with("sessions_spawn "))
+        .unwrap();
+    assert!(row.contains(" gateway only "), "{row}");
+    assert!(
+        human.contains(&format!(
+            "{gateway} of these 42 catalog tools are provided by the gateway only"
+        )),
+        "{human}"
+    );
     assert!(
         human.contains(&format!(
             "{missing} of these 42 catalog tools are not in this build"
@@ -59,6 +81,16 @@ fn catalog_tools_this_build_lacks_are_marked() {
     assert_eq!(check["provided"], false);
     let check = talon(&["policy", "check", "read", "--json"]).json();
     assert_eq!(check["provided"], true);
+    assert!(!absent.iter().any(|t| t == "sessions_spawn"), "{explain}");
+    let check = talon(&["policy", "check", "sessions_spawn", "--json"]).json();
+    assert_eq!(check["provided"], true);
+    assert_eq!(check["providedBy"], "gateway");
+    let check = talon(&["policy", "check", "sessions_spawn"]);
+    assert!(
+        check.stdout.contains("provided by the gateway only"),
+        "{}",
+        check.stdout
+    );
 }
 
 #[test]

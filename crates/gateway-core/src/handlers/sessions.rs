@@ -116,7 +116,7 @@ impl SessionsHandler {
     /// hold yet is recorded first when `agent_id` is given (a cron run's
     /// session exists before its runner opens it); otherwise the message is
     /// dropped with a debug note. A store failure is logged, never fatal to
-    /// what carried the message.
+    /// what carried the message. Returns whether it was recorded.
     pub(crate) fn record_message(
         &self,
         key: &str,
@@ -124,20 +124,22 @@ impl SessionsHandler {
         role: talon_sessions::Role,
         source: Option<&str>,
         text: &str,
-    ) {
-        let Some(store) = &self.store else { return };
+    ) -> bool {
+        let Some(store) = &self.store else {
+            return false;
+        };
         let now = crate::clock::now_ms();
         let known = match store.get(key) {
             Ok(r) => r.is_some(),
             Err(e) => {
                 tracing::error!(session = %key, error = %e, "cannot read the session store");
-                return;
+                return false;
             }
         };
         if !known {
             let Some(agent) = agent_id else {
                 tracing::debug!(session = %key, "a message for a session the gateway never opened was not recorded");
-                return;
+                return false;
             };
             let record = SessionRecord {
                 key: key.to_owned(),
@@ -152,11 +154,15 @@ impl SessionsHandler {
             };
             if let Err(e) = store.save(&record) {
                 tracing::error!(session = %key, error = %e, "cannot record a session");
-                return;
+                return false;
             }
         }
-        if let Err(e) = store.append_message(key, role, source, text, now) {
-            tracing::error!(session = %key, error = %e, "cannot record a message");
+        match store.append_message(key, role, source, text, now) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::error!(session = %key, error = %e, "cannot record a message");
+                false
+            }
         }
     }
 
@@ -369,6 +375,32 @@ impl SessionsHandler {
             let killed = registry.kill_owner(key);
             if killed > 0 {
                 tracing::info!(session = %key, killed, "session stopped: its commands were killed");
+            }
+        }
+        was_open
+    }
+
+    /// A run handed to a session it does not own (a `sessions_send`) was
+    /// cancelled: the session's calls in flight are cancelled and the
+    /// commands it started (background ones too) are killed, but it stays
+    /// open (its next call gets a fresh table). Returns whether it was open.
+    pub(crate) fn interrupt_session(
+        &self,
+        key: &str,
+        reason: &str,
+        processes: Option<&talon_tools::ProcessRegistry>,
+    ) -> bool {
+        let was_open = match self.registry.get(key) {
+            Some(s) => {
+                s.interrupt(reason);
+                true
+            }
+            None => false,
+        };
+        if let Some(registry) = processes {
+            let killed = registry.kill_owner(key);
+            if killed > 0 {
+                tracing::info!(session = %key, killed, "run cancelled: the session's commands were killed");
             }
         }
         was_open

@@ -298,3 +298,26 @@ fn a_corrupt_persisted_status_is_a_clear_error() {
     let err = l.get(&t.task_id).unwrap_err().to_string();
     assert!(err.contains("invalid persisted task"), "{err}");
 }
+
+#[test]
+fn delivery_is_recorded_after_the_task_ended_and_survives_reopen() {
+    let (d, l, _c) = ledger();
+    let t = l.create(new(TaskRuntime::Subagent, "run-d")).unwrap();
+    assert_eq!(t.delivery_status, DeliveryStatus::Pending);
+    l.start(&t.task_id).unwrap();
+    l.finish(&t.task_id, TaskStatus::Succeeded, TaskOutcome::default())
+        .unwrap();
+    let r = l
+        .set_delivery(&t.task_id, DeliveryStatus::SessionQueued)
+        .unwrap();
+    assert_eq!(r.delivery_status, DeliveryStatus::SessionQueued);
+    assert_eq!(r.status, TaskStatus::Succeeded);
+    drop(l);
+    let again = TaskLedger::open(&d.path().join("talon.db")).unwrap();
+    let r = again.get(&t.task_id).unwrap().unwrap();
+    assert_eq!(r.delivery_status, DeliveryStatus::SessionQueued);
+    assert!(matches!(
+        again.set_delivery("nope", DeliveryStatus::Delivered),
+        Err(TaskError::NotFound { .. })
+    ));
+}

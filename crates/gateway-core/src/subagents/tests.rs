@@ -3,13 +3,14 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use talon_gateway_protocol::Request;
-use talon_runtime::{AgentTurn, TurnReply, TurnRunner};
+use talon_runtime::{AgentTurn, TurnError, TurnReply, TurnRunner};
+use talon_tasks::TaskStatus;
 
 use super::*;
 use crate::dispatch::Caller;
-use crate::gateway::GatewayOptions;
+use crate::gateway::{Gateway, GatewayOptions};
 
 /// An embedder's runner: answers each turn with its message reversed and
 /// remembers what it was handed.
