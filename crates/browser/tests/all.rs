@@ -79,9 +79,15 @@ async fn serve(ip: Ipv4Addr, other: u16, route: Route) -> Server {
                 };
                 match route(&path, port, other) {
                     Some((status_headers, body)) => {
+                        // `X-No-Length`: the body ends at close (no size
+                        // announced up front).
+                        let length = if status_headers.contains("X-No-Length") {
+                            String::new()
+                        } else {
+                            format!("Content-Length: {}\r\n", body.len())
+                        };
                         let resp = format!(
-                            "HTTP/1.1 {status_headers}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                            body.len()
+                            "HTTP/1.1 {status_headers}\r\n{length}Connection: close\r\n\r\n{body}"
                         );
                         let _ = sock.write_all(resp.as_bytes()).await;
                     }
@@ -129,6 +135,10 @@ fn pages(path: &str, _own: u16, other: u16) -> Option<(String, String)> {
         "/download" => Some((
             "200 OK\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"big.bin\"".to_owned(),
             "x".repeat(4096),
+        )),
+        "/stream" => Some((
+            "200 OK\r\nContent-Type: application/octet-stream\r\nX-No-Length: 1\r\nContent-Disposition: attachment; filename=\"stream.bin\"".to_owned(),
+            "z".repeat(16 * 1024 * 1024),
         )),
         "/huge" => Some((
             "200 OK\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"../../huge.bin\"".to_owned(),
@@ -466,12 +476,13 @@ async fn a_sandboxed_run_never_gets_the_host_browser() {
     assert_eq!(details(&status)["running"], false);
 }
 
-/// Call `status` until a download is saved or refused (or 10 s pass).
-async fn wait_download(f: &Fixture) -> ToolResult {
+/// Call `status` until a download is saved or `refused` downloads were
+/// refused (or 10 s pass).
+async fn wait_download(f: &Fixture, refused: u64) -> ToolResult {
     for _ in 0..100 {
         let status = f.ok(json!({"action": "status"})).await;
         let d = details(&status);
-        if d.contains_key("downloads") || d["refusedDownloads"] != json!(0) {
+        if d.contains_key("downloads") || d["refusedDownloads"] == json!(refused) {
             return status;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -492,7 +503,7 @@ async fn downloads_land_in_the_workspace_under_the_cap() {
     let _ = f
         .call(json!({"action": "navigate", "targetUrl": f.url("/download")}))
         .await;
-    let status = wait_download(&f).await;
+    let status = wait_download(&f, 99).await;
     let saved = details(&status)["downloads"]
         .as_array()
         .expect("downloads")
@@ -515,7 +526,7 @@ async fn downloads_land_in_the_workspace_under_the_cap() {
     let _ = f
         .call(json!({"action": "navigate", "targetUrl": f.url("/huge")}))
         .await;
-    let status = wait_download(&f).await;
+    let status = wait_download(&f, 1).await;
     let d = details(&status);
     assert!(!d.contains_key("downloads"), "{d:?}");
     assert_eq!(d["refusedDownloads"], json!(1), "{d:?}");
@@ -537,6 +548,24 @@ async fn downloads_land_in_the_workspace_under_the_cap() {
         .filter(|p| p.to_string_lossy().contains("huge"))
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
+
+    // 16 MiB with no size announced: cancelled once the received bytes
+    // pass the cap, and deleted.
+    let _ = f
+        .call(json!({"action": "navigate", "targetUrl": f.url("/stream")}))
+        .await;
+    let status = wait_download(&f, 2).await;
+    let d = details(&status);
+    assert!(!d.contains_key("downloads"), "{d:?}");
+    assert_eq!(d["refusedDownloads"], json!(2), "{d:?}");
+    let reason = d["refusedDownloadList"][1]["reason"]
+        .as_str()
+        .expect("reason");
+    assert!(reason.contains("received so far"), "{reason}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = f.ok(json!({"action": "status"})).await;
+    assert!(walk(&temp).is_empty(), "{:?}", walk(&temp));
+    assert_eq!(walk(&f.ws).len(), 1);
 
     // A download from an address the guard refuses is never fetched.
     let before = f.private.hits.load(Ordering::SeqCst);
