@@ -50,7 +50,13 @@ pub struct BrowserSettings {
     pub navigation_timeout: Duration,
     /// The window (and viewport) size.
     pub window: (u32, u32),
+    /// The largest download kept: one that announces more, or whose
+    /// received bytes pass it, is cancelled and deleted.
+    pub max_download_bytes: u64,
 }
+
+/// The default download limit (100 MiB).
+pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 100 * 1024 * 1024;
 
 impl Default for BrowserSettings {
     fn default() -> Self {
@@ -64,6 +70,7 @@ impl Default for BrowserSettings {
             action_timeout: Duration::from_secs(15),
             navigation_timeout: Duration::from_secs(20),
             window: (1280, 720),
+            max_download_bytes: DEFAULT_MAX_DOWNLOAD_BYTES,
         }
     }
 }
@@ -90,6 +97,38 @@ pub struct BlockedRequest {
     pub resource_type: String,
     /// The refusal.
     pub blocked: SsrfBlocked,
+}
+
+/// A download Chromium finished into the browser's private download
+/// directory, waiting to be copied into the workspace.
+#[derive(Debug, Clone)]
+pub struct FinishedDownload {
+    /// The URL it came from.
+    pub url: String,
+    /// The name the page suggested (untrusted: never used as a path).
+    pub suggested_name: String,
+    /// The file in the private download directory (named by Chromium's
+    /// download id, not by the page).
+    pub temp_path: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+}
+
+/// A download that was cancelled or refused, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedDownload {
+    /// The URL.
+    pub url: String,
+    /// Why it was not kept.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    url: String,
+    suggested: String,
+    /// Cancelled by Talon (over the limit); its later events are ignored.
+    cancelled: bool,
 }
 
 /// A JavaScript dialog waiting for an answer.
@@ -120,8 +159,11 @@ pub(crate) struct State {
     pub(crate) sessions: HashMap<String, String>,
     pub(crate) current: Option<String>,
     pub(crate) blocked: VecDeque<BlockedRequest>,
-    pub(crate) downloads_refused: VecDeque<String>,
-    pub(crate) download_guids: VecDeque<String>,
+    pub(crate) downloads_refused: VecDeque<RefusedDownload>,
+    /// Downloads under way, by Chromium's guid.
+    pub(crate) downloads: HashMap<String, Pending>,
+    /// Finished downloads not yet copied into the workspace.
+    pub(crate) downloads_done: VecDeque<FinishedDownload>,
 }
 
 #[derive(Debug)]
@@ -131,6 +173,9 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
     pub(crate) attached: Notify,
     pub(crate) call_timeout: Duration,
+    /// Chromium's download directory (private, in the runtime dir).
+    pub(crate) download_dir: PathBuf,
+    pub(crate) max_download_bytes: u64,
 }
 
 impl Shared {
@@ -354,12 +399,17 @@ impl Browser {
         };
         let remaining = deadline.saturating_duration_since(Instant::now());
         let (cdp, events) = Cdp::connect(&ws_url, remaining.max(Duration::from_secs(1))).await?;
+        let download_dir = runtime_dir.path().join("downloads");
+        std::fs::create_dir_all(&download_dir)
+            .map_err(|e| io("cannot create the download dir", e))?;
         let shared = Arc::new(Shared {
             cdp: cdp.clone(),
             guard,
             state: Mutex::new(State::default()),
             attached: Notify::new(),
             call_timeout: settings.action_timeout,
+            download_dir: download_dir.clone(),
+            max_download_bytes: settings.max_download_bytes,
         });
         let dispatcher = tokio::spawn(dispatch(Arc::clone(&shared), events));
         let t = settings.action_timeout;
@@ -370,11 +420,19 @@ impl Browser {
             .and_then(Value::as_str)
             .unwrap_or("chromium")
             .to_owned();
-        // Downloads are refused (each one is recorded and reported).
+        // Downloads go to the private download dir under Chromium's own
+        // ids (`allowAndName`: never a name from the page); the
+        // dispatcher enforces the size limit and the tool copies finished
+        // ones into the workspace. The request itself was vetted like
+        // any other.
         cdp.call(
             None,
             "Browser.setDownloadBehavior",
-            json!({ "behavior": "deny", "eventsEnabled": true }),
+            json!({
+                "behavior": "allowAndName",
+                "downloadPath": download_dir.to_string_lossy(),
+                "eventsEnabled": true,
+            }),
             t,
         )
         .await?;
@@ -475,11 +533,31 @@ impl Browser {
             .unwrap_or_default()
     }
 
-    /// The refused downloads (their URLs), oldest first.
-    pub fn refused_downloads(&self) -> Vec<String> {
+    /// The refused or cancelled downloads, oldest first.
+    pub fn refused_downloads(&self) -> Vec<RefusedDownload> {
         self.shared
             .with_state(|s| s.downloads_refused.iter().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// The private directory Chromium downloads into.
+    pub fn download_dir(&self) -> &Path {
+        &self.shared.download_dir
+    }
+
+    /// Take the finished downloads (the caller copies each into the
+    /// workspace and deletes its temp file).
+    pub fn take_finished_downloads(&self) -> Vec<FinishedDownload> {
+        self.shared
+            .with_state(|s| s.downloads_done.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// Downloads still under way.
+    pub fn downloads_in_progress(&self) -> usize {
+        self.shared
+            .with_state(|s| s.downloads.values().filter(|p| !p.cancelled).count())
+            .unwrap_or(0)
     }
 
     /// Wait until the tab `target_id` is attached and set up.
@@ -691,55 +769,163 @@ async fn dispatch(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event
                     }
                 });
             }
-            "Browser.downloadWillBegin" | "Page.downloadWillBegin" => {
-                let url = p
-                    .get("url")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                // Chromium may report one download on both domains.
-                let guid = p
-                    .get("guid")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let seen = shared
-                    .with_state(|s| {
-                        let seen = !guid.is_empty() && s.download_guids.contains(&guid);
-                        if !seen {
-                            if s.download_guids.len() >= BLOCKED_KEEP {
-                                s.download_guids.pop_front();
-                            }
-                            s.download_guids.push_back(guid.clone());
-                        }
-                        seen
-                    })
-                    .unwrap_or(false);
-                if seen {
+            "Browser.downloadWillBegin" => {
+                let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+                let (guid, url) = (field("guid"), field("url"));
+                if guid.is_empty() {
                     continue;
                 }
-                tracing::info!(target: "talon::browser", url = %url, "download refused");
+                tracing::info!(target: "talon::browser", url = %url, "download started");
                 let _ = shared.with_state(|s| {
-                    if s.downloads_refused.len() >= BLOCKED_KEEP {
-                        s.downloads_refused.pop_front();
-                    }
-                    s.downloads_refused.push_back(url.clone());
-                });
-                let current = shared.with_state(|s| s.current.clone()).ok().flatten();
-                let _ = shared.with_state(|s| {
-                    if let Some(tab) = current.and_then(|c| s.tabs.get_mut(&c)) {
-                        push_console(
-                            tab,
-                            ConsoleEntry {
-                                level: "warning".to_owned(),
-                                text: format!("download refused (the browser tool saves no downloads; fetch the file with web_fetch): {url}"),
-                                source: "talon".to_owned(),
-                            },
-                        );
-                    }
+                    s.downloads.insert(
+                        guid,
+                        Pending {
+                            url,
+                            suggested: field("suggestedFilename"),
+                            cancelled: false,
+                        },
+                    );
                 });
             }
+            "Browser.downloadProgress" => on_download_progress(&shared, p),
             _ => {}
+        }
+    }
+}
+
+/// Delete everything Chromium wrote for download `guid` (the file and
+/// any partial file next to it).
+fn remove_download_files(dir: &Path, guid: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with(guid) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+fn refuse_download(shared: &Shared, url: String, reason: String) {
+    tracing::warn!(target: "talon::browser", url = %url, reason = %reason, "download refused");
+    let _ = shared.with_state(|s| {
+        if let Some(tab) = s.current.clone().and_then(|c| s.tabs.get_mut(&c)) {
+            push_console(
+                tab,
+                ConsoleEntry {
+                    level: "warning".to_owned(),
+                    text: format!("download refused: {reason}: {url}"),
+                    source: "talon".to_owned(),
+                },
+            );
+        }
+        if s.downloads_refused.len() >= BLOCKED_KEEP {
+            s.downloads_refused.pop_front();
+        }
+        s.downloads_refused
+            .push_back(RefusedDownload { url, reason });
+    });
+}
+
+/// One `Browser.downloadProgress`: cancel and delete a download over the
+/// limit as soon as it says so, and queue a finished one.
+fn on_download_progress(shared: &Shared, p: &Value) {
+    let Some(guid) = p.get("guid").and_then(Value::as_str) else {
+        return;
+    };
+    let state = p.get("state").and_then(Value::as_str).unwrap_or("");
+    let bytes = |k: &str| p.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+    let (total, received) = (bytes("totalBytes"), bytes("receivedBytes"));
+    let cap = shared.max_download_bytes;
+    let dir = &shared.download_dir;
+    let pending = shared
+        .with_state(|s| s.downloads.get(guid).cloned())
+        .ok()
+        .flatten();
+    let Some(pending) = pending else {
+        // Not announced (or already finished): nothing of it is kept.
+        if state != "inProgress" {
+            remove_download_files(dir, guid);
+        }
+        return;
+    };
+    if pending.cancelled {
+        remove_download_files(dir, guid);
+        if state != "inProgress" {
+            let _ = shared.with_state(|s| s.downloads.remove(guid));
+        }
+        return;
+    }
+    match state {
+        "inProgress" if total > cap || received > cap => {
+            shared
+                .cdp
+                .send(None, "Browser.cancelDownload", json!({ "guid": guid }));
+            let _ = shared.with_state(|s| {
+                if let Some(d) = s.downloads.get_mut(guid) {
+                    d.cancelled = true;
+                }
+            });
+            remove_download_files(dir, guid);
+            refuse_download(
+                shared,
+                pending.url,
+                format!(
+                    "it is larger than the download limit of {cap} bytes ({} bytes {}); the transfer was cancelled and nothing was kept",
+                    total.max(received),
+                    if total > cap {
+                        "announced"
+                    } else {
+                        "received so far"
+                    }
+                ),
+            );
+        }
+        "inProgress" => {}
+        "completed" => {
+            let _ = shared.with_state(|s| s.downloads.remove(guid));
+            let path = dir.join(guid);
+            let size = std::fs::metadata(&path).map(|m| m.len());
+            match size {
+                Ok(size) if size <= cap => {
+                    let _ = shared.with_state(|s| {
+                        s.downloads_done.push_back(FinishedDownload {
+                            url: pending.url,
+                            suggested_name: pending.suggested,
+                            temp_path: path,
+                            bytes: size,
+                        })
+                    });
+                }
+                Ok(size) => {
+                    remove_download_files(dir, guid);
+                    refuse_download(
+                        shared,
+                        pending.url,
+                        format!(
+                            "it is {size} bytes, over the download limit of {cap} bytes; it was deleted"
+                        ),
+                    );
+                }
+                Err(e) => {
+                    remove_download_files(dir, guid);
+                    refuse_download(
+                        shared,
+                        pending.url,
+                        format!("the finished file cannot be read: {e}"),
+                    );
+                }
+            }
+        }
+        _ => {
+            // `canceled` by the page or Chromium (a failed transfer).
+            let _ = shared.with_state(|s| s.downloads.remove(guid));
+            remove_download_files(dir, guid);
+            refuse_download(
+                shared,
+                pending.url,
+                "the browser cancelled it (the transfer failed or was refused)".to_owned(),
+            );
         }
     }
 }

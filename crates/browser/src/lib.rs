@@ -11,8 +11,11 @@
 //!   page, frame and worker, attached paused) fails a refused request and
 //!   records why, and Chromium's only route out is a proxy that vets the
 //!   destination again and connects only to vetted addresses.
-//! - Downloads are refused (and reported in the console); files for
-//!   `upload` and the `pdf` action's output go through the run's
+//! - Downloads go to a private temp dir under Chromium's own ids, are
+//!   cancelled and deleted past [`BrowserSettings::max_download_bytes`],
+//!   and a finished one is copied into the workspace (`downloads/`, a
+//!   generated one-component name) and deleted; files for `upload`, the
+//!   `pdf` action's output and downloads go through the run's
 //!   [`FsBridge`](talon_fs_bridge::FsBridge).
 //! - Every DevTools call, navigation, wait and action is bounded in time.
 //! - A sandboxed run is refused (`browser.sandbox_unsupported`): this
@@ -28,12 +31,15 @@
 #![deny(missing_docs)]
 
 pub use crate::browser::{
-    BlockedRequest, Browser, BrowserSettings, ConsoleEntry, PendingDialog, locate_chromium,
+    BlockedRequest, Browser, BrowserSettings, ConsoleEntry, DEFAULT_MAX_DOWNLOAD_BYTES,
+    FinishedDownload, PendingDialog, RefusedDownload, locate_chromium,
 };
 pub use crate::error::{BrowserError, Result};
 pub use crate::ops::{Act, Loaded, MAX_CAPTURE_BYTES, TabInfo};
 pub use crate::snapshot::{Snapshot, SnapshotOptions};
-pub use crate::tool::{BrowserManager, BrowserTool, MAX_UPLOAD_BYTES, browser_spec};
+pub use crate::tool::{
+    BrowserManager, BrowserTool, MAX_UPLOAD_BYTES, browser_spec, download_file_name,
+};
 pub use talon_egress::EgressGuard;
 
 mod browser;

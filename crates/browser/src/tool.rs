@@ -209,7 +209,7 @@ impl Tool for BrowserTool {
             None => Duration::from_secs(120),
         };
         let work = self.run(&action, p, &ctx.agent_id);
-        tokio::select! {
+        let result = tokio::select! {
             _ = abort.cancelled() => Err(BrowserError::Aborted.into_tool_error()),
             r = tokio::time::timeout(limit, work) => match r {
                 Ok(r) => r,
@@ -219,7 +219,105 @@ impl Tool for BrowserTool {
                 }
                 .into_tool_error()),
             },
+        };
+        // Finished downloads go into the workspace after any action.
+        let mut result = result?;
+        if let Some(br) = self.manager.running(&ctx.agent_id).await {
+            let saved = self.save_downloads(&br).await;
+            if !saved.is_empty() {
+                let lines: Vec<String> = saved
+                    .iter()
+                    .map(|d| match (d.get("path"), d.get("error")) {
+                        (Some(path), _) => format!(
+                            "Downloaded {} into the workspace: {} ({} bytes).",
+                            d["url"].as_str().unwrap_or(""),
+                            path.as_str().unwrap_or(""),
+                            d["bytes"]
+                        ),
+                        (None, err) => format!(
+                            "Download of {} not saved: {}",
+                            d["url"].as_str().unwrap_or(""),
+                            err.and_then(Value::as_str).unwrap_or("")
+                        ),
+                    })
+                    .collect();
+                result.content.push(ContentBlock::Text {
+                    text: lines.join("\n"),
+                });
+                match result.details.as_object_mut() {
+                    Some(obj) => {
+                        obj.insert("downloads".to_owned(), Value::Array(saved));
+                    }
+                    None => {
+                        result.details = json!({ "result": result.details, "downloads": saved });
+                    }
+                }
+            }
         }
+        Ok(result)
+    }
+}
+
+/// The workspace name of a download: `downloads/<stamp>-<name>`, where
+/// `<name>` is the page's suggestion cut to its last component and to
+/// `[A-Za-z0-9._-]` (other characters become `_`, no leading dot, at
+/// most 100 bytes; `download` when nothing is left). Never a path from
+/// the page.
+pub fn download_file_name(suggested: &str, stamp: &str) -> String {
+    let last = suggested.rsplit(['/', '\\']).next().unwrap_or("");
+    let mut name: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name = name.trim_start_matches('.').to_owned();
+    name.truncate(100);
+    if name.is_empty() || name.chars().all(|c| c == '_' || c == '.') {
+        name = "download".to_owned();
+    }
+    format!("downloads/{stamp}-{name}")
+}
+
+impl BrowserTool {
+    /// Copy each finished download into the workspace through the
+    /// bridge (a new file, never an overwrite), delete its temp file,
+    /// and describe what happened.
+    async fn save_downloads(&self, br: &Browser) -> Vec<Value> {
+        let mut out = Vec::new();
+        for (i, d) in br.take_finished_downloads().into_iter().enumerate() {
+            let path = download_file_name(&d.suggested_name, &format!("{}-{i}", stamp()));
+            let bytes = std::fs::read(&d.temp_path);
+            let _ = std::fs::remove_file(&d.temp_path);
+            let saved = match bytes {
+                Ok(bytes) => self
+                    .bridge
+                    .write(
+                        &path,
+                        &bytes,
+                        WriteOptions {
+                            create_parents: true,
+                            create_new: true,
+                        },
+                    )
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(format!("cannot read the downloaded file: {e}")),
+            };
+            out.push(match saved {
+                Ok(report) => json!({
+                    "url": d.url,
+                    "path": report.container_path,
+                    "bytes": report.bytes,
+                }),
+                Err(error) => json!({ "url": d.url, "error": error }),
+            });
+        }
+        out
     }
 }
 
@@ -251,6 +349,13 @@ impl BrowserTool {
                     out["tabs"] = json!(br.tabs().await.map(|t| t.len()).unwrap_or(0));
                     out["refusedRequests"] = json!(br.blocked_requests().len());
                     out["refusedDownloads"] = json!(br.refused_downloads().len());
+                    out["refusedDownloadList"] = json!(
+                        br.refused_downloads()
+                            .iter()
+                            .map(|d| json!({ "url": d.url, "reason": d.reason }))
+                            .collect::<Vec<_>>()
+                    );
+                    out["downloadsInProgress"] = json!(br.downloads_in_progress());
                 }
                 Ok(ok(out))
             }

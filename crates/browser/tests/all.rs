@@ -79,9 +79,15 @@ async fn serve(ip: Ipv4Addr, other: u16, route: Route) -> Server {
                 };
                 match route(&path, port, other) {
                     Some((status_headers, body)) => {
+                        // `X-No-Length`: the body ends at close (no size
+                        // announced up front).
+                        let length = if status_headers.contains("X-No-Length") {
+                            String::new()
+                        } else {
+                            format!("Content-Length: {}\r\n", body.len())
+                        };
                         let resp = format!(
-                            "HTTP/1.1 {status_headers}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                            body.len()
+                            "HTTP/1.1 {status_headers}\r\n{length}Connection: close\r\n\r\n{body}"
                         );
                         let _ = sock.write_all(resp.as_bytes()).await;
                     }
@@ -130,6 +136,14 @@ fn pages(path: &str, _own: u16, other: u16) -> Option<(String, String)> {
             "200 OK\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"big.bin\"".to_owned(),
             "x".repeat(4096),
         )),
+        "/stream" => Some((
+            "200 OK\r\nContent-Type: application/octet-stream\r\nX-No-Length: 1\r\nContent-Disposition: attachment; filename=\"stream.bin\"".to_owned(),
+            "z".repeat(16 * 1024 * 1024),
+        )),
+        "/huge" => Some((
+            "200 OK\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"../../huge.bin\"".to_owned(),
+            "y".repeat(16 * 1024 * 1024),
+        )),
         "/big" => {
             let mut s = String::from("<!doctype html><title>Big</title>");
             for i in 0..1000 {
@@ -147,6 +161,7 @@ fn private(_path: &str, _own: u16, _other: u16) -> Option<(String, String)> {
 
 struct Fixture {
     tool: BrowserTool,
+    manager: Arc<BrowserManager>,
     pages: Server,
     private: Server,
     _dir: tempfile::TempDir,
@@ -154,6 +169,10 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
+    fixture_with(BrowserSettings::default()).await
+}
+
+async fn fixture_with(settings: BrowserSettings) -> Fixture {
     require_chromium();
     let private_srv = serve(Ipv4Addr::new(127, 0, 0, 2), 0, private).await;
     let pages_srv = serve(Ipv4Addr::LOCALHOST, private_srv.port, pages).await;
@@ -177,7 +196,7 @@ async fn fixture() -> Fixture {
     );
     let settings = BrowserSettings {
         navigation_timeout: Duration::from_secs(4),
-        ..BrowserSettings::default()
+        ..settings
     };
     let manager = Arc::new(BrowserManager::new(
         guard,
@@ -185,7 +204,8 @@ async fn fixture() -> Fixture {
         dir.path().join("state/browser"),
     ));
     Fixture {
-        tool: BrowserTool::new(manager, bridge),
+        tool: BrowserTool::new(Arc::clone(&manager), bridge),
+        manager,
         pages: pages_srv,
         private: private_srv,
         _dir: dir,
@@ -217,6 +237,10 @@ impl Fixture {
         self.call(params)
             .await
             .unwrap_or_else(|e| panic!("{what}: {e:?}"))
+    }
+
+    async fn tool_browser(&self) -> Arc<talon_browser::Browser> {
+        self.manager.running("main").await.expect("running browser")
     }
 
     fn url(&self, path: &str) -> String {
@@ -420,26 +444,6 @@ async fn bounded_time_for_bad_pages() {
         .expect_err("loop");
     assert_eq!(err.code(), ToolErrorCode::BrowserFailed, "{err:?}");
     assert!(err.message().contains("REDIRECT"), "{}", err.message());
-    // A download is refused, reported, and lands nowhere.
-    let _ = f
-        .call(json!({"action": "navigate", "targetUrl": f.url("/download")}))
-        .await;
-    // The download event may arrive just after the navigation returns.
-    let mut refused = Value::Null;
-    for _ in 0..50 {
-        let status = f.ok(json!({"action": "status"})).await;
-        refused = details(&status)["refusedDownloads"].clone();
-        if refused == json!(1) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(refused, json!(1));
-    let stray: Vec<_> = walk(f._dir.path())
-        .into_iter()
-        .filter(|p| p.to_string_lossy().contains("big.bin"))
-        .collect();
-    assert!(stray.is_empty(), "{stray:?}");
     // The whole call is bounded by timeoutMs too.
     let err = f
         .call(json!({"action": "navigate", "targetUrl": f.url("/hang"), "timeoutMs": 500}))
@@ -472,6 +476,109 @@ async fn a_sandboxed_run_never_gets_the_host_browser() {
     assert_eq!(details(&status)["running"], false);
 }
 
+/// Call `status` until a download is saved or `refused` downloads were
+/// refused (or 10 s pass).
+async fn wait_download(f: &Fixture, refused: u64) -> ToolResult {
+    for _ in 0..100 {
+        let status = f.ok(json!({"action": "status"})).await;
+        let d = details(&status);
+        if d.contains_key("downloads") || d["refusedDownloads"] == json!(refused) {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no download finished or was refused within 10 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn downloads_land_in_the_workspace_under_the_cap() {
+    let f = fixture_with(BrowserSettings {
+        max_download_bytes: 1024 * 1024,
+        ..BrowserSettings::default()
+    })
+    .await;
+    f.ok(json!({"action": "start"})).await;
+    // A small file: copied into the workspace under a generated name,
+    // its temp file gone.
+    let _ = f
+        .call(json!({"action": "navigate", "targetUrl": f.url("/download")}))
+        .await;
+    let status = wait_download(&f, 99).await;
+    let saved = details(&status)["downloads"]
+        .as_array()
+        .expect("downloads")
+        .clone();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert_eq!(saved[0]["bytes"], json!(4096), "{saved:?}");
+    let path = saved[0]["path"].as_str().expect("path");
+    assert!(path.starts_with("/workspace/downloads/"), "{path}");
+    assert!(path.ends_with("-big.bin"), "{path}");
+    assert!(text(&status).contains(path), "{}", text(&status));
+    let rel = path.trim_start_matches("/workspace/");
+    let on_disk = std::fs::read(f.ws.join(rel)).expect("downloaded file in the workspace");
+    assert_eq!(on_disk, vec![b'x'; 4096]);
+    let br = f.tool_browser().await;
+    let temp = br.download_dir().to_path_buf();
+    assert!(walk(&temp).is_empty(), "{:?}", walk(&temp));
+
+    // 16 MiB against a 1 MiB cap (and a name that tries to climb out):
+    // cancelled, deleted, nothing in the workspace or the temp dir.
+    let _ = f
+        .call(json!({"action": "navigate", "targetUrl": f.url("/huge")}))
+        .await;
+    let status = wait_download(&f, 1).await;
+    let d = details(&status);
+    assert!(!d.contains_key("downloads"), "{d:?}");
+    assert_eq!(d["refusedDownloads"], json!(1), "{d:?}");
+    let reason = d["refusedDownloadList"][0]["reason"]
+        .as_str()
+        .expect("reason");
+    assert!(
+        reason.contains("download limit of 1048576 bytes"),
+        "{reason}"
+    );
+    // Late writes after the cancel are deleted too.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = f.ok(json!({"action": "status"})).await;
+    assert!(walk(&temp).is_empty(), "{:?}", walk(&temp));
+    let files = walk(&f.ws);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let stray: Vec<_> = walk(f._dir.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("huge"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+
+    // 16 MiB with no size announced: cancelled once the received bytes
+    // pass the cap, and deleted.
+    let _ = f
+        .call(json!({"action": "navigate", "targetUrl": f.url("/stream")}))
+        .await;
+    let status = wait_download(&f, 2).await;
+    let d = details(&status);
+    assert!(!d.contains_key("downloads"), "{d:?}");
+    assert_eq!(d["refusedDownloads"], json!(2), "{d:?}");
+    let reason = d["refusedDownloadList"][1]["reason"]
+        .as_str()
+        .expect("reason");
+    assert!(reason.contains("received so far"), "{reason}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let _ = f.ok(json!({"action": "status"})).await;
+    assert!(walk(&temp).is_empty(), "{:?}", walk(&temp));
+    assert_eq!(walk(&f.ws).len(), 1);
+
+    // A download from an address the guard refuses is never fetched.
+    let before = f.private.hits.load(Ordering::SeqCst);
+    let _ = f
+        .call(json!({"action": "navigate", "targetUrl": format!("http://127.0.0.2:{}/file.bin", f.private.port)}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = f.ok(json!({"action": "status"})).await;
+    assert!(!details(&status).contains_key("downloads"));
+    assert_eq!(f.private.hits.load(Ordering::SeqCst), before);
+    assert_eq!(walk(&f.ws).len(), 1);
+}
+
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -486,4 +593,30 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+#[test]
+fn download_names_are_one_generated_component() {
+    use talon_browser::download_file_name;
+    assert_eq!(
+        download_file_name("report.pdf", "1"),
+        "downloads/1-report.pdf"
+    );
+    assert_eq!(
+        download_file_name("../../etc/passwd", "1"),
+        "downloads/1-passwd"
+    );
+    assert_eq!(
+        download_file_name("..\\..\\x.exe", "1"),
+        "downloads/1-x.exe"
+    );
+    assert_eq!(download_file_name("..", "1"), "downloads/1-download");
+    assert_eq!(download_file_name("", "1"), "downloads/1-download");
+    assert_eq!(download_file_name(".bashrc", "1"), "downloads/1-bashrc");
+    assert_eq!(
+        download_file_name("a b\u{202e}c.txt", "1"),
+        "downloads/1-a_b_c.txt"
+    );
+    let long = download_file_name(&"n".repeat(500), "1");
+    assert_eq!(long.len(), "downloads/1-".len() + 100);
 }

@@ -447,7 +447,7 @@ pub(crate) fn unknown_key_message(key: &str, allowed: &[&str]) -> String {
     let mut message = format!("unknown key {shown}");
     if let Some(best) = did_you_mean(key, allowed) {
         message.push_str(&format!(" (did you mean `{best}`?)"));
-    } else if !allowed.is_empty() && allowed.len() <= 16 {
+    } else if !allowed.is_empty() && allowed.len() <= 20 {
         let list: Vec<String> = allowed.iter().map(|k| format!("`{k}`")).collect();
         message.push_str(&format!("; expected one of {}", list.join(", ")));
     }

@@ -52,7 +52,7 @@ fn unknown_keys_with_suggestions() {
         issues("{\n tools: {\n  alow: [],\n  zzz: 1 } }"),
         vec![
             "3:3: tools.alow: unknown key `alow` (did you mean `allow`?)".to_owned(),
-            "4:3: tools.zzz: unknown key `zzz`; expected one of `profile`, `allow`, `alsoAllow`, `deny`, `byProvider`, `groups`, `toolsBySender`, `sandbox`, `subagents`, `fs`, `exec`, `web`, `loopDetection`, `hooks`, `sessions`, `agentToAgent`".to_owned(),
+            "4:3: tools.zzz: unknown key `zzz`; expected one of `profile`, `allow`, `alsoAllow`, `deny`, `byProvider`, `groups`, `toolsBySender`, `sandbox`, `subagents`, `fs`, `exec`, `web`, `imageProvider`, `loopDetection`, `hooks`, `sessions`, `agentToAgent`".to_owned(),
         ]
     );
     assert_eq!(

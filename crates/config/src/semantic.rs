@@ -178,6 +178,12 @@ impl Walker<'_> {
             self.env_issues(exec.env.validate(), exec_span, path);
         }
         self.typed::<WebToolsConfig>(tools, span, path, "web");
+        self.typed::<crate::sections::media::VisionProviderConfig>(
+            tools,
+            span,
+            path,
+            "imageProvider",
+        );
         if let Some(hooks) = self.typed::<HooksConfig>(tools, span, path, "hooks") {
             let hooks_span = member(span, "hooks");
             path.push(Seg::Key("hooks".to_owned()));

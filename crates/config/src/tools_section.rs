@@ -18,6 +18,7 @@ use talon_tool_policy::config::{
 
 use crate::sections::exec::{AgentExecConfig, ExecConfig};
 use crate::sections::fs::FsToolsConfig;
+use crate::sections::media::VisionProviderConfig;
 use crate::sections::sessions::{AgentToAgent, SessionsToolsConfig};
 use crate::sections::web::WebToolsConfig;
 
@@ -66,6 +67,10 @@ pub struct ToolsSection {
     /// `tools.web`: `web_fetch` and `web_search`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub web: Option<WebToolsConfig>,
+    /// `tools.imageProvider`: the vision endpoint `image` asks (Talon's
+    /// own key; without it `image` answers `media.no_provider`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_provider: Option<VisionProviderConfig>,
     /// `tools.loopDetection`: the loop detector (off by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_detection: Option<LoopDetectionConfig>,

@@ -26,8 +26,9 @@ use talon_tool_catalog::{
 
 use crate::error::{Error, Result};
 
-/// The config key that selects the vision model (OpenClaw's).
-pub const IMAGE_MODEL_KEY: &str = "agents.defaults.imageModel";
+/// The config key that selects the vision provider (Talon's own:
+/// OpenClaw's `agents.defaults.imageModel` only names a model ref).
+pub const IMAGE_MODEL_KEY: &str = "tools.imageProvider";
 
 /// Limits of loading and preparing images.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +140,32 @@ impl OpenAiVision {
             model,
             timeout: Duration::from_secs(120),
         }
+    }
+
+    /// A provider at the configured `base_url` text, which must be an
+    /// `http`/`https` URL (`media.invalid` naming `key` otherwise).
+    pub fn from_base_url(
+        client: GuardedClient,
+        base_url: &str,
+        key: &str,
+        api_key: String,
+        model: String,
+    ) -> Result<Self> {
+        let invalid = |reason: String| Error::Invalid {
+            path: key.to_owned(),
+            reason,
+        };
+        let url = url::Url::parse(base_url).map_err(|e| {
+            invalid(format!(
+                "`{base_url}` is not a URL ({e}); give the API base, e.g. https://api.openai.com/v1"
+            ))
+        })?;
+        if url.scheme() != "http" && url.scheme() != "https" {
+            return Err(invalid(format!(
+                "`{base_url}` must be an http or https URL"
+            )));
+        }
+        Ok(OpenAiVision::new(client, url, api_key, model))
     }
 }
 

@@ -8,6 +8,7 @@ pub mod cron;
 pub mod exec;
 pub mod fs;
 pub mod mcp;
+pub mod media;
 pub mod memory;
 pub mod plugins;
 pub mod sessions;

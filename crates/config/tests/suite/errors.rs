@@ -306,3 +306,35 @@ fn egress_opt_ins_are_known_keys_and_their_misspellings_are_refused() {
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!(got[0].key_path, "mcp.servers.s.allowPrivateNetwork");
 }
+
+#[test]
+fn the_image_provider_block_is_typed() {
+    let loaded = load_str(
+        r#"{ tools: { imageProvider: { baseUrl: "https://vision.example/v1", model: "m", apiKey: "${secret:VISION}" } } }"#,
+        "talon.json",
+    )
+    .expect("loads");
+    let p = loaded
+        .config
+        .tools
+        .as_ref()
+        .and_then(|t| t.image_provider.as_ref())
+        .expect("imageProvider");
+    assert_eq!(p.base_url, "https://vision.example/v1");
+    assert_eq!(p.api_key.as_deref(), Some("${secret:VISION}"));
+    // A misspelt key and a missing model are refused at their place.
+    let text = "{\n  tools: {\n    imageProvider: {\n      baseUrl: 'http://x/v1',\n      modle: 'm',\n    },\n  },\n}";
+    let found = issues(text);
+    assert_eq!(
+        found,
+        vec![
+            issue("tools.imageProvider", 3, 20, "missing required key `model`"),
+            issue(
+                "tools.imageProvider.modle",
+                5,
+                7,
+                "unknown key `modle` (did you mean `model`?)"
+            ),
+        ]
+    );
+}

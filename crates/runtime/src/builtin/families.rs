@@ -362,6 +362,54 @@ pub(crate) fn image_fetch_client(
         .map_err(|e| ToolError::execution(format!("cannot build the image fetcher: {e}")))
 }
 
+/// `image`'s OpenAI-compatible vision provider from `tools.imageProvider`:
+/// the key resolved from `${secret:NAME}` / `${VAR}`, the endpoint reached
+/// only through an egress guard with the block's own `ssrfAllowlist`.
+#[cfg(feature = "media")]
+pub(crate) fn vision_provider(
+    cfg: &talon_config::sections::media::VisionProviderConfig,
+    secrets: &talon_config::secrets::SecretStore,
+) -> Result<Arc<dyn talon_media::VisionProvider>, ToolError> {
+    const KEY: &str = "tools.imageProvider";
+    let bad = |what: String| ToolError::execution(format!("{KEY}: {what}"));
+    let api_key = match &cfg.api_key {
+        Some(raw) => talon_config::sections::mcp::expand_env_refs(
+            raw,
+            secrets.lookup(|n| std::env::var(n).ok()),
+        )
+        .map_err(|e| bad(format!("apiKey: {e} (write `${{secret:NAME}}` with NAME in <state dir>/secrets.json, or `${{ENV_VAR}}`)")))?,
+        None => String::new(),
+    };
+    let policy = match &cfg.ssrf_allowlist {
+        Some(allow) => {
+            talon_egress::SsrfPolicy::from_config_at(allow, "tools.imageProvider.ssrfAllowlist")
+                .map_err(|e| ToolError::execution(e.to_string()))?
+        }
+        None => talon_egress::SsrfPolicy::strict(),
+    };
+    let client = talon_egress::EgressGuard::new(
+        Arc::new(policy),
+        Arc::new(talon_egress::SystemResolver),
+    )
+    .with_opt_in(
+        "add its host or network to `tools.imageProvider.ssrfAllowlist` (a self-hosted model)",
+    )
+    .http_client(talon_egress::HttpOptions {
+        redirects: talon_egress::Redirects::None,
+        ..talon_egress::HttpOptions::default()
+    })
+    .map_err(|e| bad(format!("cannot build the HTTP client: {e}")))?;
+    talon_media::OpenAiVision::from_base_url(
+        client,
+        &cfg.base_url,
+        "tools.imageProvider.baseUrl",
+        api_key,
+        cfg.model.clone(),
+    )
+    .map(|v| Arc::new(v) as Arc<dyn talon_media::VisionProvider>)
+    .map_err(|e| e.into_tool_error("image"))
+}
+
 /// The id of the media tools' family.
 pub const MEDIA_FAMILY_ID: &str = "media";
 
@@ -377,6 +425,9 @@ pub(crate) struct MediaFamily {
     /// (`tools.web.fetch.ssrfAllowlist`), or the config error its URL
     /// loads fail with.
     pub(crate) image_fetch: Result<talon_egress::GuardedClient, ToolError>,
+    /// `image`'s vision provider (`tools.imageProvider`), or why it cannot
+    /// be built; `None` when not configured.
+    pub(crate) vision: Option<Result<Arc<dyn talon_media::VisionProvider>, ToolError>>,
 }
 
 #[cfg(feature = "media")]
@@ -425,12 +476,16 @@ impl ToolFamily for MediaFamily {
                 self.runner(run)?,
                 talon_media::PdfLimits::default(),
             ))),
-            // No vision provider is configured yet: a valid call is
-            // `media.no_provider` naming `agents.defaults.imageModel`.
+            // Without `tools.imageProvider` a valid call is
+            // `media.no_provider` naming that key; a provider block that
+            // cannot be built fails every call with its error.
             "image" => Ok(Arc::new(talon_media::ImageTool::new(
                 bridge,
                 Some(self.image_fetch.clone()?),
-                None,
+                match &self.vision {
+                    Some(v) => Some(v.clone()?),
+                    None => None,
+                },
                 talon_media::ImageLimits::default(),
             ))),
             "tts" => Ok(Arc::new(talon_media::TtsTool::new(

@@ -165,6 +165,16 @@ impl Builtins {
             image_fetch: families::image_fetch_client(
                 web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref()),
             ),
+            // The secrets file is read only when a provider is configured.
+            vision: tools.and_then(|t| t.image_provider.as_ref()).map(|p| {
+                let secrets =
+                    talon_config::secrets::SecretStore::load(&state_dir).map_err(|e| {
+                        talon_tool_catalog::ToolError::execution(format!(
+                            "tools.imageProvider: {e}"
+                        ))
+                    })?;
+                families::vision_provider(p, &secrets)
+            }),
         }));
         #[cfg(feature = "channels")]
         {

@@ -148,3 +148,134 @@ const ONE_PIXEL_PNG: &[u8] = &[
     0, 0, 181, 28, 12, 2, 0, 0, 0, 11, 73, 68, 65, 84, 120, 218, 99, 100, 96, 0, 0, 0, 6, 0, 2, 48,
     129, 208, 47, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
 ];
+
+/// A one-shot OpenAI-compatible `chat/completions` mock on loopback: it
+/// answers every request with `reply` and keeps what it received.
+async fn vision_mock(reply: &'static str) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = std::sync::Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let keep = std::sync::Arc::clone(&keep);
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let mut buf = vec![0u8; 65536];
+                loop {
+                    let n = match sock.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    got.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&got).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let len = text[..end]
+                            .lines()
+                            .find_map(|l| {
+                                let (k, v) = l.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if got.len() >= end + 4 + len {
+                            break;
+                        }
+                    }
+                }
+                keep.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&got).to_string());
+                let body =
+                    json!({"choices": [{"message": {"role": "assistant", "content": reply}}]})
+                        .to_string();
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    (port, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_asks_the_configured_vision_provider_through_the_guard() {
+    use std::os::unix::fs::PermissionsExt;
+    let (port, seen) = vision_mock("A single grey dot.").await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("dot.png"), ONE_PIXEL_PNG).unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let secrets = state.join("secrets.json");
+    std::fs::write(&secrets, r#"{"VISION_KEY": "sk-test-123"}"#).unwrap();
+    std::fs::set_permissions(&secrets, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let table_for = |allow: &str| {
+        let text = format!(
+            r#"{{ agents: {{ defaults: {{ workspace: "./ws" }} }},
+                 tools: {{ imageProvider: {{ baseUrl: "http://127.0.0.1:{port}/v1", model: "vision-mini",
+                   apiKey: "${{secret:VISION_KEY}}"{allow} }} }} }}"#
+        );
+        let loaded = talon_config::load_str(&text, "talon.json").unwrap();
+        let runtime = RuntimeBuilder::from_config_in(&loaded.config, dir.path(), state.clone())
+            .unwrap()
+            .build()
+            .unwrap();
+        let mut ctx = RunContext::new("main");
+        ctx.sender_is_owner = Some(true);
+        runtime.assemble(RunSpec::new(ctx))
+    };
+
+    // Allowed by the block's explicit allowlist: the answer comes back,
+    // the request carried the key, the model and the image.
+    let table = table_for(r#", ssrfAllowlist: { cidrs: ["127.0.0.1/32"] }"#);
+    let out = table
+        .invoke(ModelToolCall::new(
+            "v1",
+            "image",
+            json!({"image": "dot.png", "prompt": "What is this?"}),
+        ))
+        .await;
+    let (text, _) = completed(&out);
+    assert!(text.contains("A single grey dot."), "{text}");
+    let requests = seen.lock().unwrap().clone();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let req = &requests[0];
+    assert!(req.starts_with("POST /v1/chat/completions "), "{req}");
+    assert!(
+        req.to_ascii_lowercase()
+            .contains("authorization: bearer sk-test-123"),
+        "{req}"
+    );
+    assert!(req.contains(r#""model":"vision-mini""#), "{req}");
+    assert!(req.contains("data:image/"), "{req}");
+    assert!(req.contains("What is this?"), "{req}");
+
+    // Without the allowlist the loopback endpoint is refused by the
+    // guard: nothing reaches it.
+    let table = table_for("");
+    let out = table
+        .invoke(ModelToolCall::new(
+            "v2",
+            "image",
+            json!({"image": "dot.png"}),
+        ))
+        .await;
+    match out {
+        InvokeOutcome::Failed(e) => {
+            assert_eq!(e.code().as_str(), "media.engine_failed", "{e}");
+            assert!(
+                e.message().contains("imageProvider.ssrfAllowlist"),
+                "{}",
+                e.message()
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(seen.lock().unwrap().len(), 1);
+}
