@@ -192,8 +192,13 @@ mod tests {
         assert_eq!(MessageAction::from_name("sendwitheffect"), None);
         let err = MessageAction::parse("teleport", &[MessageAction::Send]).unwrap_err();
         assert_eq!(err.code().as_str(), "message.unknown_action");
-        assert!(err.to_string().contains("`teleport`"));
-        assert!(err.to_string().contains("send"));
+        match err {
+            crate::ChannelError::UnknownAction { action, offered } => {
+                assert_eq!(action, "teleport");
+                assert_eq!(offered, vec!["send"]);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -277,12 +277,19 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            err.to_string().contains("channels.webhook.timeoutMS"),
+            err.issues()
+                .iter()
+                .any(|i| i.key_path == "channels.webhook.timeoutMS"),
             "{err}"
         );
         // A connection entry of the wrong type is an error, not dropped.
         let err = crate::load_str(r#"{ channels: { webhook: true } }"#, "t.json").unwrap_err();
-        assert!(err.to_string().contains("channels.webhook"), "{err}");
+        assert!(
+            err.issues()
+                .iter()
+                .any(|i| i.key_path == "channels.webhook"),
+            "{err}"
+        );
         // A tool policy under channels.irc is kept beside its connection
         // settings, for the policy side to enforce.
         let loaded = crate::load_str(

@@ -362,12 +362,12 @@ impl IrcChannel {
         hello.push(format!("USER {} 0 * :{}", self.username, self.realname));
         self.write(&conn, &hello).await?;
         self.wait(&mut rx, "registration", |m| match m.command.as_str() {
-            "001" => Some(Ok(())),
-            "ERROR" => Some(Err(format!(
+            "001" => Some(Answer::Done),
+            "ERROR" => Some(Answer::Refused(format!(
                 "the server closed the link: {}",
                 m.params.last().cloned().unwrap_or_default()
             ))),
-            _ if m.is_error_numeric() => Some(Err(describe(m))),
+            _ if m.is_error_numeric() => Some(Answer::Refused(describe(m))),
             _ => None,
         })
         .await?;
@@ -376,8 +376,10 @@ impl IrcChannel {
             let lower = channel.to_lowercase();
             self.wait(&mut rx, "joining a channel", |m| match m.command.as_str() {
                 // End of NAMES: the join is complete.
-                "366" if m.param(1).is_some_and(|c| c.to_lowercase() == lower) => Some(Ok(())),
-                _ if m.is_error_numeric() => Some(Err(describe(m))),
+                "366" if m.param(1).is_some_and(|c| c.to_lowercase() == lower) => {
+                    Some(Answer::Done)
+                }
+                _ if m.is_error_numeric() => Some(Answer::Refused(describe(m))),
                 _ => None,
             })
             .await?;
@@ -402,12 +404,13 @@ impl IrcChannel {
         }
     }
 
-    /// Wait for the first event `decide` answers, within the timeout.
+    /// Wait for the first event `decide` answers, within the timeout;
+    /// a refusal is the channel's `Rejected` error, prefixed with `what`.
     async fn wait(
         &self,
         rx: &mut broadcast::Receiver<IrcMessage>,
         what: &'static str,
-        mut decide: impl FnMut(&IrcMessage) -> Option<std::result::Result<(), String>>,
+        mut decide: impl FnMut(&IrcMessage) -> Option<Answer>,
     ) -> Result<()> {
         let deadline = tokio::time::Instant::now() + self.timeout;
         loop {
@@ -420,8 +423,8 @@ impl IrcChannel {
                 }
                 Ok(Ok(m)) => match decide(&m) {
                     None => continue,
-                    Some(Ok(())) => return Ok(()),
-                    Some(Err(why)) => {
+                    Some(Answer::Done) => return Ok(()),
+                    Some(Answer::Refused(why)) => {
                         return Err(ChannelError::Rejected {
                             channel: IRC_CHANNEL_ID.to_owned(),
                             message: format!("{what}: {why}"),
@@ -444,9 +447,9 @@ impl IrcChannel {
         let confirmed = self
             .wait(&mut rx, "the server's confirmation", |m| {
                 if m.command == "PONG" && m.params.last().is_some_and(|p| *p == token) {
-                    Some(Ok(()))
+                    Some(Answer::Done)
                 } else if m.is_error_numeric() {
-                    Some(Err(describe(m)))
+                    Some(Answer::Refused(describe(m)))
                 } else {
                     None
                 }
@@ -679,4 +682,11 @@ fn required_text(request: &ActionRequest) -> Result<&str> {
             param: "message",
             message: format!("message required for {}", request.action),
         })
+}
+
+/// What a server line means to `IrcChannel::wait`: the awaited
+/// event, or the server's refusal (its text, shown in the error).
+enum Answer {
+    Done,
+    Refused(String),
 }
