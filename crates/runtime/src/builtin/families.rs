@@ -515,14 +515,16 @@ pub const MESSAGE_FAMILY_ID: &str = "message";
 #[cfg(feature = "channels")]
 #[derive(Debug)]
 pub(crate) struct MessageFamily {
-    pub(crate) spec: ToolSpec,
+    /// `None` when no channel is configured: the tool is then not offered
+    /// (it could not send anywhere).
+    pub(crate) spec: Option<ToolSpec>,
     pub(crate) tool: Result<Arc<talon_channels::MessageTool>, ToolError>,
 }
 
 #[cfg(feature = "channels")]
 impl MessageFamily {
     pub(crate) fn new(channels: talon_channels::ChannelSet, state_dir: &std::path::Path) -> Self {
-        let spec = talon_channels::message_spec(&channels);
+        let spec = (!channels.is_empty()).then(|| talon_channels::message_spec(&channels));
         let tool = talon_channels::SendLedger::open(&state_dir.join(talon_channels::LEDGER_FILE))
             .map(|ledger| {
                 Arc::new(talon_channels::MessageTool::new(
@@ -542,7 +544,7 @@ impl ToolFamily for MessageFamily {
     }
 
     fn specs(&self, _run: &RunSpec) -> Vec<ToolSpec> {
-        vec![self.spec.clone()]
+        self.spec.iter().cloned().collect()
     }
 
     fn construct(&self, _name: &str, _run: &RunSpec) -> Result<Arc<dyn Tool>, ToolError> {

@@ -109,3 +109,20 @@ async fn message_sends_through_the_pipeline_and_checks_the_caller() {
         .await;
     assert_eq!(failure(&out), ToolErrorCode::MessageUnknownAction);
 }
+
+/// With no channel configured the tool is not offered: it could not send
+/// anywhere, and a model should not see it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_channel_message_is_not_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let loaded = talon_config::load_str("{}", "talon.json").unwrap();
+    let runtime = RuntimeBuilder::from_config_in(&loaded.config, dir.path(), state)
+        .unwrap()
+        .build()
+        .unwrap();
+    let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
+    assert!(!table.names().contains(&"message"), "{:?}", table.names());
+    assert!(table.names().contains(&"read"), "{:?}", table.names());
+}
