@@ -37,7 +37,14 @@ fn the_provided_list_is_exactly_what_the_built_in_families_offer() {
         talon_cron::CronOptions::default(),
     )
     .unwrap();
-    let config = talon_config::load_str("{}", "talon.json").unwrap().config;
+    // A channel is configured so that `message` (offered only then) is
+    // offered like every other provided tool; nothing is sent.
+    let config = talon_config::load_str(
+        r#"{ channels: { webhook: { url: "https://hooks.example/talon" } } }"#,
+        "talon.json",
+    )
+    .unwrap()
+    .config;
     let runtime = RuntimeBuilder::from_config(&config, dir.path())
         .unwrap()
         .cron_service(service)
