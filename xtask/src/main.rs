@@ -29,6 +29,9 @@
 //! - `cargo xtask media-install`: install `poppler-utils` and `espeak-ng`
 //!   for `talon-media`'s tests and bench (also run by `cargo xtask test`
 //!   and `cargo xtask bench`).
+//! - `cargo xtask postgres-install`: install Debian's `postgresql` for
+//!   the state stores' PostgreSQL tests (`cargo xtask test` also starts one
+//!   server for the whole run).
 //! - `cargo xtask ngircd-install`: install Debian's `ngircd` for
 //!   `talon-channels`' IRC tests (also run by `cargo xtask test`).
 //!   for `talon-media`'s tests and bench, and `chromium` for
@@ -47,6 +50,7 @@ mod docker_engine;
 mod fuzz;
 mod media;
 mod ngircd;
+mod postgres;
 mod python_env;
 mod sshd;
 mod tidy;
@@ -98,6 +102,9 @@ fn test() -> Result<(), String> {
     bubblewrap::install()?;
     media::install()?;
     ngircd::install()?;
+    postgres::install()?;
+    // Stopped and deleted when this function returns.
+    let (_postgres, postgres_env) = postgres::shared()?;
     checks::ensure_cargo_tool("nextest", "cargo-nextest", NEXTEST_VERSION)?;
     // nextest runs every test in its own process, by the groups and
     // timeouts of `.config/nextest.toml`; it does not run doctests.
@@ -108,6 +115,7 @@ fn test() -> Result<(), String> {
         let status = Command::new("cargo")
             .args(args)
             .env("TALON_TEST_PYTHON", &python)
+            .envs(postgres_env.iter().map(|(k, v)| (k, v)))
             .status()
             .map_err(|e| format!("cannot run cargo {}: {e}", args.join(" ")))?;
         if !status.success() {
@@ -239,6 +247,7 @@ fn main() -> ExitCode {
         "bwrap-install" => bubblewrap::install(),
         "media-install" => media::install(),
         "ngircd-install" => ngircd::install(),
+        "postgres-install" => postgres::install(),
         "fuzz" => match std::env::args().nth(2).map(|s| s.parse::<u64>()) {
             None => fuzz::run(60),
             Some(Ok(seconds)) if seconds > 0 => fuzz::run(seconds),
@@ -249,7 +258,7 @@ fn main() -> ExitCode {
         "package" => checks::package(),
         "light-runtime" => checks::light_runtime(),
         _ => Err(
-            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|media-install|ngircd-install|msrv|unused-deps|package|light-runtime"
+            "usage: cargo xtask test|bench|fuzz [SECONDS]|docker-up|py-env|sshd-install|bwrap-install|media-install|ngircd-install|postgres-install|msrv|unused-deps|package|light-runtime"
                 .to_owned(),
         ),
     };
