@@ -19,9 +19,13 @@ pub(crate) fn install() -> Result<(), String> {
     bin_dir().map(drop).map_err(|e| format!("{e:#}"))
 }
 
+/// The environment that points tests at the shared server.
+pub(crate) type TestEnv = [(&'static str, String); 2];
+
 /// The run's shared server, and the environment that points tests at it.
-pub(crate) fn shared() -> Result<(PgServer, [(&'static str, String); 2]), String> {
-    let server = PgServer::start().map_err(|e| format!("cannot start the test PostgreSQL: {e:#}"))?;
+pub(crate) fn shared() -> Result<(PgServer, TestEnv), String> {
+    let server =
+        PgServer::start().map_err(|e| format!("cannot start the test PostgreSQL: {e:#}"))?;
     let env = [
         (URL_ENV, server.url("postgres")),
         (PASSWORD_ENV, server.password().to_owned()),
