@@ -88,6 +88,10 @@ pub struct TalonConfig {
     /// plugin's tools only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<crate::sections::plugins::PluginsConfig>,
+    /// Where the gateway keeps its stores: embedded SQLite (the default)
+    /// or a PostgreSQL database several gateways share (Talon's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<crate::sections::state::StateConfig>,
     /// OpenClaw's per-channel tool policies, enforced in the `group`
     /// policy layer for runs whose message provider (and group, account,
     /// sender) match: `channels.<provider>.tools` / `toolsBySender`,

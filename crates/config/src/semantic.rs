@@ -62,6 +62,18 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
             w.out.issue(&full, pos(at), message);
         }
     }
+    if let Some(state) =
+        w.typed::<crate::sections::state::StateConfig>(root, Some(spans), &path, "state")
+    {
+        let state_span = spans.member("state");
+        for (key, message) in state.validate() {
+            let inner = parse_key_path(&key);
+            let at = state_span.and_then(|s| s.lookup(&inner)).or(state_span);
+            let mut full = vec![Seg::Key("state".to_owned())];
+            full.extend(inner);
+            w.out.issue(&full, pos(at), message);
+        }
+    }
     if let Some(commands) = w.typed::<CommandsConfig>(root, Some(spans), &path, "commands") {
         let span = spans
             .member("commands")

@@ -13,5 +13,6 @@ pub mod memory;
 pub mod plugins;
 pub mod sessions;
 pub mod skills;
+pub mod state;
 pub mod subagents;
 pub mod web;
