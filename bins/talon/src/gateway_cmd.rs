@@ -195,6 +195,43 @@ fn finish(answer: std::result::Result<Value, Value>, out: &mut String) -> Result
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The state lines of `talon gateway status`: the backend and, on a
+/// shared database, the fleet's members and leases.
+fn write_state(state: &talon_gateway_protocol::StateStatus, out: &mut String) -> Result<()> {
+    match &state.target {
+        None => writeln!(out, "  state: {}", state.backend)?,
+        Some(target) => writeln!(
+            out,
+            "  state: {} {target} (this gateway is member {})",
+            state.backend,
+            state.member_id.as_deref().unwrap_or("?")
+        )?,
+    }
+    if let Some(e) = &state.error {
+        writeln!(out, "  fleet unreadable: {e}")?;
+    }
+    for m in &state.members {
+        writeln!(
+            out,
+            "  member {} {} pid {} on {} ({}, v{})",
+            m.id,
+            m.host,
+            m.pid,
+            m.listen,
+            if m.live { "live" } else { "silent" },
+            m.version
+        )?;
+    }
+    for l in &state.leases {
+        writeln!(
+            out,
+            "  lease {} held by {} (token {})",
+            l.name, l.holder, l.token
+        )?;
+    }
+    Ok(())
+}
+
 pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> Result<Status> {
     match cmd {
         // The global --state-dir reached this process as TALON_STATE_DIR,
@@ -227,6 +264,9 @@ pub(crate) fn run(ctx: &ContextArgs, cmd: &GatewayCommand, out: &mut String) -> 
                                 "  hook `{}` ({}) cannot run [{}] at {}: {}",
                                 p.hook_id, p.event, p.code, p.key_path, p.message
                             )?;
+                        }
+                        if let Some(state) = &h.state {
+                            write_state(state, out)?;
                         }
                     }
                     Ok(Status::Ok)

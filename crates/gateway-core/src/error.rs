@@ -21,6 +21,15 @@ pub enum GatewayError {
         /// What went wrong.
         message: String,
     },
+    /// The shared state database cannot be used (down at start, a schema
+    /// newer than this binary, a bad `state` section).
+    #[error("state database {target}: {source}")]
+    SharedState {
+        /// Where it points (`user@host:port/db`, never a password).
+        target: String,
+        /// Why, with its kind (`unavailable`, `schema_newer`, ...).
+        source: talon_state::StateError,
+    },
     /// The listen address is refused or unusable.
     #[error("bind {addr}: {message}")]
     Bind {

@@ -148,6 +148,9 @@ pub(crate) struct Areas {
     /// its own requests' replies, flushes them and closes.
     pub(crate) closing: talon_tasks::CancellationToken,
     pub(crate) started_at: std::time::Instant,
+    /// This gateway's membership of a fleet on a shared PostgreSQL
+    /// database (`state.backend: "postgres"`); `None` on SQLite.
+    pub(crate) fleet: Option<crate::fleet::Fleet>,
 }
 
 /// The gateway: cheap to clone; every clone is the same gateway.
@@ -185,6 +188,9 @@ impl Gateway {
                 message: "refusing to listen on a non-loopback address without a configured token: set gateway.auth.token (or gateway.auth.tokens) in the config, or bind 127.0.0.1".into(),
             });
         }
+        // The shared database first: one that cannot be reached (or holds a
+        // newer schema) stops the start before anything is opened.
+        let fleet = crate::fleet::Fleet::open(loaded.config.state.as_ref(), &state_dir, addr)?;
         let (generated_token, token_path) = load_or_create_token(&state_dir)?;
         // Only its hash stays in memory.
         let generated_token = crate::auth::token_hash(&generated_token);
@@ -306,6 +312,7 @@ impl Gateway {
             metrics: Metrics::default(),
             closing: talon_tasks::CancellationToken::new(),
             started_at: std::time::Instant::now(),
+            fleet,
         });
         let _ = link.set(Arc::downgrade(&inner));
         let gw = Gateway { inner };
@@ -315,6 +322,9 @@ impl Gateway {
                 sessions = reopened,
                 "reopened the sessions open at the last stop"
             );
+        }
+        if let Some(fleet) = &gw.inner.fleet {
+            fleet.heartbeat_periodically();
         }
         gw.forward_approval_events();
         gw.watch_tasks();
@@ -522,6 +532,9 @@ impl Gateway {
         self.generation().runtime.mcp_manager().shutdown().await;
         if let Err(e) = areas.calls.journal.flush().await {
             tracing::warn!(error = %e, "journal flush at shutdown failed");
+        }
+        if let Some(fleet) = areas.fleet.clone() {
+            let _ = tokio::task::spawn_blocking(move || fleet.leave()).await;
         }
         areas.closing.cancel();
     }

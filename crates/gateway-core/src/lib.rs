@@ -69,6 +69,7 @@ mod auth;
 mod clock;
 mod dispatch;
 mod error;
+mod fleet;
 mod gateway;
 mod handlers;
 mod http;

@@ -29,6 +29,9 @@ pub async fn serve(
     listener: TcpListener,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), GatewayError> {
+    if let (Some(fleet), Ok(addr)) = (gw.inner.fleet.clone(), listener.local_addr()) {
+        let _ = tokio::task::spawn_blocking(move || fleet.set_listen(addr)).await;
+    }
     let app = crate::http::router(gw.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let drain_gw = gw.clone();

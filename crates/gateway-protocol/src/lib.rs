@@ -55,7 +55,9 @@ pub use crate::types::cron::{
     CronListParams, CronRemoveResponse, CronRunMode, CronRunParams, CronRunResponse,
     CronRunsParams, CronRunsResponse, CronStatusResponse, CronUpdateParams, CronWakeParams,
 };
-pub use crate::types::gateway::{Containment, HealthResponse, HookProblem, ReloadReport};
+pub use crate::types::gateway::{
+    Containment, FleetLease, FleetMember, HealthResponse, HookProblem, ReloadReport, StateStatus,
+};
 pub use crate::types::mcp::McpStatusResponse;
 pub use crate::types::runner::{
     RunnerCompleteParams, RunnerCompleteResponse, RunnerStatus, RunnerSubscribeResponse,

@@ -4,6 +4,7 @@ mod e2e_containment;
 mod e2e_cron;
 mod e2e_docker;
 mod e2e_faults;
+mod e2e_fleet;
 mod e2e_identity;
 mod e2e_lifecycle;
 mod e2e_mcp;

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use talon_gateway_protocol::{Containment, HealthResponse, HookProblem};
+use talon_gateway_protocol::{Containment, HealthResponse, HookProblem, StateStatus};
 
 use crate::gateway::{Areas, Generation};
 
@@ -26,6 +26,17 @@ pub(crate) fn health(areas: &Areas) -> HealthResponse {
         approvals_denied_at_start: areas.approvals.denied_at_start.len(),
         containment: containment(),
         hook_problems,
+        state: Some(match &areas.fleet {
+            Some(fleet) => fleet.status(),
+            None => StateStatus {
+                backend: "sqlite".into(),
+                target: None,
+                member_id: None,
+                members: Vec::new(),
+                leases: Vec::new(),
+                error: None,
+            },
+        }),
     }
 }
 

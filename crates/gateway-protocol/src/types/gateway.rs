@@ -68,6 +68,69 @@ pub struct HealthResponse {
     /// checked at start and at each reload (absent when there is none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hook_problems: Vec<HookProblem>,
+    /// Where the state is kept and, on a shared database, the fleet of
+    /// gateways on it (absent from gateways that predate it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<StateStatus>,
+}
+
+/// Where a gateway keeps its state, and the fleet sharing it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StateStatus {
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// With `postgres`: `user@host:port/database` (never a password).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// With `postgres`: this gateway's member id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_id: Option<String>,
+    /// With `postgres`: every gateway registered on the database.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<FleetMember>,
+    /// With `postgres`: the leases held now (`cron`: the timer owner).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leases: Vec<FleetLease>,
+    /// With `postgres`: why the fleet could not be read just now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One gateway of a fleet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetMember {
+    /// Its member id.
+    pub id: String,
+    /// Its host name.
+    pub host: String,
+    /// Its process id there.
+    pub pid: u32,
+    /// The address it listens on.
+    pub listen: String,
+    /// Its Talon version.
+    pub version: String,
+    /// When it joined (ms since the epoch, database clock).
+    pub started_at_ms: i64,
+    /// Its last heartbeat (ms since the epoch, database clock).
+    pub heartbeat_at_ms: i64,
+    /// Whether that heartbeat is recent enough for it to count as live.
+    pub live: bool,
+}
+
+/// A lease held in the fleet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetLease {
+    /// The lease (`cron`, `maintenance`).
+    pub name: String,
+    /// The member holding it.
+    pub holder: String,
+    /// Its fencing token.
+    pub token: i64,
+    /// When it lapses unless renewed (ms since the epoch, database clock).
+    pub expires_at_ms: i64,
 }
 
 /// What a reload did (`gateway.reload`'s answer and the

@@ -1,0 +1,208 @@
+//! Several gateways on one PostgreSQL database (`state.backend:
+//! "postgres"`), against a real server: start faults, membership, and the
+//! fleet in `health`.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use talon_test_support::postgres::{PgServer, shared_database};
+
+use super::support::{BIN, Gw, GwExt as _};
+
+/// The environment variable the configs read the password from.
+const PASSWORD_VAR: &str = "TALON_E2E_PG_PASSWORD";
+
+fn state_config(url: &str) -> String {
+    json!({
+        "state": {
+            "backend": "postgres",
+            "url": url,
+            "password": format!("${{{PASSWORD_VAR}}}"),
+            "pool": { "size": 4, "connectTimeoutSeconds": 2 }
+        }
+    })
+    .to_string()
+}
+
+/// Run the daemon until it exits by itself (a start that must fail).
+fn run_to_exit(config: &str, password: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("talon.json");
+    std::fs::write(&config_path, config).unwrap();
+    let mut child = Command::new(BIN)
+        .arg("--config")
+        .arg(&config_path)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .args(["--bind", "127.0.0.1:0"])
+        .env("HOME", dir.path())
+        .env("NO_COLOR", "1")
+        .env(PASSWORD_VAR, password)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+            }
+            return (status.code(), err);
+        }
+        assert!(Instant::now() < deadline, "the gateway did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn start_member(url: &str, password: &str) -> Gw {
+    let dir = tempfile::tempdir().unwrap();
+    Gw::launch_in_with_env(
+        BIN,
+        dir,
+        &state_config(url),
+        vec![(PASSWORD_VAR.to_owned(), password.to_owned())],
+    )
+    .unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+async fn health(gw: &Gw) -> Value {
+    gw.ws().await.ok("health", json!({})).await
+}
+
+#[test]
+fn a_database_down_at_start_stops_the_gateway_non_zero_and_names_it() {
+    let mut server = PgServer::start().unwrap();
+    let db = server.create_database().unwrap();
+    let url = server.url(&db);
+    let password = server.password().to_owned();
+    server.stop().unwrap();
+    let (code, err) = run_to_exit(&state_config(&url), &password);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(code.is_some(), "killed by a signal: {err}");
+    assert!(err.contains("state database"), "{err}");
+    assert!(
+        err.contains(&format!("talon@127.0.0.1:{}/{db}", server.port())),
+        "{err}"
+    );
+    assert!(!err.contains(&password), "the password was printed: {err}");
+}
+
+#[test]
+fn a_wrong_password_and_a_missing_password_variable_stop_the_start() {
+    let db = shared_database().unwrap();
+    let cfg = db.config();
+    let (code, err) = run_to_exit(&state_config(&cfg.url), "not-the-password");
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("state database"), "{err}");
+    // The variable the config names is not set at all.
+    let dir = tempfile::tempdir().unwrap();
+    let config_path = dir.path().join("talon.json");
+    std::fs::write(&config_path, state_config(&cfg.url)).unwrap();
+    let out = Command::new(BIN)
+        .arg("--config")
+        .arg(&config_path)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .args(["--bind", "127.0.0.1:0"])
+        .env("HOME", dir.path())
+        .env_remove(PASSWORD_VAR)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains(PASSWORD_VAR), "{err}");
+}
+
+#[test]
+fn a_schema_newer_than_the_binary_is_refused_and_left_alone() {
+    let db = shared_database().unwrap();
+    let pool = db.pool().unwrap();
+    pool.run(|c| {
+        c.execute(
+            "UPDATE talon_schema SET version = 999 WHERE store = 'state'",
+            &[],
+        )?;
+        Ok(())
+    })
+    .unwrap();
+    let cfg = db.config();
+    let (code, err) = run_to_exit(&state_config(&cfg.url), cfg.password.as_deref().unwrap());
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("999"), "{err}");
+    let version: i32 = pool
+        .run(|c| {
+            Ok(c.query_one(
+                "SELECT version FROM talon_schema WHERE store = 'state'",
+                &[],
+            )?
+            .get(0))
+        })
+        .unwrap();
+    assert_eq!(version, 999, "the refusal changed the schema row");
+}
+
+#[tokio::test]
+async fn gateways_on_one_database_list_each_other_and_a_clean_stop_leaves() {
+    let db = shared_database().unwrap();
+    let cfg = db.config();
+    let password = cfg.password.clone().unwrap();
+    let a = start_member(&cfg.url, &password);
+    let mut b = start_member(&cfg.url, &password);
+    let ha = health(&a).await;
+    let hb = health(&b).await;
+    assert_eq!(ha["state"]["backend"], "postgres", "{ha}");
+    let id_a = ha["state"]["memberId"].as_str().unwrap().to_owned();
+    let id_b = hb["state"]["memberId"].as_str().unwrap().to_owned();
+    assert_ne!(id_a, id_b);
+    let members: Vec<&str> = ha["state"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        members.contains(&id_a.as_str()) && members.contains(&id_b.as_str()),
+        "{ha}"
+    );
+    assert!(
+        !ha.to_string().contains(&password),
+        "health shows the password"
+    );
+    // Each member shows the address it actually listens on.
+    let listens: Vec<&str> = ha["state"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["listen"].as_str().unwrap())
+        .collect();
+    assert!(listens.contains(&a.addr.to_string().as_str()), "{ha}");
+    assert!(listens.contains(&b.addr.to_string().as_str()), "{ha}");
+    // b stops cleanly: it leaves the member list.
+    b.signal(15);
+    assert_eq!(
+        b.wait_exit(Duration::from_secs(20)),
+        Some(0),
+        "{}",
+        b.log_text()
+    );
+    let ha = health(&a).await;
+    let ids: Vec<&str> = ha["state"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec![id_a.as_str()], "{ha}");
+}
+
+#[tokio::test]
+async fn a_sqlite_gateway_reports_its_backend() {
+    let gw = Gw::start("{}");
+    let h = health(&gw).await;
+    assert_eq!(h["state"], json!({"backend": "sqlite"}), "{h}");
+}
