@@ -316,7 +316,14 @@ impl Gateway {
         });
         let _ = link.set(Arc::downgrade(&inner));
         let gw = Gateway { inner };
-        let reopened = gw.inner.sessions.restore(&gw.generation());
+        // In a fleet the store holds every member's sessions: each opens
+        // here on first use instead, and a restart reopens nothing (it
+        // would close the cron-run sessions other members are running).
+        let reopened = if gw.inner.fleet.is_none() {
+            gw.inner.sessions.restore(&gw.generation())
+        } else {
+            0
+        };
         if reopened > 0 {
             tracing::info!(
                 sessions = reopened,

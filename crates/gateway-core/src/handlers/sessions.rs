@@ -88,15 +88,7 @@ impl SessionsHandler {
             let outcome = if is_cron_run_key(&record.key) {
                 Err("a cron run does not survive a restart".to_owned())
             } else {
-                let mut raw = record.params.clone();
-                let opener = take_opener(&mut raw);
-                serde_json::from_value::<SessionParams>(raw)
-                    .map_err(|e| format!("its stored parameters are unreadable: {e}"))
-                    .and_then(|mut params| {
-                        params.session_key = Some(record.key.clone());
-                        self.open_inner(g, params, None, Some((&record, opener.as_ref())))
-                            .map_err(|e| e.message)
-                    })
+                self.reopen(g, &record).map(drop)
             };
             match outcome {
                 Ok(_) => reopened += 1,
@@ -109,6 +101,59 @@ impl SessionsHandler {
             }
         }
         reopened
+    }
+
+    /// Rebuild a stored session from its creation parameters under the
+    /// current configuration.
+    fn reopen(&self, g: &Generation, record: &SessionRecord) -> Result<Arc<Session>, String> {
+        let mut raw = record.params.clone();
+        let opener = take_opener(&mut raw);
+        serde_json::from_value::<SessionParams>(raw)
+            .map_err(|e| format!("its stored parameters are unreadable: {e}"))
+            .and_then(|mut params| {
+                params.session_key = Some(record.key.clone());
+                self.open_inner(g, params, None, Some((record, opener.as_ref())))
+                    .map_err(|e| e.message)
+            })
+    }
+
+    /// A session another gateway of the fleet opened (it is open in the
+    /// shared store but not here): reopened here on first use, exactly as
+    /// a restart would reopen it. `None` when the store does not hold it
+    /// open (or there is no store); a cron run's session is never taken
+    /// over this way.
+    pub(crate) fn open_from_store(&self, g: &Generation, key: &str) -> Option<Arc<Session>> {
+        let store = self.store.as_ref()?;
+        if is_cron_run_key(key) {
+            return None;
+        }
+        let record = match store.get(key) {
+            Ok(Some(r)) if r.status == SessionStatus::Open => r,
+            Ok(_) => return None,
+            Err(e) => {
+                tracing::error!(session = %key, error = %e, "cannot read the session store");
+                return None;
+            }
+        };
+        // Its parent first, so a child keeps its place in the tree.
+        if let Some(parent) = &record.parent_key
+            && self.registry.get(parent).is_none()
+            && self.open_from_store(g, parent).is_none()
+        {
+            return None;
+        }
+        match self.reopen(g, &record) {
+            Ok(s) => {
+                tracing::info!(session = %key, "opened a session another gateway created");
+                Some(s)
+            }
+            // Another request opened it here meanwhile.
+            Err(_) if self.registry.get(key).is_some() => self.registry.get(key),
+            Err(why) => {
+                tracing::warn!(session = %key, reason = %why, "a stored session could not be opened here");
+                None
+            }
+        }
     }
 
     /// Record a message the gateway saw in session `key` (a cron run's
@@ -542,6 +587,10 @@ impl SessionsHandler {
         key: &str,
     ) -> Result<Arc<Session>, RpcError> {
         if let Some(s) = self.registry.get(key) {
+            return Ok(s);
+        }
+        // Opened by another gateway of the fleet (or before a restart).
+        if let Some(s) = self.open_from_store(g, key) {
             return Ok(s);
         }
         // A cron run's session opens on first use, bound to its run.
