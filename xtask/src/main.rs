@@ -135,6 +135,7 @@ fn bench() -> Result<(), String> {
     sshd::install()?;
     bubblewrap::install()?;
     media::install()?;
+    postgres::install()?;
     let started = std::time::SystemTime::now();
     for (package, bench) in [
         ("talon-tool-policy", "pipeline"),
@@ -159,6 +160,8 @@ fn bench() -> Result<(), String> {
         ("talon-mcp-serve", "mcp_serve"),
         ("talon-gateway", "gateway"),
         ("talon-gateway", "spawn"),
+        ("talon-gateway", "fleet"),
+        ("talon-state", "state"),
         ("talon-audit", "audit"),
         ("talon-memory", "memory"),
         ("talon-media", "media"),
