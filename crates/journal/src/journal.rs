@@ -1,21 +1,22 @@
 //! The journal handle: validation and the in-flight map on the caller's
-//! side, a bounded queue to the single writer thread, and a read-only
-//! connection for `get` and `history`.
+//! side, a bounded queue to the single writer thread, and the engine's read
+//! side for `get` and `history`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
-use rusqlite::Connection;
 use tokio::sync::mpsc::Permit;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::backend::JournalBackend;
 use crate::error::{JournalError, Result};
 use crate::inflight::{InFlight, Phase};
 use crate::options::JournalOptions;
 use crate::record::{CallEnd, CallRecord, CallStart, FinishAck, RecoveryReport};
-use crate::store;
+use crate::sqlite::{self, SqliteBackend};
 use crate::validate;
 use crate::writer::{Counters, Health, Job, Writer};
 
@@ -62,10 +63,9 @@ pub struct CallJournal {
 
 #[derive(Debug)]
 struct Inner {
-    path: PathBuf,
+    backend: Arc<dyn JournalBackend>,
     tx: Option<mpsc::Sender<Job>>,
     writer: Option<JoinHandle<()>>,
-    reader: Mutex<Connection>,
     inflight: Arc<InFlight>,
     counters: Arc<Counters>,
     health: Arc<Health>,
@@ -119,21 +119,35 @@ impl CallJournal {
         path: &Path,
         options: JournalOptions,
     ) -> Result<(CallJournal, RecoveryReport)> {
-        let (lock, conn, report) = store::open_all(path, options.durability)?;
-        let reader = store::open_reader(path)?;
+        let (backend, created) = SqliteBackend::open(path, options.durability)?;
+        Self::start(Arc::new(backend), options, created)
+    }
+
+    /// Recover what a previous process left in flight, apply retention once,
+    /// and start the writer thread over `backend`.
+    pub(crate) fn start(
+        backend: Arc<dyn JournalBackend>,
+        options: JournalOptions,
+        created: bool,
+    ) -> Result<(CallJournal, RecoveryReport)> {
+        let interrupted = backend.recover(sqlite::now_ms())?;
+        let report = RecoveryReport {
+            interrupted,
+            created,
+        };
         let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
         let inflight = Arc::new(InFlight::default());
         let counters = Arc::new(Counters::default());
         let health = Arc::new(Health::default());
         let mut writer = Writer {
-            conn,
-            lock,
+            backend: Arc::clone(&backend),
             rx,
             inflight: Arc::clone(&inflight),
             counters: Arc::clone(&counters),
             health: Arc::clone(&health),
             retention: options.retention,
             last_retention: None,
+            last_recovery: Instant::now(),
         };
         // The first retention check runs before the journal is handed out,
         // so what an open returns is already within the limits.
@@ -142,7 +156,11 @@ impl CallJournal {
             .name("talon-journal".into())
             .spawn(move || writer.run())
             .map_err(|e| JournalError::Open {
-                path: path.to_path_buf(),
+                path: backend
+                    .location()
+                    .path()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
                 reason: format!("cannot start the writer thread: {e}"),
             })?;
         if !report.interrupted.is_empty() {
@@ -152,10 +170,9 @@ impl CallJournal {
             );
         }
         let inner = Inner {
-            path: path.to_path_buf(),
+            backend,
             tx: Some(tx),
             writer: Some(handle),
-            reader: Mutex::new(reader),
             inflight,
             counters,
             health,
@@ -168,9 +185,9 @@ impl CallJournal {
         ))
     }
 
-    /// The journal file.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// The journal file (`None` on PostgreSQL).
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.backend.location().path()
     }
 
     fn sender(&self) -> Result<&mpsc::Sender<Job>> {
@@ -339,7 +356,7 @@ impl CallJournal {
     /// succeed (the writer keeps retrying and clears this when it works).
     fn fail_fast(&self) -> Result<()> {
         match self.inner.health.failure() {
-            Some(reason) => Err(JournalError::WriteFailed { reason }),
+            Some(failure) => Err(failure.to_error()),
             None => Ok(()),
         }
     }
@@ -398,24 +415,14 @@ impl CallJournal {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let conn = self
-            .inner
-            .reader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        store::history(&conn, session_key, limit)
+        self.inner.backend.history(session_key, limit)
     }
 
     /// One committed call by id (`None` when there is none). Records still
     /// queued are not seen; call [`flush`](Self::flush) first.
     pub fn get(&self, call_id: &str) -> Result<Option<CallRecord>> {
         validate::check_call_id(call_id)?;
-        let conn = self
-            .inner
-            .reader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        store::get(&conn, call_id)
+        self.inner.backend.get(call_id)
     }
 
     /// A session's committed calls whose caller id
@@ -429,12 +436,9 @@ impl CallJournal {
     pub fn find_tool_call(&self, session_key: &str, tool_call_id: &str) -> Result<Vec<CallRecord>> {
         validate::check_session_key(session_key)?;
         validate::check_tool_call_id(tool_call_id)?;
-        let conn = self
-            .inner
-            .reader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        store::by_tool_call_id(&conn, session_key, tool_call_id, crate::MAX_HISTORY_LIMIT)
+        self.inner
+            .backend
+            .by_tool_call_id(session_key, tool_call_id, crate::MAX_HISTORY_LIMIT)
     }
 
     /// Counters for metrics.

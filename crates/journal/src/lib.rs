@@ -102,6 +102,7 @@ pub use crate::validate::{
 /// boundary and end with `…`.
 pub const MAX_SUMMARY_BYTES: usize = 1024;
 
+mod backend;
 mod digest;
 mod error;
 mod inflight;
@@ -109,6 +110,6 @@ mod journal;
 mod options;
 mod reader;
 mod record;
-mod store;
+mod sqlite;
 mod validate;
 mod writer;
