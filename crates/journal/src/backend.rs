@@ -17,7 +17,7 @@
 use std::fmt::Debug;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{JournalError, Result};
 use crate::record::{CallEnd, CallRecord, CallStart, InterruptedCall};
 
 /// One write of a batch.
@@ -112,4 +112,39 @@ pub(crate) trait JournalBackend: Send + Sync + Debug {
         tool_call_id: &str,
         limit: usize,
     ) -> Result<Vec<CallRecord>>;
+}
+
+/// A stored row, before its text columns are checked (the outcome's name
+/// is parsed by [`finish_row`], the same for every engine).
+pub(crate) struct RawRow {
+    pub(crate) record: CallRecord,
+    pub(crate) outcome: Option<String>,
+}
+
+/// Check a row's outcome against its end time and parse the outcome.
+pub(crate) fn finish_row(raw: RawRow) -> Result<CallRecord> {
+    let RawRow {
+        mut record,
+        outcome,
+    } = raw;
+    match (outcome, record.end.as_mut()) {
+        (None, None) => Ok(record),
+        (Some(name), Some(end)) => {
+            end.outcome =
+                name.parse()
+                    .map_err(|e: crate::record::UnknownOutcome| JournalError::Corrupt {
+                        call_id: record.call_id.clone(),
+                        detail: e.to_string(),
+                    })?;
+            Ok(record)
+        }
+        (Some(_), None) => Err(JournalError::Corrupt {
+            call_id: record.call_id.clone(),
+            detail: "the terminal record has an outcome but no end time".into(),
+        }),
+        (None, Some(_)) => Err(JournalError::Corrupt {
+            call_id: record.call_id.clone(),
+            detail: "an end time without an outcome".into(),
+        }),
+    }
 }

@@ -98,6 +98,18 @@ pub enum JournalError {
         /// What failed, as the driver reported it.
         reason: String,
     },
+    /// The PostgreSQL engine failed for a reason other than reachability
+    /// (a newer schema, a refused statement, a bad configuration); its code
+    /// is the foundation's ([`StateError::code`](talon_state::StateError::code)).
+    #[cfg(feature = "postgres")]
+    #[error("call journal on PostgreSQL failed while {during}: {source}")]
+    State {
+        /// What the journal was doing.
+        during: &'static str,
+        /// The foundation's error.
+        #[source]
+        source: talon_state::StateError,
+    },
     /// A stored row holds a value this build does not understand.
     #[error("call journal row for `{call_id}` is unreadable: {detail}")]
     Corrupt {
@@ -115,7 +127,8 @@ impl JournalError {
     /// A stable code for the kind of error, for APIs and metrics:
     /// `invalid`, `open`, `locked`, `schema_newer`, `duplicate_call`,
     /// `not_started`, `overloaded`, `storage`, `write_failed`,
-    /// `unavailable`, `corrupt`, `closed`.
+    /// `unavailable`, `corrupt`, `closed`; on PostgreSQL also the
+    /// foundation's `schema_newer`, `conflict`, `query`, `config`, `fenced`.
     pub fn code(&self) -> &'static str {
         match self {
             JournalError::Invalid { .. } => "invalid",
@@ -128,6 +141,8 @@ impl JournalError {
             JournalError::Storage { .. } => "storage",
             JournalError::WriteFailed { .. } => "write_failed",
             JournalError::Unavailable { .. } => "unavailable",
+            #[cfg(feature = "postgres")]
+            JournalError::State { source, .. } => source.code(),
             JournalError::Corrupt { .. } => "corrupt",
             JournalError::Closed => "closed",
         }

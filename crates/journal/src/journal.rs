@@ -123,6 +123,45 @@ impl CallJournal {
         Self::start(Arc::new(backend), options, created)
     }
 
+    /// Open the journal on the fleet's PostgreSQL database as member
+    /// `member_id` (the id this gateway registered with
+    /// `talon_state::members` and heartbeats; several gateways share the
+    /// table, each call row carries its member). Migrates the journal's
+    /// tables (refusing a schema newer than this build,
+    /// [`JournalError::State`] with code `schema_newer`), then marks
+    /// `interrupted` the calls left in flight by members that are not live,
+    /// never this member's or a live one's; that recovery runs again every
+    /// `talon_state::members::LIVE_WINDOW` after a commit, and on demand
+    /// with [`recover_departed`](Self::recover_departed).
+    ///
+    /// A database that cannot be reached is [`JournalError::Unavailable`]
+    /// at open and later: a `started` then fails with it (the call must not
+    /// run), terminal records are kept and retried, and writes resume once
+    /// the pool has reconnected. [`Durability::ProcessCrash`](crate::Durability::ProcessCrash)
+    /// commits with `synchronous_commit = off` (survives this gateway
+    /// dying, not the database server crashing).
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(
+        pool: &talon_state::PgPool,
+        member_id: &str,
+        options: JournalOptions,
+    ) -> Result<(CallJournal, RecoveryReport)> {
+        let (backend, created) =
+            crate::postgres::PostgresBackend::open(pool, member_id, options.durability)?;
+        Self::start(Arc::new(backend), options, created)
+    }
+
+    /// Mark `interrupted` the calls left in flight by fleet members that
+    /// are no longer live, and report them (PostgreSQL; the gateway may call
+    /// it on its heartbeat timer). A journal only this process writes (a
+    /// SQLite file, recovered at open under its lock) has nothing to do.
+    pub fn recover_departed(&self) -> Result<Vec<crate::InterruptedCall>> {
+        if self.inner.backend.recovery_interval().is_none() {
+            return Ok(Vec::new());
+        }
+        self.inner.backend.recover(sqlite::now_ms())
+    }
+
     /// Recover what a previous process left in flight, apply retention once,
     /// and start the writer thread over `backend`.
     pub(crate) fn start(

@@ -108,6 +108,8 @@ mod error;
 mod inflight;
 mod journal;
 mod options;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod reader;
 mod record;
 mod sqlite;

@@ -11,7 +11,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 
-use crate::backend::{JournalBackend, Location, Write};
+use crate::backend::{JournalBackend, Location, RawRow, Write, finish_row};
 use crate::error::{JournalError, Result};
 use crate::options::Durability;
 use crate::record::{CallEnd, CallRecord, CallStart, InterruptedCall, Outcome};
@@ -409,12 +409,6 @@ pub(crate) fn shrink(conn: &Connection) -> rusqlite::Result<()> {
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
 }
 
-/// A stored row, before its text columns are checked.
-struct RawRow {
-    record: CallRecord,
-    outcome: Option<String>,
-}
-
 fn read_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
     let started: i64 = r.get(5)?;
     let write_ahead: i64 = r.get(6)?;
@@ -446,33 +440,6 @@ fn read_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
         },
         outcome,
     })
-}
-
-fn finish_row(raw: RawRow) -> Result<CallRecord> {
-    let RawRow {
-        mut record,
-        outcome,
-    } = raw;
-    match (outcome, record.end.as_mut()) {
-        (None, None) => Ok(record),
-        (Some(name), Some(end)) => {
-            end.outcome =
-                name.parse()
-                    .map_err(|e: crate::record::UnknownOutcome| JournalError::Corrupt {
-                        call_id: record.call_id.clone(),
-                        detail: e.to_string(),
-                    })?;
-            Ok(record)
-        }
-        (Some(_), None) => Err(JournalError::Corrupt {
-            call_id: record.call_id.clone(),
-            detail: "the terminal record has an outcome but no end time".into(),
-        }),
-        (None, Some(_)) => Err(JournalError::Corrupt {
-            call_id: record.call_id.clone(),
-            detail: "an end time without an outcome".into(),
-        }),
-    }
 }
 
 /// One call by id.

@@ -95,16 +95,22 @@ impl Failure {
     }
 }
 
+/// How long after a failed commit `started` and `flush` fail at once
+/// without asking the writer. Past it the next one is tried for real, so
+/// the journal heals even when no terminal record is left to retry (the
+/// database came back, space was freed).
+pub(crate) const FAIL_FAST_FOR: Duration = Duration::from_secs(1);
+
 /// Whether the last commit failed, and why; `started` and `flush` fail fast
-/// while it did.
+/// for [`FAIL_FAST_FOR`] after it did.
 #[derive(Debug, Default)]
 pub(crate) struct Health {
     failing: AtomicBool,
-    failure: Mutex<Option<Failure>>,
+    failure: Mutex<Option<(Failure, Instant)>>,
 }
 
 impl Health {
-    /// `Some(failure)` while the last commit failed.
+    /// `Some(failure)` while a commit failed less than [`FAIL_FAST_FOR`] ago.
     pub(crate) fn failure(&self) -> Option<Failure> {
         if !self.failing.load(Ordering::Acquire) {
             return None;
@@ -112,11 +118,14 @@ impl Health {
         self.failure
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .as_ref()
+            .filter(|(_, at)| at.elapsed() < FAIL_FAST_FOR)
+            .map(|(failure, _)| failure.clone())
     }
 
     fn set_failed(&self, failure: Failure) {
-        *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = Some(failure);
+        *self.failure.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((failure, Instant::now()));
         self.failing.store(true, Ordering::Release);
     }
 

@@ -100,7 +100,7 @@ struct StoreInner {
     dir: tempfile::TempDir,
     opens: AtomicU32,
     #[cfg(feature = "postgres")]
-    pg: Option<talon_test_support::postgres::TestDb>,
+    pg: Option<(talon_test_support::postgres::TestDb, talon_state::PgPool)>,
 }
 
 impl Store {
@@ -108,7 +108,11 @@ impl Store {
         let dir = tempfile::tempdir().unwrap();
         #[cfg(feature = "postgres")]
         let pg = match engine {
-            Engine::Postgres => Some(talon_test_support::postgres::shared_database().unwrap()),
+            Engine::Postgres => {
+                let db = talon_test_support::postgres::shared_database().unwrap();
+                let pool = db.pool().unwrap();
+                Some((db, pool))
+            }
             Engine::Sqlite => None,
         };
         Store {
@@ -147,8 +151,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Engine::Postgres => {
-                let db = self.inner.pg.as_ref().unwrap();
-                CallJournal::open_postgres(&db.pool(), &format!("test-member-{n}"), options)
+                CallJournal::open_postgres(self.pool(), &format!("test-member-{n}"), options)
             }
         }
     }
@@ -172,15 +175,14 @@ impl Store {
                 .map(|n| n as u64)
                 .map_err(|e| e.to_string()),
             #[cfg(feature = "postgres")]
-            Engine::Postgres => {
-                let pool = self.inner.pg.as_ref().unwrap().pool();
-                pool.run(move |client| Ok(client.execute(sql.as_str(), &[])))
-                    .unwrap()
-                    .map_err(|e| match e.as_db_error() {
-                        Some(db) => db.message().to_owned(),
-                        None => e.to_string(),
-                    })
-            }
+            Engine::Postgres => self
+                .pool()
+                .run(move |client| Ok(client.execute(sql.as_str(), &[])))
+                .unwrap()
+                .map_err(|e| match e.as_db_error() {
+                    Some(db) => db.message().to_owned(),
+                    None => e.to_string(),
+                }),
         }
     }
 
@@ -191,13 +193,12 @@ impl Store {
         match self.inner.engine {
             Engine::Sqlite => raw(&self.path()).query_row(&sql, [], |r| r.get(0)).unwrap(),
             #[cfg(feature = "postgres")]
-            Engine::Postgres => {
-                let pool = self.inner.pg.as_ref().unwrap().pool();
-                pool.run(move |client| Ok(client.query_one(sql.as_str(), &[])))
-                    .unwrap()
-                    .unwrap()
-                    .get::<_, i64>(0)
-            }
+            Engine::Postgres => self
+                .pool()
+                .run(move |client| Ok(client.query_one(sql.as_str(), &[])))
+                .unwrap()
+                .unwrap()
+                .get::<_, i64>(0),
         }
     }
 
@@ -205,9 +206,10 @@ impl Store {
         self.count("true")
     }
 
+    /// The pool on the test database (PostgreSQL only).
     #[cfg(feature = "postgres")]
-    pub(crate) fn pg(&self) -> &talon_test_support::postgres::TestDb {
-        self.inner.pg.as_ref().unwrap()
+    pub(crate) fn pool(&self) -> &talon_state::PgPool {
+        &self.inner.pg.as_ref().unwrap().1
     }
 }
 
