@@ -20,8 +20,10 @@
 //! so group commit saves round trips here as it saves syncs on SQLite.
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
-use talon_state::postgres::{GenericClient, Row, Transaction};
+use talon_state::postgres::{Client, GenericClient, Row, Transaction};
 use talon_state::{PgPool, StateError};
 
 use crate::backend::{JournalBackend, Location, RawRow, Write, finish_row};
@@ -71,6 +73,14 @@ pub(crate) const STORE: &str = "journal";
 
 const COLUMNS: &str = "call_id, session_key, agent_id, tool, params_digest, started_at_ms, \
                        write_ahead, outcome, summary, ended_at_ms, duration_us, tool_call_id";
+
+/// Stages of one attempt (see `PostgresBackend::run`).
+const NOT_RUN: u8 = 0;
+const RAN: u8 = 1;
+const COMMITTED_TO_TRY: u8 = 2;
+/// Stale connections skipped before a failure is reported: a whole pool's
+/// worth after a restart.
+const STALE_RETRIES: usize = talon_state::MAX_POOL_SIZE;
 
 /// Longest member id accepted.
 const MAX_MEMBER_ID_BYTES: usize = 128;
@@ -398,14 +408,51 @@ impl PostgresBackend {
         ))
     }
 
-    fn read<T, F>(&self, during: &'static str, f: F) -> Result<T>
+    /// Run `f` on a pooled connection. A connection the server dropped is
+    /// only noticed when used (the driver learns of the close on its next
+    /// round trip), so after a database restart each pooled connection
+    /// fails once. `f` marks [`COMMITTED_TO_TRY`] once its first round trip
+    /// (the `BEGIN`, or a read) succeeded; while it had not, nothing was
+    /// applied, and the work is tried again on the next connection (which
+    /// the pool reopens), a bounded number of times. A pool that cannot
+    /// connect at all fails at once (`f` never ran).
+    fn run<T, F>(&self, during: &'static str, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut talon_state::postgres::Client) -> std::result::Result<T, StateError>
+        F: Fn(&mut Client, &AtomicU8) -> std::result::Result<T, StateError>
+            + Clone
             + Send
             + 'static,
     {
-        self.pool.run(f).map_err(state(during))
+        let mut retries = 0;
+        loop {
+            let stage = Arc::new(AtomicU8::new(NOT_RUN));
+            let (attempt, seen) = (f.clone(), Arc::clone(&stage));
+            let result = self.pool.run(move |client| {
+                seen.store(RAN, Ordering::Release);
+                attempt(client, &seen)
+            });
+            match result {
+                Err(e)
+                    if e.is_unavailable()
+                        && stage.load(Ordering::Acquire) == RAN
+                        && retries < STALE_RETRIES =>
+                {
+                    retries += 1;
+                    tracing::debug!(error = %e, "state database connection was stale; trying the next one");
+                }
+                other => return other.map_err(state(during)),
+            }
+        }
+    }
+
+    /// A read: one statement, safe to try again on a stale connection.
+    fn read<T, F>(&self, during: &'static str, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Fn(&mut Client) -> std::result::Result<T, StateError> + Clone + Send + 'static,
+    {
+        self.run(during, move |client, _| f(client))
     }
 
     fn records(rows: Vec<RawRow>) -> Result<Vec<CallRecord>> {
@@ -427,23 +474,28 @@ impl JournalBackend for PostgresBackend {
     }
 
     fn apply(&self, writes: &[Write<'_>]) -> Result<Vec<u64>> {
-        let owned: Vec<Owned> = writes.iter().map(Owned::of).collect();
-        let member_id = self.member_id.clone();
+        let owned: Arc<Vec<Owned>> = Arc::new(writes.iter().map(Owned::of).collect());
+        let member_id: Arc<str> = Arc::from(self.member_id.as_str());
         let relaxed = self.durability == Durability::ProcessCrash;
-        self.pool
-            .run(move |client| {
-                let mut tx = client.transaction()?;
-                if relaxed {
-                    // Committed to the server's memory, flushed within a
-                    // WAL writer cycle: survives this gateway dying, not
-                    // the database server crashing.
-                    tx.batch_execute("SET LOCAL synchronous_commit = off")?;
-                }
-                let changed = apply_all(&mut tx, &member_id, &owned)?;
-                tx.commit()?;
-                Ok(changed)
-            })
-            .map_err(state("committing a batch"))
+        self.run("committing a batch", move |client, stage| {
+            let mut tx = client.transaction()?;
+            // From here on a failure may leave the outcome unknown: it
+            // is reported, never retried.
+            stage.store(COMMITTED_TO_TRY, Ordering::Release);
+            // The journal's durability is its own, whatever the server's
+            // default: `on` returns after the WAL flush (and the standbys
+            // the server waits for); `off` once the server has the commit
+            // in memory, which survives this gateway dying but not the
+            // database server crashing.
+            tx.batch_execute(if relaxed {
+                "SET LOCAL synchronous_commit = off"
+            } else {
+                "SET LOCAL synchronous_commit = on"
+            })?;
+            let changed = apply_all(&mut tx, &member_id, &owned)?;
+            tx.commit()?;
+            Ok(changed)
+        })
     }
 
     fn recover(&self, now_ms: u64) -> Result<Vec<InterruptedCall>> {
