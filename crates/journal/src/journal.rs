@@ -236,7 +236,10 @@ impl CallJournal {
     /// Write the `started` record of a non-idempotent call and wait until
     /// it is committed (synchronous, so it survives a crash or power loss).
     /// Run the tool only after `Ok`: an error means nothing durable exists
-    /// and the call must not run. A call id already journalled is refused
+    /// and the call must not run ([`JournalError::WriteFailed`] when the
+    /// disk refused the write, [`JournalError::Unavailable`] when the
+    /// database cannot be reached; both fail at once for a second after a
+    /// failed commit, then are tried again). A call id already journalled is refused
     /// with [`JournalError::DuplicateCall`].
     pub async fn started(&self, start: CallStart) -> Result<()> {
         validate::check_start(&start)?;
@@ -417,7 +420,8 @@ impl CallJournal {
     }
 
     /// Wait until everything queued before this call is committed. Fails
-    /// with [`JournalError::WriteFailed`] while the disk refuses writes
+    /// with [`JournalError::WriteFailed`] while the disk refuses writes, or
+    /// [`JournalError::Unavailable`] while the database cannot be reached
     /// (the queued terminal records are kept and retried).
     pub async fn flush(&self) -> Result<()> {
         self.fail_fast()?;
