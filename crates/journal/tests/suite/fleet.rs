@@ -169,6 +169,13 @@ fn recovery_touches_only_members_that_are_gone() {
     let gone_1 = a.get("gone-1").unwrap().unwrap().end.unwrap();
     assert_eq!(gone_1.outcome, Outcome::Interrupted);
     assert!(gone_1.summary.contains("not re-run"), "{}", gone_1.summary);
+    // Its duration runs from its start (a minute ago) to the recovery.
+    assert!(
+        (59_000_000..600_000_000).contains(&gone_1.duration_us),
+        "{}",
+        gone_1.duration_us
+    );
+    assert_eq!(found[0].tool_call_id.as_deref(), Some("tc-gone-1"));
     // Nothing left for B; a third gateway starting up recovers nothing of
     // the live ones either.
     assert!(b.recover_departed().unwrap().is_empty());
