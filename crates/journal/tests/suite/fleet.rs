@@ -256,3 +256,103 @@ fn a_bad_member_id_is_refused() {
         );
     }
 }
+
+/// First terminal wins in SQL, not only in one handle's memory: two
+/// members finish the same calls at once with different outcomes; each
+/// call keeps exactly one terminal record, and exactly one of the two
+/// writers counted it written.
+#[test]
+fn racing_finishes_from_two_members_keep_one_terminal_each() {
+    const CALLS: usize = 200;
+    let store = Store::new(Engine::Postgres);
+    let pool = store.pool();
+    register(pool, "m-a");
+    register(pool, "m-b");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (a, _) = CallJournal::open_postgres(pool, "m-a", JournalOptions::default()).unwrap();
+    let (b, _) = CallJournal::open_postgres(pool, "m-b", JournalOptions::default()).unwrap();
+    rt.block_on(async {
+        for i in 0..CALLS {
+            a.started(start(&format!("c{i}"), "s", "exec"))
+                .await
+                .unwrap();
+        }
+        let (ja, jb) = (a.clone(), b.clone());
+        let fa = tokio::spawn(async move {
+            for i in 0..CALLS {
+                let ack = ja
+                    .finish_wait(&format!("c{i}"), end(Outcome::Ok, "a"))
+                    .await
+                    .unwrap();
+                assert_eq!(ack, FinishAck::Queued);
+            }
+            ja.flush().await.unwrap();
+        });
+        let fb = tokio::spawn(async move {
+            for i in (0..CALLS).rev() {
+                // B does not have the call open: it reads the row, then
+                // queues its terminal record if none is stored yet.
+                let _ = jb
+                    .finish_wait(&format!("c{i}"), end(Outcome::Cancelled, "b"))
+                    .await
+                    .unwrap();
+            }
+            jb.flush().await.unwrap();
+        });
+        fa.await.unwrap();
+        fb.await.unwrap();
+    });
+    assert_eq!(store.rows() as usize, CALLS);
+    assert_eq!(store.count("outcome IS NULL"), 0);
+    let written_a = store.count("outcome = 'ok' AND summary = 'a'");
+    let written_b = store.count("outcome = 'cancelled' AND summary = 'b'");
+    assert_eq!((written_a + written_b) as usize, CALLS);
+    let (sa, sb) = (a.stats(), b.stats());
+    let written_a = u64::try_from(written_a).unwrap();
+    // A wrote its starts and the terminal records it won; the rest of its
+    // terminal records were ignored by the database, not overwritten.
+    assert_eq!(sa.committed_records, CALLS as u64 + written_a, "{sa:?}");
+    assert_eq!(sa.ignored_terminals, CALLS as u64 - written_a, "{sa:?}");
+    assert_eq!(
+        sb.committed_records,
+        u64::try_from(written_b).unwrap(),
+        "{sb:?}"
+    );
+}
+
+/// Several gateways starting at once on a fresh database: the migration
+/// runs once (under the foundation's advisory lock) and every open works.
+#[test]
+fn gateways_opening_at_once_migrate_once() {
+    let store = Store::new(Engine::Postgres);
+    let opens: Vec<_> = (0..4)
+        .map(|n| {
+            let pool = store.pool().clone();
+            std::thread::spawn(move || {
+                CallJournal::open_postgres(&pool, &format!("m-{n}"), JournalOptions::default()).map(
+                    |(journal, report)| {
+                        drop(journal);
+                        report.created
+                    },
+                )
+            })
+        })
+        .collect();
+    let created: Vec<bool> = opens
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap())
+        .collect();
+    assert!(created.iter().any(|c| *c), "{created:?}");
+    assert_eq!(
+        store
+            .execute(
+                "UPDATE talon_schema SET version = version WHERE store = 'journal' AND version = 1"
+            )
+            .unwrap(),
+        1
+    );
+}
