@@ -6,7 +6,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
-use std::time::Instant;
 
 use tokio::sync::mpsc::Permit;
 use tokio::sync::{mpsc, oneshot};
@@ -66,6 +65,8 @@ struct Inner {
     backend: Arc<dyn JournalBackend>,
     tx: Option<mpsc::Sender<Job>>,
     writer: Option<JoinHandle<()>>,
+    /// The fleet recovery thread and what stops it (PostgreSQL only).
+    recovery: Option<(std::sync::mpsc::Sender<()>, JoinHandle<()>)>,
     inflight: Arc<InFlight>,
     counters: Arc<Counters>,
     health: Arc<Health>,
@@ -81,6 +82,12 @@ impl Drop for Inner {
             && writer.join().is_err()
         {
             tracing::error!("call journal writer thread panicked");
+        }
+        if let Some((stop, thread)) = self.recovery.take() {
+            drop(stop);
+            if thread.join().is_err() {
+                tracing::error!("call journal recovery thread panicked");
+            }
         }
     }
 }
@@ -131,8 +138,8 @@ impl CallJournal {
     /// [`JournalError::State`] with code `schema_newer`), then marks
     /// `interrupted` the calls left in flight by members that are not live,
     /// never this member's or a live one's; that recovery runs again every
-    /// `talon_state::members::LIVE_WINDOW` after a commit, and on demand
-    /// with [`recover_departed`](Self::recover_departed).
+    /// `talon_state::members::LIVE_WINDOW` on a thread of the journal's
+    /// own, and on demand with [`recover_departed`](Self::recover_departed).
     ///
     /// A database that cannot be reached is [`JournalError::Unavailable`]
     /// at open and later: a `started` then fails with it (the call must not
@@ -186,22 +193,34 @@ impl CallJournal {
             health: Arc::clone(&health),
             retention: options.retention,
             last_retention: None,
-            last_recovery: Instant::now(),
         };
         // The first retention check runs before the journal is handed out,
         // so what an open returns is already within the limits.
         writer.enforce_retention();
+        let spawn_error = |what: &str, e: std::io::Error| JournalError::Open {
+            path: backend
+                .location()
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+            reason: format!("cannot start the {what} thread: {e}"),
+        };
+        let recovery = match backend.recovery_interval() {
+            Some(every) => {
+                let (stop, stopped) = std::sync::mpsc::channel();
+                let engine = Arc::clone(&backend);
+                let thread = std::thread::Builder::new()
+                    .name("talon-journal-recovery".into())
+                    .spawn(move || crate::writer::recovery_loop(engine, every, stopped))
+                    .map_err(|e| spawn_error("recovery", e))?;
+                Some((stop, thread))
+            }
+            None => None,
+        };
         let handle = std::thread::Builder::new()
             .name("talon-journal".into())
             .spawn(move || writer.run())
-            .map_err(|e| JournalError::Open {
-                path: backend
-                    .location()
-                    .path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_default(),
-                reason: format!("cannot start the writer thread: {e}"),
-            })?;
+            .map_err(|e| spawn_error("writer", e))?;
         if !report.interrupted.is_empty() {
             tracing::warn!(
                 count = report.interrupted.len(),
@@ -212,6 +231,7 @@ impl CallJournal {
             backend,
             tx: Some(tx),
             writer: Some(handle),
+            recovery,
             inflight,
             counters,
             health,

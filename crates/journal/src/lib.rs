@@ -47,7 +47,7 @@
 //! Several gateways write one `journal_calls` table, each as its fleet
 //! member id (`talon_state::members`; every row carries it). A call id is
 //! unique across the fleet. Recovery (at open, then every
-//! `LIVE_WINDOW` after a commit, or [`CallJournal::recover_departed`])
+//! `LIVE_WINDOW` on a thread of its own, or [`CallJournal::recover_departed`])
 //! marks `interrupted` only the calls of members that are not live, never
 //! this member's or a live one's. A database that cannot be reached is
 //! [`JournalError::Unavailable`] (code `unavailable`): a `started` fails

@@ -1,8 +1,10 @@
-//! The single writer thread: it is the only one to write through the
-//! engine ([`JournalBackend`]), takes jobs from a bounded queue and commits
+//! The single writer thread: it writes every call through the engine
+//! ([`JournalBackend`]), takes jobs from a bounded queue and commits
 //! whatever has queued up as one transaction (group commit), so a burst of
 //! calls costs one sync (or one round trip), not one per call. Batching,
 //! retry, fail-fast health and retention live here once, for every engine.
+//! Where the database is shared by a fleet, a second thread recovers the
+//! calls of members that have gone, on a timer ([`recovery_loop`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -142,7 +144,6 @@ pub(crate) struct Writer {
     pub(crate) health: Arc<Health>,
     pub(crate) retention: Retention,
     pub(crate) last_retention: Option<Instant>,
-    pub(crate) last_recovery: Instant,
 }
 
 impl Writer {
@@ -183,7 +184,6 @@ impl Writer {
                     self.health.set_ok();
                     self.reply(batch, done);
                     self.enforce_retention();
-                    self.recover_departed();
                 }
                 Err(e) => {
                     self.counters.failed_commits.fetch_add(1, Ordering::Relaxed);
@@ -208,29 +208,6 @@ impl Writer {
                         break;
                     }
                 }
-            }
-        }
-    }
-
-    /// Where the engine shares its database with other processes (a fleet
-    /// on PostgreSQL), recover the calls of members that have gone, when a
-    /// check is due (after a commit, like retention).
-    fn recover_departed(&mut self) {
-        let Some(every) = self.backend.recovery_interval() else {
-            return;
-        };
-        if self.last_recovery.elapsed() < every {
-            return;
-        }
-        self.last_recovery = Instant::now();
-        match self.backend.recover(crate::sqlite::now_ms()) {
-            Ok(calls) if calls.is_empty() => {}
-            Ok(calls) => tracing::warn!(
-                count = calls.len(),
-                "call journal: calls of fleet members that stopped are marked interrupted"
-            ),
-            Err(e) => {
-                tracing::warn!(error = %e, "call journal recovery failed; it is retried at the next check");
             }
         }
     }
@@ -441,5 +418,31 @@ impl Writer {
             }
         }
         keep
+    }
+}
+
+/// Recover the calls of fleet members that have gone, every `every`, until
+/// `stop`'s sender is dropped (the journal closes). A failure is logged
+/// and retried at the next tick; it never fails a call.
+pub(crate) fn recovery_loop(
+    backend: Arc<dyn JournalBackend>,
+    every: Duration,
+    stop: std::sync::mpsc::Receiver<()>,
+) {
+    loop {
+        match stop.recv_timeout(every) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        match backend.recover(crate::sqlite::now_ms()) {
+            Ok(calls) if calls.is_empty() => {}
+            Ok(calls) => tracing::warn!(
+                count = calls.len(),
+                "call journal: calls of fleet members that stopped are marked interrupted"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "call journal recovery failed; it is retried at the next check");
+            }
+        }
     }
 }

@@ -356,3 +356,43 @@ fn gateways_opening_at_once_migrate_once() {
         1
     );
 }
+
+/// Without anyone asking, a journal on PostgreSQL recovers the calls of a
+/// member that has gone within about one live window (its recovery
+/// thread), and leaves its own call alone.
+#[test]
+fn departed_members_are_recovered_on_a_timer() {
+    let store = Store::new(Engine::Postgres);
+    let pool = store.pool();
+    register(pool, "m-a");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (a, _) = CallJournal::open_postgres(pool, "m-a", JournalOptions::default()).unwrap();
+    let (gone, _) = CallJournal::open_postgres(pool, "m-gone", JournalOptions::default()).unwrap();
+    rt.block_on(async {
+        a.started(start("mine", "s", "exec")).await.unwrap();
+        gone.started(start("theirs", "s", "exec")).await.unwrap();
+    });
+    drop(gone);
+    let began = Instant::now();
+    let deadline = began + talon_state::members::LIVE_WINDOW * 2;
+    loop {
+        heartbeat(pool, &["m-a"]);
+        if a.get("theirs").unwrap().unwrap().end.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not recovered within {:?}",
+            began.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(
+        a.get("theirs").unwrap().unwrap().outcome(),
+        Some(Outcome::Interrupted)
+    );
+    assert_eq!(a.get("mine").unwrap().unwrap().end, None);
+}
