@@ -23,7 +23,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use talon_state::postgres::{Client, GenericClient, Row, Transaction};
+use talon_state::postgres::types::{ToSql, Type};
+use talon_state::postgres::{Client, Row, Transaction};
 use talon_state::{PgPool, StateError};
 
 use crate::backend::{JournalBackend, Location, RawRow, Write, finish_row};
@@ -210,7 +211,8 @@ fn insert_run(
             .push(end.as_ref().map(|e| to_i64(e.duration_us)));
         c.tool_call_id.push(start.tool_call_id.as_deref());
     }
-    let rows = tx.query(
+    // Typed parameters: one round trip, no separate prepare.
+    let rows = tx.query_typed(
         "INSERT INTO journal_calls (call_id, member_id, session_key, agent_id, tool,
              params_digest, started_at_ms, write_ahead, outcome, summary, ended_at_ms,
              duration_us, tool_call_id)
@@ -227,19 +229,19 @@ fn insert_run(
          ON CONFLICT (call_id) DO NOTHING
          RETURNING call_id",
         &[
-            &member_id,
-            &c.call_id,
-            &c.session_key,
-            &c.agent_id,
-            &c.tool,
-            &c.params_digest,
-            &c.started_at_ms,
-            &c.write_ahead,
-            &c.outcome,
-            &c.summary,
-            &c.ended_at_ms,
-            &c.duration_us,
-            &c.tool_call_id,
+            (&member_id, Type::TEXT),
+            (&c.call_id, Type::TEXT_ARRAY),
+            (&c.session_key, Type::TEXT_ARRAY),
+            (&c.agent_id, Type::TEXT_ARRAY),
+            (&c.tool, Type::TEXT_ARRAY),
+            (&c.params_digest, Type::TEXT_ARRAY),
+            (&c.started_at_ms, Type::INT8_ARRAY),
+            (&c.write_ahead, Type::BOOL_ARRAY),
+            (&c.outcome, Type::TEXT_ARRAY),
+            (&c.summary, Type::TEXT_ARRAY),
+            (&c.ended_at_ms, Type::INT8_ARRAY),
+            (&c.duration_us, Type::INT8_ARRAY),
+            (&c.tool_call_id, Type::TEXT_ARRAY),
         ],
     )?;
     let mut inserted: HashSet<String> = rows.iter().map(|r| r.get(0)).collect();
@@ -275,7 +277,7 @@ fn finish_run(
             c.duration_us.push(to_i64(end.duration_us));
         }
     }
-    let rows = tx.query(
+    let rows = tx.query_typed(
         "UPDATE journal_calls c
          SET outcome = u.outcome, summary = u.summary, ended_at_ms = u.ended_at_ms,
              duration_us = u.duration_us
@@ -284,11 +286,11 @@ fn finish_run(
          WHERE c.call_id = u.call_id AND c.outcome IS NULL
          RETURNING c.call_id",
         &[
-            &c.call_id,
-            &c.outcome,
-            &c.summary,
-            &c.ended_at_ms,
-            &c.duration_us,
+            (&c.call_id, Type::TEXT_ARRAY),
+            (&c.outcome, Type::TEXT_ARRAY),
+            (&c.summary, Type::TEXT_ARRAY),
+            (&c.ended_at_ms, Type::INT8_ARRAY),
+            (&c.duration_us, Type::INT8_ARRAY),
         ],
     )?;
     let written: HashSet<String> = rows.iter().map(|r| r.get(0)).collect();
@@ -460,12 +462,17 @@ impl PostgresBackend {
     }
 }
 
+/// A read with typed parameters: one round trip, no separate prepare.
 fn query_rows(
-    client: &mut impl GenericClient,
+    client: &mut Client,
     sql: &str,
-    params: &[&(dyn talon_state::postgres::types::ToSql + Sync)],
+    params: &[(&(dyn ToSql + Sync), Type)],
 ) -> std::result::Result<Vec<RawRow>, StateError> {
-    Ok(client.query(sql, params)?.iter().map(read_row).collect())
+    Ok(client
+        .query_typed(sql, params)?
+        .iter()
+        .map(read_row)
+        .collect())
 }
 
 impl JournalBackend for PostgresBackend {
@@ -578,7 +585,7 @@ impl JournalBackend for PostgresBackend {
             query_rows(
                 client,
                 &format!("SELECT {COLUMNS} FROM journal_calls WHERE call_id = $1"),
-                &[&id],
+                &[(&id, Type::TEXT)],
             )
         })?;
         Ok(Self::records(rows)?.pop())
@@ -594,7 +601,7 @@ impl JournalBackend for PostgresBackend {
                     "SELECT {COLUMNS} FROM journal_calls WHERE session_key = $1
                      ORDER BY seq DESC LIMIT $2"
                 ),
-                &[&key, &limit],
+                &[(&key, Type::TEXT), (&limit, Type::INT8)],
             )
         })?;
         Self::records(rows)
@@ -616,7 +623,7 @@ impl JournalBackend for PostgresBackend {
                      WHERE session_key = $1 AND tool_call_id = $2
                      ORDER BY seq DESC LIMIT $3"
                 ),
-                &[&key, &tc, &limit],
+                &[(&key, Type::TEXT), (&tc, Type::TEXT), (&limit, Type::INT8)],
             )
         })?;
         Self::records(rows)
