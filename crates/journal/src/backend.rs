@@ -148,3 +148,7 @@ pub(crate) fn finish_row(raw: RawRow) -> Result<CallRecord> {
         }),
     }
 }
+
+#[cfg(test)]
+#[path = "backend_tests.rs"]
+mod tests;
