@@ -1,6 +1,9 @@
 //! Call journal costs: a whole record queued and committed in a batch (the
 //! path of idempotent tools), a durable `started` + `finish` pair (the
-//! path of non-idempotent tools), and a session history read.
+//! path of non-idempotent tools), and a session history read — on SQLite
+//! and, in the same run, on PostgreSQL (a private server started by
+//! `talon_test_support::postgres::PgServer`; a missing PostgreSQL fails
+//! the bench naming `cargo xtask postgres-install`).
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::hint::black_box;
@@ -143,11 +146,56 @@ fn bench(c: &mut Criterion) {
     group.bench_function("history_50", |b| {
         b.iter(|| black_box(journal.history("agent:main:bench", 50).unwrap()));
     });
+    postgres(&mut group, &rt, &digest);
     group.bench_function("params_digest_small", |b| {
         let params = serde_json::json!({"command": "make test", "workdir": "/work", "timeout": 60});
         b.iter(|| black_box(params_digest(&params)));
     });
     group.finish();
+}
+
+/// The same paths on PostgreSQL, one database on a private loopback
+/// server, the journal writing as one fleet member.
+fn postgres(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    rt: &tokio::runtime::Runtime,
+    digest: &str,
+) {
+    let server = talon_test_support::postgres::PgServer::start()
+        .expect("the PostgreSQL half of the journal bench needs a server");
+    let db = server.create_database().unwrap();
+    let pool = talon_state::PgPool::connect(server.config(&db)).unwrap();
+    let (journal, _) =
+        CallJournal::open_postgres(&pool, "bench-member", JournalOptions::default()).unwrap();
+    const BURST: u64 = 1000;
+    group.throughput(Throughput::Elements(BURST));
+    group.bench_function("postgres_record_1000_then_flush", |b| {
+        b.iter(|| {
+            for _ in 0..BURST {
+                let ack = journal
+                    .record(start("agent:main:bench", digest), end())
+                    .unwrap();
+                let _ = black_box(ack);
+            }
+            rt.block_on(journal.flush()).unwrap();
+        });
+    });
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("postgres_started_durable_then_finish", |b| {
+        b.iter(|| {
+            let s = start("agent:main:exec", digest);
+            let id = s.call_id.clone();
+            rt.block_on(journal.started(s)).unwrap();
+            let _ = black_box(journal.finish(&id, end()).unwrap());
+        });
+    });
+    rt.block_on(journal.flush()).unwrap();
+    group.bench_function("postgres_history_50", |b| {
+        b.iter(|| black_box(journal.history("agent:main:bench", 50).unwrap()));
+    });
+    drop(journal);
+    drop(pool);
+    drop(server);
 }
 
 criterion_group!(benches, bench);

@@ -87,6 +87,29 @@ pub enum JournalError {
         /// The SQLite error, as text.
         reason: String,
     },
+    /// The database cannot be reached (PostgreSQL down or the connection
+    /// lost). A `started` record was not written, so its call must not run;
+    /// queued terminal records are kept and retried, and writes resume
+    /// once the database is back. Code `unavailable`.
+    #[error(
+        "call journal database is unavailable: {reason}; the call was not run, retry once the database is back"
+    )]
+    Unavailable {
+        /// What failed, as the driver reported it.
+        reason: String,
+    },
+    /// The PostgreSQL engine failed for a reason other than reachability
+    /// (a newer schema, a refused statement, a bad configuration); its code
+    /// is the foundation's ([`StateError::code`](talon_state::StateError::code)).
+    #[cfg(feature = "postgres")]
+    #[error("call journal on PostgreSQL failed while {during}: {source}")]
+    State {
+        /// What the journal was doing.
+        during: &'static str,
+        /// The foundation's error.
+        #[source]
+        source: talon_state::StateError,
+    },
     /// A stored row holds a value this build does not understand.
     #[error("call journal row for `{call_id}` is unreadable: {detail}")]
     Corrupt {
@@ -98,6 +121,38 @@ pub enum JournalError {
     /// The writer thread has stopped (the journal is closing or crashed).
     #[error("call journal writer has stopped; reopen the journal")]
     Closed,
+}
+
+impl JournalError {
+    /// A stable code for the kind of error, for APIs and metrics:
+    /// `invalid`, `open`, `locked`, `schema_newer`, `duplicate_call`,
+    /// `not_started`, `overloaded`, `storage`, `write_failed`,
+    /// `unavailable`, `corrupt`, `closed`; on PostgreSQL also the
+    /// foundation's `schema_newer`, `conflict`, `query`, `config`, `fenced`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            JournalError::Invalid { .. } => "invalid",
+            JournalError::Open { .. } => "open",
+            JournalError::Locked { .. } => "locked",
+            JournalError::SchemaTooNew { .. } => "schema_newer",
+            JournalError::DuplicateCall { .. } => "duplicate_call",
+            JournalError::NotStarted { .. } => "not_started",
+            JournalError::Overloaded { .. } => "overloaded",
+            JournalError::Storage { .. } => "storage",
+            JournalError::WriteFailed { .. } => "write_failed",
+            JournalError::Unavailable { .. } => "unavailable",
+            #[cfg(feature = "postgres")]
+            JournalError::State { source, .. } => source.code(),
+            JournalError::Corrupt { .. } => "corrupt",
+            JournalError::Closed => "closed",
+        }
+    }
+
+    /// Whether the database could not be reached (the gateway answers such
+    /// a call `unavailable`; it never ran).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, JournalError::Unavailable { .. })
+    }
 }
 
 /// `Result` with [`JournalError`].

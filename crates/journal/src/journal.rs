@@ -1,21 +1,21 @@
 //! The journal handle: validation and the in-flight map on the caller's
-//! side, a bounded queue to the single writer thread, and a read-only
-//! connection for `get` and `history`.
+//! side, a bounded queue to the single writer thread, and the engine's read
+//! side for `get` and `history`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use rusqlite::Connection;
 use tokio::sync::mpsc::Permit;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::backend::JournalBackend;
 use crate::error::{JournalError, Result};
 use crate::inflight::{InFlight, Phase};
 use crate::options::JournalOptions;
 use crate::record::{CallEnd, CallRecord, CallStart, FinishAck, RecoveryReport};
-use crate::store;
+use crate::sqlite::{self, SqliteBackend};
 use crate::validate;
 use crate::writer::{Counters, Health, Job, Writer};
 
@@ -62,10 +62,11 @@ pub struct CallJournal {
 
 #[derive(Debug)]
 struct Inner {
-    path: PathBuf,
+    backend: Arc<dyn JournalBackend>,
     tx: Option<mpsc::Sender<Job>>,
     writer: Option<JoinHandle<()>>,
-    reader: Mutex<Connection>,
+    /// The fleet recovery thread and what stops it (PostgreSQL only).
+    recovery: Option<(std::sync::mpsc::Sender<()>, JoinHandle<()>)>,
     inflight: Arc<InFlight>,
     counters: Arc<Counters>,
     health: Arc<Health>,
@@ -81,6 +82,12 @@ impl Drop for Inner {
             && writer.join().is_err()
         {
             tracing::error!("call journal writer thread panicked");
+        }
+        if let Some((stop, thread)) = self.recovery.take() {
+            drop(stop);
+            if thread.join().is_err() {
+                tracing::error!("call journal recovery thread panicked");
+            }
         }
     }
 }
@@ -119,15 +126,67 @@ impl CallJournal {
         path: &Path,
         options: JournalOptions,
     ) -> Result<(CallJournal, RecoveryReport)> {
-        let (lock, conn, report) = store::open_all(path, options.durability)?;
-        let reader = store::open_reader(path)?;
+        let (backend, created) = SqliteBackend::open(path, options.durability)?;
+        Self::start(Arc::new(backend), options, created)
+    }
+
+    /// Open the journal on the fleet's PostgreSQL database as member
+    /// `member_id` (the id this gateway registered with
+    /// `talon_state::members` and heartbeats; several gateways share the
+    /// table, each call row carries its member). Migrates the journal's
+    /// tables (refusing a schema newer than this build,
+    /// [`JournalError::State`] with code `schema_newer`), then marks
+    /// `interrupted` the calls left in flight by members that are not live,
+    /// never this member's or a live one's; that recovery runs again every
+    /// `talon_state::members::LIVE_WINDOW` on a thread of the journal's
+    /// own, and on demand with [`recover_departed`](Self::recover_departed).
+    ///
+    /// A database that cannot be reached is [`JournalError::Unavailable`]
+    /// at open and later: a `started` then fails with it (the call must not
+    /// run), terminal records are kept and retried, and writes resume once
+    /// the pool has reconnected. [`Durability::ProcessCrash`](crate::Durability::ProcessCrash)
+    /// commits with `synchronous_commit = off` (survives this gateway
+    /// dying, not the database server crashing).
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(
+        pool: &talon_state::PgPool,
+        member_id: &str,
+        options: JournalOptions,
+    ) -> Result<(CallJournal, RecoveryReport)> {
+        let (backend, created) =
+            crate::postgres::PostgresBackend::open(pool, member_id, options.durability)?;
+        Self::start(Arc::new(backend), options, created)
+    }
+
+    /// Mark `interrupted` the calls left in flight by fleet members that
+    /// are no longer live, and report them (PostgreSQL; the gateway may call
+    /// it on its heartbeat timer). A journal only this process writes (a
+    /// SQLite file, recovered at open under its lock) has nothing to do.
+    pub fn recover_departed(&self) -> Result<Vec<crate::InterruptedCall>> {
+        if self.inner.backend.recovery_interval().is_none() {
+            return Ok(Vec::new());
+        }
+        self.inner.backend.recover(sqlite::now_ms())
+    }
+
+    /// Recover what a previous process left in flight, apply retention once,
+    /// and start the writer thread over `backend`.
+    pub(crate) fn start(
+        backend: Arc<dyn JournalBackend>,
+        options: JournalOptions,
+        created: bool,
+    ) -> Result<(CallJournal, RecoveryReport)> {
+        let interrupted = backend.recover(sqlite::now_ms())?;
+        let report = RecoveryReport {
+            interrupted,
+            created,
+        };
         let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
         let inflight = Arc::new(InFlight::default());
         let counters = Arc::new(Counters::default());
         let health = Arc::new(Health::default());
         let mut writer = Writer {
-            conn,
-            lock,
+            backend: Arc::clone(&backend),
             rx,
             inflight: Arc::clone(&inflight),
             counters: Arc::clone(&counters),
@@ -138,13 +197,30 @@ impl CallJournal {
         // The first retention check runs before the journal is handed out,
         // so what an open returns is already within the limits.
         writer.enforce_retention();
+        let spawn_error = |what: &str, e: std::io::Error| JournalError::Open {
+            path: backend
+                .location()
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+            reason: format!("cannot start the {what} thread: {e}"),
+        };
+        let recovery = match backend.recovery_interval() {
+            Some(every) => {
+                let (stop, stopped) = std::sync::mpsc::channel();
+                let engine = Arc::clone(&backend);
+                let thread = std::thread::Builder::new()
+                    .name("talon-journal-recovery".into())
+                    .spawn(move || crate::writer::recovery_loop(engine, every, stopped))
+                    .map_err(|e| spawn_error("recovery", e))?;
+                Some((stop, thread))
+            }
+            None => None,
+        };
         let handle = std::thread::Builder::new()
             .name("talon-journal".into())
             .spawn(move || writer.run())
-            .map_err(|e| JournalError::Open {
-                path: path.to_path_buf(),
-                reason: format!("cannot start the writer thread: {e}"),
-            })?;
+            .map_err(|e| spawn_error("writer", e))?;
         if !report.interrupted.is_empty() {
             tracing::warn!(
                 count = report.interrupted.len(),
@@ -152,10 +228,10 @@ impl CallJournal {
             );
         }
         let inner = Inner {
-            path: path.to_path_buf(),
+            backend,
             tx: Some(tx),
             writer: Some(handle),
-            reader: Mutex::new(reader),
+            recovery,
             inflight,
             counters,
             health,
@@ -168,9 +244,9 @@ impl CallJournal {
         ))
     }
 
-    /// The journal file.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// The journal file (`None` on PostgreSQL).
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.backend.location().path()
     }
 
     fn sender(&self) -> Result<&mpsc::Sender<Job>> {
@@ -180,7 +256,10 @@ impl CallJournal {
     /// Write the `started` record of a non-idempotent call and wait until
     /// it is committed (synchronous, so it survives a crash or power loss).
     /// Run the tool only after `Ok`: an error means nothing durable exists
-    /// and the call must not run. A call id already journalled is refused
+    /// and the call must not run ([`JournalError::WriteFailed`] when the
+    /// disk refused the write, [`JournalError::Unavailable`] when the
+    /// database cannot be reached; both fail at once for a second after a
+    /// failed commit, then are tried again). A call id already journalled is refused
     /// with [`JournalError::DuplicateCall`].
     pub async fn started(&self, start: CallStart) -> Result<()> {
         validate::check_start(&start)?;
@@ -339,7 +418,7 @@ impl CallJournal {
     /// succeed (the writer keeps retrying and clears this when it works).
     fn fail_fast(&self) -> Result<()> {
         match self.inner.health.failure() {
-            Some(reason) => Err(JournalError::WriteFailed { reason }),
+            Some(failure) => Err(failure.to_error()),
             None => Ok(()),
         }
     }
@@ -361,7 +440,8 @@ impl CallJournal {
     }
 
     /// Wait until everything queued before this call is committed. Fails
-    /// with [`JournalError::WriteFailed`] while the disk refuses writes
+    /// with [`JournalError::WriteFailed`] while the disk refuses writes, or
+    /// [`JournalError::Unavailable`] while the database cannot be reached
     /// (the queued terminal records are kept and retried).
     pub async fn flush(&self) -> Result<()> {
         self.fail_fast()?;
@@ -398,24 +478,14 @@ impl CallJournal {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let conn = self
-            .inner
-            .reader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        store::history(&conn, session_key, limit)
+        self.inner.backend.history(session_key, limit)
     }
 
     /// One committed call by id (`None` when there is none). Records still
     /// queued are not seen; call [`flush`](Self::flush) first.
     pub fn get(&self, call_id: &str) -> Result<Option<CallRecord>> {
         validate::check_call_id(call_id)?;
-        let conn = self
-            .inner
-            .reader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        store::get(&conn, call_id)
+        self.inner.backend.get(call_id)
     }
 
     /// A session's committed calls whose caller id
@@ -429,12 +499,9 @@ impl CallJournal {
     pub fn find_tool_call(&self, session_key: &str, tool_call_id: &str) -> Result<Vec<CallRecord>> {
         validate::check_session_key(session_key)?;
         validate::check_tool_call_id(tool_call_id)?;
-        let conn = self
-            .inner
-            .reader
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        store::by_tool_call_id(&conn, session_key, tool_call_id, crate::MAX_HISTORY_LIMIT)
+        self.inner
+            .backend
+            .by_tool_call_id(session_key, tool_call_id, crate::MAX_HISTORY_LIMIT)
     }
 
     /// Counters for metrics.

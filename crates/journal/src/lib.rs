@@ -1,5 +1,8 @@
 //! The call journal: a durable record of every tool call the gateway
-//! accepts, in SQLite, with crash recovery.
+//! accepts, with crash recovery, on one storage seam with two engines:
+//! an embedded SQLite file (the default, [`CallJournal::open`]) or, with
+//! the `postgres` cargo feature, a PostgreSQL database shared by a fleet of
+//! gateways (`CallJournal::open_postgres`).
 //!
 //! - [`CallJournal::started`] writes a `started` record *before* a
 //!   non-idempotent tool runs (exec, write, cron add) and returns once it is
@@ -27,10 +30,33 @@
 //! restart, and a whole record is gone. Where a terminal record must be on
 //! disk before the result leaves the process, `flush().await` first.
 //!
-//! One writer thread owns the database and commits whatever has queued up
-//! as one transaction (group commit), so a burst of calls costs one sync.
+//! One writer thread per handle commits whatever has queued up as one
+//! transaction (group commit), so a burst of calls costs one sync (and on
+//! PostgreSQL a few round trips, whatever the batch's size). Batching,
+//! retry, the in-flight map and retention live above the engines, once;
+//! an engine (a crate-private `JournalBackend`) only applies a batch in one
+//! transaction, recovers, answers reads, and enforces the invariants in its
+//! own SQL: one row per call id (unique key, `ON CONFLICT DO NOTHING`),
+//! first terminal wins (`UPDATE … WHERE outcome IS NULL`, and a trigger
+//! refusing any update of a terminal row).
 //! Parameters are never stored: only [`params_digest`], the SHA-256 of their
 //! canonical JSON.
+//!
+//! ## On PostgreSQL (a fleet)
+//!
+//! Several gateways write one `journal_calls` table, each as its fleet
+//! member id (`talon_state::members`; every row carries it). A call id is
+//! unique across the fleet. Recovery (at open, then every
+//! `LIVE_WINDOW` on a thread of its own, or [`CallJournal::recover_departed`])
+//! marks `interrupted` only the calls of members that are not live, never
+//! this member's or a live one's. A database that cannot be reached is
+//! [`JournalError::Unavailable`] (code `unavailable`): a `started` fails
+//! with it and its call must not run, terminal records are kept and
+//! retried, and writes resume once the pool has reconnected. Every
+//! transaction sets `synchronous_commit` from [`Durability`] itself, so a
+//! `started` survives a database crash whatever the server's default.
+//! Migrations are versioned (`talon_schema` store `journal`); a newer
+//! schema is refused ([`JournalError::code`] `schema_newer`).
 //!
 //! ```
 //! use talon_journal::{CallEnd, CallJournal, CallStart, FinishAck, Outcome, params_digest};
@@ -102,13 +128,16 @@ pub use crate::validate::{
 /// boundary and end with `…`.
 pub const MAX_SUMMARY_BYTES: usize = 1024;
 
+mod backend;
 mod digest;
 mod error;
 mod inflight;
 mod journal;
 mod options;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod reader;
 mod record;
-mod store;
+mod sqlite;
 mod validate;
 mod writer;

@@ -8,7 +8,7 @@ use rusqlite::Connection;
 
 use crate::error::Result;
 use crate::record::CallRecord;
-use crate::{store, validate};
+use crate::{sqlite, validate};
 
 /// A read-only view of a journal file (for tools such as the CLI; the
 /// process that owns the journal uses [`CallJournal`](crate::CallJournal)).
@@ -22,7 +22,7 @@ impl JournalReader {
     /// created).
     pub fn open(path: &Path) -> Result<Self> {
         Ok(JournalReader {
-            conn: store::open_reader(path)?,
+            conn: sqlite::open_reader(path)?,
         })
     }
 
@@ -34,6 +34,6 @@ impl JournalReader {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        store::history(&self.conn, session_key, limit)
+        sqlite::history(&self.conn, session_key, limit)
     }
 }

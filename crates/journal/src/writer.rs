@@ -1,21 +1,22 @@
-//! The single writer thread: it owns the writable connection and the lock,
-//! takes jobs from a bounded queue and commits whatever has queued up as one
-//! transaction (group commit), so a burst of calls costs one sync, not one
-//! per call.
+//! The single writer thread: it writes every call through the engine
+//! ([`JournalBackend`]), takes jobs from a bounded queue and commits
+//! whatever has queued up as one transaction (group commit), so a burst of
+//! calls costs one sync (or one round trip), not one per call. Batching,
+//! retry, fail-fast health and retention live here once, for every engine.
+//! Where the database is shared by a fleet, a second thread recovers the
+//! calls of members that have gone, on a timer ([`recovery_loop`]).
 
-use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::backend::{JournalBackend, Write};
 use crate::error::{JournalError, Result};
 use crate::inflight::{InFlight, Phase};
 use crate::options::Retention;
 use crate::record::{CallEnd, CallStart};
-use crate::store;
 
 /// Most jobs committed in one transaction.
 pub(crate) const MAX_BATCH: usize = 1024;
@@ -65,30 +66,68 @@ enum JobResult {
     Prune(u64),
 }
 
+/// Why a commit failed, kept so that every job of the batch (and every
+/// caller while it lasts) gets the same typed error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The database cannot be reached ([`JournalError::Unavailable`]).
+    Unavailable(String),
+    /// The database refused the write ([`JournalError::WriteFailed`]).
+    Refused(String),
+}
+
+impl Failure {
+    pub(crate) fn of(error: &JournalError) -> Failure {
+        match error {
+            JournalError::Unavailable { reason } => Failure::Unavailable(reason.clone()),
+            JournalError::Storage { source, .. } => Failure::Refused(source.to_string()),
+            other => Failure::Refused(other.to_string()),
+        }
+    }
+
+    pub(crate) fn to_error(&self) -> JournalError {
+        match self {
+            Failure::Unavailable(reason) => JournalError::Unavailable {
+                reason: reason.clone(),
+            },
+            Failure::Refused(reason) => JournalError::WriteFailed {
+                reason: reason.clone(),
+            },
+        }
+    }
+}
+
+/// How long after a failed commit `started` and `flush` fail at once
+/// without asking the writer. Past it the next one is tried for real, so
+/// the journal heals even when no terminal record is left to retry (the
+/// database came back, space was freed).
+pub(crate) const FAIL_FAST_FOR: Duration = Duration::from_secs(1);
+
 /// Whether the last commit failed, and why; `started` and `flush` fail fast
-/// while it did.
+/// for [`FAIL_FAST_FOR`] after it did.
 #[derive(Debug, Default)]
 pub(crate) struct Health {
     failing: AtomicBool,
-    reason: Mutex<String>,
+    failure: Mutex<Option<(Failure, Instant)>>,
 }
 
 impl Health {
-    /// `Some(reason)` while the last commit failed.
-    pub(crate) fn failure(&self) -> Option<String> {
+    /// `Some(failure)` while a commit failed less than [`FAIL_FAST_FOR`] ago.
+    pub(crate) fn failure(&self) -> Option<Failure> {
         if !self.failing.load(Ordering::Acquire) {
             return None;
         }
-        Some(
-            self.reason
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
-        )
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|(_, at)| at.elapsed() < FAIL_FAST_FOR)
+            .map(|(failure, _)| failure.clone())
     }
 
-    fn set_failed(&self, reason: String) {
-        *self.reason.lock().unwrap_or_else(PoisonError::into_inner) = reason;
+    fn set_failed(&self, failure: Failure) {
+        *self.failure.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((failure, Instant::now()));
         self.failing.store(true, Ordering::Release);
     }
 
@@ -98,8 +137,7 @@ impl Health {
 }
 
 pub(crate) struct Writer {
-    pub(crate) conn: Connection,
-    pub(crate) lock: File,
+    pub(crate) backend: Arc<dyn JournalBackend>,
     pub(crate) rx: mpsc::Receiver<Job>,
     pub(crate) inflight: Arc<InFlight>,
     pub(crate) counters: Arc<Counters>,
@@ -150,8 +188,9 @@ impl Writer {
                 Err(e) => {
                     self.counters.failed_commits.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(error = %e, jobs = batch.len(), "call journal commit failed; retrying terminal records");
-                    self.health.set_failed(e.to_string());
-                    retry = self.fail(batch, &e);
+                    let failure = Failure::of(&e);
+                    self.health.set_failed(failure.clone());
+                    retry = self.fail(batch, &failure);
                     backoff = (backoff * 2).min(MAX_BACKOFF);
                     if !open {
                         // Closing: one last attempt was made; what is left is lost.
@@ -171,8 +210,6 @@ impl Writer {
                 }
             }
         }
-        drop(self.conn);
-        drop(self.lock);
     }
 
     /// Apply the retention limits when a check is due (at open, then at
@@ -205,14 +242,20 @@ impl Writer {
     /// (read-only and refused calls first) while the live data is over the
     /// size limit, and give the freed pages back. Calls in flight have no
     /// terminal record and are never touched.
-    fn apply_retention(&mut self) -> rusqlite::Result<u64> {
+    fn apply_retention(&mut self) -> Result<u64> {
         let mut deleted = 0;
         if let Some(age) = self.retention.max_age {
             let age_ms = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
-            deleted += store::prune(&self.conn, store::now_ms().saturating_sub(age_ms))?;
+            let before_ms = crate::sqlite::now_ms().saturating_sub(age_ms);
+            deleted += self
+                .backend
+                .apply(&[Write::Prune { before_ms }])?
+                .first()
+                .copied()
+                .unwrap_or(0);
         }
         if let Some(max) = self.retention.max_bytes
-            && store::live_bytes(&self.conn)? > max
+            && self.backend.live_bytes()? > max
         {
             // Down to 90%, so a journal at its limit is not trimmed on
             // every check.
@@ -221,42 +264,59 @@ impl Writer {
                 // Deleting rows frees whole pages only; a few rounds reach
                 // the target even when pages were partly filled.
                 for _ in 0..16 {
-                    let live = store::live_bytes(&self.conn)?;
+                    let live = self.backend.live_bytes()?;
                     if live <= target {
                         break 'classes;
                     }
-                    let rows = store::row_count(&self.conn)?.max(1);
+                    let rows = self.backend.row_count()?.max(1);
                     let per_row = (live / rows).max(1);
                     let want = (live - target).div_ceil(per_row).max(1);
-                    let n = store::delete_oldest_terminal(&self.conn, want, compactable_only)?;
+                    let n = self
+                        .backend
+                        .delete_oldest_terminal(want, compactable_only)?;
                     deleted += n;
                     if n == 0 {
                         continue 'classes;
                     }
                     // `live_bytes` counts free pages once they are freed:
                     // vacuum so the next round sees what is left.
-                    store::shrink(&self.conn)?;
+                    self.backend.shrink()?;
                 }
             }
         }
         if deleted > 0 {
-            store::shrink(&self.conn)?;
+            self.backend.shrink()?;
         }
         Ok(deleted)
     }
 
     /// Run every job of `batch` in one transaction.
-    fn commit(&mut self, batch: &[Job]) -> rusqlite::Result<Vec<JobResult>> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    fn commit(&mut self, batch: &[Job]) -> Result<Vec<JobResult>> {
+        let writes: Vec<Write<'_>> = batch
+            .iter()
+            .filter_map(|job| match job {
+                Job::Start { start, .. } => Some(Write::Start(start)),
+                Job::Finish { call_id, end } => Some(Write::Finish { call_id, end }),
+                Job::Record { start, end } => Some(Write::Record { start, end }),
+                Job::Prune { before_ms, .. } => Some(Write::Prune {
+                    before_ms: *before_ms,
+                }),
+                Job::Flush { .. } => None,
+            })
+            .collect();
+        let mut changed = self.backend.apply(&writes)?.into_iter();
         let mut results = Vec::with_capacity(batch.len());
         let mut ignored = 0u64;
         let mut written = 0u64;
         for job in batch {
+            if matches!(job, Job::Flush { .. }) {
+                results.push(JobResult::Flush);
+                continue;
+            }
+            let n = changed.next().unwrap_or(0);
             let result = match job {
                 Job::Start { start, .. } => {
-                    if store::insert_started(&tx, start)? {
+                    if n == 1 {
                         written += 1;
                         JobResult::Start(Ok(()))
                     } else {
@@ -265,8 +325,8 @@ impl Writer {
                         }))
                     }
                 }
-                Job::Finish { call_id, end } => {
-                    if store::update_finished(&tx, call_id, end)? {
+                Job::Finish { call_id, .. } => {
+                    if n == 1 {
                         written += 1;
                     } else {
                         ignored += 1;
@@ -277,8 +337,8 @@ impl Writer {
                     }
                     JobResult::Terminal
                 }
-                Job::Record { start, end } => {
-                    if store::insert_whole(&tx, start, end)? {
+                Job::Record { start, .. } => {
+                    if n == 1 {
                         written += 1;
                     } else {
                         ignored += 1;
@@ -289,12 +349,11 @@ impl Writer {
                     }
                     JobResult::Terminal
                 }
+                Job::Prune { .. } => JobResult::Prune(n),
                 Job::Flush { .. } => JobResult::Flush,
-                Job::Prune { before_ms, .. } => JobResult::Prune(store::prune(&tx, *before_ms)?),
             };
             results.push(result);
         }
-        tx.commit()?;
         self.counters
             .committed_batches
             .fetch_add(1, Ordering::Relaxed);
@@ -341,30 +400,49 @@ impl Writer {
 
     /// The batch was rolled back: refuse the `started` records (their calls
     /// must not run), fail flushes and prunes, keep terminal records to retry.
-    fn fail(&self, batch: Vec<Job>, error: &rusqlite::Error) -> Vec<Job> {
-        let reason = error.to_string();
+    fn fail(&self, batch: Vec<Job>, failure: &Failure) -> Vec<Job> {
         let mut keep = Vec::new();
         for job in batch {
             match job {
                 Job::Start { start, reply } => {
                     self.inflight.forget_if(&start.call_id, Phase::Open);
-                    let _ = reply.send(Err(JournalError::WriteFailed {
-                        reason: reason.clone(),
-                    }));
+                    let _ = reply.send(Err(failure.to_error()));
                 }
                 Job::Flush { reply } => {
-                    let _ = reply.send(Err(JournalError::WriteFailed {
-                        reason: reason.clone(),
-                    }));
+                    let _ = reply.send(Err(failure.to_error()));
                 }
                 Job::Prune { reply, .. } => {
-                    let _ = reply.send(Err(JournalError::WriteFailed {
-                        reason: reason.clone(),
-                    }));
+                    let _ = reply.send(Err(failure.to_error()));
                 }
                 job @ (Job::Finish { .. } | Job::Record { .. }) => keep.push(job),
             }
         }
         keep
+    }
+}
+
+/// Recover the calls of fleet members that have gone, every `every`, until
+/// `stop`'s sender is dropped (the journal closes). A failure is logged
+/// and retried at the next tick; it never fails a call.
+pub(crate) fn recovery_loop(
+    backend: Arc<dyn JournalBackend>,
+    every: Duration,
+    stop: std::sync::mpsc::Receiver<()>,
+) {
+    loop {
+        match stop.recv_timeout(every) {
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        match backend.recover(crate::sqlite::now_ms()) {
+            Ok(calls) if calls.is_empty() => {}
+            Ok(calls) => tracing::warn!(
+                count = calls.len(),
+                "call journal: calls of fleet members that stopped are marked interrupted"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "call journal recovery failed; it is retried at the next check");
+            }
+        }
     }
 }

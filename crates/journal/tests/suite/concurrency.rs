@@ -2,21 +2,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
-use talon_journal::{CallJournal, FinishAck, Outcome};
+use talon_journal::{FinishAck, Outcome};
 
-use super::{count_rows, end, journal_path, raw, start};
+use super::{Store, end, start};
 
 const TASKS: usize = 8;
 const CALLS_PER_TASK: usize = 250;
 
+on_each_engine!(
+    parallel_calls_with_racing_finishes_keep_one_terminal_each,
+    threads = 4
+);
 /// 8 tasks × 250 calls, a mix of write-ahead and whole records, with two
 /// racers finishing every write-ahead call: exactly one terminal record per
 /// call, the stored one is the racer that got `Queued`, and no call leaks.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn parallel_calls_with_racing_finishes_keep_one_terminal_each() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+async fn parallel_calls_with_racing_finishes_keep_one_terminal_each(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let started_at = Instant::now();
     let mut tasks = Vec::new();
     for t in 0..TASKS {
@@ -65,15 +66,8 @@ async fn parallel_calls_with_racing_finishes_keep_one_terminal_each() {
         started_at.elapsed()
     );
 
-    assert_eq!(count_rows(&path) as usize, TASKS * CALLS_PER_TASK);
-    let open: i64 = raw(&path)
-        .query_row(
-            "SELECT COUNT(*) FROM calls WHERE outcome IS NULL",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(open, 0);
+    assert_eq!(store.rows() as usize, TASKS * CALLS_PER_TASK);
+    assert_eq!(store.count("outcome IS NULL"), 0);
     for (id, winner) in &winners {
         assert_eq!(
             journal.get(id).unwrap().unwrap().outcome(),
@@ -96,13 +90,11 @@ async fn parallel_calls_with_racing_finishes_keep_one_terminal_each() {
     assert!(history.iter().all(|r| r.call_id.starts_with("t3-")));
 }
 
+on_each_engine!(sync record_works_from_plain_threads);
 /// Clones used from plain threads (no runtime): `record` and `finish` are
 /// synchronous.
-#[test]
-fn record_works_from_plain_threads() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+fn record_works_from_plain_threads(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let journal = Arc::new(journal);
     let threads: Vec<_> = (0..4)
         .map(|t| {
@@ -124,5 +116,5 @@ fn record_works_from_plain_threads() {
     }
     drop(journal);
     // Dropping the last handle committed everything.
-    assert_eq!(count_rows(&path), 400);
+    assert_eq!(store.rows(), 400);
 }

@@ -3,35 +3,27 @@ use std::os::unix::fs::PermissionsExt;
 use pretty_assertions::assert_eq;
 use talon_journal::{CallEnd, CallJournal, CallRecord, FinishAck, Outcome};
 
-use super::{count_rows, end, journal_path, raw, start};
+use super::{Store, end, raw, start};
 
-#[tokio::test]
-async fn started_is_committed_before_it_returns() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, report) = CallJournal::open(&path).unwrap();
+on_each_engine!(started_is_committed_before_it_returns);
+async fn started_is_committed_before_it_returns(store: Store) {
+    let (journal, report) = store.open().unwrap();
     assert!(report.created);
     journal.started(start("c1", "s1", "exec")).await.unwrap();
     // Another connection sees the row without any flush.
-    let (outcome, write_ahead): (Option<String>, i64) = raw(&path)
-        .query_row(
-            "SELECT outcome, write_ahead FROM calls WHERE call_id = 'c1'",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
-    assert_eq!(outcome, None);
-    assert_eq!(write_ahead, 1);
+    assert_eq!(
+        store.count("call_id = 'c1' AND outcome IS NULL AND write_ahead"),
+        1
+    );
     let in_flight = journal.get("c1").unwrap().unwrap();
     assert_eq!(in_flight.end, None);
     assert!(in_flight.write_ahead);
     assert_eq!(journal.stats().in_flight, 1);
 }
 
-#[tokio::test]
-async fn finish_then_flush_stores_the_whole_record() {
-    let dir = tempfile::tempdir().unwrap();
-    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+on_each_engine!(finish_then_flush_stores_the_whole_record);
+async fn finish_then_flush_stores_the_whole_record(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let s = start("c1", "s1", "exec");
     journal.started(s.clone()).await.unwrap();
     let e = end(Outcome::Error, "exit status 2");
@@ -53,10 +45,9 @@ async fn finish_then_flush_stores_the_whole_record() {
     assert_eq!(journal.stats().in_flight, 0);
 }
 
-#[tokio::test]
-async fn record_writes_a_whole_call_without_write_ahead() {
-    let dir = tempfile::tempdir().unwrap();
-    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+on_each_engine!(record_writes_a_whole_call_without_write_ahead);
+async fn record_writes_a_whole_call_without_write_ahead(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let ack = journal
         .record(start("r1", "s1", "session_status"), end(Outcome::Ok, "ok"))
         .unwrap();
@@ -79,10 +70,9 @@ async fn record_writes_a_whole_call_without_write_ahead() {
     assert_eq!(journal.get("nope").unwrap(), None);
 }
 
-#[tokio::test]
-async fn history_is_per_session_newest_first_and_limited() {
-    let dir = tempfile::tempdir().unwrap();
-    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+on_each_engine!(history_is_per_session_newest_first_and_limited);
+async fn history_is_per_session_newest_first_and_limited(store: Store) {
+    let (journal, _) = store.open().unwrap();
     for i in 0..7 {
         let session = if i % 2 == 0 { "even" } else { "odd" };
         let _ = journal
@@ -107,25 +97,22 @@ async fn history_is_per_session_newest_first_and_limited() {
     assert_eq!(journal.history("even", 1).unwrap()[0].end, None);
 }
 
-#[tokio::test]
-async fn queued_records_are_invisible_until_flushed_then_visible() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+on_each_engine!(queued_records_are_invisible_until_flushed_then_visible);
+async fn queued_records_are_invisible_until_flushed_then_visible(store: Store) {
+    let (journal, _) = store.open().unwrap();
     for i in 0..200 {
         let _ = journal
             .record(start(&format!("q{i}"), "s", "read"), end(Outcome::Ok, ""))
             .unwrap();
     }
     journal.flush().await.unwrap();
-    assert_eq!(count_rows(&path), 200);
+    assert_eq!(store.rows(), 200);
     assert_eq!(journal.history("s", 1000).unwrap().len(), 200);
 }
 
-#[tokio::test]
-async fn long_summaries_are_stored_cut() {
-    let dir = tempfile::tempdir().unwrap();
-    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+on_each_engine!(long_summaries_are_stored_cut);
+async fn long_summaries_are_stored_cut(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let long = "x".repeat(10 * talon_journal::MAX_SUMMARY_BYTES);
     let _ = journal
         .record(start("long", "s", "exec"), end(Outcome::Error, &long))
@@ -136,11 +123,9 @@ async fn long_summaries_are_stored_cut() {
     assert!(stored.ends_with('…'));
 }
 
-#[tokio::test]
-async fn prune_drops_old_terminal_records_and_keeps_calls_in_flight() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+on_each_engine!(prune_drops_old_terminal_records_and_keeps_calls_in_flight);
+async fn prune_drops_old_terminal_records_and_keeps_calls_in_flight(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let old = CallEnd {
         at_ms: 1_000,
         ..end(Outcome::Ok, "")
@@ -162,10 +147,11 @@ async fn prune_drops_old_terminal_records_and_keeps_calls_in_flight() {
     assert!(journal.get("running").unwrap().is_some());
 }
 
+/// SQLite only: the file's own properties.
 #[tokio::test]
 async fn files_are_private_and_wal() {
     let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
+    let path = super::journal_path(dir.path());
     let (journal, _) = CallJournal::open(&path).unwrap();
     journal.started(start("c", "s", "exec")).await.unwrap();
     for file in [path.clone(), path.with_extension("sqlite.lock")] {
@@ -178,31 +164,27 @@ async fn files_are_private_and_wal() {
     assert_eq!(mode, "wal");
 }
 
-#[tokio::test]
-async fn a_terminal_record_cannot_be_rewritten_even_with_raw_sql() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+on_each_engine!(a_terminal_record_cannot_be_rewritten_even_with_raw_sql);
+async fn a_terminal_record_cannot_be_rewritten_even_with_raw_sql(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let _ = journal
         .record(start("c", "s", "exec"), end(Outcome::Blocked, "denied"))
         .unwrap();
     journal.flush().await.unwrap();
-    let err = raw(&path)
-        .execute("UPDATE calls SET outcome = 'ok' WHERE call_id = 'c'", [])
+    let err = store
+        .execute("UPDATE {calls} SET outcome = 'ok' WHERE call_id = 'c'")
         .unwrap_err();
-    assert!(err.to_string().contains("final"), "{err}");
+    assert!(err.contains("final"), "{err}");
     assert_eq!(
         journal.get("c").unwrap().unwrap().outcome(),
         Some(Outcome::Blocked)
     );
 }
 
-#[tokio::test]
-async fn reopen_after_drop_keeps_everything() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
+on_each_engine!(reopen_after_drop_keeps_everything);
+async fn reopen_after_drop_keeps_everything(store: Store) {
     {
-        let (journal, _) = CallJournal::open(&path).unwrap();
+        let (journal, _) = store.open().unwrap();
         let _ = journal
             .record(start("a", "s", "read"), end(Outcome::Ok, ""))
             .unwrap();
@@ -212,7 +194,7 @@ async fn reopen_after_drop_keeps_everything() {
             .unwrap();
         // No flush: dropping the last handle commits what is queued.
     }
-    let (journal, report) = CallJournal::open(&path).unwrap();
+    let (journal, report) = store.open().unwrap();
     assert!(!report.created);
     assert!(report.interrupted.is_empty());
     assert_eq!(
@@ -225,10 +207,9 @@ async fn reopen_after_drop_keeps_everything() {
     );
 }
 
-#[tokio::test]
-async fn a_started_call_abandoned_mid_wait_can_still_be_finished() {
-    let dir = tempfile::tempdir().unwrap();
-    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+on_each_engine!(a_started_call_abandoned_mid_wait_can_still_be_finished);
+async fn a_started_call_abandoned_mid_wait_can_still_be_finished(store: Store) {
+    let (journal, _) = store.open().unwrap();
     // The first poll queues the record (the commit takes a sync, so the
     // answer cannot be there yet); the ready branch then drops the future.
     let abandoned = tokio::select! {
@@ -256,10 +237,9 @@ async fn a_started_call_abandoned_mid_wait_can_still_be_finished() {
     assert_eq!(journal.stats().in_flight, 0);
 }
 
-#[tokio::test]
-async fn waiting_variants_behave_like_the_plain_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+on_each_engine!(waiting_variants_behave_like_the_plain_ones);
+async fn waiting_variants_behave_like_the_plain_ones(store: Store) {
+    let (journal, _) = store.open().unwrap();
     journal.started(start("w", "s", "exec")).await.unwrap();
     assert_eq!(
         journal

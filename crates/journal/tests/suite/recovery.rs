@@ -120,7 +120,10 @@ async fn sigkill_mid_call_marks_in_flight_calls_interrupted() {
         )
         .unwrap();
     assert_eq!(open, 0);
-    assert_eq!(super::count_rows(&path), 9);
+    let rows: i64 = raw(&path)
+        .query_row("SELECT COUNT(*) FROM calls", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 9);
     assert_eq!(
         journal.get("c0").unwrap().unwrap().outcome(),
         Some(Outcome::Ok)

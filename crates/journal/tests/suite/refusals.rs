@@ -1,13 +1,11 @@
 use pretty_assertions::assert_eq;
 use talon_journal::{CallJournal, CallStart, FinishAck, JournalError, Outcome};
 
-use super::{count_rows, end, journal_path, raw, start};
+use super::{Store, end, journal_path, raw, start};
 
-#[tokio::test]
-async fn a_second_terminal_record_is_ignored_before_and_after_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+on_each_engine!(a_second_terminal_record_is_ignored_before_and_after_commit);
+async fn a_second_terminal_record_is_ignored_before_and_after_commit(store: Store) {
+    let (journal, _) = store.open().unwrap();
     journal.started(start("c", "s", "exec")).await.unwrap();
     assert_eq!(
         journal.finish("c", end(Outcome::Ok, "done")).unwrap(),
@@ -34,13 +32,12 @@ async fn a_second_terminal_record_is_ignored_before_and_after_commit() {
         (stored.outcome, stored.summary.as_str()),
         (Outcome::Ok, "done")
     );
-    assert_eq!(count_rows(&path), 1);
+    assert_eq!(store.rows(), 1);
 }
 
-#[tokio::test]
-async fn a_call_id_is_started_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (journal, _) = CallJournal::open(&journal_path(dir.path())).unwrap();
+on_each_engine!(a_call_id_is_started_once);
+async fn a_call_id_is_started_once(store: Store) {
+    let (journal, _) = store.open().unwrap();
     journal.started(start("c", "s", "exec")).await.unwrap();
     // Open in this handle.
     let err = journal.started(start("c", "s", "exec")).await.unwrap_err();
@@ -66,11 +63,9 @@ async fn a_call_id_is_started_once() {
     assert_eq!(journal.stats().in_flight, 1);
 }
 
-#[tokio::test]
-async fn a_repeated_whole_record_keeps_the_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+on_each_engine!(a_repeated_whole_record_keeps_the_first);
+async fn a_repeated_whole_record_keeps_the_first(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let _ = journal
         .record(start("r", "s", "read"), end(Outcome::Ok, "first"))
         .unwrap();
@@ -90,26 +85,22 @@ async fn a_repeated_whole_record_keeps_the_first() {
         "first"
     );
     assert_eq!(journal.stats().ignored_terminals, 1);
-    assert_eq!(count_rows(&path), 1);
+    assert_eq!(store.rows(), 1);
 }
 
-#[tokio::test]
-async fn finish_without_a_record_is_refused_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+on_each_engine!(finish_without_a_record_is_refused_and_writes_nothing);
+async fn finish_without_a_record_is_refused_and_writes_nothing(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let err = journal.finish("ghost", end(Outcome::Ok, "")).unwrap_err();
     assert!(matches!(err, JournalError::NotStarted { ref call_id } if call_id == "ghost"));
     assert!(err.to_string().contains("record"), "{err}");
     journal.flush().await.unwrap();
-    assert_eq!(count_rows(&path), 0);
+    assert_eq!(store.rows(), 0);
 }
 
-#[tokio::test]
-async fn bad_input_is_named_and_changes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = journal_path(dir.path());
-    let (journal, _) = CallJournal::open(&path).unwrap();
+on_each_engine!(bad_input_is_named_and_changes_nothing);
+async fn bad_input_is_named_and_changes_nothing(store: Store) {
+    let (journal, _) = store.open().unwrap();
     let raw_params = CallStart {
         params_digest: r#"{"command":"cat ~/.ssh/id_ed25519"}"#.into(),
         ..start("p", "s", "exec")
@@ -168,10 +159,12 @@ async fn bad_input_is_named_and_changes_nothing() {
         "{err}"
     );
     journal.flush().await.unwrap();
-    assert_eq!(count_rows(&path), 0);
+    assert_eq!(store.rows(), 0);
     assert_eq!(journal.stats().in_flight, 0);
 }
 
+/// SQLite only: on PostgreSQL several gateways share the database, each as
+/// its own fleet member (see `fleet.rs`).
 #[tokio::test]
 async fn a_second_open_is_locked_out_until_the_first_closes() {
     let dir = tempfile::tempdir().unwrap();
@@ -194,6 +187,7 @@ async fn a_second_open_is_locked_out_until_the_first_closes() {
     assert_eq!(report.interrupted.len(), 1);
 }
 
+/// SQLite's schema version; PostgreSQL's is in `fleet.rs`.
 #[test]
 fn a_newer_schema_is_refused_untouched() {
     let dir = tempfile::tempdir().unwrap();

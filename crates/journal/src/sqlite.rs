@@ -1,16 +1,20 @@
-//! The SQLite side: opening and migrating the file, recovering calls left
-//! in flight, and the statements the writer and the readers run.
+//! The SQLite engine (the embedded default): opening and migrating the
+//! file, recovering calls left in flight, and the statements the writer and
+//! the readers run, behind [`JournalBackend`].
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, params};
 
+use crate::backend::{JournalBackend, Location, RawRow, Write, finish_row};
 use crate::error::{JournalError, Result};
 use crate::options::Durability;
-use crate::record::{CallEnd, CallRecord, CallStart, InterruptedCall, Outcome, RecoveryReport};
+use crate::record::{CallEnd, CallRecord, CallStart, InterruptedCall, Outcome};
 
 /// The schema this build writes (`PRAGMA user_version`).
 pub(crate) const SCHEMA_VERSION: i64 = 2;
@@ -274,26 +278,6 @@ pub(crate) fn recover(conn: &mut Connection, now: u64) -> Result<Vec<Interrupted
     Ok(interrupted)
 }
 
-/// Open, lock, migrate and recover. Returns the lock (to hold for the
-/// writer's life), the writer connection and the report.
-pub(crate) fn open_all(
-    path: &Path,
-    durability: Durability,
-) -> Result<(File, Connection, RecoveryReport)> {
-    let created = prepare_file(path)?;
-    let lock = take_lock(path)?;
-    let mut conn = open_writer(path, durability)?;
-    let interrupted = recover(&mut conn, now_ms())?;
-    Ok((
-        lock,
-        conn,
-        RecoveryReport {
-            interrupted,
-            created,
-        },
-    ))
-}
-
 fn to_i64(v: u64) -> i64 {
     // Inputs are validated to fit; saturate rather than wrap regardless.
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -425,12 +409,6 @@ pub(crate) fn shrink(conn: &Connection) -> rusqlite::Result<()> {
     conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
 }
 
-/// A stored row, before its text columns are checked.
-struct RawRow {
-    record: CallRecord,
-    outcome: Option<String>,
-}
-
 fn read_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
     let started: i64 = r.get(5)?;
     let write_ahead: i64 = r.get(6)?;
@@ -462,33 +440,6 @@ fn read_row(r: &Row<'_>) -> rusqlite::Result<RawRow> {
         },
         outcome,
     })
-}
-
-fn finish_row(raw: RawRow) -> Result<CallRecord> {
-    let RawRow {
-        mut record,
-        outcome,
-    } = raw;
-    match (outcome, record.end.as_mut()) {
-        (None, None) => Ok(record),
-        (Some(name), Some(end)) => {
-            end.outcome =
-                name.parse()
-                    .map_err(|e: crate::record::UnknownOutcome| JournalError::Corrupt {
-                        call_id: record.call_id.clone(),
-                        detail: e.to_string(),
-                    })?;
-            Ok(record)
-        }
-        (Some(_), None) => Err(JournalError::Corrupt {
-            call_id: record.call_id.clone(),
-            detail: "the terminal record has an outcome but no end time".into(),
-        }),
-        (None, Some(_)) => Err(JournalError::Corrupt {
-            call_id: record.call_id.clone(),
-            detail: "an end time without an outcome".into(),
-        }),
-    }
 }
 
 /// One call by id.
@@ -562,6 +513,113 @@ pub(crate) fn by_tool_call_id(
     Ok(out)
 }
 
+/// The SQLite engine: a writer connection (used by the writer thread only),
+/// a read-only connection for lookups, and the file lock, held for the
+/// engine's life (fields drop in order: connections first, then the lock).
+#[derive(Debug)]
+pub(crate) struct SqliteBackend {
+    location: Location,
+    writer: Mutex<Connection>,
+    reader: Mutex<Connection>,
+    _lock: File,
+}
+
+fn lock_conn(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    // A connection holds no half-written state across a panic: SQLite
+    // rolls back a transaction that was not committed.
+    conn.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl SqliteBackend {
+    /// Create (mode 0600) if needed, lock, migrate; the flag says whether
+    /// the file was created. Recovery is the journal's next step.
+    pub(crate) fn open(path: &Path, durability: Durability) -> Result<(Self, bool)> {
+        let created = prepare_file(path)?;
+        let lock = take_lock(path)?;
+        let writer = open_writer(path, durability)?;
+        let reader = open_reader(path)?;
+        Ok((
+            SqliteBackend {
+                location: Location::File(path.to_path_buf()),
+                writer: Mutex::new(writer),
+                reader: Mutex::new(reader),
+                _lock: lock,
+            },
+            created,
+        ))
+    }
+}
+
+impl JournalBackend for SqliteBackend {
+    fn location(&self) -> &Location {
+        &self.location
+    }
+
+    fn apply(&self, writes: &[Write<'_>]) -> Result<Vec<u64>> {
+        let mut conn = lock_conn(&self.writer);
+        let during = "committing a batch";
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(storage(during))?;
+        let mut changed = Vec::with_capacity(writes.len());
+        for write in writes {
+            let n = match *write {
+                Write::Start(start) => {
+                    u64::from(insert_started(&tx, start).map_err(storage(during))?)
+                }
+                Write::Finish { call_id, end } => {
+                    u64::from(update_finished(&tx, call_id, end).map_err(storage(during))?)
+                }
+                Write::Record { start, end } => {
+                    u64::from(insert_whole(&tx, start, end).map_err(storage(during))?)
+                }
+                Write::Prune { before_ms } => prune(&tx, before_ms).map_err(storage(during))?,
+            };
+            changed.push(n);
+        }
+        tx.commit().map_err(storage(during))?;
+        Ok(changed)
+    }
+
+    fn recover(&self, now_ms: u64) -> Result<Vec<InterruptedCall>> {
+        recover(&mut lock_conn(&self.writer), now_ms)
+    }
+
+    fn live_bytes(&self) -> Result<u64> {
+        live_bytes(&lock_conn(&self.writer)).map_err(storage("measuring the journal"))
+    }
+
+    fn row_count(&self) -> Result<u64> {
+        row_count(&lock_conn(&self.writer)).map_err(storage("counting rows"))
+    }
+
+    fn delete_oldest_terminal(&self, limit: u64, compactable_only: bool) -> Result<u64> {
+        delete_oldest_terminal(&lock_conn(&self.writer), limit, compactable_only)
+            .map_err(storage("applying retention"))
+    }
+
+    fn shrink(&self) -> Result<()> {
+        shrink(&lock_conn(&self.writer)).map_err(storage("shrinking the file"))
+    }
+
+    fn get(&self, call_id: &str) -> Result<Option<CallRecord>> {
+        get(&lock_conn(&self.reader), call_id)
+    }
+
+    fn history(&self, session_key: &str, limit: usize) -> Result<Vec<CallRecord>> {
+        history(&lock_conn(&self.reader), session_key, limit)
+    }
+
+    fn by_tool_call_id(
+        &self,
+        session_key: &str,
+        tool_call_id: &str,
+        limit: usize,
+    ) -> Result<Vec<CallRecord>> {
+        by_tool_call_id(&lock_conn(&self.reader), session_key, tool_call_id, limit)
+    }
+}
+
 #[cfg(test)]
-#[path = "store_tests.rs"]
+#[path = "sqlite_tests.rs"]
 mod tests;
