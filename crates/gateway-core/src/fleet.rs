@@ -126,6 +126,14 @@ impl Fleet {
         &self.pool
     }
 
+    /// A store that cannot open on the shared database.
+    pub(crate) fn store_error(&self, store: &str, e: impl std::fmt::Display) -> GatewayError {
+        GatewayError::State {
+            path: std::path::PathBuf::from(format!("{} ({store})", self.pool.target())),
+            message: e.to_string(),
+        }
+    }
+
     /// This gateway's member id.
     pub(crate) fn member_id(&self) -> &str {
         &self.id

@@ -195,15 +195,21 @@ impl Gateway {
         // Only its hash stays in memory.
         let generated_token = crate::auth::token_hash(&generated_token);
         let journal_path = state_dir.join(JOURNAL_FILE_NAME);
-        let (journal, recovery) = CallJournal::open_with(
-            &journal_path,
+        let journal_options =
             talon_journal::JournalOptions::with_durability(section.journal_durability)
-                .retention(section.journal_retention),
-        )
-        .map_err(|e| GatewayError::State {
-            path: journal_path.clone(),
-            message: e.to_string(),
-        })?;
+                .retention(section.journal_retention);
+        let (journal, recovery) = match &fleet {
+            Some(fleet) => {
+                CallJournal::open_postgres(fleet.pool(), fleet.member_id(), journal_options)
+                    .map_err(|e| fleet.store_error("journal", e))?
+            }
+            None => CallJournal::open_with(&journal_path, journal_options).map_err(|e| {
+                GatewayError::State {
+                    path: journal_path.clone(),
+                    message: e.to_string(),
+                }
+            })?,
+        };
         if !recovery.interrupted.is_empty() {
             tracing::warn!(
                 calls = recovery.interrupted.len(),

@@ -293,9 +293,14 @@ impl Gateway {
                 .started(start())
                 .await
                 .map_err(|e| {
-                    RpcError::internal(format!(
-                        "the call journal refused the call, so it was not run: {e}"
-                    ))
+                    let message =
+                        format!("the call journal refused the call, so it was not run: {e}");
+                    // The state database is down: retry later, nothing ran.
+                    if e.is_unavailable() {
+                        RpcError::unavailable(message)
+                    } else {
+                        RpcError::internal(message)
+                    }
                 })?;
             None
         } else {

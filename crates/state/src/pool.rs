@@ -21,6 +21,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// Slack on top of the statement and connect timeouts before a caller
 /// stops waiting for a worker.
 const REPLY_SLACK: Duration = Duration::from_secs(5);
+/// A connection idle longer than this is checked before use.
+const IDLE_CHECK_AFTER: Duration = Duration::from_secs(1);
+/// How long that check may take.
+const VALIDITY_TIMEOUT: Duration = Duration::from_secs(2);
 
 type Job = Box<dyn FnOnce(&mut Slot) + Send>;
 
@@ -52,6 +56,7 @@ struct Slot {
     client: Option<Client>,
     next_attempt: Instant,
     backoff: Duration,
+    last_used: Instant,
 }
 
 impl Slot {
@@ -59,6 +64,17 @@ impl Slot {
         if self.client.as_ref().is_some_and(Client::is_closed) {
             self.client = None;
         }
+        // The sync driver notices a connection the server dropped (a
+        // restart, a failover) only when it next uses it: after an idle
+        // spell, check it first, so work is not lost to a dead socket.
+        if self.last_used.elapsed() > IDLE_CHECK_AFTER
+            && let Some(client) = self.client.as_mut()
+            && client.is_valid(VALIDITY_TIMEOUT).is_err()
+        {
+            tracing::debug!("a pooled state connection was dead after an idle spell; reconnecting");
+            self.client = None;
+        }
+        self.last_used = Instant::now();
         if self.client.is_none() {
             let now = Instant::now();
             if now < self.next_attempt {
@@ -130,6 +146,7 @@ impl PgPool {
                 client: None,
                 next_attempt: Instant::now(),
                 backoff: FIRST_BACKOFF,
+                last_used: Instant::now(),
             };
             let rx = Arc::clone(&rx);
             std::thread::Builder::new()

@@ -190,3 +190,28 @@ fn the_live_member_sql_uses_the_live_window() {
     let ms = members::LIVE_WINDOW.as_millis().to_string();
     assert!(members::LIVE_MEMBER_IDS_SQL.ends_with(&format!("- {ms}")));
 }
+
+#[test]
+fn after_a_server_restart_idle_connections_are_replaced_before_use() -> anyhow::Result<()> {
+    let mut server = PgServer::start()?;
+    let name = server.create_database()?;
+    let pool = PgPool::connect(server.config(&name).with_pool_size(2))?;
+    // Both workers hold a connection.
+    let (a, b) = (pool.clone(), pool.clone());
+    let ta = std::thread::spawn(move || {
+        a.run(|c| Ok(c.simple_query("SELECT pg_sleep(0.2)").map(drop)?))
+    });
+    let tb = std::thread::spawn(move || {
+        b.run(|c| Ok(c.simple_query("SELECT pg_sleep(0.2)").map(drop)?))
+    });
+    ta.join().map_err(|_| anyhow::anyhow!("panicked"))??;
+    tb.join().map_err(|_| anyhow::anyhow!("panicked"))??;
+    server.stop()?;
+    server.start_again()?;
+    std::thread::sleep(Duration::from_millis(1200));
+    // Every call after the idle spell lands on a live connection.
+    for _ in 0..4 {
+        pool.run(|c| Ok(c.simple_query("SELECT 1").map(drop)?))?;
+    }
+    Ok(())
+}

@@ -108,6 +108,9 @@ fn recorded(r: CallRecord) -> RecordedCall {
 fn journal_error(e: JournalError) -> RpcError {
     match e {
         JournalError::Invalid { .. } => RpcError::params(e.to_string()),
+        other if other.is_unavailable() => {
+            RpcError::unavailable(format!("the call journal: {other}"))
+        }
         other => RpcError::internal(format!("the call journal: {other}")),
     }
 }
