@@ -206,3 +206,58 @@ async fn a_sqlite_gateway_reports_its_backend() {
     let h = health(&gw).await;
     assert_eq!(h["state"], json!({"backend": "sqlite"}), "{h}");
 }
+
+#[tokio::test]
+async fn a_lost_database_refuses_side_effects_as_unavailable_and_they_resume_after_it_returns() {
+    let mut server = PgServer::start().unwrap();
+    let db = server.create_database().unwrap();
+    let gw = start_member(&server.url(&db), server.password());
+    let mut ws = gw.ws().await;
+    let exec = |marker: &str| {
+        json!({"sessionKey": "main", "toolName": "exec",
+               "params": {"command": format!("touch {marker}")}})
+    };
+    let marker = gw.dir.path().join("ran-before");
+    let r = ws
+        .ok("tools.invoke", exec(&marker.display().to_string()))
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    assert!(marker.exists());
+    server.stop().unwrap();
+    // No write-ahead record, no run: the call is refused as unavailable.
+    let lost = gw.dir.path().join("ran-while-down");
+    let v = ws
+        .call("tools.invoke", exec(&lost.display().to_string()))
+        .await;
+    assert_eq!(
+        v["error"]["code"],
+        json!(talon_gateway_protocol::frame::UNAVAILABLE),
+        "{v}"
+    );
+    assert!(
+        !lost.exists(),
+        "the command ran without its write-ahead record"
+    );
+    server.start_again().unwrap();
+    let back = gw.dir.path().join("ran-after");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let v = ws
+            .call("tools.invoke", exec(&back.display().to_string()))
+            .await;
+        if v["result"]["status"] == "ok" {
+            break;
+        }
+        assert_eq!(
+            v["error"]["code"],
+            json!(talon_gateway_protocol::frame::UNAVAILABLE),
+            "{v}"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the gateway did not reconnect: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(back.exists());
+}
