@@ -30,14 +30,20 @@
 //! crate is the kinds and the visibility rule, for configuration types.
 
 #[cfg(feature = "store")]
+mod backend;
+#[cfg(feature = "store")]
 mod error;
 mod kind;
 #[cfg(feature = "store")]
 mod record;
 #[cfg(feature = "store")]
+mod sqlite;
+#[cfg(feature = "store")]
 mod store;
 mod visibility;
 
+#[cfg(feature = "store")]
+pub use crate::backend::{NewMessage, SessionBackend};
 #[cfg(feature = "store")]
 pub use crate::error::{Result, StoreError};
 pub use crate::kind::{SessionKind, channel_of, display_key, group_conversation, split_agent_key};
@@ -46,6 +52,8 @@ pub use crate::record::{
     MAX_KEY_BYTES, MAX_LABEL_CHARS, MAX_MESSAGE_BYTES, MessageRecord, Role, SessionRecord,
     SessionStatus,
 };
+#[cfg(feature = "store")]
+pub use crate::sqlite::SqliteSessions;
 #[cfg(feature = "store")]
 pub use crate::store::{ListQuery, SessionStore};
 pub use crate::visibility::{

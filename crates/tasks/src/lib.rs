@@ -45,24 +45,28 @@
 //! the owning process's next [`TaskLedger::sweep`].
 #![deny(missing_docs)]
 
+pub use crate::backend::{LedgerBackend, Lookup, StoredTask};
 pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use crate::db::{DB_FILE_NAME, open_database, schema_version, set_schema_version};
 pub use crate::error::{Result, TaskError};
 pub use crate::id::new_id;
 pub use crate::ledger::{
-    LOST_RETENTION_MS, STALE_RUNNING_MS, SWEEP_INTERVAL_MS, SweepReport, TERMINAL_RETENTION_MS,
-    TaskFilter, TaskLedger, TaskOutcome,
+    LOST_RETENTION_MS, MAX_WRITE_ATTEMPTS, STALE_RUNNING_MS, SWEEP_INTERVAL_MS, SweepReport,
+    TERMINAL_RETENTION_MS, TaskFilter, TaskLedger, TaskOutcome,
 };
 pub use crate::record::{
     DeliveryStatus, NewTask, NotifyPolicy, ScopeKind, TaskRecord, TaskRuntime, TaskStatus,
 };
+pub use crate::sqlite::SqliteLedger;
 pub use crate::transition::check_transition;
 pub use tokio_util::sync::CancellationToken;
 
+mod backend;
 mod clock;
 mod db;
 mod error;
 mod id;
 mod ledger;
 mod record;
+mod sqlite;
 mod transition;

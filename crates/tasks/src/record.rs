@@ -249,3 +249,30 @@ pub struct NewTask {
     /// Start in `running` instead of `queued`.
     pub start_running: bool,
 }
+
+impl TaskStatus {
+    /// A status read back from the database (an unknown one is
+    /// [`TaskError::InvalidPersisted`]).
+    pub(crate) fn parse_persisted(s: &str) -> Result<TaskStatus, TaskError> {
+        s.parse().map_err(|_| TaskError::InvalidPersisted {
+            field: "status",
+            value: s.to_owned(),
+        })
+    }
+}
+
+/// The persisted form of a record (JSON text; every engine stores it).
+pub(crate) fn encode(r: &TaskRecord) -> Result<String, TaskError> {
+    serde_json::to_string(r).map_err(|e| TaskError::Invalid {
+        field: "record",
+        message: format!("cannot encode: {e}"),
+    })
+}
+
+/// A record from its persisted form.
+pub(crate) fn decode(data: &str) -> Result<TaskRecord, TaskError> {
+    serde_json::from_str(data).map_err(|e| TaskError::InvalidPersisted {
+        field: "record",
+        value: e.to_string(),
+    })
+}

@@ -1,1 +1,2 @@
+mod engines;
 mod ledger;
