@@ -60,6 +60,11 @@ pub enum TaskError {
         /// The task.
         id: String,
     },
+    /// The shared PostgreSQL state failed (its code is kept: `unavailable`
+    /// when the database cannot be reached, `schema_newer`, `query`, …).
+    #[cfg(feature = "postgres")]
+    #[error("task ledger on PostgreSQL: {0}")]
+    State(#[from] talon_state::StateError),
 }
 
 impl TaskError {
@@ -74,13 +79,23 @@ impl TaskError {
             TaskError::InvalidPersisted { .. } => "task.store_invalid",
             TaskError::Invalid { .. } => "task.invalid",
             TaskError::Contended { .. } => "task.contended",
+            #[cfg(feature = "postgres")]
+            TaskError::State(talon_state::StateError::Unavailable { .. }) => "task.unavailable",
+            #[cfg(feature = "postgres")]
+            TaskError::State(talon_state::StateError::SchemaNewer { .. }) => "task.store_newer",
+            #[cfg(feature = "postgres")]
+            TaskError::State(_) => "task.store",
         }
     }
 
     /// Whether the database could not be reached (the call may succeed
     /// later; nothing was written).
     pub fn is_unavailable(&self) -> bool {
-        false
+        match self {
+            #[cfg(feature = "postgres")]
+            TaskError::State(e) => e.is_unavailable(),
+            _ => false,
+        }
     }
 
     pub(crate) fn duplicate_id(task_id: &str) -> TaskError {

@@ -112,6 +112,24 @@ impl TaskLedger {
         ))
     }
 
+    /// Open the ledger on the shared PostgreSQL database behind `pool`
+    /// (migrating the `tasks` table, refusing a newer schema), on the system
+    /// clock. Several gateways may open it on one database at once.
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(pool: &talon_state::PgPool) -> Result<Self> {
+        Self::open_postgres_with_clock(pool, Arc::new(SystemClock))
+    }
+
+    /// [`open_postgres`](Self::open_postgres) with an injected clock.
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres_with_clock(
+        pool: &talon_state::PgPool,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self> {
+        let backend = crate::postgres::PgLedger::open(pool)?;
+        Ok(Self::build(Box::new(backend), None, clock))
+    }
+
     /// A ledger over any storage engine.
     pub fn with_backend(backend: Box<dyn LedgerBackend>, clock: Arc<dyn Clock>) -> Self {
         Self::build(backend, None, clock)

@@ -70,3 +70,8 @@ mod ledger;
 mod record;
 mod sqlite;
 mod transition;
+
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "postgres")]
+pub use crate::postgres::PgLedger;

@@ -43,6 +43,43 @@ impl Engine for Sqlite {
     }
 }
 
+/// A fresh database on the test process's PostgreSQL server; each
+/// [`Engine::open`] is a new pool, as another gateway would have.
+pub(crate) struct Postgres {
+    db: talon_test_support::postgres::TestDb,
+}
+
+pub(crate) fn postgres() -> Postgres {
+    Postgres {
+        db: talon_test_support::postgres::shared_database().unwrap(),
+    }
+}
+
+impl Postgres {
+    pub(crate) fn pool(&self) -> talon_state::PgPool {
+        talon_state::PgPool::connect(self.db.config().with_pool_size(2)).unwrap()
+    }
+}
+
+impl Engine for Postgres {
+    fn open(&self, clock: Arc<dyn Clock>) -> TaskLedger {
+        TaskLedger::open_postgres_with_clock(&self.pool(), clock).unwrap()
+    }
+
+    fn corrupt(&self, task_id: &str, data: &str) {
+        let (id, data) = (task_id.to_owned(), data.to_owned());
+        self.pool()
+            .run(move |c| {
+                c.execute(
+                    "UPDATE tasks SET data = $2 WHERE task_id = $1",
+                    &[&id, &data],
+                )?;
+                Ok(())
+            })
+            .unwrap();
+    }
+}
+
 /// Generate one `#[test]` per engine for each named test body
 /// (`fn name(engine: &dyn Engine)`): `sqlite::name`, `postgres::name`.
 macro_rules! on_every_engine {
@@ -52,6 +89,14 @@ macro_rules! on_every_engine {
                 #[test]
                 fn $name() {
                     super::$name(&$crate::suite::engines::sqlite());
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(&$crate::suite::engines::postgres());
                 }
             )+
         }

@@ -1,2 +1,3 @@
 mod engines;
 mod ledger;
+mod postgres;
