@@ -42,6 +42,11 @@ mod sqlite;
 mod store;
 mod visibility;
 
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "postgres")]
+pub use crate::postgres::PgSessions;
+
 #[cfg(feature = "store")]
 pub use crate::backend::{NewMessage, SessionBackend};
 #[cfg(feature = "store")]

@@ -56,6 +56,15 @@ impl SessionStore {
         })
     }
 
+    /// Open the store on the shared PostgreSQL database behind `pool`
+    /// (migrating its tables, refusing a newer schema). Several gateways
+    /// may open it on one database at once.
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(pool: &talon_state::PgPool) -> Result<Self> {
+        let backend = crate::postgres::PgSessions::open(pool)?;
+        Ok(Self::with_backend(Box::new(backend)))
+    }
+
     /// A store over any storage engine.
     pub fn with_backend(backend: Box<dyn SessionBackend>) -> Self {
         SessionStore {

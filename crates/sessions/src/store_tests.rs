@@ -33,6 +33,37 @@ impl Engine for Sqlite {
     }
 }
 
+/// A fresh database on the test process's PostgreSQL server; each
+/// [`Engine::try_open`] is a new pool, as another gateway would have.
+struct Postgres(talon_test_support::postgres::TestDb);
+
+fn postgres() -> Postgres {
+    Postgres(talon_test_support::postgres::shared_database().unwrap())
+}
+
+impl Postgres {
+    fn pool(&self) -> talon_state::PgPool {
+        talon_state::PgPool::connect(self.0.config().with_pool_size(2)).unwrap()
+    }
+}
+
+impl Engine for Postgres {
+    fn try_open(&self) -> Result<SessionStore> {
+        SessionStore::open_postgres(&self.pool())
+    }
+    fn bump_schema(&self) {
+        self.pool()
+            .run(|c| {
+                c.execute(
+                    "UPDATE talon_schema SET version = version + 1 WHERE store = 'sessions'",
+                    &[],
+                )?;
+                Ok(())
+            })
+            .unwrap();
+    }
+}
+
 /// One `#[test]` per engine for each test body `fn name(e: &dyn Engine)`.
 macro_rules! on_every_engine {
     ($($name:ident),+ $(,)?) => {
@@ -41,6 +72,14 @@ macro_rules! on_every_engine {
                 #[test]
                 fn $name() {
                     super::$name(&super::sqlite());
+                }
+            )+
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    super::$name(&super::postgres());
                 }
             )+
         }
@@ -59,6 +98,7 @@ on_every_engine!(
     search_matches_every_word_literally_within_the_given_sessions,
     search_folds_ascii_case_only,
     a_nul_character_is_stored_as_a_replacement_character,
+    a_session_saved_through_one_store_is_used_through_another,
 );
 
 fn record(key: &str, parent: Option<&str>, at: u64) -> SessionRecord {
@@ -356,4 +396,83 @@ fn a_nul_character_is_stored_as_a_replacement_character(e: &dyn Engine) {
     let stored = store.messages("a", 0, None).unwrap();
     assert_eq!(stored, [m]);
     assert_eq!(stored[0].source.as_deref(), Some("x\u{FFFD}y"));
+}
+
+fn a_session_saved_through_one_store_is_used_through_another(e: &dyn Engine) {
+    // Two stores on one database: two gateways (two pools on PostgreSQL).
+    let a = e.open();
+    let b = e.open();
+    a.save(&record("agent:ops:main", None, 10)).unwrap();
+    b.save(&record("agent:ops:subagent:1", Some("agent:ops:main"), 11))
+        .unwrap();
+    assert_eq!(
+        b.get("agent:ops:main").unwrap().unwrap().params["sessionKey"],
+        "agent:ops:main"
+    );
+    assert_eq!(
+        a.descendants("agent:ops:main").unwrap(),
+        ["agent:ops:subagent:1"]
+    );
+    // Both append at once; every message lands once, in one order for all.
+    std::thread::scope(|s| {
+        for (n, store) in [("A", &a), ("B", &b)] {
+            s.spawn(move || {
+                for i in 0..20u64 {
+                    store
+                        .append_message(
+                            "agent:ops:main",
+                            Role::User,
+                            None,
+                            &format!("from-{n} number {i}"),
+                            100 + i,
+                        )
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let seen_a = a.messages("agent:ops:main", 0, None).unwrap();
+    let seen_b = b.messages("agent:ops:main", 0, None).unwrap();
+    assert_eq!(seen_a.len(), 40);
+    assert_eq!(seen_a, seen_b);
+    assert!(seen_a.windows(2).all(|w| w[0].seq < w[1].seq));
+    let keys = vec!["agent:ops:main".to_owned()];
+    assert_eq!(
+        b.search_messages(&keys, "FROM-b number", 100)
+            .unwrap()
+            .len(),
+        20
+    );
+    assert_eq!(a.get("agent:ops:main").unwrap().unwrap().updated_at_ms, 119);
+    assert!(b.close("agent:ops:main", 200).unwrap());
+    assert_eq!(
+        a.get("agent:ops:main").unwrap().unwrap().status,
+        SessionStatus::Closed
+    );
+}
+
+#[test]
+fn a_lost_postgres_database_fails_calls_as_unavailable() {
+    use talon_test_support::postgres::PgServer;
+    let mut server = PgServer::start().unwrap();
+    let name = server.create_database().unwrap();
+    let pool = talon_state::PgPool::connect(server.config(&name).with_pool_size(1)).unwrap();
+    let store = SessionStore::open_postgres(&pool).unwrap();
+    store.save(&record("k", None, 1)).unwrap();
+    server.stop().unwrap();
+    for err in [
+        store.get("k").unwrap_err(),
+        store.save(&record("k2", None, 2)).unwrap_err(),
+        store
+            .append_message("k", Role::User, None, "lost?", 3)
+            .unwrap_err(),
+        store.search_messages(&["k".into()], "lost", 5).unwrap_err(),
+    ] {
+        assert!(err.is_unavailable(), "{err}");
+        assert_eq!(err.code(), "session.unavailable");
+        assert!(matches!(
+            err,
+            StoreError::State(talon_state::StateError::Unavailable { .. })
+        ));
+    }
 }
