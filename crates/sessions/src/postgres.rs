@@ -9,8 +9,9 @@
 //! ends on a cyclic chain; keys sort bytewise (`COLLATE "C"`, SQLite's
 //! `BINARY`). Search keeps SQLite's `LIKE` semantics exactly: every word
 //! literally (`%`, `_` and `\` escaped), ASCII letters folded and no
-//! other (`translate` of `A`–`Z` on the text against a pattern lowered the
-//! same way), not `ILIKE`, which would fold `É` too. Migrations are
+//! other: `text COLLATE "C" ILIKE`, whose case folding under the `C`
+//! collation is ASCII-only whatever the database's locale (a plain `ILIKE`
+//! under a `C.UTF-8` or `en_US` locale would also fold `É`). Migrations are
 //! versioned ([`PgPool::migrate`]`("sessions", …)`) and a newer schema is
 //! refused.
 
@@ -261,10 +262,7 @@ impl SessionBackend for PgSessions {
         limit: usize,
     ) -> Result<Vec<MessageRecord>> {
         let keys = keys.to_vec();
-        let patterns: Vec<String> = words
-            .iter()
-            .map(|w| like_pattern(&w.to_ascii_lowercase()))
-            .collect();
+        let patterns: Vec<String> = words.iter().map(|w| like_pattern(w)).collect();
         let limit = limit_of(limit);
         self.messages_where(move |c| {
             let mut sql = format!(
@@ -272,8 +270,7 @@ impl SessionBackend for PgSessions {
             );
             for i in 0..patterns.len() {
                 sql.push_str(&format!(
-                    " AND translate(text, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', \
-                     'abcdefghijklmnopqrstuvwxyz') LIKE ${} ESCAPE '\\'",
+                    " AND text COLLATE \"C\" ILIKE ${} ESCAPE '\\'",
                     i + 3
                 ));
             }
