@@ -70,6 +70,7 @@ pub struct SweepReport {
 #[derive(Debug, Clone)]
 pub struct TaskLedger {
     inner: Arc<Inner>,
+    member: Option<Arc<str>>,
 }
 
 #[derive(Debug)]
@@ -147,7 +148,23 @@ impl TaskLedger {
                 tokens: Mutex::new(HashMap::new()),
                 clock,
             }),
+            member: None,
         }
+    }
+
+    /// This ledger as fleet member `member` (the gateway's id in
+    /// `talon_members`): tasks it creates running or starts record it as
+    /// their `memberId`, the member holding their token. Clones made after
+    /// this share it.
+    #[must_use]
+    pub fn with_member(mut self, member: impl Into<String>) -> Self {
+        self.member = Some(Arc::from(member.into()));
+        self
+    }
+
+    /// The fleet member this ledger records, if any.
+    pub fn member(&self) -> Option<&str> {
+        self.member.as_deref()
     }
 
     /// The database file (`None` when the ledger is not in a file, e.g. on
@@ -226,6 +243,11 @@ impl TaskLedger {
             progress_summary: None,
             terminal_summary: None,
             detail: None,
+            member_id: if new.start_running {
+                self.member.as_deref().map(str::to_owned)
+            } else {
+                None
+            },
         };
         self.backend().insert(&record)?;
         tracing::debug!(task = %record.task_id, runtime = %record.runtime, "task created");
@@ -292,9 +314,14 @@ impl TaskLedger {
     /// (the running work must watch it).
     pub fn start(&self, task_id: &str) -> Result<(TaskRecord, CancellationToken)> {
         let now = self.now();
+        let member = self.member.as_deref();
         let record = self.update(Lookup::TaskId(task_id), |r| {
+            let was = r.status;
             apply_status(r, TaskStatus::Running, now, None)?;
             r.started_at.get_or_insert(now);
+            if was != TaskStatus::Running {
+                r.member_id = member.map(str::to_owned);
+            }
             Ok(())
         })?;
         Ok((record, self.token(task_id)))

@@ -213,6 +213,13 @@ pub struct TaskRecord {
     /// Free-form details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<serde_json::Value>,
+    /// The fleet member (gateway process) that started the work and holds
+    /// its cancellation token, when the ledger was opened with one
+    /// ([`TaskLedger::with_member`](crate::TaskLedger::with_member)). Only
+    /// that member can stop the work; recovery after a restart marks
+    /// `lost` only the running tasks of members that are gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_id: Option<String>,
 }
 
 /// What a caller supplies to create a task.

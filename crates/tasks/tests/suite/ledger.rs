@@ -21,6 +21,7 @@ on_every_engine!(
     delivery_is_recorded_after_the_task_ended_and_survives_reopen,
     a_cancel_elsewhere_is_noticed_by_polling_and_by_progress,
     racing_ledgers_leave_exactly_one_terminal_status,
+    the_member_that_runs_a_task_is_recorded,
 );
 
 fn ledger(e: &dyn Engine) -> (TaskLedger, ManualClock) {
@@ -408,4 +409,27 @@ fn racing_ledgers_leave_exactly_one_terminal_status(e: &dyn Engine) {
             assert_eq!(l.get(&t.task_id).unwrap().unwrap().status, winners[0]);
         }
     }
+}
+
+fn the_member_that_runs_a_task_is_recorded(e: &dyn Engine) {
+    let a = e.open(Arc::new(SystemClock)).with_member("gw-a");
+    let b = e.open(Arc::new(SystemClock)).with_member("gw-b");
+    assert_eq!(a.clone().member(), Some("gw-a"));
+    let queued = a.create(new(TaskRuntime::Subagent, "m1")).unwrap();
+    assert_eq!(queued.member_id, None, "nobody runs a queued task");
+    let (started, _) = b.start(&queued.task_id).unwrap();
+    assert_eq!(started.member_id.as_deref(), Some("gw-b"));
+    let mut running = new(TaskRuntime::Cron, "m2");
+    running.start_running = true;
+    let r = a.create(running).unwrap();
+    assert_eq!(r.member_id.as_deref(), Some("gw-a"));
+    // Seen through the other member, and in the wire form.
+    let seen = b.get(&r.task_id).unwrap().unwrap();
+    assert_eq!(seen.member_id.as_deref(), Some("gw-a"));
+    assert_eq!(serde_json::to_value(&seen).unwrap()["memberId"], "gw-a");
+    let plain = e.open(Arc::new(SystemClock));
+    let t = plain.create(new(TaskRuntime::Cli, "m3")).unwrap();
+    let (t, _) = plain.start(&t.task_id).unwrap();
+    assert_eq!(t.member_id, None);
+    assert!(serde_json::to_value(&t).unwrap().get("memberId").is_none());
 }
