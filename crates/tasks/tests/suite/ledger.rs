@@ -433,3 +433,54 @@ fn the_member_that_runs_a_task_is_recorded(e: &dyn Engine) {
     assert_eq!(t.member_id, None);
     assert!(serde_json::to_value(&t).unwrap().get("memberId").is_none());
 }
+
+/// An engine whose row always changes between the read and the write
+/// (a writer that never lets go): the ledger gives up, typed.
+#[derive(Debug)]
+struct EverChanging(SqliteLedger);
+
+impl LedgerBackend for EverChanging {
+    fn location(&self) -> String {
+        self.0.location()
+    }
+    fn insert(&self, record: &TaskRecord) -> Result<()> {
+        self.0.insert(record)
+    }
+    fn load(&self, lookup: Lookup<'_>) -> Result<Option<StoredTask>> {
+        self.0.load(lookup)
+    }
+    fn list(&self, filter: &TaskFilter) -> Result<Vec<TaskRecord>> {
+        self.0.list(filter)
+    }
+    fn replace(&self, _read: &StoredTask, _record: &TaskRecord) -> Result<bool> {
+        Ok(false)
+    }
+    fn finished(&self) -> Result<Vec<TaskRecord>> {
+        self.0.finished()
+    }
+    fn delete_finished(&self, task_ids: &[String]) -> Result<usize> {
+        self.0.delete_finished(task_ids)
+    }
+    fn statuses(&self, task_ids: &[String]) -> Result<Vec<(String, TaskStatus)>> {
+        self.0.statuses(task_ids)
+    }
+}
+
+#[test]
+fn a_task_that_never_stops_changing_is_refused_as_contended() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = SqliteLedger::open(&dir.path().join("talon.db")).unwrap();
+    let l = TaskLedger::with_backend(Box::new(EverChanging(backend)), Arc::new(SystemClock));
+    assert_eq!(l.path(), None);
+    let t = l.create(new(TaskRuntime::Cli, "busy")).unwrap();
+    let err = l
+        .finish(&t.task_id, TaskStatus::Failed, TaskOutcome::default())
+        .unwrap_err();
+    assert_eq!(err.code(), "task.contended");
+    assert!(matches!(err, TaskError::Contended { ref id } if *id == t.task_id));
+    assert_eq!(
+        l.get(&t.task_id).unwrap().unwrap().status,
+        TaskStatus::Queued,
+        "nothing was written"
+    );
+}
