@@ -22,6 +22,7 @@ on_every_engine!(
     a_cancel_elsewhere_is_noticed_by_polling_and_by_progress,
     racing_ledgers_leave_exactly_one_terminal_status,
     the_member_that_runs_a_task_is_recorded,
+    work_running_here_stops_when_another_gateway_cancels_it,
 );
 
 fn ledger(e: &dyn Engine) -> (TaskLedger, ManualClock) {
@@ -483,4 +484,56 @@ fn a_task_that_never_stops_changing_is_refused_as_contended() {
         TaskStatus::Queued,
         "nothing was written"
     );
+}
+
+fn work_running_here_stops_when_another_gateway_cancels_it(e: &dyn Engine) {
+    let here = e.open(Arc::new(SystemClock)).with_member("gw-here");
+    let there = e.open(Arc::new(SystemClock)).with_member("gw-there");
+    let t = here
+        .create(new(TaskRuntime::Subagent, "fleet-cancel"))
+        .unwrap();
+    let (_, token) = here.start(&t.task_id).unwrap();
+    let id = t.task_id.clone();
+    let outcome = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(async move {
+            let work = tokio::spawn(async move {
+                tokio::select! {
+                    _ = token.cancelled() => "stopped",
+                    _ = tokio::time::sleep(Duration::from_secs(30)) => "ran to the end",
+                }
+            });
+            // This gateway's poller, as the embedder runs it.
+            let poller = {
+                let here = here.clone();
+                tokio::spawn(async move {
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let here = here.clone();
+                        let fired = tokio::task::spawn_blocking(move || here.poll_cancelled())
+                            .await
+                            .unwrap()
+                            .unwrap();
+                        if fired > 0 {
+                            return fired;
+                        }
+                    }
+                })
+            };
+            // `tasks.cancel` served by the other gateway.
+            let cancelled =
+                tokio::task::spawn_blocking(move || there.cancel(&id, Some("elsewhere")))
+                    .await
+                    .unwrap()
+                    .unwrap();
+            assert_eq!(cancelled.status, TaskStatus::Cancelled);
+            assert_eq!(poller.await.unwrap(), 1);
+            tokio::time::timeout(Duration::from_secs(5), work)
+                .await
+                .unwrap()
+                .unwrap()
+        });
+    assert_eq!(outcome, "stopped");
 }
