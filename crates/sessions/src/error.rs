@@ -41,17 +41,38 @@ pub enum StoreError {
         /// What is wrong.
         message: String,
     },
+    /// The shared PostgreSQL state failed (its kind is kept: unavailable
+    /// when the database cannot be reached, a newer schema, a query).
+    #[cfg(feature = "postgres")]
+    #[error("session store on PostgreSQL: {0}")]
+    State(#[from] talon_state::StateError),
 }
 
 impl StoreError {
-    /// The stable machine code (`session.store`, `session.store_newer`,
-    /// `session.store_invalid`, `session.invalid`).
+    /// The stable machine code (`session.store`, `session.unavailable`,
+    /// `session.store_newer`, `session.store_invalid`, `session.invalid`).
     pub fn code(&self) -> &'static str {
         match self {
             StoreError::Db { .. } => "session.store",
             StoreError::NewerSchema { .. } => "session.store_newer",
             StoreError::InvalidPersisted { .. } => "session.store_invalid",
             StoreError::Invalid { .. } => "session.invalid",
+            #[cfg(feature = "postgres")]
+            StoreError::State(talon_state::StateError::Unavailable { .. }) => "session.unavailable",
+            #[cfg(feature = "postgres")]
+            StoreError::State(talon_state::StateError::SchemaNewer { .. }) => "session.store_newer",
+            #[cfg(feature = "postgres")]
+            StoreError::State(_) => "session.store",
+        }
+    }
+
+    /// Whether the database could not be reached (the call may succeed
+    /// later; nothing was written).
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            #[cfg(feature = "postgres")]
+            StoreError::State(e) => e.is_unavailable(),
+            _ => false,
         }
     }
 }

@@ -1,19 +1,19 @@
-//! The SQLite-backed ledger.
+//! The ledger: the rules above the storage seam.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rusqlite::{Connection, OptionalExtension, params};
 use tokio_util::sync::CancellationToken;
 
+use crate::backend::{LedgerBackend, Lookup};
 use crate::clock::{Clock, SystemClock};
-use crate::db::{open_database, schema_version, set_schema_version};
 use crate::error::{Result, TaskError};
 use crate::id::new_id;
 use crate::record::{
     DeliveryStatus, NewTask, NotifyPolicy, ScopeKind, TaskRecord, TaskRuntime, TaskStatus,
 };
+use crate::sqlite::SqliteLedger;
 use crate::transition::check_transition;
 
 /// Terminal tasks are pruned this long after they ended (7 days).
@@ -24,9 +24,9 @@ pub const LOST_RETENTION_MS: i64 = 24 * 60 * 60 * 1000;
 pub const STALE_RUNNING_MS: i64 = 30 * 60 * 1000;
 /// How often the embedder should call [`TaskLedger::sweep`] (60 s).
 pub const SWEEP_INTERVAL_MS: i64 = 60 * 1000;
-
-const COMPONENT: &str = "tasks";
-const SCHEMA_VERSION: i64 = 1;
+/// How often a change is re-read and re-judged when another writer changed
+/// the task between its read and its write, before [`TaskError::Contended`].
+pub const MAX_WRITE_ATTEMPTS: usize = 32;
 
 /// Which tasks [`TaskLedger::list`] returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,16 +66,17 @@ pub struct SweepReport {
 }
 
 /// The detached-task ledger. Cheap to clone; all clones share one
-/// connection and one token table.
+/// storage engine and one token table.
 #[derive(Debug, Clone)]
 pub struct TaskLedger {
     inner: Arc<Inner>,
+    member: Option<Arc<str>>,
 }
 
 #[derive(Debug)]
 struct Inner {
-    path: PathBuf,
-    conn: Mutex<Connection>,
+    backend: Box<dyn LedgerBackend>,
+    path: Option<std::path::PathBuf>,
     tokens: Mutex<HashMap<String, CancellationToken>>,
     clock: Arc<dyn Clock>,
 }
@@ -87,45 +88,102 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
+/// Whether work in this status must stop (its token is fired).
+fn stops_work(status: TaskStatus) -> bool {
+    matches!(
+        status,
+        TaskStatus::Cancelled | TaskStatus::Lost | TaskStatus::TimedOut
+    )
+}
+
 impl TaskLedger {
-    /// Open (or create) the ledger in the database at `path`, on the system
-    /// clock.
+    /// Open (or create) the ledger in the SQLite database at `path`, on the
+    /// system clock.
     pub fn open(path: &Path) -> Result<Self> {
         Self::open_with_clock(path, Arc::new(SystemClock))
     }
 
-    /// Open with an injected clock.
+    /// Open the SQLite ledger with an injected clock.
     pub fn open_with_clock(path: &Path, clock: Arc<dyn Clock>) -> Result<Self> {
-        let db = |source| TaskError::Db {
-            path: path.display().to_string(),
-            source,
-        };
-        let mut conn = open_database(path).map_err(db)?;
-        migrate(&mut conn).map_err(db)?;
-        Ok(TaskLedger {
+        let backend = SqliteLedger::open(path)?;
+        Ok(Self::build(
+            Box::new(backend),
+            Some(path.to_path_buf()),
+            clock,
+        ))
+    }
+
+    /// Open the ledger on the shared PostgreSQL database behind `pool`
+    /// (migrating the `tasks` table, refusing a newer schema), on the system
+    /// clock. Several gateways may open it on one database at once.
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(pool: &talon_state::PgPool) -> Result<Self> {
+        Self::open_postgres_with_clock(pool, Arc::new(SystemClock))
+    }
+
+    /// [`open_postgres`](Self::open_postgres) with an injected clock.
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres_with_clock(
+        pool: &talon_state::PgPool,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self> {
+        let backend = crate::postgres::PgLedger::open(pool)?;
+        Ok(Self::build(Box::new(backend), None, clock))
+    }
+
+    /// A ledger over any storage engine.
+    pub fn with_backend(backend: Box<dyn LedgerBackend>, clock: Arc<dyn Clock>) -> Self {
+        Self::build(backend, None, clock)
+    }
+
+    fn build(
+        backend: Box<dyn LedgerBackend>,
+        path: Option<std::path::PathBuf>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        TaskLedger {
             inner: Arc::new(Inner {
-                path: path.to_path_buf(),
-                conn: Mutex::new(conn),
+                backend,
+                path,
                 tokens: Mutex::new(HashMap::new()),
                 clock,
             }),
-        })
+            member: None,
+        }
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// This ledger as fleet member `member` (the gateway's id in
+    /// `talon_members`): tasks it creates running or starts record it as
+    /// their `memberId`, the member holding their token. Clones made after
+    /// this share it.
+    #[must_use]
+    pub fn with_member(mut self, member: impl Into<String>) -> Self {
+        self.member = Some(Arc::from(member.into()));
+        self
+    }
+
+    /// The fleet member this ledger records, if any.
+    pub fn member(&self) -> Option<&str> {
+        self.member.as_deref()
+    }
+
+    /// The database file (`None` when the ledger is not in a file, e.g. on
+    /// PostgreSQL).
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.path.as_deref()
+    }
+
+    /// Where the ledger lives, for messages (a file path, `postgres`).
+    pub fn location(&self) -> String {
+        self.inner.backend.location()
     }
 
     fn now(&self) -> i64 {
         self.inner.clock.now_ms()
     }
 
-    fn db(&self, source: rusqlite::Error) -> TaskError {
-        TaskError::Db {
-            path: self.inner.path.display().to_string(),
-            source,
-        }
+    fn backend(&self) -> &dyn LedgerBackend {
+        self.inner.backend.as_ref()
     }
 
     /// Record a new task (`queued`, or `running` with `start_running`).
@@ -185,128 +243,85 @@ impl TaskLedger {
             progress_summary: None,
             terminal_summary: None,
             detail: None,
+            member_id: if new.start_running {
+                self.member.as_deref().map(str::to_owned)
+            } else {
+                None
+            },
         };
-        let conn = lock(&self.inner.conn);
-        let data = encode(&record)?;
-        let inserted = conn
-            .execute(
-                "INSERT INTO tasks (task_id, run_id, status, runtime, owner_key, created_at, ended_at, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7)",
-                params![
-                    record.task_id,
-                    record.run_id,
-                    record.status.as_str(),
-                    record.runtime.as_str(),
-                    record.owner_key,
-                    record.created_at,
-                    data
-                ],
-            )
-            .map_err(|e| match e {
-                rusqlite::Error::SqliteFailure(f, _)
-                    if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-                {
-                    TaskError::Invalid {
-                        field: "taskId",
-                        message: format!("`{}` already exists", record.task_id),
-                    }
-                }
-                other => self.db(other),
-            })?;
-        debug_assert_eq!(inserted, 1);
+        self.backend().insert(&record)?;
         tracing::debug!(task = %record.task_id, runtime = %record.runtime, "task created");
         Ok(record)
     }
 
     /// The task with this id.
     pub fn get(&self, task_id: &str) -> Result<Option<TaskRecord>> {
-        let conn = lock(&self.inner.conn);
-        load(&conn, "task_id", task_id).map_err(|e| self.wrap(e))
+        Ok(self
+            .backend()
+            .load(Lookup::TaskId(task_id))?
+            .map(|s| s.record))
     }
 
     /// The newest task with this run id.
     pub fn get_by_run_id(&self, run_id: &str) -> Result<Option<TaskRecord>> {
-        let conn = lock(&self.inner.conn);
-        load(&conn, "run_id", run_id).map_err(|e| self.wrap(e))
-    }
-
-    fn wrap(&self, e: LoadError) -> TaskError {
-        match e {
-            LoadError::Db(e) => self.db(e),
-            LoadError::Task(t) => t,
-        }
+        Ok(self
+            .backend()
+            .load(Lookup::RunId(run_id))?
+            .map(|s| s.record))
     }
 
     /// Tasks matching `filter`, newest first.
     pub fn list(&self, filter: &TaskFilter) -> Result<Vec<TaskRecord>> {
-        let conn = lock(&self.inner.conn);
-        let limit = if filter.limit == 0 {
-            -1
-        } else {
-            i64::try_from(filter.limit).unwrap_or(i64::MAX)
-        };
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT data FROM tasks
-                 WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR runtime = ?2)
-                   AND (?3 IS NULL OR owner_key = ?3)
-                 ORDER BY created_at DESC, rowid DESC LIMIT ?4",
-            )
-            .map_err(|e| self.db(e))?;
-        let rows = stmt
-            .query_map(
-                params![
-                    filter.status.map(TaskStatus::as_str),
-                    filter.runtime.map(TaskRuntime::as_str),
-                    filter.owner_key,
-                    limit
-                ],
-                |r| r.get::<_, String>(0),
-            )
-            .map_err(|e| self.db(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            out.push(decode(&row.map_err(|e| self.db(e))?)?);
-        }
-        Ok(out)
+        self.backend().list(filter)
     }
 
-    /// Read, change and write one task in one transaction.
-    fn update<F>(&self, key_col: &'static str, key: &str, change: F) -> Result<TaskRecord>
+    /// Read a task, apply `change` and write it back if nobody changed it in
+    /// between (compare-and-set in the engine); otherwise re-read and judge
+    /// the change again against what the other writer left.
+    fn update<F>(&self, lookup: Lookup<'_>, change: F) -> Result<TaskRecord>
     where
-        F: FnOnce(&mut TaskRecord) -> Result<()>,
+        F: Fn(&mut TaskRecord) -> Result<()>,
     {
-        let mut conn = lock(&self.inner.conn);
-        let tx = conn.transaction().map_err(|e| self.db(e))?;
-        let mut record = load(&tx, key_col, key)
-            .map_err(|e| self.wrap(e))?
-            .ok_or_else(|| TaskError::NotFound {
-                what: if key_col == "run_id" { "run id" } else { "id" },
-                id: key.to_owned(),
+        let backend = self.backend();
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            let read = backend.load(lookup)?.ok_or_else(|| match lookup {
+                Lookup::RunId(id) => TaskError::NotFound {
+                    what: "run id",
+                    id: id.to_owned(),
+                },
+                Lookup::TaskId(id) => TaskError::NotFound {
+                    what: "id",
+                    id: id.to_owned(),
+                },
             })?;
-        change(&mut record)?;
-        tx.execute(
-            "UPDATE tasks SET status = ?2, ended_at = ?3, run_id = ?4, data = ?5 WHERE task_id = ?1",
-            params![
-                record.task_id,
-                record.status.as_str(),
-                record.ended_at,
-                record.run_id,
-                encode(&record)?
-            ],
-        )
-        .map_err(|e| self.db(e))?;
-        tx.commit().map_err(|e| self.db(e))?;
-        Ok(record)
+            let mut record = read.record.clone();
+            if let Err(e) = change(&mut record) {
+                self.fire_if_stopped(&read.record);
+                return Err(e);
+            }
+            if backend.replace(&read, &record)? {
+                return Ok(record);
+            }
+        }
+        Err(TaskError::Contended {
+            id: match lookup {
+                Lookup::RunId(id) | Lookup::TaskId(id) => id.to_owned(),
+            },
+        })
     }
 
     /// Move `queued` → `running` and hand out the task's cancellation token
     /// (the running work must watch it).
     pub fn start(&self, task_id: &str) -> Result<(TaskRecord, CancellationToken)> {
         let now = self.now();
-        let record = self.update("task_id", task_id, |r| {
+        let member = self.member.as_deref();
+        let record = self.update(Lookup::TaskId(task_id), |r| {
+            let was = r.status;
             apply_status(r, TaskStatus::Running, now, None)?;
             r.started_at.get_or_insert(now);
+            if was != TaskStatus::Running {
+                r.member_id = member.map(str::to_owned);
+            }
             Ok(())
         })?;
         Ok((record, self.token(task_id)))
@@ -327,7 +342,9 @@ impl TaskLedger {
         token
     }
 
-    /// Record progress: a summary line and/or the tool just used.
+    /// Record progress: a summary line and/or the tool just used. A task
+    /// that was cancelled (or marked lost / timed out) elsewhere refuses
+    /// progress, and its token here is fired, so the running work stops.
     pub fn progress(
         &self,
         task_id: &str,
@@ -335,7 +352,7 @@ impl TaskLedger {
         tool_name: Option<&str>,
     ) -> Result<TaskRecord> {
         let now = self.now();
-        self.update("task_id", task_id, |r| {
+        self.update(Lookup::TaskId(task_id), |r| {
             if r.status.is_terminal() {
                 return Err(TaskError::IllegalTransition {
                     id: r.task_id.clone(),
@@ -364,7 +381,7 @@ impl TaskLedger {
         outcome: TaskOutcome,
     ) -> Result<TaskRecord> {
         let now = self.now();
-        let record = self.update("task_id", task_id, |r| {
+        let record = self.update(Lookup::TaskId(task_id), |r| {
             apply_status(r, to, now, Some(&outcome))
         })?;
         self.drop_token_if_terminal(&record);
@@ -380,7 +397,7 @@ impl TaskLedger {
         outcome: TaskOutcome,
     ) -> Result<TaskRecord> {
         let now = self.now();
-        let record = self.update("run_id", run_id, |r| {
+        let record = self.update(Lookup::RunId(run_id), |r| {
             apply_status(r, to, now, Some(&outcome))
         })?;
         self.drop_token_if_terminal(&record);
@@ -391,7 +408,7 @@ impl TaskLedger {
     /// ended, too: the announce-back comes after the terminal state).
     pub fn set_delivery(&self, task_id: &str, delivery: DeliveryStatus) -> Result<TaskRecord> {
         let now = self.now();
-        self.update("task_id", task_id, |r| {
+        self.update(Lookup::TaskId(task_id), |r| {
             r.delivery_status = delivery;
             r.last_event_at = Some(now);
             Ok(())
@@ -400,9 +417,15 @@ impl TaskLedger {
 
     /// Cancel a task: mark it `cancelled` and fire its token so the running
     /// work stops. Cancelling a finished task is refused.
+    ///
+    /// Tokens live in the process that started the work. When another
+    /// process (the CLI, another gateway on the same PostgreSQL) cancels,
+    /// the store says `cancelled` and the owning process fires its token at
+    /// its next [`poll_cancelled`](Self::poll_cancelled), `progress` or
+    /// [`sweep`](Self::sweep).
     pub fn cancel(&self, task_id: &str, reason: Option<&str>) -> Result<TaskRecord> {
         let now = self.now();
-        let record = self.update("task_id", task_id, |r| {
+        let record = self.update(Lookup::TaskId(task_id), |r| {
             if r.status.is_terminal() && r.status != TaskStatus::Cancelled {
                 return Err(TaskError::IllegalTransition {
                     id: r.task_id.clone(),
@@ -429,14 +452,47 @@ impl TaskLedger {
         if record.status.is_terminal() {
             let token = lock(&self.inner.tokens).remove(&record.task_id);
             // Work that was cancelled, timed out or lost must stop.
-            if matches!(
-                record.status,
-                TaskStatus::Cancelled | TaskStatus::Lost | TaskStatus::TimedOut
-            ) && let Some(t) = token
+            if stops_work(record.status)
+                && let Some(t) = token
             {
                 t.cancel();
             }
         }
+    }
+
+    /// A write was refused because the task already ended (perhaps
+    /// elsewhere): fire its token here if that end stops the work.
+    fn fire_if_stopped(&self, record: &TaskRecord) {
+        if stops_work(record.status)
+            && let Some(t) = lock(&self.inner.tokens).remove(&record.task_id)
+        {
+            t.cancel();
+        }
+    }
+
+    /// Fire the tokens this process holds for tasks that were cancelled,
+    /// marked lost or timed out elsewhere (the CLI, another gateway on the
+    /// same database); forget tokens of tasks that ended. One query over
+    /// the tasks this process runs (none when it runs none): cheap enough
+    /// to call every second. Returns how many tokens were fired.
+    pub fn poll_cancelled(&self) -> Result<usize> {
+        let live: Vec<String> = lock(&self.inner.tokens).keys().cloned().collect();
+        if live.is_empty() {
+            return Ok(0);
+        }
+        let mut fired = 0;
+        for (id, status) in self.backend().statuses(&live)? {
+            if !status.is_terminal() {
+                continue;
+            }
+            if let Some(t) = lock(&self.inner.tokens).remove(&id)
+                && stops_work(status)
+            {
+                t.cancel();
+                fired += 1;
+            }
+        }
+        Ok(fired)
     }
 
     /// Prune finished tasks past retention: 7 days after they ended
@@ -445,36 +501,25 @@ impl TaskLedger {
     /// earlier of the two). Returns how many were removed.
     pub fn prune(&self) -> Result<usize> {
         let now = self.now();
-        let mut conn = lock(&self.inner.conn);
-        let tx = conn.transaction().map_err(|e| self.db(e))?;
-        let doomed: Vec<String> = {
-            let mut stmt = tx
-                .prepare("SELECT data FROM tasks WHERE status NOT IN ('queued', 'running')")
-                .map_err(|e| self.db(e))?;
-            let rows = stmt
-                .query_map([], |r| r.get::<_, String>(0))
-                .map_err(|e| self.db(e))?;
-            let mut doomed = Vec::new();
-            for row in rows {
-                let r = decode(&row.map_err(|e| self.db(e))?)?;
-                if prune_at(&r).is_some_and(|at| now >= at) {
-                    doomed.push(r.task_id);
-                }
-            }
-            doomed
-        };
-        for id in &doomed {
-            tx.execute("DELETE FROM tasks WHERE task_id = ?1", params![id])
-                .map_err(|e| self.db(e))?;
+        let doomed: Vec<String> = self
+            .backend()
+            .finished()?
+            .into_iter()
+            .filter(|r| prune_at(r).is_some_and(|at| now >= at))
+            .map(|r| r.task_id)
+            .collect();
+        if doomed.is_empty() {
+            return Ok(0);
         }
-        tx.commit().map_err(|e| self.db(e))?;
-        Ok(doomed.len())
+        self.backend().delete_finished(&doomed)
     }
 
-    /// The maintenance sweep (call every [`SWEEP_INTERVAL_MS`]): mark
-    /// running tasks with no event for [`STALE_RUNNING_MS`] as `lost` (and
-    /// fire their tokens), fire tokens of tasks cancelled by another
-    /// process, then [`prune`](Self::prune).
+    /// The maintenance sweep (call every [`SWEEP_INTERVAL_MS`]; with
+    /// several gateways on one database, on one of them): mark running
+    /// tasks with no event for [`STALE_RUNNING_MS`] as `lost` (and fire
+    /// their tokens), fire tokens of tasks cancelled by another process
+    /// ([`poll_cancelled`](Self::poll_cancelled)), then
+    /// [`prune`](Self::prune).
     pub fn sweep(&self) -> Result<SweepReport> {
         let now = self.now();
         let running = self.list(&TaskFilter {
@@ -504,16 +549,7 @@ impl TaskLedger {
                 }
             }
         }
-        let live: Vec<String> = lock(&self.inner.tokens).keys().cloned().collect();
-        for id in live {
-            if let Some(r) = self.get(&id)?
-                && r.status == TaskStatus::Cancelled
-                && let Some(t) = lock(&self.inner.tokens).remove(&id)
-            {
-                t.cancel();
-                report.cancelled_tokens += 1;
-            }
-        }
+        report.cancelled_tokens = self.poll_cancelled()?;
         report.pruned = self.prune()?;
         Ok(report)
     }
@@ -568,65 +604,4 @@ fn apply_status(
         }
     }
     Ok(())
-}
-
-fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
-    let tx = conn.transaction()?;
-    if schema_version(&tx, COMPONENT)? < 1 {
-        tx.execute_batch(
-            "CREATE TABLE IF NOT EXISTS tasks (
-                 task_id TEXT PRIMARY KEY,
-                 run_id TEXT,
-                 status TEXT NOT NULL,
-                 runtime TEXT NOT NULL,
-                 owner_key TEXT NOT NULL,
-                 created_at INTEGER NOT NULL,
-                 ended_at INTEGER,
-                 data TEXT NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS tasks_run_id ON tasks(run_id);
-             CREATE INDEX IF NOT EXISTS tasks_status ON tasks(status, created_at);
-             CREATE INDEX IF NOT EXISTS tasks_created ON tasks(created_at);",
-        )?;
-        set_schema_version(&tx, COMPONENT, SCHEMA_VERSION)?;
-    }
-    tx.commit()
-}
-
-enum LoadError {
-    Db(rusqlite::Error),
-    Task(TaskError),
-}
-
-fn load(
-    conn: &Connection,
-    key_col: &'static str,
-    key: &str,
-) -> std::result::Result<Option<TaskRecord>, LoadError> {
-    let sql = if key_col == "run_id" {
-        "SELECT data FROM tasks WHERE run_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1"
-    } else {
-        "SELECT data FROM tasks WHERE task_id = ?1"
-    };
-    let data: Option<String> = conn
-        .query_row(sql, params![key], |r| r.get(0))
-        .optional()
-        .map_err(LoadError::Db)?;
-    data.map(|d| decode(&d))
-        .transpose()
-        .map_err(LoadError::Task)
-}
-
-fn encode(r: &TaskRecord) -> Result<String> {
-    serde_json::to_string(r).map_err(|e| TaskError::Invalid {
-        field: "record",
-        message: format!("cannot encode: {e}"),
-    })
-}
-
-fn decode(data: &str) -> Result<TaskRecord> {
-    serde_json::from_str(data).map_err(|e| TaskError::InvalidPersisted {
-        field: "record",
-        value: e.to_string(),
-    })
 }

@@ -213,6 +213,13 @@ pub struct TaskRecord {
     /// Free-form details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<serde_json::Value>,
+    /// The fleet member (gateway process) that started the work and holds
+    /// its cancellation token, when the ledger was opened with one
+    /// ([`TaskLedger::with_member`](crate::TaskLedger::with_member)). Only
+    /// that member can stop the work; recovery after a restart marks
+    /// `lost` only the running tasks of members that are gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_id: Option<String>,
 }
 
 /// What a caller supplies to create a task.
@@ -248,4 +255,31 @@ pub struct NewTask {
     pub notify_policy: Option<NotifyPolicy>,
     /// Start in `running` instead of `queued`.
     pub start_running: bool,
+}
+
+impl TaskStatus {
+    /// A status read back from the database (an unknown one is
+    /// [`TaskError::InvalidPersisted`]).
+    pub(crate) fn parse_persisted(s: &str) -> Result<TaskStatus, TaskError> {
+        s.parse().map_err(|_| TaskError::InvalidPersisted {
+            field: "status",
+            value: s.to_owned(),
+        })
+    }
+}
+
+/// The persisted form of a record (JSON text; every engine stores it).
+pub(crate) fn encode(r: &TaskRecord) -> Result<String, TaskError> {
+    serde_json::to_string(r).map_err(|e| TaskError::Invalid {
+        field: "record",
+        message: format!("cannot encode: {e}"),
+    })
+}
+
+/// A record from its persisted form.
+pub(crate) fn decode(data: &str) -> Result<TaskRecord, TaskError> {
+    serde_json::from_str(data).map_err(|e| TaskError::InvalidPersisted {
+        field: "record",
+        value: e.to_string(),
+    })
 }

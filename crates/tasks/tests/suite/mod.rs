@@ -1,1 +1,3 @@
+mod engines;
 mod ledger;
+mod postgres;
