@@ -1,7 +1,11 @@
 //! What the gateway benches share: the release daemon started on port 0
 //! in a fresh state dir, and a keep-alive HTTP/1.1 client for
 //! `POST /tools/invoke` and `/mcp`.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "bench code starts the daemon directly"
+)]
 
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

@@ -258,3 +258,117 @@ impl Fleet {
         }
     }
 }
+
+/// The maintenance lease's time to live; renewed every
+/// [`FOLLOW_INTERVAL`].
+const MAINTENANCE_LEASE: Duration = Duration::from_secs(5);
+/// How often each member follows the fleet (cancels made elsewhere, the
+/// maintenance lease).
+const FOLLOW_INTERVAL: Duration = Duration::from_secs(1);
+/// Members silent this long are removed from the list by the maintenance
+/// owner (their in-flight work was recovered long before).
+const FORGET_MEMBERS_AFTER: Duration = Duration::from_secs(3600);
+
+impl Fleet {
+    /// The ids of the live members (this one included, even when its own
+    /// heartbeat is late); `None` when they cannot be read, so the caller
+    /// takes nothing over.
+    pub(crate) fn live_member_ids(&self) -> Option<std::collections::HashSet<String>> {
+        match members::list(&self.pool) {
+            Ok(list) => {
+                let mut live: std::collections::HashSet<String> =
+                    list.into_iter().filter(|m| m.live).map(|m| m.id).collect();
+                live.insert(self.id.clone());
+                Some(live)
+            }
+            Err(e) => {
+                tracing::warn!(code = e.code(), error = %e, "cannot read the fleet's members");
+                None
+            }
+        }
+    }
+}
+
+impl crate::gateway::Gateway {
+    /// Every second, on each member: fire the tokens of tasks this member
+    /// runs that were cancelled on another member. On the holder of the
+    /// `maintenance` lease only: mark `lost` the sub-agent tasks of members
+    /// that are gone, sweep the task ledger (stale runs, retention) every
+    /// [`talon_tasks::SWEEP_INTERVAL_MS`], and forget long-silent members.
+    pub(crate) fn follow_fleet(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(FOLLOW_INTERVAL);
+            let mut held: Option<lease::LeaseGrant> = None;
+            let mut last_sweep: Option<std::time::Instant> = None;
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { break };
+                if inner.calls.is_shutting_down() {
+                    if let (Some(fleet), Some(grant)) = (inner.fleet.clone(), held.take()) {
+                        let _ = tokio::task::spawn_blocking(move || {
+                            lease::release(fleet.pool(), &grant)
+                        })
+                        .await;
+                    }
+                    break;
+                }
+                if inner.fleet.is_none() || inner.tasks.ledger.is_none() {
+                    break;
+                }
+                let previous = held.take();
+                let due = last_sweep.is_none_or(|t: std::time::Instant| {
+                    t.elapsed().as_millis()
+                        >= u128::try_from(talon_tasks::SWEEP_INTERVAL_MS).unwrap_or(60_000)
+                });
+                let step = tokio::task::spawn_blocking(move || {
+                    let (Some(fleet), Some(ledger)) = (&inner.fleet, &inner.tasks.ledger) else {
+                        return (None, false);
+                    };
+                    if let Err(e) = ledger.poll_cancelled() {
+                        tracing::warn!(code = e.code(), error = %e, "cannot poll for tasks cancelled elsewhere");
+                    }
+                    let grant = match &previous {
+                        Some(g) => lease::renew(fleet.pool(), g, MAINTENANCE_LEASE),
+                        None => lease::acquire(
+                            fleet.pool(),
+                            "maintenance",
+                            fleet.member_id(),
+                            MAINTENANCE_LEASE,
+                        ),
+                    };
+                    let grant = match grant {
+                        Ok(g) => g,
+                        Err(e) => {
+                            tracing::warn!(code = e.code(), error = %e, "cannot hold the maintenance lease");
+                            None
+                        }
+                    };
+                    let mut swept = false;
+                    if grant.is_some() {
+                        if let Some(live) = fleet.live_member_ids() {
+                            crate::subagents::mark_lost_at_start(ledger, Some(&live));
+                        }
+                        if due {
+                            if let Err(e) = ledger.sweep() {
+                                tracing::warn!(code = e.code(), error = %e, "task ledger sweep failed");
+                            }
+                            if let Err(e) = members::prune(fleet.pool(), FORGET_MEMBERS_AFTER) {
+                                tracing::warn!(code = e.code(), error = %e, "cannot prune silent members");
+                            }
+                            swept = true;
+                        }
+                    }
+                    (grant, swept)
+                })
+                .await;
+                if let Ok((grant, swept)) = step {
+                    held = grant;
+                    if swept {
+                        last_sweep = Some(std::time::Instant::now());
+                    }
+                }
+            }
+        });
+    }
+}

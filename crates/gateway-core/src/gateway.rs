@@ -252,15 +252,25 @@ impl Gateway {
                 path: db.clone(),
                 message: format!("cron: {e}"),
             })?;
-        let tasks = talon_tasks::TaskLedger::open(&db).map_err(|e| GatewayError::State {
-            path: db.clone(),
-            message: format!("tasks: {e}"),
-        })?;
-        let session_store =
-            talon_sessions::SessionStore::open(&db).map_err(|e| GatewayError::State {
-                path: db.clone(),
-                message: format!("sessions: {e}"),
-            })?;
+        let (tasks, session_store) = match &fleet {
+            Some(fleet) => (
+                talon_tasks::TaskLedger::open_postgres(fleet.pool())
+                    .map_err(|e| fleet.store_error("tasks", e))?
+                    .with_member(fleet.member_id()),
+                talon_sessions::SessionStore::open_postgres(fleet.pool())
+                    .map_err(|e| fleet.store_error("sessions", e))?,
+            ),
+            None => (
+                talon_tasks::TaskLedger::open(&db).map_err(|e| GatewayError::State {
+                    path: db.clone(),
+                    message: format!("tasks: {e}"),
+                })?,
+                talon_sessions::SessionStore::open(&db).map_err(|e| GatewayError::State {
+                    path: db.clone(),
+                    message: format!("sessions: {e}"),
+                })?,
+            ),
+        };
         let broker = Arc::new(broker);
         let next_generation = AtomicU64::new(1);
         // A recycled sandbox is a journal record, whichever generation's
@@ -286,7 +296,17 @@ impl Gateway {
             Some(r) => Arc::clone(&r.0),
             None => Arc::clone(&runners) as _,
         };
-        crate::subagents::mark_lost_at_start(&tasks);
+        // Alone, nothing a previous process ran can still be running; in a
+        // fleet, only tasks of members that are gone (the maintenance owner
+        // sweeps them).
+        match &fleet {
+            None => crate::subagents::mark_lost_at_start(&tasks, None),
+            Some(fleet) => {
+                if let Some(live) = fleet.live_member_ids() {
+                    crate::subagents::mark_lost_at_start(&tasks, Some(&live));
+                }
+            }
+        }
         let inner = Arc::new(Areas {
             config: ConfigHandler::new(ConfigStart {
                 options,
@@ -338,6 +358,7 @@ impl Gateway {
         }
         if let Some(fleet) = &gw.inner.fleet {
             fleet.heartbeat_periodically();
+            gw.follow_fleet();
         }
         gw.forward_approval_events();
         gw.watch_tasks();

@@ -88,7 +88,15 @@ fn store(gw: &Gateway) -> Result<&SessionStore, ToolError> {
 }
 
 fn store_error(e: talon_sessions::StoreError) -> ToolError {
-    ToolError::execution(format!("the session store: {e}")).with_detail("errorCode", e.code())
+    let base = if e.is_unavailable() {
+        ToolError::new(
+            talon_tool_catalog::ToolErrorCode::Unavailable,
+            format!("the session store: {e}"),
+        )
+    } else {
+        ToolError::execution(format!("the session store: {e}"))
+    };
+    base.with_detail("errorCode", e.code())
 }
 
 fn viewer(ctx: &ToolContext) -> Viewer<'_> {

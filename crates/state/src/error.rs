@@ -105,14 +105,19 @@ impl From<postgres::Error> for StateError {
         if e.is_closed() {
             return StateError::unavailable(format!("the connection was closed: {e}"));
         }
-        match e.code() {
-            Some(code) if *code == SqlState::UNIQUE_VIOLATION => StateError::Conflict {
-                message: e.to_string(),
+        // A database error's Display is only "db error"; its own message
+        // (and detail) says what happened.
+        let message = match e.as_db_error() {
+            Some(db) => match db.detail() {
+                Some(detail) => format!("{} ({detail})", db.message()),
+                None => db.message().to_owned(),
             },
-            Some(code) if UNAVAILABLE_STATES.contains(code) => {
-                StateError::unavailable(e.to_string())
-            }
-            Some(_) => StateError::query(e.to_string()),
+            None => e.to_string(),
+        };
+        match e.code() {
+            Some(code) if *code == SqlState::UNIQUE_VIOLATION => StateError::Conflict { message },
+            Some(code) if UNAVAILABLE_STATES.contains(code) => StateError::unavailable(message),
+            Some(_) => StateError::query(message),
             // No SQLSTATE: an I/O or protocol failure on the way to the server.
             None => StateError::unavailable(e.to_string()),
         }

@@ -215,3 +215,19 @@ fn after_a_server_restart_idle_connections_are_replaced_before_use() -> anyhow::
     }
     Ok(())
 }
+
+#[test]
+fn a_query_error_carries_the_database_message() -> anyhow::Result<()> {
+    let db = shared_database()?;
+    let pool = db.pool()?;
+    let err = pool
+        .run(|c| Ok(c.simple_query("SELECT * FROM no_such_table").map(drop)?))
+        .err();
+    match err {
+        Some(StateError::Query { message }) => {
+            assert!(message.contains("no_such_table"), "{message}")
+        }
+        other => panic!("expected a query error, got {other:?}"),
+    }
+    Ok(())
+}

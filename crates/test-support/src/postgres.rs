@@ -5,7 +5,10 @@
 //! `target/talon-pg/` (as the `postgres` OS user when the tests run as
 //! root, since PostgreSQL refuses to run as root) with a random password
 //! for the superuser `talon` (SCRAM), and starts it on a free loopback
-//! port without a Unix socket. It is stopped and deleted on drop;
+//! port without a Unix socket. `fsync` is off (a commit is written to
+//! the OS, not synced), but commits are synchronous, so a commit the
+//! client saw survives [`PgServer::stop`] (an immediate stop kills the
+//! server, not the machine). It is stopped and deleted on drop;
 //! [`PgServer::stop`] and [`PgServer::start_again`] are for fault tests.
 //!
 //! [`shared_database`] gives each test a fresh database: on the server
@@ -182,7 +185,7 @@ impl PgServer {
     pub fn start_again(&mut self) -> Result<()> {
         let options = format!(
             "-p {} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off \
-             -c synchronous_commit=off -c full_page_writes=off -c max_connections=300",
+             -c full_page_writes=off -c max_connections=300",
             self.port
         );
         let mut cmd = self.command("pg_ctl");

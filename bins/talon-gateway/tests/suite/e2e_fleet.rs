@@ -14,15 +14,23 @@ use super::support::{BIN, Gw, GwExt as _};
 const PASSWORD_VAR: &str = "TALON_E2E_PG_PASSWORD";
 
 fn state_config(url: &str) -> String {
-    json!({
+    state_config_with(url, json!({}))
+}
+
+/// `extra`'s top-level sections beside the shared `state` section.
+fn state_config_with(url: &str, extra: Value) -> String {
+    let mut config = json!({
         "state": {
             "backend": "postgres",
             "url": url,
             "password": format!("${{{PASSWORD_VAR}}}"),
             "pool": { "size": 4, "connectTimeoutSeconds": 2 }
         }
-    })
-    .to_string()
+    });
+    if let (Some(c), Value::Object(extra)) = (config.as_object_mut(), extra) {
+        c.extend(extra);
+    }
+    config.to_string()
 }
 
 /// Run the daemon until it exits by itself (a start that must fail).
@@ -59,11 +67,15 @@ fn run_to_exit(config: &str, password: &str) -> (Option<i32>, String) {
 }
 
 fn start_member(url: &str, password: &str) -> Gw {
+    start_member_with(url, password, json!({}))
+}
+
+fn start_member_with(url: &str, password: &str, extra: Value) -> Gw {
     let dir = tempfile::tempdir().unwrap();
     Gw::launch_in_with_env(
         BIN,
         dir,
-        &state_config(url),
+        &state_config_with(url, extra),
         vec![(PASSWORD_VAR.to_owned(), password.to_owned())],
     )
     .unwrap_or_else(|e| panic!("{e:#}"))
@@ -260,4 +272,47 @@ async fn a_lost_database_refuses_side_effects_as_unavailable_and_they_resume_aft
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert!(back.exists());
+}
+
+#[tokio::test]
+async fn a_session_created_on_one_gateway_is_used_on_another_with_its_own_policy() {
+    let db = shared_database().unwrap();
+    let cfg = db.config();
+    let password = cfg.password.clone().unwrap();
+    // Both members run the same config; the session's channel denies exec.
+    let extra = json!({"channels": {"telegram": {"tools": {"deny": ["exec"]}}}});
+    let a = start_member_with(&cfg.url, &password, extra.clone());
+    let b = start_member_with(&cfg.url, &password, extra);
+    let mut wa = a.ws().await;
+    let mut wb = b.ws().await;
+    const KEY: &str = "agent:main:fleet-shared";
+    wa.ok(
+        "sessions.create",
+        json!({"sessionKey": KEY, "agentId": "main", "channel": "telegram"}),
+    )
+    .await;
+    // b never saw sessions.create: it opens the session from the store.
+    let r = wb
+        .ok(
+            "tools.invoke",
+            json!({"sessionKey": KEY, "toolName": "session_status", "toolCallId": "on-b"}),
+        )
+        .await;
+    assert_eq!(r["status"], "ok", "{r}");
+    // The session's own restriction holds on b too.
+    let r = wb
+        .ok(
+            "tools.invoke",
+            json!({"sessionKey": KEY, "toolName": "exec", "params": {"command": "id"}}),
+        )
+        .await;
+    assert_eq!(r["status"], "blocked", "{r}");
+    // A key nobody created is still unknown on b.
+    let v = wb
+        .call(
+            "tools.invoke",
+            json!({"sessionKey": "agent:main:never-made", "toolName": "session_status"}),
+        )
+        .await;
+    assert!(v.get("error").is_some(), "{v}");
 }

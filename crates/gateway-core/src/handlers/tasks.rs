@@ -39,9 +39,7 @@ impl TasksHandler {
             limit: p.limit.unwrap_or(100).min(1000),
             ..Default::default()
         };
-        let tasks = ledger
-            .list(&filter)
-            .map_err(|e| RpcError::internal(e.to_string()))?;
+        let tasks = ledger.list(&filter).map_err(ledger_error)?;
         Ok(TasksListResponse {
             tasks: tasks.iter().map(to_json).collect(),
         })
@@ -49,11 +47,7 @@ impl TasksHandler {
 
     /// `tasks.get`.
     pub(crate) fn get(&self, p: &TaskRef) -> Result<TaskResponse, RpcError> {
-        match self
-            .ledger()?
-            .get(&p.task_id)
-            .map_err(|e| RpcError::internal(e.to_string()))?
-        {
+        match self.ledger()?.get(&p.task_id).map_err(ledger_error)? {
             Some(t) => Ok(TaskResponse { task: to_json(&t) }),
             None => Err(RpcError::not_found(format!("no task `{}`", p.task_id))),
         }
@@ -65,9 +59,26 @@ impl TasksHandler {
         let t = self
             .ledger()?
             .cancel(&p.task_id, p.reason.as_deref())
-            .map_err(|e| RpcError::params(e.to_string()))?;
+            .map_err(|e| {
+                if e.is_unavailable() {
+                    ledger_error(e)
+                } else {
+                    RpcError::params(e.to_string())
+                }
+            })?;
         let task = to_json(&t);
         events.push(Notification::TaskUpdated, json!({"task": task}));
         Ok(TaskResponse { task })
+    }
+}
+
+/// A ledger failure: `unavailable` when its database cannot be reached
+/// (retry later), internal otherwise.
+fn ledger_error(e: talon_tasks::TaskError) -> RpcError {
+    if e.is_unavailable() {
+        RpcError::unavailable(format!("the task ledger: {e}"))
+            .with_data(json!({"errorCode": e.code()}))
+    } else {
+        RpcError::internal(e.to_string())
     }
 }

@@ -13,8 +13,13 @@ use crate::gateway::{Areas, Gateway};
 use super::RunEntry;
 
 /// Sub-agent and send tasks a previous gateway left running cannot have
-/// survived it: they are recorded `lost` (terminal) at start.
-pub(crate) fn mark_lost_at_start(ledger: &talon_tasks::TaskLedger) {
+/// survived it: they are recorded `lost` (terminal) at start. With `live`
+/// (a fleet), only tasks run by a member not in it: a live member's task
+/// is running there.
+pub(crate) fn mark_lost_at_start(
+    ledger: &talon_tasks::TaskLedger,
+    live: Option<&std::collections::HashSet<String>>,
+) {
     let filter = TaskFilter {
         status: Some(TaskStatus::Running),
         runtime: Some(TaskRuntime::Subagent),
@@ -24,6 +29,11 @@ pub(crate) fn mark_lost_at_start(ledger: &talon_tasks::TaskLedger) {
         return;
     };
     for t in running {
+        if let Some(live) = live
+            && t.member_id.as_ref().is_none_or(|m| live.contains(m))
+        {
+            continue;
+        }
         let outcome = TaskOutcome {
             error: Some("the gateway stopped during the run; it was not re-run".to_owned()),
             ..TaskOutcome::default()
