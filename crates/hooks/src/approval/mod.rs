@@ -42,7 +42,9 @@ pub(crate) use self::request::{new_approval_id, now_ms};
 pub use self::sqlite::SqliteGrantStore;
 #[cfg(feature = "sqlite")]
 pub use self::store_broker::SqliteApprovalBroker;
-pub use self::store_broker::{Broker, MemoryApprovalBroker};
+pub use self::store_broker::{
+    Broker, DynApprovalBroker, MemoryApprovalBroker, SHARED_POLL_INTERVAL,
+};
 
 mod broker;
 mod decision;
@@ -53,3 +55,7 @@ mod request;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store_broker;
+#[cfg(test)]
+mod store_tests;
+#[cfg(test)]
+mod test_engines;

@@ -1,18 +1,18 @@
-//! The broker implementation, generic over where grants are remembered.
+//! The broker implementation, generic over where approvals are kept.
 
+use std::collections::HashMap;
 #[cfg(feature = "sqlite")]
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use talon_tool_catalog::CancellationToken;
 use tokio::sync::{broadcast, oneshot};
 
-#[cfg(feature = "sqlite")]
 use crate::Result;
 #[cfg(feature = "sqlite")]
 use crate::approval::SqliteGrantStore;
-use crate::approval::pending::{FINISHED_CAPACITY, PendingTable};
 use crate::approval::{
     ApprovalBinding, ApprovalBroker, ApprovalDecision, ApprovalEvent, ApprovalRequest,
     ApprovalResolution, ApprovalSeverity, GrantStore, MemoryGrantStore, ResolveOutcome,
@@ -21,17 +21,34 @@ use crate::approval::{
 /// How many events a slow subscriber may fall behind before it misses some.
 pub(crate) const EVENT_CAPACITY: usize = 1024;
 
-/// The approval broker: pending requests in memory, `allow-always` grants
-/// and the decision audit in a [`GrantStore`].
+/// How often a waiting request reads a [shared](GrantStore::is_shared)
+/// store for a decision another gateway handed in: a decision made
+/// elsewhere reaches the waiter within this bound (plus one query).
+pub const SHARED_POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The approval broker: the logic of asking (grants, waiting, timeouts,
+/// cancellation, events), once, over a [`GrantStore`] that keeps the
+/// pending requests, the `allow-always` grants and the decision audit.
+///
+/// The broker itself holds only the wake-up channels of the requests raised
+/// here; which request is pending and how it ended is the store's. With a
+/// [shared](GrantStore::is_shared) store a request raised here can be
+/// listed and resolved by another gateway on the same store, and the
+/// waiter learns of that decision by polling the store every
+/// [`SHARED_POLL_INTERVAL`].
 #[derive(Debug)]
 pub struct Broker<S> {
     store: S,
-    table: Mutex<PendingTable>,
+    waiters: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
     events: broadcast::Sender<ApprovalEvent>,
 }
 
 /// A broker whose grants last as long as the process.
 pub type MemoryApprovalBroker = Broker<MemoryGrantStore>;
+
+/// A broker over a store chosen at run time (SQLite, or a fleet's
+/// PostgreSQL): what a gateway holds when the engine is configuration.
+pub type DynApprovalBroker = Broker<Arc<dyn GrantStore>>;
 
 /// A broker whose grants and decisions are kept in SQLite, so an
 /// `allow-always` survives a restart.
@@ -44,7 +61,7 @@ impl<S: GrantStore> Broker<S> {
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         Broker {
             store,
-            table: Mutex::new(PendingTable::new(FINISHED_CAPACITY)),
+            waiters: Mutex::new(HashMap::new()),
             events,
         }
     }
@@ -54,12 +71,38 @@ impl<S: GrantStore> Broker<S> {
         &self.store
     }
 
-    /// The pending table; a poisoned lock is recovered, since no code
-    /// panics while holding it and every update leaves it consistent.
-    fn table(&self) -> MutexGuard<'_, PendingTable> {
-        self.table
+    /// The wake-up channels of the requests raised here; a poisoned lock is
+    /// recovered, since no code panics while holding it.
+    fn waiters(&self) -> MutexGuard<'_, HashMap<String, oneshot::Sender<ApprovalDecision>>> {
+        self.waiters
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Hand in a human's decision, with the store's error as it is: the
+    /// store decides whether it applies (first decision wins), and the
+    /// waiter of a request raised here is woken at once. An error means
+    /// nothing was decided.
+    pub fn try_resolve(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        binding: Option<&ApprovalBinding>,
+    ) -> Result<ResolveOutcome> {
+        let outcome = self.store.decide(approval_id, decision, binding)?;
+        if outcome == ResolveOutcome::Applied
+            && let Some(waiter) = self.waiters().remove(approval_id)
+        {
+            // A waiter that is gone reads the decision from the store.
+            let _ = waiter.send(decision);
+        }
+        Ok(outcome)
+    }
+
+    /// The requests waiting for a human, oldest first, with the store's
+    /// error as it is (with a shared store, every gateway's requests).
+    pub fn try_pending(&self) -> Result<Vec<ApprovalRequest>> {
+        self.store.pending()
     }
 
     /// Whether a remembered `allow-always` grant answers `request`.
@@ -199,17 +242,34 @@ impl<S: GrantStore> ApprovalBroker for Broker<S> {
             };
         }
         let (sender, answer) = oneshot::channel();
-        if !self.table().insert(request.clone(), sender) {
-            tracing::warn!(approval_id = %request.id, "approval id reused; the request is cancelled");
-            return ApprovalResolution::decided(ApprovalDecision::Cancelled);
+        {
+            let mut waiters = self.waiters();
+            if waiters.contains_key(&request.id) {
+                drop(waiters);
+                tracing::warn!(approval_id = %request.id, "approval id reused; the request is cancelled");
+                return ApprovalResolution::decided(ApprovalDecision::Cancelled);
+            }
+            // Registered before the store lists the request, so a decision
+            // handed in here at once finds its waiter.
+            waiters.insert(request.id.clone(), sender);
         }
-        if let Err(error) = self.store.record_pending(&request) {
-            // Fail closed: a request that could not be made durable is not
-            // put to a human (a crash would leave no trace of it).
-            tracing::warn!(approval_id = %request.id, %error, "cannot record a pending approval; the call is denied");
-            self.table().finish(&request.id, ApprovalDecision::Deny);
-            self.record(&request, ApprovalDecision::Deny);
-            return ApprovalResolution::decided(ApprovalDecision::Deny);
+        match self.store.add_pending(&request) {
+            Ok(true) => {}
+            Ok(false) => {
+                self.waiters().remove(&request.id);
+                tracing::warn!(approval_id = %request.id, "approval id reused; the request is cancelled");
+                return ApprovalResolution::decided(ApprovalDecision::Cancelled);
+            }
+            Err(error) => {
+                // Fail closed: a request that could not be made durable (or
+                // shared) is not put to a human. Should the store have kept
+                // it after all, it is ended as denied there too.
+                self.waiters().remove(&request.id);
+                tracing::warn!(approval_id = %request.id, %error, "cannot record a pending approval; the call is denied");
+                let _ = self.store.finish(&request.id, ApprovalDecision::Deny);
+                self.record(&request, ApprovalDecision::Deny);
+                return ApprovalResolution::decided(ApprovalDecision::Deny);
+            }
         }
         tracing::info!(
             approval_id = %request.id,
@@ -235,7 +295,18 @@ impl<S: GrantStore> ApprovalBroker for Broker<S> {
         decision: ApprovalDecision,
         binding: Option<&ApprovalBinding>,
     ) -> ResolveOutcome {
-        let outcome = self.table().resolve(approval_id, decision, binding);
+        let outcome = match self.try_resolve(approval_id, decision, binding) {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                tracing::warn!(
+                    approval_id,
+                    decision = decision.as_str(),
+                    %error,
+                    "cannot hand in an approval decision; nothing was decided"
+                );
+                ResolveOutcome::Unavailable
+            }
+        };
         tracing::debug!(
             approval_id,
             decision = decision.as_str(),
@@ -246,7 +317,10 @@ impl<S: GrantStore> ApprovalBroker for Broker<S> {
     }
 
     fn pending(&self) -> Vec<ApprovalRequest> {
-        self.table().list()
+        self.try_pending().unwrap_or_else(|error| {
+            tracing::warn!(%error, "cannot list pending approvals");
+            Vec::new()
+        })
     }
 
     fn subscribe(&self) -> broadcast::Receiver<ApprovalEvent> {
@@ -265,7 +339,8 @@ struct Waiter<'a, S: GrantStore> {
 
 /// What woke a waiter.
 enum Wake {
-    /// A human's decision arrived (or the channel closed: `None`).
+    /// A human's decision arrived (here, or read from a shared store), or
+    /// the channel closed (`None`).
     Answer(Option<ApprovalDecision>),
     /// The timeout or the abort token fired first.
     Fallback(ApprovalDecision),
@@ -273,13 +348,33 @@ enum Wake {
 
 impl<S: GrantStore> Waiter<'_, S> {
     /// Wait for a decision, the timeout or the abort, whichever is first.
+    /// With a shared store the store is also read every
+    /// [`SHARED_POLL_INTERVAL`] for a decision handed in elsewhere; a read
+    /// that fails is logged and the wait goes on (the timeout still denies).
     async fn wait(mut self, abort: &CancellationToken) -> ApprovalDecision {
         let timeout = tokio::time::sleep(self.request.timeout());
-        let wake = tokio::select! {
-            biased;
-            answer = &mut self.answer => Wake::Answer(answer.ok()),
-            () = abort.cancelled() => Wake::Fallback(ApprovalDecision::Cancelled),
-            () = timeout => Wake::Fallback(ApprovalDecision::Timeout),
+        tokio::pin!(timeout);
+        let shared = self.broker.store.is_shared();
+        let mut poll = tokio::time::interval(SHARED_POLL_INTERVAL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let wake = loop {
+            tokio::select! {
+                biased;
+                answer = &mut self.answer => break Wake::Answer(answer.ok()),
+                () = abort.cancelled() => break Wake::Fallback(ApprovalDecision::Cancelled),
+                () = &mut timeout => break Wake::Fallback(ApprovalDecision::Timeout),
+                _ = poll.tick(), if shared => {
+                    match self.broker.store.decision(&self.request.id) {
+                        Ok(Some(decision)) => break Wake::Answer(Some(decision)),
+                        Ok(None) => {}
+                        Err(error) => tracing::warn!(
+                            approval_id = %self.request.id,
+                            %error,
+                            "cannot read the approval store for a decision; still waiting"
+                        ),
+                    }
+                }
+            }
         };
         match wake {
             Wake::Answer(Some(decision)) => self.settle(Some(decision), decision),
@@ -289,9 +384,9 @@ impl<S: GrantStore> Waiter<'_, S> {
     }
 
     /// Take the final decision and conclude the request. Without an answer
-    /// in hand, the request ends with `fallback` if it is still pending;
-    /// otherwise a human's decision got there first and is read from the
-    /// channel (it was sent under the table lock, so it is there).
+    /// in hand, the store ends the request with `fallback` if it is still
+    /// pending; otherwise a human's decision got there first and stands. A
+    /// store that cannot be reached gives `fallback` (which denies).
     fn settle(
         &mut self,
         answer: Option<ApprovalDecision>,
@@ -299,15 +394,20 @@ impl<S: GrantStore> Waiter<'_, S> {
     ) -> ApprovalDecision {
         let decision = match answer {
             Some(decision) => decision,
-            None => {
-                let mut table = self.broker.table();
-                if table.finish(&self.request.id, fallback) {
+            None => match self.broker.store.finish(&self.request.id, fallback) {
+                Ok(decision) => decision,
+                Err(error) => {
+                    tracing::warn!(
+                        approval_id = %self.request.id,
+                        %error,
+                        fallback = fallback.as_str(),
+                        "cannot end the approval in its store; it is denied here"
+                    );
                     fallback
-                } else {
-                    self.answer.try_recv().unwrap_or(fallback)
                 }
-            }
+            },
         };
+        self.broker.waiters().remove(&self.request.id);
         self.done = true;
         self.broker.conclude(&self.request, decision);
         decision
