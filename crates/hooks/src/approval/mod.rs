@@ -34,12 +34,16 @@ pub use self::decision::{ApprovalDecision, ApprovalScope, ApprovalSeverity};
 pub(crate) use self::display::is_unsafe_char;
 pub use self::display::{display_command, display_json, display_text};
 pub use self::grants::{GrantStore, MemoryGrantStore};
+#[cfg(feature = "postgres")]
+pub use self::postgres::PostgresGrantStore;
 pub use self::request::{
     APPROVAL_DISPLAY_MAX_BYTES, ApprovalBinding, ApprovalRequest, GrantKey, MAX_APPROVAL_TIMEOUT,
 };
 pub(crate) use self::request::{new_approval_id, now_ms};
 #[cfg(feature = "sqlite")]
 pub use self::sqlite::SqliteGrantStore;
+#[cfg(feature = "postgres")]
+pub use self::store_broker::PostgresApprovalBroker;
 #[cfg(feature = "sqlite")]
 pub use self::store_broker::SqliteApprovalBroker;
 pub use self::store_broker::{
@@ -51,6 +55,8 @@ mod decision;
 mod display;
 mod grants;
 mod pending;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod request;
 #[cfg(feature = "sqlite")]
 mod sqlite;

@@ -11,6 +11,8 @@ use talon_tool_catalog::CancellationToken;
 use tokio::sync::{broadcast, oneshot};
 
 use crate::Result;
+#[cfg(feature = "postgres")]
+use crate::approval::PostgresGrantStore;
 #[cfg(feature = "sqlite")]
 use crate::approval::SqliteGrantStore;
 use crate::approval::{
@@ -45,6 +47,11 @@ pub struct Broker<S> {
 
 /// A broker whose grants last as long as the process.
 pub type MemoryApprovalBroker = Broker<MemoryGrantStore>;
+
+/// A broker whose pending requests, grants and decisions are shared by a
+/// fleet of gateways on one PostgreSQL database.
+#[cfg(feature = "postgres")]
+pub type PostgresApprovalBroker = Broker<PostgresGrantStore>;
 
 /// A broker over a store chosen at run time (SQLite, or a fleet's
 /// PostgreSQL): what a gateway holds when the engine is configuration.
@@ -219,6 +226,27 @@ impl Broker<SqliteGrantStore> {
     /// A broker over `<state_dir>/approvals.sqlite`.
     pub fn open_in_state_dir(state_dir: &Path) -> Result<Self> {
         Ok(Broker::new(SqliteGrantStore::open_in_state_dir(state_dir)?))
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl Broker<PostgresGrantStore> {
+    /// A broker over the fleet's approval store on `pool`, waiting for
+    /// requests as member `member_id` ([`PostgresGrantStore::open`]).
+    pub fn open_postgres(pool: &talon_state::PgPool, member_id: impl Into<String>) -> Result<Self> {
+        Ok(Broker::new(PostgresGrantStore::open(pool, member_id)?))
+    }
+}
+
+impl<S: GrantStore + 'static> Broker<S> {
+    /// This broker with its store behind a trait object, for a holder that
+    /// picks the engine at run time ([`DynApprovalBroker`]).
+    pub fn into_dyn(self) -> DynApprovalBroker {
+        Broker {
+            store: Arc::new(self.store) as Arc<dyn GrantStore>,
+            waiters: self.waiters,
+            events: self.events,
+        }
     }
 }
 

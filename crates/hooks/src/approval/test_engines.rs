@@ -24,6 +24,21 @@ pub(crate) fn sqlite() -> (SqliteGrantStore, Keep) {
     (store, Some(Box::new(dir)))
 }
 
+/// A PostgreSQL store on a fresh database of a real server
+/// (`talon_test_support::postgres::shared_database`: the run's server under
+/// `cargo xtask test`, else a private one; a missing PostgreSQL fails the
+/// test naming `cargo xtask postgres-install`), as a fleet member of its
+/// own.
+#[cfg(feature = "postgres")]
+pub(crate) fn postgres() -> (crate::approval::PostgresGrantStore, Keep) {
+    let db = talon_test_support::postgres::shared_database()
+        .expect("a PostgreSQL test database (run `cargo xtask postgres-install` if it is missing)");
+    let pool = db.pool().expect("a pool on the test database");
+    let member = talon_state::members::new_member_id().expect("a member id");
+    let store = crate::approval::PostgresGrantStore::open(&pool, member).expect("the store");
+    (store, Some(Box::new(db)))
+}
+
 /// Generate `mod <engine> { #[test] fn <name>() }` for each named generic
 /// test body `fn <name><S: GrantStore>(store: S)` (a store test, `sync`) or
 /// `async fn <name><S>(broker: Arc<Broker<S>>)` (a broker test, `async`,
