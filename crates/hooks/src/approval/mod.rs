@@ -30,7 +30,9 @@
 //!   be resolved on any; the first decision wins in SQL, and the waiter on
 //!   the raising gateway reads the store every [`SHARED_POLL_INTERVAL`], so
 //!   it learns of a decision made elsewhere within that bound. A timeout or
-//!   abort still ends the request where it was raised (and denies);
+//!   abort still ends the request where it was raised (and denies).
+//!   [`Broker::follow_shared`] announces other gateways' requests (and how
+//!   they ended) to this broker's subscribers;
 //!   recovery denies only what members that are gone left waiting. A lost
 //!   database never approves: a new request is denied, a waiting one times
 //!   out, a decision answers [`ResolveOutcome::Unavailable`]

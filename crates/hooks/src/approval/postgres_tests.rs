@@ -161,6 +161,61 @@ async fn a_request_raised_on_one_gateway_is_resolved_on_another() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_announces_the_requests_other_gateways_raise() {
+    let fleet = fleet();
+    let mut on_b = fleet.b.subscribe();
+    let mut on_a = fleet.a.subscribe();
+    let req = request("c1");
+    let waiting = raise(&fleet.a, req.clone()).await;
+    assert_eq!(
+        on_a.recv().await.unwrap(),
+        ApprovalEvent::Requested(req.clone())
+    );
+    // B's clients hear of A's request once, however often B follows.
+    fleet.b.sync_shared().unwrap();
+    fleet.b.sync_shared().unwrap();
+    assert_eq!(
+        on_b.try_recv().unwrap(),
+        ApprovalEvent::Requested(req.clone())
+    );
+    assert!(on_b.try_recv().is_err());
+    // A does not announce its own request twice.
+    fleet.a.sync_shared().unwrap();
+    assert!(on_a.try_recv().is_err());
+    // B decides; once A has concluded, B's clients hear how it ended.
+    fleet.b.resolve(&req.id, ApprovalDecision::Deny, None);
+    waiting.await.unwrap();
+    fleet.b.sync_shared().unwrap();
+    assert_eq!(
+        on_b.try_recv().unwrap(),
+        ApprovalEvent::Resolved {
+            id: req.id.clone(),
+            call_id: req.call_id.clone(),
+            decision: ApprovalDecision::Deny,
+        }
+    );
+    // The follower loop does the same on its own, and stops when told.
+    let stop = CancellationToken::new();
+    let follower = {
+        let (b, stop) = (Arc::clone(&fleet.b), stop.clone());
+        tokio::spawn(async move { b.follow_shared(&stop).await })
+    };
+    let second = request("c2");
+    let waiting = raise(&fleet.a, second.clone()).await;
+    let heard = tokio::time::timeout(Duration::from_secs(5), on_b.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(heard, ApprovalEvent::Requested(second.clone()));
+    fleet
+        .b
+        .resolve(&second.id, ApprovalDecision::AllowOnce, None);
+    waiting.await.unwrap();
+    stop.cancel();
+    follower.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_or_not_allowed_decision_from_another_gateway_changes_nothing() {
     let fleet = fleet();
     let mut req = request("c1");

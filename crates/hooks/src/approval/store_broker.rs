@@ -42,6 +42,9 @@ pub const SHARED_POLL_INTERVAL: Duration = Duration::from_millis(100);
 pub struct Broker<S> {
     store: S,
     waiters: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
+    /// Requests raised by other gateways on a shared store that this
+    /// broker has announced ([`Broker::sync_shared`]), by id.
+    announced: Mutex<HashMap<String, ApprovalRequest>>,
     events: broadcast::Sender<ApprovalEvent>,
 }
 
@@ -69,6 +72,7 @@ impl<S: GrantStore> Broker<S> {
         Broker {
             store,
             waiters: Mutex::new(HashMap::new()),
+            announced: Mutex::new(HashMap::new()),
             events,
         }
     }
@@ -110,6 +114,91 @@ impl<S: GrantStore> Broker<S> {
     /// error as it is (with a shared store, every gateway's requests).
     pub fn try_pending(&self) -> Result<Vec<ApprovalRequest>> {
         self.store.pending()
+    }
+
+    /// With a shared store: announce to this broker's subscribers the
+    /// requests other gateways raised ([`ApprovalEvent::Requested`]) and
+    /// how those ended ([`ApprovalEvent::Resolved`]) since the last call,
+    /// so a client of this gateway hears of every request it could
+    /// resolve. Requests raised here are announced by
+    /// [`ApprovalBroker::request`] as always. Does nothing on a store that
+    /// is not shared. An error leaves the announced set as it was (the next
+    /// call catches up).
+    pub fn sync_shared(&self) -> Result<()> {
+        if !self.store.is_shared() {
+            return Ok(());
+        }
+        let pending = self.store.pending()?;
+        let mut fresh = Vec::new();
+        {
+            let waiters = self.waiters();
+            let announced = self.announced();
+            for request in &pending {
+                if !waiters.contains_key(&request.id) && !announced.contains_key(&request.id) {
+                    fresh.push(request.clone());
+                }
+            }
+        }
+        let gone: Vec<ApprovalRequest> = self
+            .announced()
+            .values()
+            .filter(|r| !pending.iter().any(|p| p.id == r.id))
+            .cloned()
+            .collect();
+        let mut ended = Vec::with_capacity(gone.len());
+        for request in gone {
+            // No decision stored (the row was pruned): it is no longer
+            // waiting, and nothing here ran it.
+            let decision = self
+                .store
+                .decision(&request.id)?
+                .unwrap_or(ApprovalDecision::Cancelled);
+            ended.push((request, decision));
+        }
+        let mut announced = self.announced();
+        for (request, decision) in ended {
+            announced.remove(&request.id);
+            self.emit(ApprovalEvent::Resolved {
+                id: request.id,
+                call_id: request.call_id,
+                decision,
+            });
+        }
+        for request in fresh {
+            announced.insert(request.id.clone(), request.clone());
+            self.emit(ApprovalEvent::Requested(request));
+        }
+        Ok(())
+    }
+
+    /// Call [`Broker::sync_shared`] every [`SHARED_POLL_INTERVAL`] until
+    /// `stop` fires (a failure is logged and retried at the next tick).
+    /// Returns at once for a store that is not shared. A gateway on a
+    /// shared store runs this on a task of its own.
+    pub async fn follow_shared(&self, stop: &CancellationToken) {
+        if !self.store.is_shared() {
+            return;
+        }
+        let mut tick = tokio::time::interval(SHARED_POLL_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = tick.tick() => {
+                    if let Err(error) = self.sync_shared() {
+                        tracing::warn!(%error, "cannot follow the fleet's pending approvals");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The requests of other gateways announced here; a poisoned lock is
+    /// recovered, since no code panics while holding it.
+    fn announced(&self) -> MutexGuard<'_, HashMap<String, ApprovalRequest>> {
+        self.announced
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Whether a remembered `allow-always` grant answers `request`.
@@ -245,6 +334,7 @@ impl<S: GrantStore + 'static> Broker<S> {
         Broker {
             store: Arc::new(self.store) as Arc<dyn GrantStore>,
             waiters: self.waiters,
+            announced: self.announced,
             events: self.events,
         }
     }

@@ -848,3 +848,30 @@ crate::approval::test_engines::on_each_engine!(async:
     a_stored_grant_never_answers_a_critical_request,
     the_requested_event_shows_the_params,
 );
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(start_paused = true)]
+async fn a_dyn_broker_picks_its_engine_at_run_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let waiting = request("c0");
+    {
+        // A crash leaves a request waiting.
+        let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
+        assert!(store.add_pending(&waiting).unwrap());
+    }
+    let broker: Arc<DynApprovalBroker> = Arc::new(
+        SqliteApprovalBroker::open_in_state_dir(dir.path())
+            .unwrap()
+            .into_dyn(),
+    );
+    assert!(!broker.store().is_shared());
+    assert_eq!(broker.store().recover_pending().unwrap(), vec![waiting.id]);
+    let answered = ask_and_answer(&broker, request("c1"), ApprovalDecision::AllowAlways).await;
+    assert!(answered.allows());
+    assert_eq!(ask_unanswered(&*broker, request("c2")).await, REMEMBERED);
+    // Nothing to follow on a store only this process uses.
+    let mut events = broker.subscribe();
+    broker.sync_shared().unwrap();
+    broker.follow_shared(&CancellationToken::new()).await;
+    assert!(matches!(events.try_recv(), Err(TryRecvError::Empty)));
+}
