@@ -415,13 +415,23 @@ impl GrantStore for PostgresGrantStore {
         let member = self.member_id.clone();
         self.run("hand in a decision", move |c| {
             let mut tx = c.transaction()?;
-            let row = tx.query_opt(
-                "SELECT call_id, params_hash, allowed, decision FROM approval_pending
-                 WHERE approval_id = $1 FOR UPDATE",
-                &[&id],
-            )?;
+            let sql = format!(
+                "SELECT call_id, params_hash, allowed, decision,
+                        member_id = $2 OR member_id IN ({live})
+                 FROM approval_pending WHERE approval_id = $1 FOR UPDATE",
+                live = members::LIVE_MEMBER_IDS_SQL
+            );
+            let row = tx.query_opt(&sql, &[&id, &member])?;
             let outcome = match &row {
                 None => refusal(Entry::Missing, decision, binding.as_ref()),
+                // Its gateway is gone, so nobody would run the call: as
+                // late as a decision for a cancelled request (recovery
+                // denies it).
+                Some(row)
+                    if row.get::<_, Option<String>>(3).is_none() && !row.get::<_, bool>(4) =>
+                {
+                    refusal(Entry::Missing, decision, binding.as_ref())
+                }
                 Some(row) => match row.get::<_, Option<String>>(3) {
                     Some(ended) => refusal(
                         Entry::Ended(parse_decision(&ended)),

@@ -404,8 +404,14 @@ async fn recovery_denies_only_what_members_that_are_gone_left_waiting() {
     // A live gateway's request.
     let live = request("live");
     let waiting = raise(&fleet.a, live.clone()).await;
-    // Nobody is offered the orphan.
+    // Nobody is offered the orphan, and a decision for it is late.
     assert_eq!(fleet.b.pending(), vec![live.clone()]);
+    assert_eq!(
+        fleet
+            .b
+            .resolve(&orphan.id, ApprovalDecision::AllowOnce, None),
+        ResolveOutcome::Unknown
+    );
     assert_eq!(
         fleet.b.store().recover_pending().unwrap(),
         vec![orphan.id.clone()]
