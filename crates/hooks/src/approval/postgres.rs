@@ -43,7 +43,7 @@ CREATE TABLE approval_grants (
     fingerprint TEXT NOT NULL,
     approval_id TEXT NOT NULL,
     granted_at_ms BIGINT NOT NULL,
-    seq BIGSERIAL NOT NULL,
+    seq BIGSERIAL NOT NULL UNIQUE,
     PRIMARY KEY (scope, scope_value, plugin_id, tool_name, fingerprint)
 );
 CREATE TABLE approval_decisions (
@@ -64,7 +64,7 @@ CREATE TABLE approval_decisions (
 CREATE INDEX approval_decisions_by_approval ON approval_decisions (approval_id);
 CREATE TABLE approval_pending (
     approval_id TEXT PRIMARY KEY,
-    seq BIGSERIAL NOT NULL,
+    seq BIGSERIAL NOT NULL UNIQUE,
     member_id TEXT NOT NULL,
     call_id TEXT NOT NULL,
     params_hash TEXT NOT NULL,

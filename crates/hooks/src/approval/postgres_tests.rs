@@ -544,3 +544,59 @@ fn a_newer_schema_is_refused_and_left_alone() {
     );
     assert!(!error.is_unavailable());
 }
+
+#[test]
+fn old_decisions_and_ended_requests_are_pruned() {
+    let db = shared_database().unwrap();
+    let pool = db.pool().unwrap();
+    let store = PostgresGrantStore::open(&pool, "m1").unwrap();
+    let waiting = request("still-waiting");
+    assert!(store.add_pending(&waiting).unwrap());
+    // Seed both tables just at the cap, then cross it.
+    pool.run(|c| {
+        c.execute(
+            "INSERT INTO approval_decisions (approval_id, call_id, params_hash, tool_name,
+                 plugin_id, scope, agent_id, session_key, decision, requested_at_ms,
+                 decided_at_ms, member_id)
+             SELECT 'old', '', '', '', '', '', '', '', 'deny', 0, 0, 'm0'
+             FROM generate_series(1, $1::bigint)",
+            &[&MAX_ENDED_ROWS],
+        )?;
+        c.execute(
+            "INSERT INTO approval_pending (approval_id, member_id, call_id, params_hash,
+                 tool_name, plugin_id, scope, agent_id, session_key, allowed,
+                 requested_at_ms, decision)
+             SELECT 'old-' || n, 'm0', '', '', '', '', '', '', '', '', 0, 'deny'
+             FROM generate_series(1, $1::bigint) AS n",
+            &[&MAX_ENDED_ROWS],
+        )?;
+        Ok(())
+    })
+    .unwrap();
+    let answered = request("answered");
+    assert!(store.add_pending(&answered).unwrap());
+    store
+        .decide(&answered.id, ApprovalDecision::AllowOnce, None)
+        .unwrap();
+    store
+        .record_decision(&answered, ApprovalDecision::AllowOnce)
+        .unwrap();
+    let (decisions, ended): (i64, i64) = pool
+        .run(|c| {
+            let row = c.query_one(
+                "SELECT (SELECT count(*) FROM approval_decisions),
+                        (SELECT count(*) FROM approval_pending WHERE decision IS NOT NULL)",
+                &[],
+            )?;
+            Ok((row.get(0), row.get(1)))
+        })
+        .unwrap();
+    assert_eq!(decisions, MAX_ENDED_ROWS);
+    assert!(ended <= MAX_ENDED_ROWS, "{ended}");
+    // A waiting request is never pruned, and the newest ended one is kept.
+    assert_eq!(store.pending().unwrap(), vec![waiting]);
+    assert_eq!(
+        store.decision(&answered.id).unwrap(),
+        Some(ApprovalDecision::AllowOnce)
+    );
+}
