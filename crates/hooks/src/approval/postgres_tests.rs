@@ -512,6 +512,47 @@ async fn a_lost_database_fails_closed() {
             .is_granted(&request("c3").grant_key())
             .is_err()
     );
+    // The database comes back: the pool's connections reconnect (each
+    // after its own backoff; until then a request is still denied, never
+    // allowed), and asking across the pool works again.
+    server.start_again().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for attempt in 0.. {
+        assert!(Instant::now() < deadline, "the store did not come back");
+        let req = request(&format!("back-{attempt}"));
+        let mut events = broker.subscribe();
+        let mut task = {
+            let (broker, req) = (Arc::clone(&broker), req.clone());
+            tokio::spawn(async move { broker.request(req, &CancellationToken::new()).await })
+        };
+        let asked = tokio::select! {
+            event = events.recv() => matches!(event, Ok(ApprovalEvent::Requested(r)) if r.id == req.id),
+            denied = &mut task => {
+                assert_eq!(denied.unwrap(), ApprovalResolution::decided(ApprovalDecision::Deny));
+                false
+            }
+        };
+        if !asked {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            continue;
+        }
+        // A connection still in its backoff decides nothing: hand the
+        // decision in again, as a client told `unavailable` would.
+        let outcome = loop {
+            match broker.resolve(&req.id, ApprovalDecision::AllowOnce, None) {
+                ResolveOutcome::Unavailable if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                outcome => break outcome,
+            }
+        };
+        assert_eq!(outcome, ResolveOutcome::Applied);
+        assert_eq!(
+            task.await.unwrap(),
+            ApprovalResolution::decided(ApprovalDecision::AllowOnce)
+        );
+        break;
+    }
 }
 
 #[test]
