@@ -38,6 +38,21 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// The fleet's approval store on PostgreSQL could not be used. A lost
+    /// database is [`Error::is_unavailable`]; nothing was decided, and
+    /// nothing is ever approved because of it.
+    #[cfg(feature = "postgres")]
+    #[error("approval store on PostgreSQL ({target}): cannot {what}: {source}")]
+    State {
+        /// Where the store is (`user@host:port/db`, never a password).
+        target: String,
+        /// What the store was doing.
+        what: &'static str,
+        /// The shared-state error, with its stable code
+        /// ([`talon_state::StateError::code`]).
+        #[source]
+        source: talon_state::StateError,
+    },
     /// A command hook could not be configured or spawned.
     #[error("command hook `{id}`: {message}")]
     CommandHook {
@@ -50,6 +65,18 @@ pub enum Error {
     /// exec call is refused until it is fixed).
     #[error(transparent)]
     ExecApprovals(#[from] crate::exec_approvals::ExecApprovalsError),
+}
+
+impl Error {
+    /// Whether the approval store's database could not be reached (a
+    /// fleet's PostgreSQL is down or the connection was lost): retry later.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            #[cfg(feature = "postgres")]
+            Error::State { source, .. } => source.is_unavailable(),
+            _ => false,
+        }
+    }
 }
 
 /// `Result` with this crate's [`Error`].

@@ -26,7 +26,12 @@
 //!    bound to the call id and the hash of the frozen parameters;
 //!    unresolved, timed-out and cancelled approvals deny; `allow-always`
 //!    is remembered per scope (in SQLite with
-//!    [`approval::SqliteApprovalBroker`], so it survives a restart).
+//!    [`approval::SqliteApprovalBroker`], so it survives a restart). The
+//!    broker's logic is written once over an [`approval::GrantStore`]; with
+//!    the `postgres` feature a fleet of gateways shares one store on
+//!    PostgreSQL (`approval::PostgresApprovalBroker`): a request raised on
+//!    one gateway is resolved on any, the first decision wins in SQL, and a
+//!    lost database never approves.
 //!
 //! [`Gate::before_tool_call`] stops before step 4 and returns one of the
 //! five [`GateOutcome`]s: allow, allow with rewritten params, needs

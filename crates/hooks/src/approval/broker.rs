@@ -71,11 +71,16 @@ pub enum ResolveOutcome {
     /// `cancelled`, which only the broker may produce. Ignored; the request
     /// keeps waiting.
     NotAllowed,
+    /// The store that holds the pending requests could not be reached (a
+    /// fleet's database is down). Nothing was decided; the request keeps
+    /// waiting (and denies at its timeout), so the decision may be handed
+    /// in again.
+    Unavailable,
 }
 
 impl ResolveOutcome {
     /// The wire name (`applied`, `unknown`, `already-resolved`, `stale`,
-    /// `not-allowed`).
+    /// `not-allowed`, `unavailable`).
     pub fn as_str(self) -> &'static str {
         match self {
             ResolveOutcome::Applied => "applied",
@@ -83,6 +88,7 @@ impl ResolveOutcome {
             ResolveOutcome::AlreadyResolved => "already-resolved",
             ResolveOutcome::Stale => "stale",
             ResolveOutcome::NotAllowed => "not-allowed",
+            ResolveOutcome::Unavailable => "unavailable",
         }
     }
 }
@@ -148,7 +154,9 @@ pub trait ApprovalBroker: Send + Sync {
         binding: Option<&ApprovalBinding>,
     ) -> ResolveOutcome;
 
-    /// The requests waiting for a human, oldest first.
+    /// The requests waiting for a human, oldest first. With a shared store
+    /// these are the whole fleet's; a store that cannot be read gives an
+    /// empty list (and a warning).
     fn pending(&self) -> Vec<ApprovalRequest>;
 
     /// Listen to requests and resolutions from now on.

@@ -77,6 +77,7 @@ fn outcome_names() {
         (ResolveOutcome::AlreadyResolved, "already-resolved"),
         (ResolveOutcome::Stale, "stale"),
         (ResolveOutcome::NotAllowed, "not-allowed"),
+        (ResolveOutcome::Unavailable, "unavailable"),
     ];
     for (outcome, name) in all {
         assert_eq!(outcome.as_str(), name);

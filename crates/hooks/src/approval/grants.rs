@@ -4,13 +4,25 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::Result;
-use crate::approval::{ApprovalDecision, ApprovalRequest, GrantKey};
+use crate::approval::pending::PendingLedger;
+use crate::approval::{
+    ApprovalBinding, ApprovalDecision, ApprovalRequest, GrantKey, ResolveOutcome,
+};
 
-/// Remembers `allow-always` grants and keeps an audit trail of decisions.
+/// Where approvals are kept: the requests waiting for a human, the
+/// `allow-always` grants and an audit trail of decisions.
 ///
-/// Implementations are synchronous and quick; the broker calls them between
-/// awaits, never while holding its own lock. An error is never read as a
-/// grant: the broker asks a human instead.
+/// This is the one seam between the broker ([`crate::approval::Broker`],
+/// which holds the logic: grants, waiting, timeouts, events) and an
+/// engine: memory ([`MemoryGrantStore`]), SQLite
+/// ([`crate::approval::SqliteGrantStore`]) or PostgreSQL (a fleet's shared
+/// store, cargo feature `postgres`). Every engine gives the same answers:
+/// an approval id is single-use, the first decision that fits ends a
+/// request and later ones get the same [`ResolveOutcome`] everywhere.
+///
+/// Implementations are synchronous; the broker calls them between awaits,
+/// never while holding a lock of its own. An error is never read as a
+/// grant or as an approval: the broker asks a human, or denies.
 pub trait GrantStore: Send + Sync {
     /// Whether a grant exists for `key`.
     fn is_granted(&self, key: &GrantKey) -> Result<bool>;
@@ -25,18 +37,60 @@ pub trait GrantStore: Send + Sync {
     /// Every grant, oldest first.
     fn list(&self) -> Result<Vec<GrantKey>>;
 
-    /// Record how `request` ended (an audit row). Stores without an audit
-    /// trail may do nothing.
+    /// Record how `request` ended (an audit row), once the broker has
+    /// concluded it. Stores without an audit trail may do nothing.
     fn record_decision(&self, request: &ApprovalRequest, decision: ApprovalDecision) -> Result<()>;
 
-    /// Record that `request` is waiting for a human, so a crash leaves a
-    /// trace that the next start resolves as denied
-    /// ([`crate::approval::SqliteGrantStore::recover_pending`]). The
-    /// matching [`GrantStore::record_decision`] clears it. Stores without
-    /// durable state may do nothing.
-    fn record_pending(&self, request: &ApprovalRequest) -> Result<()> {
-        let _ = request;
-        Ok(())
+    /// List `request` as waiting for a human. `Ok(false)`, and nothing
+    /// added, when its id is already pending or recently ended (an
+    /// approval id is single-use). A durable store writes it before
+    /// answering, so a crash leaves a trace that
+    /// [`GrantStore::recover_pending`] denies; on an error nothing may be
+    /// left pending (the broker denies the call).
+    fn add_pending(&self, request: &ApprovalRequest) -> Result<bool>;
+
+    /// A human's decision for the pending request `approval_id`: the first
+    /// decision that fits ends it ([`ResolveOutcome::Applied`]); anything
+    /// else is refused as [`ResolveOutcome::Unknown`],
+    /// [`ResolveOutcome::AlreadyResolved`], [`ResolveOutcome::Stale`] or
+    /// [`ResolveOutcome::NotAllowed`] and changes nothing. A shared store
+    /// decides this in one statement, so two gateways deciding at once
+    /// cannot both apply.
+    fn decide(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        binding: Option<&ApprovalBinding>,
+    ) -> Result<ResolveOutcome>;
+
+    /// End `approval_id` without a human (its timeout or cancellation):
+    /// `fallback` if it was still pending, otherwise the decision that
+    /// ended it first (a human's, which then stands).
+    fn finish(&self, approval_id: &str, fallback: ApprovalDecision) -> Result<ApprovalDecision>;
+
+    /// How `approval_id` ended, if it did: `None` while it is pending (or
+    /// for an id the store does not know). A waiter polls this when the
+    /// store [is shared](GrantStore::is_shared).
+    fn decision(&self, approval_id: &str) -> Result<Option<ApprovalDecision>>;
+
+    /// The requests waiting for a human, oldest first (with a shared store,
+    /// those of every gateway).
+    fn pending(&self) -> Result<Vec<ApprovalRequest>>;
+
+    /// Whether another process may decide this store's requests (a fleet's
+    /// database): a waiting request then polls
+    /// [`GrantStore::decision`] as well as waiting for a local decision.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// At start: end as `deny` every request left waiting by a gateway that
+    /// is gone (this process before a crash, or with a shared store a fleet
+    /// member that is no longer live), with an audit row each, and return
+    /// their ids. Nothing is ever approved by a recovery. Stores without
+    /// durable state have nothing to recover.
+    fn recover_pending(&self) -> Result<Vec<String>> {
+        Ok(Vec::new())
     }
 }
 
@@ -53,10 +107,6 @@ impl<S: GrantStore + ?Sized> GrantStore for Arc<S> {
         (**self).revoke(key)
     }
 
-    fn record_pending(&self, request: &ApprovalRequest) -> Result<()> {
-        (**self).record_pending(request)
-    }
-
     fn list(&self) -> Result<Vec<GrantKey>> {
         (**self).list()
     }
@@ -64,13 +114,47 @@ impl<S: GrantStore + ?Sized> GrantStore for Arc<S> {
     fn record_decision(&self, request: &ApprovalRequest, decision: ApprovalDecision) -> Result<()> {
         (**self).record_decision(request, decision)
     }
+
+    fn add_pending(&self, request: &ApprovalRequest) -> Result<bool> {
+        (**self).add_pending(request)
+    }
+
+    fn decide(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        binding: Option<&ApprovalBinding>,
+    ) -> Result<ResolveOutcome> {
+        (**self).decide(approval_id, decision, binding)
+    }
+
+    fn finish(&self, approval_id: &str, fallback: ApprovalDecision) -> Result<ApprovalDecision> {
+        (**self).finish(approval_id, fallback)
+    }
+
+    fn decision(&self, approval_id: &str) -> Result<Option<ApprovalDecision>> {
+        (**self).decision(approval_id)
+    }
+
+    fn pending(&self) -> Result<Vec<ApprovalRequest>> {
+        (**self).pending()
+    }
+
+    fn is_shared(&self) -> bool {
+        (**self).is_shared()
+    }
+
+    fn recover_pending(&self) -> Result<Vec<String>> {
+        (**self).recover_pending()
+    }
 }
 
-/// Grants kept in memory; they are gone when the process exits. Decisions
-/// are not recorded.
+/// Grants and pending requests kept in memory; they are gone when the
+/// process exits. Decisions are not recorded.
 #[derive(Debug, Default)]
 pub struct MemoryGrantStore {
     inner: Mutex<MemoryGrants>,
+    pending: Mutex<PendingLedger>,
 }
 
 /// The grants with the order they were first given in.
@@ -105,6 +189,19 @@ impl MemoryGrantStore {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    /// The pending ledger, recovered from poisoning the same way.
+    fn ledger(&self) -> MutexGuard<'_, PendingLedger> {
+        lock_ledger(&self.pending)
+    }
+}
+
+/// Lock a pending ledger; a poisoned lock is recovered, since every update
+/// of the ledger leaves it consistent.
+pub(crate) fn lock_ledger(ledger: &Mutex<PendingLedger>) -> MutexGuard<'_, PendingLedger> {
+    ledger
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl GrantStore for MemoryGrantStore {
@@ -145,6 +242,31 @@ impl GrantStore for MemoryGrantStore {
         _decision: ApprovalDecision,
     ) -> Result<()> {
         Ok(())
+    }
+
+    fn add_pending(&self, request: &ApprovalRequest) -> Result<bool> {
+        Ok(self.ledger().insert(request))
+    }
+
+    fn decide(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        binding: Option<&ApprovalBinding>,
+    ) -> Result<ResolveOutcome> {
+        Ok(self.ledger().decide(approval_id, decision, binding))
+    }
+
+    fn finish(&self, approval_id: &str, fallback: ApprovalDecision) -> Result<ApprovalDecision> {
+        Ok(self.ledger().finish(approval_id, fallback))
+    }
+
+    fn decision(&self, approval_id: &str) -> Result<Option<ApprovalDecision>> {
+        Ok(self.ledger().decision(approval_id))
+    }
+
+    fn pending(&self) -> Result<Vec<ApprovalRequest>> {
+        Ok(self.ledger().list())
     }
 }
 

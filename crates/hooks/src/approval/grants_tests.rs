@@ -14,30 +14,15 @@ fn key(scope: ApprovalScope, value: &str, tool: &str) -> GrantKey {
 }
 
 #[test]
-fn grant_check_revoke_list() {
+fn granting_again_updates_the_approval_id() {
+    // The order and lookups are the store contract (`store_tests`); the
+    // approval id is only visible on the memory store.
     let store = MemoryGrantStore::new();
     let a = key(ApprovalScope::Session, "s1", "exec");
-    let b = key(ApprovalScope::Global, "", "write");
-    assert!(!store.is_granted(&a).unwrap());
     store.grant(&a, "id-1").unwrap();
-    store.grant(&b, "id-2").unwrap();
-    assert!(store.is_granted(&a).unwrap());
-    assert!(
-        !store
-            .is_granted(&key(ApprovalScope::Session, "s2", "exec"))
-            .unwrap()
-    );
-    assert_eq!(store.list().unwrap(), vec![a.clone(), b.clone()]);
-
-    // Granting again keeps the original position and updates the id.
+    assert_eq!(store.approval_id(&a).as_deref(), Some("id-1"));
     store.grant(&a, "id-3").unwrap();
-    assert_eq!(store.list().unwrap(), vec![a.clone(), b.clone()]);
     assert_eq!(store.approval_id(&a).as_deref(), Some("id-3"));
-
-    assert!(store.revoke(&a).unwrap());
-    assert!(!store.revoke(&a).unwrap());
-    assert!(!store.is_granted(&a).unwrap());
-    assert_eq!(store.list().unwrap(), vec![b]);
 }
 
 #[test]
@@ -48,21 +33,4 @@ fn arc_store_shares_grants() {
     shared.grant(&a, "id").unwrap();
     assert!(store.is_granted(&a).unwrap());
     assert_eq!(GrantStore::list(&shared).unwrap(), vec![a]);
-}
-
-#[test]
-fn the_fingerprint_is_part_of_the_key() {
-    let store = MemoryGrantStore::new();
-    let info = key(ApprovalScope::Global, "", "exec");
-    let other_question = GrantKey {
-        fingerprint: "0".repeat(32),
-        ..info.clone()
-    };
-    store.grant(&info, "id-1").unwrap();
-    assert!(store.is_granted(&info).unwrap());
-    assert!(!store.is_granted(&other_question).unwrap());
-    store.grant(&other_question, "id-2").unwrap();
-    assert!(store.revoke(&info).unwrap());
-    assert!(store.is_granted(&other_question).unwrap());
-    assert_eq!(store.list().unwrap(), vec![other_question]);
 }

@@ -1,8 +1,8 @@
-//! The broker's table of waiting requests and recently finished ids.
+//! Requests waiting for a human, as a store keeps them: the rules every
+//! engine applies ([`refusal`]) and the in-memory ledger the memory and
+//! SQLite stores hold them in ([`PendingLedger`]).
 
 use std::collections::{HashMap, VecDeque};
-
-use tokio::sync::oneshot;
 
 use crate::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest, ResolveOutcome};
 
@@ -10,28 +10,79 @@ use crate::approval::{ApprovalBinding, ApprovalDecision, ApprovalRequest, Resolv
 /// apart from one for an id that never existed.
 pub(crate) const FINISHED_CAPACITY: usize = 1024;
 
-/// Requests waiting for a human, and how recent requests ended.
+/// What a store knows of an approval id when a decision for it arrives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Entry<'a> {
+    /// Never issued, or forgotten.
+    Missing,
+    /// Already ended with this decision.
+    Ended(ApprovalDecision),
+    /// Waiting for a human.
+    Waiting {
+        /// The model's tool call id.
+        call_id: &'a str,
+        /// The hash of the frozen parameters.
+        params_hash: &'a str,
+        /// The decisions the approver may give.
+        allowed: &'a [ApprovalDecision],
+    },
+}
+
+/// Why `decision` does not end the request in `entry`, or `None` when it
+/// does. Every engine answers with this one function, so a late, duplicate,
+/// stale or not-allowed decision gets the same [`ResolveOutcome`] whatever
+/// keeps the request.
+pub(crate) fn refusal(
+    entry: Entry<'_>,
+    decision: ApprovalDecision,
+    binding: Option<&ApprovalBinding>,
+) -> Option<ResolveOutcome> {
+    match entry {
+        Entry::Missing => Some(ResolveOutcome::Unknown),
+        Entry::Ended(previous) if previous.is_user_decision() => {
+            Some(ResolveOutcome::AlreadyResolved)
+        }
+        // Timed out or cancelled: the decision is late.
+        Entry::Ended(_) => Some(ResolveOutcome::Unknown),
+        Entry::Waiting {
+            call_id,
+            params_hash,
+            allowed,
+        } => {
+            if let Some(binding) = binding
+                && (binding.call_id != call_id || binding.params_hash != params_hash)
+            {
+                return Some(ResolveOutcome::Stale);
+            }
+            if !decision.is_user_decision() || !allowed.contains(&decision) {
+                return Some(ResolveOutcome::NotAllowed);
+            }
+            None
+        }
+    }
+}
+
+/// Requests waiting for a human and how recent requests ended, in memory
+/// (the memory and SQLite stores; one process decides them).
 #[derive(Debug)]
-pub(crate) struct PendingTable {
+pub(crate) struct PendingLedger {
     next_seq: u64,
-    pending: HashMap<String, PendingEntry>,
+    pending: HashMap<String, (u64, ApprovalRequest)>,
     finished: HashMap<String, ApprovalDecision>,
     finished_order: VecDeque<String>,
     finished_capacity: usize,
 }
 
-/// One waiting request and the channel its decision goes to.
-#[derive(Debug)]
-struct PendingEntry {
-    seq: u64,
-    request: ApprovalRequest,
-    answer: oneshot::Sender<ApprovalDecision>,
+impl Default for PendingLedger {
+    fn default() -> Self {
+        PendingLedger::new(FINISHED_CAPACITY)
+    }
 }
 
-impl PendingTable {
-    /// An empty table remembering up to `finished_capacity` finished ids.
+impl PendingLedger {
+    /// An empty ledger remembering up to `finished_capacity` finished ids.
     pub(crate) fn new(finished_capacity: usize) -> Self {
-        PendingTable {
+        PendingLedger {
             next_seq: 0,
             pending: HashMap::new(),
             finished: HashMap::new(),
@@ -40,85 +91,75 @@ impl PendingTable {
         }
     }
 
+    /// Whether `id` is pending or recently finished (an approval id is
+    /// single-use).
+    pub(crate) fn knows(&self, id: &str) -> bool {
+        self.pending.contains_key(id) || self.finished.contains_key(id)
+    }
+
     /// Add a waiting request; `false` (and nothing added) if its id is
-    /// already pending or recently finished, since an approval id is
-    /// single-use.
-    pub(crate) fn insert(
-        &mut self,
-        request: ApprovalRequest,
-        answer: oneshot::Sender<ApprovalDecision>,
-    ) -> bool {
-        if self.pending.contains_key(&request.id) || self.finished.contains_key(&request.id) {
+    /// already pending or recently finished.
+    pub(crate) fn insert(&mut self, request: &ApprovalRequest) -> bool {
+        if self.knows(&request.id) {
             return false;
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.pending.insert(
-            request.id.clone(),
-            PendingEntry {
-                seq,
-                request,
-                answer,
-            },
-        );
+        self.pending
+            .insert(request.id.clone(), (seq, request.clone()));
         true
     }
 
-    /// Apply a human's decision. On success the request leaves the table
-    /// and the decision is sent to its waiter while the caller still holds
-    /// the table's lock, so a waiter that finds its entry gone can always
-    /// read the decision.
-    pub(crate) fn resolve(
+    /// Apply a human's decision: the first one that fits ends the request.
+    pub(crate) fn decide(
         &mut self,
         id: &str,
         decision: ApprovalDecision,
         binding: Option<&ApprovalBinding>,
     ) -> ResolveOutcome {
-        let Some(entry) = self.pending.get(id) else {
-            return match self.finished.get(id) {
-                Some(previous) if previous.is_user_decision() => ResolveOutcome::AlreadyResolved,
-                _ => ResolveOutcome::Unknown,
-            };
+        let entry = match (self.pending.get(id), self.finished.get(id)) {
+            (Some((_, request)), _) => Entry::Waiting {
+                call_id: &request.call_id,
+                params_hash: &request.params_hash,
+                allowed: &request.allowed_decisions,
+            },
+            (None, Some(previous)) => Entry::Ended(*previous),
+            (None, None) => Entry::Missing,
         };
-        if let Some(binding) = binding
-            && (binding.call_id != entry.request.call_id
-                || binding.params_hash != entry.request.params_hash)
-        {
-            return ResolveOutcome::Stale;
+        if let Some(outcome) = refusal(entry, decision, binding) {
+            return outcome;
         }
-        if !decision.is_user_decision() || !entry.request.allowed_decisions.contains(&decision) {
-            return ResolveOutcome::NotAllowed;
-        }
-        let Some(entry) = self.pending.remove(id) else {
-            return ResolveOutcome::Unknown;
-        };
-        self.remember_finished(id, decision);
-        match entry.answer.send(decision) {
-            Ok(()) => ResolveOutcome::Applied,
-            // The waiter is gone; nothing was decided for a live call.
-            Err(_) => ResolveOutcome::Unknown,
-        }
+        self.end(id, decision);
+        ResolveOutcome::Applied
     }
 
-    /// End a request without a human (timeout, cancellation). `true` if it
-    /// was still pending; `false` if a human's decision got there first.
-    pub(crate) fn finish(&mut self, id: &str, decision: ApprovalDecision) -> bool {
-        if self.pending.remove(id).is_none() {
-            return false;
+    /// End a request without a human (timeout, cancellation): `fallback`
+    /// if it was still pending, otherwise the decision that ended it first
+    /// (`fallback` for an id this ledger does not know).
+    pub(crate) fn finish(&mut self, id: &str, fallback: ApprovalDecision) -> ApprovalDecision {
+        if self.pending.contains_key(id) {
+            self.end(id, fallback);
+            return fallback;
         }
-        self.remember_finished(id, decision);
-        true
+        self.finished.get(id).copied().unwrap_or(fallback)
+    }
+
+    /// How `id` ended, if it did (and is still remembered).
+    pub(crate) fn decision(&self, id: &str) -> Option<ApprovalDecision> {
+        self.finished.get(id).copied()
     }
 
     /// The waiting requests, oldest first.
     pub(crate) fn list(&self) -> Vec<ApprovalRequest> {
-        let mut entries: Vec<&PendingEntry> = self.pending.values().collect();
-        entries.sort_by_key(|e| e.seq);
-        entries.into_iter().map(|e| e.request.clone()).collect()
+        let mut entries: Vec<&(u64, ApprovalRequest)> = self.pending.values().collect();
+        entries.sort_by_key(|(seq, _)| *seq);
+        entries.into_iter().map(|(_, r)| r.clone()).collect()
     }
 
-    /// Remember how `id` ended, forgetting the oldest id when full.
-    fn remember_finished(&mut self, id: &str, decision: ApprovalDecision) {
+    /// Move `id` from pending to finished with `decision`, forgetting the
+    /// oldest finished id when full.
+    fn end(&mut self, id: &str, decision: ApprovalDecision) {
+        self.pending.remove(id);
         if self.finished.insert(id.to_owned(), decision).is_none() {
             self.finished_order.push_back(id.to_owned());
         }

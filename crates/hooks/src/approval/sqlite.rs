@@ -8,8 +8,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use crate::approval::grants::lock_ledger;
+use crate::approval::pending::PendingLedger;
 use crate::approval::request::now_ms;
-use crate::approval::{ApprovalDecision, ApprovalRequest, ApprovalScope, GrantKey};
+use crate::approval::{
+    ApprovalBinding, ApprovalDecision, ApprovalRequest, ApprovalScope, GrantKey, ResolveOutcome,
+};
 use crate::{Error, Result};
 
 /// The file name of the database inside the state directory.
@@ -77,11 +81,15 @@ CREATE TABLE IF NOT EXISTS pending (
 const MIGRATE_GRANTS: &str = "DROP TABLE IF EXISTS grants;";
 
 /// Grants and decisions in a SQLite database (WAL mode, one connection
-/// behind a mutex, every write in its own transaction).
+/// behind a mutex, every write in its own transaction). Pending requests
+/// wait in memory, since this process alone decides them; each also leaves
+/// a trace row (without its parameters) that
+/// [`SqliteGrantStore::recover_pending`] denies after a crash.
 #[derive(Debug)]
 pub struct SqliteGrantStore {
     path: PathBuf,
     conn: Mutex<Connection>,
+    pending: Mutex<PendingLedger>,
 }
 
 impl SqliteGrantStore {
@@ -100,6 +108,7 @@ impl SqliteGrantStore {
         let mut store = SqliteGrantStore {
             path: path.to_owned(),
             conn: Mutex::new(conn),
+            pending: Mutex::new(PendingLedger::default()),
         };
         store.initialise()?;
         Ok(store)
@@ -355,8 +364,14 @@ impl crate::approval::GrantStore for SqliteGrantStore {
         Ok(out)
     }
 
-    /// The pending row holds the parameters' hash, never the parameters.
-    fn record_pending(&self, request: &ApprovalRequest) -> Result<()> {
+    /// The request waits in memory (one process decides it); its trace row
+    /// in the `pending` table, written first, holds the parameters' hash,
+    /// never the parameters.
+    fn add_pending(&self, request: &ApprovalRequest) -> Result<bool> {
+        let mut ledger = lock_ledger(&self.pending);
+        if ledger.knows(&request.id) {
+            return Ok(false);
+        }
         let conn = self.lock();
         conn.execute(
             "INSERT OR REPLACE INTO pending
@@ -376,7 +391,32 @@ impl crate::approval::GrantStore for SqliteGrantStore {
             ],
         )
         .map_err(|e| self.error("cannot record a pending approval", e))?;
-        Ok(())
+        Ok(ledger.insert(request))
+    }
+
+    fn decide(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        binding: Option<&ApprovalBinding>,
+    ) -> Result<ResolveOutcome> {
+        Ok(lock_ledger(&self.pending).decide(approval_id, decision, binding))
+    }
+
+    fn finish(&self, approval_id: &str, fallback: ApprovalDecision) -> Result<ApprovalDecision> {
+        Ok(lock_ledger(&self.pending).finish(approval_id, fallback))
+    }
+
+    fn decision(&self, approval_id: &str) -> Result<Option<ApprovalDecision>> {
+        Ok(lock_ledger(&self.pending).decision(approval_id))
+    }
+
+    fn pending(&self) -> Result<Vec<ApprovalRequest>> {
+        Ok(lock_ledger(&self.pending).list())
+    }
+
+    fn recover_pending(&self) -> Result<Vec<String>> {
+        SqliteGrantStore::recover_pending(self)
     }
 
     /// The audit row holds the parameters' hash, never the parameters (nor

@@ -410,8 +410,8 @@ fn a_pending_approval_left_by_a_crash_is_denied_at_the_next_start() {
     {
         // The process "crashes": the waiting request never gets a decision.
         let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
-        store.record_pending(&waiting).unwrap();
-        store.record_pending(&answered).unwrap();
+        assert!(store.add_pending(&waiting).unwrap());
+        assert!(store.add_pending(&answered).unwrap());
         store
             .record_decision(&answered, ApprovalDecision::AllowOnce)
             .unwrap();

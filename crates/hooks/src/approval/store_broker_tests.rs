@@ -1,5 +1,6 @@
-// The tests drive the SQLite store alongside the memory one.
-#![cfg(feature = "sqlite")]
+// The broker's tests run on every engine (`on_each_engine!` at the end:
+// modules `memory`, `sqlite` and, with the `postgres` feature, `postgres`);
+// the few that are about one engine say so in their name.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -99,9 +100,7 @@ const TIMED_OUT: ApprovalResolution = ApprovalResolution {
     remembered: false,
 };
 
-#[tokio::test(start_paused = true)]
-async fn timeout_denies_and_is_announced() {
-    let broker = MemoryApprovalBroker::in_memory();
+async fn timeout_denies_and_is_announced<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let mut events = broker.subscribe();
     let mut req = request("c1");
     req.timeout_ms = 5_000;
@@ -121,9 +120,7 @@ async fn timeout_denies_and_is_announced() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn abort_cancels_the_wait() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn abort_cancels_the_wait<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let mut events = broker.subscribe();
     let abort = CancellationToken::new();
     let task = start(&broker, request("c1"), abort.clone());
@@ -146,9 +143,9 @@ async fn abort_cancels_the_wait() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn an_already_aborted_call_is_cancelled_without_asking() {
-    let broker = MemoryApprovalBroker::in_memory();
+async fn an_already_aborted_call_is_cancelled_without_asking<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
     let mut events = broker.subscribe();
     let abort = CancellationToken::new();
     abort.cancel();
@@ -160,9 +157,7 @@ async fn an_already_aborted_call_is_cancelled_without_asking() {
     assert!(matches!(events.try_recv(), Err(TryRecvError::Empty)));
 }
 
-#[tokio::test(start_paused = true)]
-async fn resolve_allow_once_and_deny() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn resolve_allow_once_and_deny<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let once = ask_and_answer(&broker, request("c1"), ApprovalDecision::AllowOnce).await;
     assert_eq!(
         once,
@@ -177,6 +172,7 @@ async fn resolve_allow_once_and_deny() {
     assert_eq!(broker.store().list().unwrap(), vec![]);
 }
 
+#[cfg(feature = "sqlite")]
 #[tokio::test(start_paused = true)]
 async fn allow_always_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -215,9 +211,7 @@ async fn allow_always_survives_a_restart() {
     assert_eq!(decisions, vec!["allow-always", "allow-always", "timeout"]);
 }
 
-#[tokio::test(start_paused = true)]
-async fn session_grants_stay_in_their_session() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn session_grants_stay_in_their_session<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let grant = request_in(ApprovalScope::Session, "agent-a", "session-1", "c1");
     ask_and_answer(&broker, grant, ApprovalDecision::AllowAlways).await;
     let same = request_in(ApprovalScope::Session, "agent-a", "session-1", "c2");
@@ -231,9 +225,9 @@ async fn session_grants_stay_in_their_session() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn agent_grants_reach_every_session_of_the_agent() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn agent_grants_reach_every_session_of_the_agent<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
     let grant = request_in(ApprovalScope::Agent, "agent-a", "session-1", "c1");
     ask_and_answer(&broker, grant, ApprovalDecision::AllowAlways).await;
     let other_session = request_in(ApprovalScope::Agent, "agent-a", "session-2", "c2");
@@ -242,9 +236,9 @@ async fn agent_grants_reach_every_session_of_the_agent() {
     assert_eq!(ask_unanswered(&*broker, other_agent).await, TIMED_OUT);
 }
 
-#[tokio::test(start_paused = true)]
-async fn global_grants_reach_everyone_for_that_plugin_and_tool() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn global_grants_reach_everyone_for_that_plugin_and_tool<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
     let grant = request_in(ApprovalScope::Global, "agent-a", "session-1", "c1");
     ask_and_answer(&broker, grant, ApprovalDecision::AllowAlways).await;
     let elsewhere = request_in(ApprovalScope::Global, "agent-b", "session-9", "c2");
@@ -257,9 +251,9 @@ async fn global_grants_reach_everyone_for_that_plugin_and_tool() {
     assert_eq!(ask_unanswered(&*broker, other_plugin).await, TIMED_OUT);
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_session_grant_without_a_session_key_is_not_remembered() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn a_session_grant_without_a_session_key_is_not_remembered<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
     let grant = request_in(ApprovalScope::Session, "agent-a", "", "c1");
     let first = ask_and_answer(&broker, grant, ApprovalDecision::AllowAlways).await;
     assert!(first.allows());
@@ -268,9 +262,7 @@ async fn a_session_grant_without_a_session_key_is_not_remembered() {
     assert_eq!(ask_unanswered(&*broker, again).await, TIMED_OUT);
 }
 
-#[tokio::test(start_paused = true)]
-async fn duplicate_resolve_is_already_resolved() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn duplicate_resolve_is_already_resolved<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let mut events = broker.subscribe();
     let task = start(&broker, request("c1"), CancellationToken::new());
     let asked = next_requested(&mut events).await;
@@ -292,9 +284,7 @@ async fn duplicate_resolve_is_already_resolved() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn late_resolve_after_timeout_is_unknown() {
-    let broker = MemoryApprovalBroker::in_memory();
+async fn late_resolve_after_timeout_is_unknown<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let mut events = broker.subscribe();
     assert_eq!(ask_unanswered(&broker, request("c1")).await, TIMED_OUT);
     let asked = next_requested(&mut events).await;
@@ -312,9 +302,9 @@ async fn late_resolve_after_timeout_is_unknown() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn stale_binding_is_ignored_and_the_request_keeps_waiting() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn stale_binding_is_ignored_and_the_request_keeps_waiting<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
     let mut events = broker.subscribe();
     let task = start(&broker, request("c1"), CancellationToken::new());
     let asked = next_requested(&mut events).await;
@@ -345,9 +335,9 @@ async fn stale_binding_is_ignored_and_the_request_keeps_waiting() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn decisions_outside_allowed_decisions_are_refused() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn decisions_outside_allowed_decisions_are_refused<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
     let mut events = broker.subscribe();
     let mut req = request("c1");
     req.allowed_decisions = vec![ApprovalDecision::AllowOnce, ApprovalDecision::Deny];
@@ -376,9 +366,7 @@ async fn decisions_outside_allowed_decisions_are_refused() {
     assert_eq!(broker.store().list().unwrap(), vec![]);
 }
 
-#[tokio::test(start_paused = true)]
-async fn events_are_broadcast_in_order() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn events_are_broadcast_in_order<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let mut events = broker.subscribe();
     let mut late_subscriber = broker.subscribe();
     let (first, second) = (request("c1"), request("c2"));
@@ -404,9 +392,9 @@ async fn events_are_broadcast_in_order() {
     assert_eq!(seen, expected);
 }
 
-#[tokio::test(start_paused = true)]
-async fn concurrent_requests_resolve_independently() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn concurrent_requests_resolve_independently<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
     let mut events = broker.subscribe();
     let task_1 = start(&broker, request("c1"), CancellationToken::new());
     let task_2 = start(&broker, request("c2"), CancellationToken::new());
@@ -438,9 +426,7 @@ async fn concurrent_requests_resolve_independently() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_dropped_wait_ends_as_cancelled() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn a_dropped_wait_ends_as_cancelled<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let mut events = broker.subscribe();
     let task = start(&broker, request("c1"), CancellationToken::new());
     let asked = next_requested(&mut events).await;
@@ -457,9 +443,7 @@ async fn a_dropped_wait_ends_as_cancelled() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_reused_id_is_not_asked_again() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn a_reused_id_is_not_asked_again<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let req = request("c1");
     ask_and_answer(&broker, req.clone(), ApprovalDecision::AllowOnce).await;
     assert_eq!(
@@ -468,11 +452,13 @@ async fn a_reused_id_is_not_asked_again() {
     );
 }
 
-/// A store whose grant lookups and writes always fail.
+/// A store whose grant lookups and writes always fail (its pending
+/// requests work, in memory).
 #[derive(Debug, Default)]
 struct BrokenStore {
     lookups: AtomicUsize,
     grants: AtomicUsize,
+    pending: MemoryGrantStore,
 }
 
 impl BrokenStore {
@@ -510,6 +496,135 @@ impl GrantStore for BrokenStore {
     ) -> crate::Result<()> {
         Err(Self::error())
     }
+
+    fn add_pending(&self, request: &ApprovalRequest) -> crate::Result<bool> {
+        self.pending.add_pending(request)
+    }
+
+    fn decide(
+        &self,
+        approval_id: &str,
+        decision: ApprovalDecision,
+        binding: Option<&ApprovalBinding>,
+    ) -> crate::Result<ResolveOutcome> {
+        self.pending.decide(approval_id, decision, binding)
+    }
+
+    fn finish(
+        &self,
+        approval_id: &str,
+        fallback: ApprovalDecision,
+    ) -> crate::Result<ApprovalDecision> {
+        self.pending.finish(approval_id, fallback)
+    }
+
+    fn decision(&self, approval_id: &str) -> crate::Result<Option<ApprovalDecision>> {
+        self.pending.decision(approval_id)
+    }
+
+    fn pending(&self) -> crate::Result<Vec<ApprovalRequest>> {
+        self.pending.pending()
+    }
+}
+
+/// A store that cannot be reached at all (a fleet's database that is down):
+/// every call fails. It says it is shared, so waiters poll it too.
+#[derive(Debug, Default)]
+struct UnreachableStore {
+    calls: AtomicUsize,
+}
+
+impl UnreachableStore {
+    fn fail<T>(&self) -> crate::Result<T> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Err(BrokenStore::error())
+    }
+}
+
+impl GrantStore for UnreachableStore {
+    fn is_granted(&self, _key: &GrantKey) -> crate::Result<bool> {
+        self.fail()
+    }
+
+    fn grant(&self, _key: &GrantKey, _approval_id: &str) -> crate::Result<()> {
+        self.fail()
+    }
+
+    fn revoke(&self, _key: &GrantKey) -> crate::Result<bool> {
+        self.fail()
+    }
+
+    fn list(&self) -> crate::Result<Vec<GrantKey>> {
+        self.fail()
+    }
+
+    fn record_decision(
+        &self,
+        _request: &ApprovalRequest,
+        _decision: ApprovalDecision,
+    ) -> crate::Result<()> {
+        self.fail()
+    }
+
+    fn add_pending(&self, _request: &ApprovalRequest) -> crate::Result<bool> {
+        self.fail()
+    }
+
+    fn decide(
+        &self,
+        _approval_id: &str,
+        _decision: ApprovalDecision,
+        _binding: Option<&ApprovalBinding>,
+    ) -> crate::Result<ResolveOutcome> {
+        self.fail()
+    }
+
+    fn finish(
+        &self,
+        _approval_id: &str,
+        _fallback: ApprovalDecision,
+    ) -> crate::Result<ApprovalDecision> {
+        self.fail()
+    }
+
+    fn decision(&self, _approval_id: &str) -> crate::Result<Option<ApprovalDecision>> {
+        self.fail()
+    }
+
+    fn pending(&self) -> crate::Result<Vec<ApprovalRequest>> {
+        self.fail()
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unreachable_store_denies_and_decides_nothing() {
+    let broker = Arc::new(Broker::new(UnreachableStore::default()));
+    let mut events = broker.subscribe();
+    // Nobody can be asked through a store that cannot list the request:
+    // the call is denied at once, and nobody is told of a request.
+    assert_eq!(
+        broker
+            .request(request("c1"), &CancellationToken::new())
+            .await,
+        ApprovalResolution::decided(ApprovalDecision::Deny)
+    );
+    assert!(matches!(events.try_recv(), Err(TryRecvError::Empty)));
+    // A decision handed in decides nothing, and says why.
+    assert_eq!(
+        broker.resolve("some-id", ApprovalDecision::AllowOnce, None),
+        ResolveOutcome::Unavailable
+    );
+    assert!(matches!(
+        broker.try_resolve("some-id", ApprovalDecision::AllowOnce, None),
+        Err(Error::Store { .. })
+    ));
+    assert_eq!(broker.pending(), vec![]);
+    assert!(broker.try_pending().is_err());
+    assert!(broker.store().calls.load(Ordering::SeqCst) >= 5);
 }
 
 #[tokio::test(start_paused = true)]
@@ -591,18 +706,6 @@ async fn a_grant_answers_only_its_own_question<S: GrantStore + 'static>(broker: 
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_memory_grant_answers_only_its_own_question() {
-    a_grant_answers_only_its_own_question(Arc::new(MemoryApprovalBroker::in_memory())).await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_sqlite_grant_answers_only_its_own_question() {
-    let dir = tempfile::tempdir().unwrap();
-    let broker = SqliteApprovalBroker::open_in_state_dir(dir.path()).unwrap();
-    a_grant_answers_only_its_own_question(Arc::new(broker)).await;
-}
-
 fn critical(call: &str, scope: ApprovalScope) -> ApprovalRequest {
     let mut request = request_in(scope, "agent-a", "session-1", call);
     request.severity = ApprovalSeverity::Critical;
@@ -640,14 +743,9 @@ async fn allow_always_on_a_critical_request_allows_once<S: GrantStore + 'static>
     }
 }
 
+#[cfg(feature = "sqlite")]
 #[tokio::test(start_paused = true)]
-async fn allow_always_on_a_critical_request_is_not_remembered_in_memory() {
-    allow_always_on_a_critical_request_allows_once(Arc::new(MemoryApprovalBroker::in_memory()))
-        .await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn allow_always_on_a_critical_request_is_not_remembered_in_sqlite() {
+async fn allow_always_on_a_critical_request_leaves_no_sqlite_row() {
     let dir = tempfile::tempdir().unwrap();
     let broker = SqliteApprovalBroker::open_in_state_dir(dir.path()).unwrap();
     allow_always_on_a_critical_request_allows_once(Arc::new(broker)).await;
@@ -658,9 +756,9 @@ async fn allow_always_on_a_critical_request_is_not_remembered_in_sqlite() {
     assert_eq!(grants, 0);
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_stored_grant_never_answers_a_critical_request() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn a_stored_grant_never_answers_a_critical_request<S: GrantStore + 'static>(
+    broker: Arc<Broker<S>>,
+) {
     let req = critical("c1", ApprovalScope::Session);
     // Put there by hand (or by an older build): still not used.
     broker.store().grant(&req.grant_key(), "old-id").unwrap();
@@ -674,9 +772,7 @@ async fn a_stored_grant_never_answers_a_critical_request() {
     ));
 }
 
-#[tokio::test(start_paused = true)]
-async fn the_requested_event_shows_the_params() {
-    let broker = Arc::new(MemoryApprovalBroker::in_memory());
+async fn the_requested_event_shows_the_params<S: GrantStore + 'static>(broker: Arc<Broker<S>>) {
     let mut events = broker.subscribe();
     let mut params = Map::new();
     params.insert(
@@ -728,4 +824,54 @@ async fn an_endless_hook_timeout_ends_after_a_day() {
         TIMED_OUT
     );
     assert_eq!(started.elapsed(), Duration::from_secs(24 * 60 * 60));
+}
+
+crate::approval::test_engines::on_each_engine!(async:
+    timeout_denies_and_is_announced,
+    abort_cancels_the_wait,
+    an_already_aborted_call_is_cancelled_without_asking,
+    resolve_allow_once_and_deny,
+    session_grants_stay_in_their_session,
+    agent_grants_reach_every_session_of_the_agent,
+    global_grants_reach_everyone_for_that_plugin_and_tool,
+    a_session_grant_without_a_session_key_is_not_remembered,
+    duplicate_resolve_is_already_resolved,
+    late_resolve_after_timeout_is_unknown,
+    stale_binding_is_ignored_and_the_request_keeps_waiting,
+    decisions_outside_allowed_decisions_are_refused,
+    events_are_broadcast_in_order,
+    concurrent_requests_resolve_independently,
+    a_dropped_wait_ends_as_cancelled,
+    a_reused_id_is_not_asked_again,
+    a_grant_answers_only_its_own_question,
+    allow_always_on_a_critical_request_allows_once,
+    a_stored_grant_never_answers_a_critical_request,
+    the_requested_event_shows_the_params,
+);
+
+#[cfg(feature = "sqlite")]
+#[tokio::test(start_paused = true)]
+async fn a_dyn_broker_picks_its_engine_at_run_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let waiting = request("c0");
+    {
+        // A crash leaves a request waiting.
+        let store = SqliteGrantStore::open_in_state_dir(dir.path()).unwrap();
+        assert!(store.add_pending(&waiting).unwrap());
+    }
+    let broker: Arc<DynApprovalBroker> = Arc::new(
+        SqliteApprovalBroker::open_in_state_dir(dir.path())
+            .unwrap()
+            .into_dyn(),
+    );
+    assert!(!broker.store().is_shared());
+    assert_eq!(broker.store().recover_pending().unwrap(), vec![waiting.id]);
+    let answered = ask_and_answer(&broker, request("c1"), ApprovalDecision::AllowAlways).await;
+    assert!(answered.allows());
+    assert_eq!(ask_unanswered(&*broker, request("c2")).await, REMEMBERED);
+    // Nothing to follow on a store only this process uses.
+    let mut events = broker.subscribe();
+    broker.sync_shared().unwrap();
+    broker.follow_shared(&CancellationToken::new()).await;
+    assert!(matches!(events.try_recv(), Err(TryRecvError::Empty)));
 }

@@ -1,4 +1,5 @@
-//! The approval step of the gate, with the in-memory and SQLite brokers.
+//! The approval step of the gate, with the in-memory and SQLite brokers
+//! (and, with the `postgres` feature, two gateways sharing one database).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -308,4 +309,67 @@ async fn a_call_too_large_to_show_whole_is_refused_without_asking() {
     }
     assert!(events.try_recv().is_err(), "the approver was asked");
     assert_eq!(*log.lock().unwrap(), vec![ApprovalDecision::Cancelled]);
+}
+
+/// Two gateways on one PostgreSQL database: the call is asked on A, and
+/// B's approver, who hears of it because B follows the fleet, allows it.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_asked_on_one_gateway_is_approved_on_another() {
+    use talon_hooks::approval::{Broker, PostgresApprovalBroker};
+    use talon_state::members::{self, Member};
+    use talon_tool_catalog::CancellationToken;
+
+    let db = talon_test_support::postgres::shared_database().unwrap();
+    let gateway = || -> Arc<PostgresApprovalBroker> {
+        let pool = db.pool().unwrap();
+        let id = members::new_member_id().unwrap();
+        let member = Member {
+            id: id.clone(),
+            host: "test-host".into(),
+            pid: std::process::id(),
+            listen: "127.0.0.1:0".into(),
+            version: "test".into(),
+            started_at_ms: 0,
+            heartbeat_at_ms: 0,
+            live: true,
+        };
+        members::register(&pool, &member).unwrap();
+        Arc::new(Broker::open_postgres(&pool, id).unwrap())
+    };
+    let (a, b) = (gateway(), gateway());
+    let stop = CancellationToken::new();
+    let follower = {
+        let (b, stop) = (Arc::clone(&b), stop.clone());
+        tokio::spawn(async move { b.follow_shared(&stop).await })
+    };
+    let responder = answer(
+        Arc::clone(&b) as Arc<dyn ApprovalBroker>,
+        ApprovalDecision::AllowOnce,
+    );
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let gate = Gate::new(hooks_asking(Some(30_000), &log))
+        .with_broker(Arc::clone(&a) as Arc<dyn ApprovalBroker>);
+    match gate
+        .check(event("exec", json!({"command": "rm -rf /"})), &ctx())
+        .await
+    {
+        GateVerdict::Run {
+            params: p,
+            approval,
+            ..
+        } => {
+            assert_eq!(p, params(json!({"command": "ls -la"})));
+            assert_eq!(approval.unwrap().decision, ApprovalDecision::AllowOnce);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(responder.await.unwrap(), ResolveOutcome::Applied);
+    assert_eq!(
+        log.lock().unwrap().clone(),
+        vec![ApprovalDecision::AllowOnce]
+    );
+    assert!(a.pending().is_empty() && b.pending().is_empty());
+    stop.cancel();
+    follower.await.unwrap();
 }
