@@ -146,7 +146,7 @@ impl Gateway {
                 let g = self.generation();
                 reply::<m::ToolsLookup>(tools::lookup(self, &areas.sessions, &g, p).await)
             }
-            Request::ApprovalsList(_) => reply::<m::ApprovalsList>(Ok(areas.approvals.list())),
+            Request::ApprovalsList(_) => reply::<m::ApprovalsList>(areas.approvals.list()),
             Request::ApprovalsResolve(p) => {
                 reply::<m::ApprovalsResolve>(areas.approvals.resolve(p))
             }

@@ -346,6 +346,15 @@ impl crate::gateway::Gateway {
                     };
                     let mut swept = false;
                     if grant.is_some() {
+                        // Requests of gone members are denied, never approved.
+                        match inner.approvals.broker.store().recover_pending() {
+                            Ok(denied) if !denied.is_empty() => tracing::warn!(
+                                approvals = denied.len(),
+                                "approvals pending on a gateway that is gone are resolved as denied"
+                            ),
+                            Ok(_) => {}
+                            Err(e) => tracing::warn!(error = %e, "cannot recover the approvals of gone members"),
+                        }
                         if let Some(live) = fleet.live_member_ids() {
                             crate::subagents::mark_lost_at_start(ledger, Some(&live));
                         }

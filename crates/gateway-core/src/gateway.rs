@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use serde_json::{Value, json};
 use talon_config::{ConfigLocation, TalonConfig};
 use talon_gateway_protocol::{Audience, Notification, ReloadReport};
-use talon_hooks::approval::{ApprovalBroker, SqliteApprovalBroker};
+use talon_hooks::approval::{ApprovalBroker, Broker, DynApprovalBroker, SqliteApprovalBroker};
 use talon_journal::{CallJournal, RecoveryReport};
 use talon_runtime::{Runtime, RuntimeBuilder};
 use tokio::sync::broadcast;
@@ -216,12 +216,17 @@ impl Gateway {
                 "calls in flight when the previous gateway stopped are recorded as interrupted; they are not re-run"
             );
         }
-        let broker = SqliteApprovalBroker::open_in_state_dir(&state_dir).map_err(|e| {
-            GatewayError::State {
-                path: state_dir.clone(),
-                message: format!("approvals: {e}"),
-            }
-        })?;
+        let broker = match &fleet {
+            Some(fleet) => Broker::open_postgres(fleet.pool(), fleet.member_id())
+                .map_err(|e| fleet.store_error("approvals", e))?
+                .into_dyn(),
+            None => SqliteApprovalBroker::open_in_state_dir(&state_dir)
+                .map_err(|e| GatewayError::State {
+                    path: state_dir.clone(),
+                    message: format!("approvals: {e}"),
+                })?
+                .into_dyn(),
+        };
         // Approvals a crash left waiting are denied, never approved.
         let denied_at_start =
             broker
@@ -361,6 +366,13 @@ impl Gateway {
             gw.follow_fleet();
         }
         gw.forward_approval_events();
+        // With a shared store: announce the requests other members raise
+        // (returns at once on SQLite).
+        {
+            let broker = Arc::clone(&gw.inner.approvals.broker);
+            let closing = gw.inner.closing.clone();
+            tokio::spawn(async move { broker.follow_shared(&closing).await });
+        }
         gw.watch_tasks();
         gw.prune_sandboxes_periodically();
         if let Some(cron) = &gw.inner.cron.service {
@@ -613,7 +625,7 @@ pub(crate) type Link = Arc<OnceLock<Weak<Areas>>>;
 
 /// What compiling a generation needs.
 pub(crate) struct Parts<'a> {
-    pub(crate) broker: &'a Arc<SqliteApprovalBroker>,
+    pub(crate) broker: &'a Arc<DynApprovalBroker>,
     pub(crate) sandbox_events: &'a talon_sandbox_core::SharedEventSink,
     pub(crate) cron: Option<&'a talon_cron::CronService>,
     pub(crate) link: &'a Link,

@@ -118,8 +118,15 @@ impl From<postgres::Error> for StateError {
             Some(code) if *code == SqlState::UNIQUE_VIOLATION => StateError::Conflict { message },
             Some(code) if UNAVAILABLE_STATES.contains(code) => StateError::unavailable(message),
             Some(_) => StateError::query(message),
-            // No SQLSTATE: an I/O or protocol failure on the way to the server.
-            None => StateError::unavailable(e.to_string()),
+            // No SQLSTATE: an I/O failure on the way to the server is the
+            // server being unreachable; anything else (a value that does
+            // not convert, a protocol surprise) is this query's fault.
+            None if std::error::Error::source(&e)
+                .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some()) =>
+            {
+                StateError::unavailable(e.to_string())
+            }
+            None => StateError::query(e.to_string()),
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::{PgConfig, StateError};
 /// First wait before reconnecting after a failure; doubled each time.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// Longest wait between reconnection attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// Slack on top of the statement and connect timeouts before a caller
 /// stops waiting for a worker.
 const REPLY_SLACK: Duration = Duration::from_secs(5);

@@ -231,3 +231,15 @@ fn a_query_error_carries_the_database_message() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn a_value_that_does_not_convert_is_a_query_error_not_an_outage() -> anyhow::Result<()> {
+    let db = shared_database()?;
+    let pool = db.pool()?;
+    // An i32 where the server wants text: the driver refuses it locally.
+    let err = pool
+        .run(|c| Ok(c.query("SELECT $1::TEXT", &[&1_i32]).map(drop)?))
+        .err();
+    assert!(matches!(err, Some(StateError::Query { .. })), "{err:?}");
+    Ok(())
+}

@@ -316,3 +316,65 @@ async fn a_session_created_on_one_gateway_is_used_on_another_with_its_own_policy
         .await;
     assert!(v.get("error").is_some(), "{v}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_raised_on_one_gateway_is_resolved_on_another() {
+    let db = shared_database().unwrap();
+    let cfg = db.config();
+    let password = cfg.password.clone().unwrap();
+    let hook = json!({"tools": {"hooks": {"beforeToolCall": [{
+        "id": "ask-exec",
+        "matcher": ["exec"],
+        "command": ["/bin/sh", "-c", "cat >/dev/null; printf '%s' '{\"requireApproval\":{\"title\":\"Run a command?\",\"description\":\"exec wants to run\",\"timeoutMs\":20000}}'"]
+    }]}}});
+    let a = start_member_with(&cfg.url, &password, hook.clone());
+    let b = start_member_with(&cfg.url, &password, hook);
+    let mut approver_on_b = b.ws().await;
+    let marker = a.dir.path().join("approved-on-b");
+    let cmd = format!("echo ran > {}", marker.display());
+    let (addr, token) = (a.addr, a.token.clone());
+    let waiting = tokio::spawn(async move {
+        let mut agent = super::support::Ws::connect(addr, Some(&token))
+            .await
+            .unwrap();
+        agent
+            .ok(
+                "tools.invoke",
+                json!({"sessionKey": "main", "toolName": "exec", "toolCallId": "ask-on-a",
+                       "params": {"command": cmd}}),
+            )
+            .await
+    });
+    // b's clients hear of a's request and see it pending.
+    let req = approver_on_b.notification("approval.requested").await;
+    let id = req["params"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(req["params"]["callId"], "ask-on-a", "{req}");
+    let pending = approver_on_b.ok("approvals.list", json!({})).await;
+    let ids: Vec<&str> = pending["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(ids, vec![id.as_str()], "{pending}");
+    assert!(!marker.exists(), "nothing runs before the approval");
+    let r = approver_on_b
+        .ok(
+            "approvals.resolve",
+            json!({"id": id, "decision": "allow-once"}),
+        )
+        .await;
+    assert_eq!(r["outcome"], "applied", "{r}");
+    let done = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("a's call did not resume after b's decision")
+        .unwrap();
+    assert_eq!(done["status"], "ok", "{done}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), "ran");
+    // A second decision, on either gateway, is ignored.
+    let mut approver_on_a = a.ws().await;
+    let dup = approver_on_a
+        .ok("approvals.resolve", json!({"id": id, "decision": "deny"}))
+        .await;
+    assert_eq!(dup["applied"], false, "{dup}");
+}

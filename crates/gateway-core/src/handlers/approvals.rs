@@ -6,7 +6,7 @@ use talon_gateway_protocol::{
     ApprovalsListResponse, ApprovalsResolveParams, ApprovalsResolveResponse,
 };
 use talon_hooks::approval::{
-    ApprovalBinding, ApprovalBroker as _, ApprovalDecision, ResolveOutcome, SqliteApprovalBroker,
+    ApprovalBinding, ApprovalBroker as _, ApprovalDecision, DynApprovalBroker, ResolveOutcome,
 };
 
 use crate::rpc::RpcError;
@@ -14,7 +14,7 @@ use crate::rpc::RpcError;
 /// The approval broker the tables' gates ask, and the approvals denied at
 /// start.
 pub(crate) struct ApprovalsHandler {
-    pub(crate) broker: Arc<SqliteApprovalBroker>,
+    pub(crate) broker: Arc<DynApprovalBroker>,
     /// Approval ids a crash left pending, denied at this start.
     pub(crate) denied_at_start: Vec<String>,
 }
@@ -24,15 +24,16 @@ impl ApprovalsHandler {
         self.broker.pending().len()
     }
 
-    /// `approvals.list`.
-    pub(crate) fn list(&self) -> ApprovalsListResponse {
+    /// `approvals.list` (with a shared store, every gateway's requests).
+    pub(crate) fn list(&self) -> Result<ApprovalsListResponse, RpcError> {
         let approvals = self
             .broker
-            .pending()
+            .try_pending()
+            .map_err(approvals_error)?
             .iter()
             .map(|a| serde_json::to_value(a).unwrap_or(serde_json::Value::Null))
             .collect();
-        ApprovalsListResponse { approvals }
+        Ok(ApprovalsListResponse { approvals })
     }
 
     /// `approvals.resolve`.
@@ -60,11 +61,24 @@ impl ApprovalsHandler {
                 ));
             }
         };
-        let outcome = self.broker.resolve(&p.id, decision, binding.as_ref());
+        let outcome = self
+            .broker
+            .try_resolve(&p.id, decision, binding.as_ref())
+            .map_err(approvals_error)?;
         Ok(ApprovalsResolveResponse {
             id: p.id,
             outcome: outcome.as_str().to_owned(),
             applied: outcome == ResolveOutcome::Applied,
         })
+    }
+}
+
+/// A store failure: `unavailable` when the shared database cannot be
+/// reached (nothing was decided; retry), internal otherwise.
+fn approvals_error(e: talon_hooks::Error) -> RpcError {
+    if e.is_unavailable() {
+        RpcError::unavailable(format!("approvals: {e}"))
+    } else {
+        RpcError::internal(format!("approvals: {e}"))
     }
 }

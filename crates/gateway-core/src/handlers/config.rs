@@ -10,7 +10,7 @@ use talon_config::ConfigLocation;
 use talon_gateway_protocol::{
     ConfigGetResponse, ConfigSchemaLookupParams, ConfigSchemaLookupResponse, ReloadReport,
 };
-use talon_hooks::approval::SqliteApprovalBroker;
+use talon_hooks::approval::DynApprovalBroker;
 use talon_tool_catalog::{CancellationToken, Tool as _, ToolCall, ToolContext};
 
 use crate::error::GatewayError;
@@ -134,7 +134,7 @@ impl ConfigHandler {
     /// non-loopback listener without a configured token is refused.
     pub(crate) fn compile_next(
         &self,
-        broker: &Arc<SqliteApprovalBroker>,
+        broker: &Arc<DynApprovalBroker>,
         cron: Option<&talon_cron::CronService>,
     ) -> Result<Generation, GatewayError> {
         let loaded = load_config(&self.location)?;
