@@ -25,6 +25,19 @@ pub enum CronError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The store's schema is newer than this binary knows: a newer Talon
+    /// wrote it. Nothing is changed; run the newer binary.
+    #[error(
+        "cron store at {location} has schema version {found}, newer than the {known} this binary knows; run the Talon that wrote it (or a newer one)"
+    )]
+    SchemaNewer {
+        /// Where the store lives.
+        location: String,
+        /// The version found.
+        found: i64,
+        /// The newest version this binary knows.
+        known: i64,
+    },
     /// A stored job could not be decoded.
     #[error("invalid persisted cron job `{id}`: {message}")]
     Persisted {

@@ -78,7 +78,7 @@ pub use crate::service::{
     MIN_REFIRE_GAP_MS, MISSED_JOB_STAGGER_MS, RecoveryReport, RunNow, SCHEDULE_ERROR_LIMIT,
     STUCK_RUN_MS, TimerStats, parse_wake_mode,
 };
-pub use crate::store::CronStore;
+pub use crate::store::{BeginRun, CronBackend, CronStore};
 pub use crate::webhook::{WEBHOOK_ALLOWLIST_KEY, WebhookGuard};
 pub use talon_tasks::{Clock, ManualClock, SystemClock};
 

@@ -24,7 +24,7 @@ use crate::runner::{
     AgentRunner, IsolatedRun, RunFailure, RunReport, RunReportStatus, SystemEventRequest,
 };
 use crate::schedule::Schedule;
-use crate::store::CronStore;
+use crate::store::{BeginRun, CronStore};
 use crate::webhook::WebhookGuard;
 
 /// When the next run is already due, the timer still waits this long
@@ -536,6 +536,12 @@ impl CronService {
 }
 
 impl Inner {
+    /// The timer lease token this process writes fired runs under (`None`
+    /// on an engine one process owns).
+    fn fence(&self) -> Option<i64> {
+        None
+    }
+
     /// (Re-)arm the single timer from the store's earliest next run.
     fn arm(this: &Arc<Inner>) {
         if !this.started.load(Ordering::SeqCst) || this.stopped.load(Ordering::SeqCst) {
@@ -697,6 +703,12 @@ impl Inner {
     ) -> Result<Option<String>> {
         let run_id = new_id("cronrun");
         let session_key = format!("agent:{}:cron:{}:run:{}", job.agent_id, job.id, run_id);
+        // A scheduled run fires the slot that was due; a manual one none.
+        let slot = if reason == "manual" {
+            None
+        } else {
+            job.state.next_run_at_ms
+        };
         job.state.running_at_ms = Some(now);
         job.state.last_run_at_ms = Some(now);
         let record = RunRecord {
@@ -709,9 +721,30 @@ impl Inner {
             status: RunStatus::Running,
             error: None,
             summary: None,
+            slot_ms: slot,
         };
-        if !lock(&this.store).begin_run(&job, &record)? {
-            return Ok(None);
+        let fence = this.fence();
+        match lock(&this.store).begin_fenced_run(&job, &record, fence)? {
+            BeginRun::Started => {}
+            BeginRun::AlreadyRunning => return Ok(None),
+            BeginRun::SlotTaken => {
+                // This slot already ran (the clock stepped back onto it):
+                // move on to the next one rather than firing it again.
+                let mut store = lock(&this.store);
+                if let Some(mut current) = store.get(&job.id)?
+                    && current.state.running_at_ms.is_none()
+                    && current.state.next_run_at_ms == slot
+                {
+                    let after = slot.unwrap_or(now).max(now);
+                    current.state.next_run_at_ms = current
+                        .schedule
+                        .next_after(after, &current.id)
+                        .unwrap_or(None);
+                    store.put(&current)?;
+                }
+                tracing::warn!(job = %job.id, slot = ?slot, "cron slot already ran; moved to the next one");
+                return Ok(None);
+            }
         }
         // With a ledger, the run's token is its task's: `tasks cancel`
         // (or the ledger's sweep) stops the run.
@@ -937,8 +970,14 @@ impl Inner {
             job.updated_at_ms = now;
             Some(job)
         });
-        if let Err(e) = store.finish_run(job_id, next_job.as_ref(), &record) {
-            tracing::error!(error = %e, job = %job_id, "cron: cannot record the run's outcome");
+        match store.finish_run(job_id, next_job.as_ref(), &record) {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(job = %job_id, run = %record.run_id, "cron: the run was already recorded ended (interrupted by a new timer owner); its outcome is not written");
+            }
+            Err(e) => {
+                tracing::error!(error = %e, job = %job_id, "cron: cannot record the run's outcome");
+            }
         }
         drop(store);
         if let Some(ledger) = &opts.ledger
