@@ -10,6 +10,9 @@
 //! - [`ngircd::Ngircd`]: a throwaway IRC server (Debian's ngircd) on a
 //!   loopback port with a generated config, plus [`ngircd::RawIrcClient`],
 //!   a raw line client to talk to it as a second user.
+//! - [`postgres::PgServer`]: a private PostgreSQL cluster under
+//!   `target/talon-pg/` on a loopback port, and [`postgres::shared_database`],
+//!   a fresh database per test on the run's shared server.
 //! - [`http_receiver::HttpReceiver`]: a loopback HTTP receiver that
 //!   records each request and answers OK, an error status or a stall.
 //! - [`gateway::GatewayProcess`]: the real `talon-gateway` binary bound to
@@ -29,7 +32,8 @@
 //! Everything that cannot be set up panics or returns an error that says
 //! how to fix the machine: a test that needs a real engine never skips.
 //!
-//! The crate depends only on `talon-tool-catalog` (for the `Tool` trait),
+//! The crate depends only on `talon-tool-catalog` (for the `Tool` trait)
+//! and `talon-state` (for the PostgreSQL config),
 //! so any crate above it can take it as a dev-dependency without a cycle.
 //! Helpers that need a backend's own types (an `SshTarget`, a
 //! `DockerBackend`) stay in that backend's `tests/` and build on these.
@@ -53,6 +57,7 @@ pub mod http_receiver;
 pub mod logs;
 pub mod mounts;
 pub mod ngircd;
+pub mod postgres;
 pub mod probe_tool;
 pub mod proc;
 pub mod snapshot;

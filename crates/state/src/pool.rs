@@ -1,0 +1,203 @@
+//! A pool of database connections, each owned by a worker thread.
+//!
+//! The `postgres` driver blocks on a runtime of its own, which must never
+//! run on a thread that drives tokio tasks. So every connection lives on a
+//! worker thread of the pool, and [`PgPool::run`] hands the work over and
+//! waits for the answer: callers block like they do on SQLite today, from
+//! any thread, inside tokio or not.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use postgres::{Client, NoTls};
+
+use crate::{PgConfig, StateError};
+
+/// First wait before reconnecting after a failure; doubled each time.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// Longest wait between reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// Slack on top of the statement and connect timeouts before a caller
+/// stops waiting for a worker.
+const REPLY_SLACK: Duration = Duration::from_secs(5);
+
+type Job = Box<dyn FnOnce(&mut Slot) + Send>;
+
+/// Pooled connections to one database; cheap to clone, every clone is the
+/// same pool. The workers end when the last clone is dropped.
+#[derive(Clone)]
+pub struct PgPool {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    jobs: Mutex<Sender<Job>>,
+    target: String,
+    reply_limit: Duration,
+}
+
+impl std::fmt::Debug for PgPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgPool")
+            .field("target", &self.inner.target)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One worker's connection and its reconnection state.
+struct Slot {
+    config: postgres::Config,
+    statement_timeout: Duration,
+    client: Option<Client>,
+    next_attempt: Instant,
+    backoff: Duration,
+}
+
+impl Slot {
+    fn client(&mut self) -> Result<&mut Client, StateError> {
+        if self.client.as_ref().is_some_and(Client::is_closed) {
+            self.client = None;
+        }
+        if self.client.is_none() {
+            let now = Instant::now();
+            if now < self.next_attempt {
+                return Err(StateError::unavailable(format!(
+                    "reconnecting; next attempt in {} ms",
+                    (self.next_attempt - now).as_millis()
+                )));
+            }
+            match self.connect() {
+                Ok(client) => {
+                    self.backoff = FIRST_BACKOFF;
+                    self.client = Some(client);
+                }
+                Err(e) => {
+                    self.next_attempt = Instant::now() + self.backoff;
+                    self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                    return Err(e);
+                }
+            }
+        }
+        self.client
+            .as_mut()
+            .ok_or_else(|| StateError::unavailable("no connection"))
+    }
+
+    fn connect(&self) -> Result<Client, StateError> {
+        let mut client = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| StateError::unavailable(format!("cannot connect: {e}")))?;
+        client
+            .batch_execute(&format!(
+                "SET statement_timeout = {}",
+                self.statement_timeout.as_millis()
+            ))
+            .map_err(StateError::from)?;
+        tracing::debug!("state database connection opened");
+        Ok(client)
+    }
+}
+
+fn worker(jobs: Arc<Mutex<Receiver<Job>>>, mut slot: Slot) {
+    loop {
+        let job = {
+            let rx = jobs.lock().unwrap_or_else(PoisonError::into_inner);
+            rx.recv()
+        };
+        match job {
+            Ok(job) => job(&mut slot),
+            // Every pool handle is gone.
+            Err(_) => return,
+        }
+    }
+}
+
+impl PgPool {
+    /// Start the pool's workers, check the database answers, and bring the
+    /// foundation's own tables (schema versions, leases, members) up to
+    /// date. A database that cannot be reached is
+    /// [`StateError::Unavailable`]; a bad URL is [`StateError::Config`].
+    pub fn connect(config: PgConfig) -> Result<PgPool, StateError> {
+        let driver = config.parse()?;
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        for n in 0..config.pool_size {
+            let slot = Slot {
+                config: driver.clone(),
+                statement_timeout: config.statement_timeout,
+                client: None,
+                next_attempt: Instant::now(),
+                backoff: FIRST_BACKOFF,
+            };
+            let rx = Arc::clone(&rx);
+            std::thread::Builder::new()
+                .name(format!("talon-pg-{n}"))
+                .spawn(move || worker(rx, slot))
+                .map_err(|e| StateError::unavailable(format!("cannot start a pool thread: {e}")))?;
+        }
+        let pool = PgPool {
+            inner: Arc::new(Inner {
+                jobs: Mutex::new(tx),
+                target: config.target(),
+                reply_limit: config.connect_timeout + config.statement_timeout + REPLY_SLACK,
+            }),
+        };
+        pool.run(|c| {
+            c.simple_query("SELECT 1")
+                .map(drop)
+                .map_err(StateError::from)
+        })?;
+        pool.migrate("state", crate::STATE_MIGRATIONS)?;
+        tracing::info!(target = %pool.inner.target, "state database connected");
+        Ok(pool)
+    }
+
+    /// Where the pool points, without credentials.
+    pub fn target(&self) -> &str {
+        &self.inner.target
+    }
+
+    /// Run `f` on a pooled connection, on the pool's worker thread, and
+    /// wait for its answer. A lost connection is dropped and reopened with
+    /// backoff by a later call; meanwhile calls fail with
+    /// [`StateError::Unavailable`]. A caller never waits longer than the
+    /// connect and statement timeouts plus a few seconds.
+    pub fn run<T, F>(&self, f: F) -> Result<T, StateError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Client) -> Result<T, StateError> + Send + 'static,
+    {
+        let (reply, answer): (SyncSender<Result<T, StateError>>, _) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |slot: &mut Slot| {
+            let result = match slot.client() {
+                Ok(client) => f(client),
+                Err(e) => Err(e),
+            };
+            if result.as_ref().is_err_and(StateError::is_unavailable)
+                && slot.client.as_ref().is_some_and(Client::is_closed)
+            {
+                slot.client = None;
+            }
+            // The caller may have stopped waiting.
+            let _ = reply.send(result);
+        });
+        self.inner
+            .jobs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .send(job)
+            .map_err(|_| StateError::unavailable("the pool's workers have stopped"))?;
+        match answer.recv_timeout(self.inner.reply_limit) {
+            Ok(result) => result,
+            Err(RecvTimeoutError::Timeout) => Err(StateError::unavailable(format!(
+                "no answer from the state database within {} s",
+                self.inner.reply_limit.as_secs()
+            ))),
+            Err(RecvTimeoutError::Disconnected) => Err(StateError::unavailable(
+                "a pool worker stopped while running the statement",
+            )),
+        }
+    }
+}
