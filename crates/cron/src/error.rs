@@ -38,6 +38,20 @@ pub enum CronError {
         /// The newest version this binary knows.
         known: i64,
     },
+    /// The shared state database failed (PostgreSQL): unreachable
+    /// (`unavailable`), fenced (this gateway no longer holds the cron
+    /// timer lease, so its write was refused), a conflict, a query error.
+    /// Keeps the state error with its kind and code.
+    #[cfg(feature = "postgres")]
+    #[error("cron store at {location}: {source}")]
+    State {
+        /// Where the store lives (`postgres user@host:port/db`, never the
+        /// password).
+        location: String,
+        /// The state error.
+        #[source]
+        source: talon_state::StateError,
+    },
     /// A stored job could not be decoded.
     #[error("invalid persisted cron job `{id}`: {message}")]
     Persisted {
@@ -117,6 +131,30 @@ impl CronError {
             field: field.into(),
             message: message.into(),
         }
+    }
+
+    /// Whether the shared store refused a write because this process no
+    /// longer holds the cron timer lease (always `false` on SQLite).
+    pub fn is_fenced(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if let CronError::State {
+            source: talon_state::StateError::Fenced { .. },
+            ..
+        } = self
+        {
+            return true;
+        }
+        false
+    }
+
+    /// Whether the store could not be reached (retry later): the shared
+    /// state database is down or the connection was lost.
+    pub fn is_unavailable(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if let CronError::State { source, .. } = self {
+            return source.is_unavailable();
+        }
+        false
     }
 
     /// The field path of an input error.

@@ -73,10 +73,11 @@ pub use crate::schedule::{
     parse_absolute_time_ms, parse_tz, stagger_offset,
 };
 pub use crate::service::{
-    CronOptions, CronService, CronStatus, DEFAULT_RUN_TIMEOUT, DEFERRED_MISSED_DELAY_MS,
-    ERROR_BACKOFF_MS, JobChange, MAX_MISSED_JOBS_PER_RESTART, MAX_TIMER_DELAY_MS,
-    MIN_REFIRE_GAP_MS, MISSED_JOB_STAGGER_MS, RecoveryReport, RunNow, SCHEDULE_ERROR_LIMIT,
-    STUCK_RUN_MS, TimerStats, parse_wake_mode,
+    CronOptions, CronService, CronStatus, DEFAULT_LEASE_RENEW, DEFAULT_LEASE_TTL,
+    DEFAULT_RUN_TIMEOUT, DEFERRED_MISSED_DELAY_MS, ERROR_BACKOFF_MS, JobChange,
+    MAX_MISSED_JOBS_PER_RESTART, MAX_TIMER_DELAY_MS, MIN_REFIRE_GAP_MS, MISSED_JOB_STAGGER_MS,
+    RecoveryReport, RunNow, SCHEDULE_ERROR_LIMIT, STUCK_RUN_MS, TimerGrant, TimerLease,
+    TimerLeaseStatus, TimerStats, parse_wake_mode,
 };
 pub use crate::store::{BeginRun, CronBackend, CronStore};
 pub use crate::webhook::{WEBHOOK_ALLOWLIST_KEY, WebhookGuard};
@@ -88,6 +89,8 @@ mod cron_tool;
 mod error;
 mod input;
 mod job;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod quota;
 mod runner;
 mod schedule;

@@ -12,7 +12,10 @@ pub(crate) struct Engine {
 enum Kind {
     Sqlite(tempfile::TempDir),
     #[cfg(feature = "postgres")]
-    Postgres(talon_test_support::postgres::TestDb),
+    Postgres {
+        _db: talon_test_support::postgres::TestDb,
+        pool: talon_state::PgPool,
+    },
 }
 
 impl Engine {
@@ -30,10 +33,11 @@ impl Engine {
     #[cfg(feature = "postgres")]
     pub(crate) fn postgres() -> Engine {
         let db = talon_test_support::postgres::shared_database().unwrap();
-        let store = talon_cron::postgres::open_store(&db.pool()).unwrap();
+        let pool = db.pool().unwrap();
+        let store = talon_cron::postgres::open_store(&pool).unwrap();
         Engine {
             store,
-            kind: Kind::Postgres(db),
+            kind: Kind::Postgres { _db: db, pool },
         }
     }
 
@@ -42,7 +46,7 @@ impl Engine {
         match &self.kind {
             Kind::Sqlite(dir) => CronStore::open(&dir.path().join("talon.db")),
             #[cfg(feature = "postgres")]
-            Kind::Postgres(db) => talon_cron::postgres::open_store(&db.pool()),
+            Kind::Postgres { pool, .. } => talon_cron::postgres::open_store(pool),
         }
     }
 
@@ -58,17 +62,16 @@ impl Engine {
                 talon_tasks::set_schema_version(&conn, "cron", version).unwrap();
             }
             #[cfg(feature = "postgres")]
-            Kind::Postgres(db) => {
+            Kind::Postgres { pool, .. } => {
                 let v = i32::try_from(version).unwrap();
-                db.pool()
-                    .run(move |c| {
-                        c.execute(
-                            "UPDATE talon_schema SET version = $1 WHERE store = 'cron'",
-                            &[&v],
-                        )?;
-                        Ok(())
-                    })
-                    .unwrap();
+                pool.run(move |c| {
+                    c.execute(
+                        "UPDATE talon_schema SET version = $1 WHERE store = 'cron'",
+                        &[&v],
+                    )?;
+                    Ok(())
+                })
+                .unwrap();
             }
         }
     }

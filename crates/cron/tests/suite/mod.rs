@@ -1,5 +1,6 @@
 mod common;
 mod engines;
+mod fleet;
 mod limits;
 mod recovery;
 mod schedule;
