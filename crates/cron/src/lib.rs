@@ -94,7 +94,7 @@ pub use crate::service::{
     RecoveryReport, RunNow, SCHEDULE_ERROR_LIMIT, STUCK_RUN_MS, TimerGrant, TimerLease,
     TimerLeaseStatus, TimerStats, parse_wake_mode,
 };
-pub use crate::store::{BeginRun, CronBackend, CronStore};
+pub use crate::store::{Admission, BeginRun, CronBackend, CronStore};
 pub use crate::webhook::{WEBHOOK_ALLOWLIST_KEY, WebhookGuard};
 pub use talon_tasks::{Clock, ManualClock, SystemClock};
 

@@ -21,12 +21,16 @@ use crate::error::{CronError, Result};
 use crate::job::{CronJob, RunRecord, RunStatus};
 use crate::service::{TimerGrant, TimerLease};
 use crate::store::sqlite::decode;
-use crate::store::{BeginRun, CronBackend, CronStore, INTERRUPTED_ERROR};
+use crate::store::{Admission, BeginRun, CronBackend, CronStore, INTERRUPTED_ERROR};
 
 /// The store's name in `talon_schema`.
 pub const STORE: &str = "cron";
 /// The lease whose holder fires due jobs.
 pub const LEASE: &str = "cron";
+
+/// The transaction-scoped advisory lock every admission takes, so two
+/// gateways adding jobs at once cannot both pass the job-count limits.
+const ADMISSION_LOCK: i64 = 0x7461_6c6f_6e63_726e;
 
 /// The store's migrations: version `i + 1` is `MIGRATIONS[i]`.
 pub const MIGRATIONS: &[&str] = &["
@@ -235,6 +239,58 @@ impl CronBackend for PgCronBackend {
     fn put(&self, job: &CronJob) -> Result<()> {
         let row = JobRow::of(job)?;
         self.run(move |c| upsert(c, &row))
+    }
+
+    fn put_admitted(
+        &self,
+        job: &CronJob,
+        max_per_creator: u64,
+        max_per_agent: u64,
+    ) -> Result<Admission> {
+        let row = JobRow::of(job)?;
+        let limit = |max: u64| i64::try_from(max).unwrap_or(i64::MAX);
+        let (max_creator, max_agent) = (limit(max_per_creator), limit(max_per_agent));
+        let held = |n: i64| u64::try_from(n).unwrap_or(0);
+        self.run(move |c| {
+            let mut tx = c.transaction()?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&ADMISSION_LOCK])?;
+            if let Some(session) = &row.creator {
+                let n: i64 = tx
+                    .query_one(
+                        "SELECT COUNT(*) FROM cron_jobs WHERE creator_session_key = $1",
+                        &[session],
+                    )?
+                    .get(0);
+                if n >= max_creator {
+                    return Ok(Admission::CreatorFull(held(n)));
+                }
+            }
+            let n: i64 = tx
+                .query_one(
+                    "SELECT COUNT(*) FROM cron_jobs WHERE agent_id = $1",
+                    &[&row.agent_id],
+                )?
+                .get(0);
+            if n >= max_agent {
+                return Ok(Admission::AgentFull(held(n)));
+            }
+            tx.execute(
+                "INSERT INTO cron_jobs
+                     (id, agent_id, enabled, next_run_at, running_at, creator_session_key, data)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                &[
+                    &row.id,
+                    &row.agent_id,
+                    &row.enabled,
+                    &row.next_run_at,
+                    &row.running_at,
+                    &row.creator,
+                    &row.data,
+                ],
+            )?;
+            tx.commit()?;
+            Ok(Admission::Stored)
+        })
     }
 
     fn put_many(&self, jobs: &[CronJob]) -> Result<()> {

@@ -171,8 +171,9 @@ impl CronOptions {
 
     /// Admit a new job into `store`: its webhook target passes the egress
     /// rules and it fits the quotas ([`CronQuotas::admit`]). Call it and
-    /// store the job under one lock (the service does; so does `talon cron
-    /// add`).
+    /// store the job under one lock (`talon cron add` does); the service
+    /// counts and stores in one store transaction instead
+    /// ([`CronStore::put_admitted`]), which also holds across a fleet.
     pub fn admit(&self, store: &CronStore, job: &CronJob, now_ms: i64) -> Result<()> {
         self.webhooks.vet(job.delivery.as_ref(), "delivery")?;
         self.quotas.admit(store, job, now_ms)
@@ -572,13 +573,19 @@ impl CronService {
     pub fn add(&self, spec: JobSpec, creator: &Creator) -> Result<JobChange> {
         let now = self.now();
         let (job, dropped_tools) = build_job(new_id("job"), spec, creator, now)?;
-        {
-            // Counted and stored under one lock: concurrent adds cannot
-            // both pass the count.
-            let mut store = lock(&self.inner.store);
-            self.inner.opts.admit(&store, &job, now)?;
-            store.put(&job)?;
-        }
+        let opts = &self.inner.opts;
+        opts.webhooks.vet(job.delivery.as_ref(), "delivery")?;
+        opts.quotas
+            .check_interval(&job.schedule, now, "job.schedule")?;
+        // Counted and stored in one store transaction, serialised against
+        // every other admission (other gateways on a shared store too):
+        // concurrent adds cannot both pass the count.
+        let admission = lock(&self.inner.store).put_admitted(
+            &job,
+            opts.quotas.max_jobs_per_creator,
+            opts.quotas.max_jobs_per_agent,
+        )?;
+        opts.quotas.refusal(admission, &job)?;
         tracing::info!(job = %job.id, agent = %job.agent_id, kind = job.schedule.kind(), "cron job added");
         Inner::arm(&self.inner);
         Ok(JobChange { job, dropped_tools })
@@ -995,10 +1002,23 @@ impl Inner {
         };
         let delay = if delay == 0 { MIN_REFIRE_GAP_MS } else { delay }.min(max_delay);
         let weak: Weak<Inner> = Arc::downgrade(this);
+        // A shared database may stall (lost, reconnecting): a fleet's tick
+        // runs off the async threads. A single process keeps it inline, so
+        // tests on tokio's paused clock stay deterministic.
+        let off_thread = this.fleet.is_some();
         let handle = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(u64::try_from(delay).unwrap_or(0))).await;
             if let Some(inner) = weak.upgrade() {
-                Inner::on_timer(&inner);
+                if off_thread {
+                    if tokio::task::spawn_blocking(move || Inner::on_timer(&inner))
+                        .await
+                        .is_err()
+                    {
+                        tracing::error!("cron: a timer tick failed to run");
+                    }
+                } else {
+                    Inner::on_timer(&inner);
+                }
             }
         })
         .abort_handle();

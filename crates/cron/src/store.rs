@@ -31,6 +31,19 @@ pub enum BeginRun {
     SlotTaken,
 }
 
+/// The outcome of [`CronBackend::put_admitted`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Admission {
+    /// Under both limits: stored.
+    Stored,
+    /// The creating session already holds this many jobs (the limit or
+    /// more): nothing stored.
+    CreatorFull(u64),
+    /// The agent already holds this many jobs: nothing stored.
+    AgentFull(u64),
+}
+
 /// The storage of cron jobs and their runs. Synchronous and `Send + Sync`:
 /// the service calls it under its own lock, from its timer task or a
 /// blocking thread. Persistence only: clocks, schedules, backoff and
@@ -53,6 +66,18 @@ pub trait CronBackend: Send + Sync + Debug {
 
     /// Insert or replace a job (one transaction).
     fn put(&self, job: &CronJob) -> Result<()>;
+
+    /// Store a new job only if its creating session holds fewer than
+    /// `max_per_creator` jobs and its agent fewer than `max_per_agent`:
+    /// counted and inserted in one transaction, serialised against every
+    /// other admission on the store (across processes on a shared engine),
+    /// so concurrent adds cannot both pass the count.
+    fn put_admitted(
+        &self,
+        job: &CronJob,
+        max_per_creator: u64,
+        max_per_agent: u64,
+    ) -> Result<Admission>;
 
     /// Insert or replace many jobs in one transaction.
     fn put_many(&self, jobs: &[CronJob]) -> Result<()>;
@@ -146,6 +171,18 @@ impl CronStore {
     /// Insert or replace a job (one transaction).
     pub fn put(&mut self, job: &CronJob) -> Result<()> {
         self.backend.put(job)
+    }
+
+    /// Store a new job under the job-count limits, counted and inserted in
+    /// one step ([`CronBackend::put_admitted`]).
+    pub fn put_admitted(
+        &mut self,
+        job: &CronJob,
+        max_per_creator: u64,
+        max_per_agent: u64,
+    ) -> Result<Admission> {
+        self.backend
+            .put_admitted(job, max_per_creator, max_per_agent)
     }
 
     /// Insert many jobs in one transaction.

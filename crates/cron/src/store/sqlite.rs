@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::{Connection, OptionalExtension, params};
 use talon_tasks::{open_database, schema_version, set_schema_version};
 
-use super::{BeginRun, CronBackend, INTERRUPTED_ERROR};
+use super::{Admission, BeginRun, CronBackend, INTERRUPTED_ERROR};
 use crate::error::{CronError, Result};
 use crate::job::{CronJob, RunRecord, RunStatus};
 
@@ -155,6 +155,58 @@ impl CronBackend for SqliteCronBackend {
             )
             .map_err(|e| self.db(e))?;
         Ok(())
+    }
+
+    fn put_admitted(
+        &self,
+        job: &CronJob,
+        max_per_creator: u64,
+        max_per_agent: u64,
+    ) -> Result<Admission> {
+        let db = |e| self.db(e);
+        let data = encode(job)?;
+        let mut conn = self.conn();
+        // IMMEDIATE: the write lock is taken before counting, so another
+        // process's admission waits (busy timeout) instead of racing.
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db)?;
+        let held = |sql: &str, key: &str| -> Result<u64> {
+            tx.query_row(sql, params![key], |r| r.get::<_, i64>(0))
+                .map(|n| u64::try_from(n).unwrap_or(0))
+                .map_err(db)
+        };
+        if let Some(session) = &job.creator_session_key {
+            let n = held(
+                "SELECT COUNT(*) FROM cron_jobs WHERE json_extract(data, '$.creatorSessionKey') = ?1",
+                session,
+            )?;
+            if n >= max_per_creator {
+                return Ok(Admission::CreatorFull(n));
+            }
+        }
+        let n = held(
+            "SELECT COUNT(*) FROM cron_jobs WHERE agent_id = ?1",
+            &job.agent_id,
+        )?;
+        if n >= max_per_agent {
+            return Ok(Admission::AgentFull(n));
+        }
+        tx.execute(
+            "INSERT INTO cron_jobs (id, agent_id, enabled, next_run_at, running_at, data)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                job.id,
+                job.agent_id,
+                job.enabled,
+                job.state.next_run_at_ms,
+                job.state.running_at_ms,
+                data
+            ],
+        )
+        .map_err(db)?;
+        tx.commit().map_err(db)?;
+        Ok(Admission::Stored)
     }
 
     fn put_many(&self, jobs: &[CronJob]) -> Result<()> {

@@ -375,6 +375,90 @@ fn a_stale_owner_is_fenced_and_runs_nothing() {
     assert!(b_took.token > 1);
 }
 
+/// Gateways adding jobs at once stay under the agent's quota together: the
+/// count and the insert are one step in the shared store. Eight stores
+/// (each its own pool, as eight gateways) race to fill one agent's quota.
+#[test]
+fn concurrent_adds_across_gateways_stay_under_the_quota() {
+    const GATEWAYS: usize = 8;
+    const LIMIT: u64 = 20;
+    let db = shared_database().unwrap();
+    let stores: Vec<CronStore> = (0..GATEWAYS)
+        .map(|_| {
+            let pool = PgPool::connect(db.config().with_pool_size(1)).unwrap();
+            open_store(&pool).unwrap()
+        })
+        .collect();
+    let barrier = std::sync::Barrier::new(GATEWAYS);
+    let stored: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = stores
+            .into_iter()
+            .enumerate()
+            .map(|(g, mut store)| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    let mut stored = 0;
+                    for n in 0..LIMIT {
+                        let (job, _) = build_job(
+                            format!("g{g}-{n}"),
+                            agent_turn("j", every(60_000)),
+                            &operator(),
+                            T0,
+                        )
+                        .unwrap();
+                        match store.put_admitted(&job, u64::MAX, LIMIT).unwrap() {
+                            Admission::Stored => stored += 1,
+                            Admission::AgentFull(held) => assert_eq!(held, LIMIT),
+                            other => panic!("{other:?}"),
+                        }
+                    }
+                    stored
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert_eq!(stored, usize::try_from(LIMIT).unwrap());
+    let check = open_store(&db.pool().unwrap()).unwrap();
+    assert_eq!(check.count_for_agent("main").unwrap(), LIMIT);
+}
+
+/// The service admits through the same step: a job past the quota on one
+/// gateway is refused while another gateway holds the rest.
+#[test]
+fn the_quota_counts_jobs_added_on_every_gateway() {
+    let db = shared_database().unwrap();
+    let quotas = CronQuotas {
+        max_jobs_per_agent: 2,
+        ..CronQuotas::unlimited()
+    };
+    let open = |id: &str| {
+        CronService::open_postgres(
+            &db.pool().unwrap(),
+            id,
+            Scripted::new([]),
+            CronOptions {
+                quotas,
+                ..CronOptions::default()
+            },
+        )
+        .unwrap()
+    };
+    let (a, b) = (open("gw-a"), open("gw-b"));
+    a.add(agent_turn("one", every(60_000)), &operator())
+        .unwrap();
+    b.add(agent_turn("two", every(60_000)), &operator())
+        .unwrap();
+    match a.add(agent_turn("three", every(60_000)), &operator()) {
+        Err(CronError::Quota { limit, max, .. }) => {
+            assert_eq!((limit, max), (QuotaLimit::JobsPerAgent, 2));
+        }
+        other => panic!("expected the agent quota, got {other:?}"),
+    }
+    assert_eq!(b.list(true).unwrap().len(), 2);
+}
+
 /// The store refuses a fire and a takeover under a token that is no longer
 /// current, and writes nothing.
 #[test]

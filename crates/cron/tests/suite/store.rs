@@ -280,6 +280,40 @@ pub(crate) fn interrupted_runs_are_marked_and_never_finished_later(e: &mut Engin
     assert_eq!(s.interrupt_running_runs(T0 + 70).unwrap(), 0);
 }
 
+pub(crate) fn admission_counts_and_stores_in_one_step(e: &mut Engine) {
+    let s = &mut e.store;
+    let mine = |id: &str, session: &str| {
+        let mut j = job(id, "alpha", None);
+        j.creator_session_key = Some(session.to_owned());
+        j
+    };
+    for id in ["a", "b"] {
+        assert_eq!(
+            s.put_admitted(&mine(id, "s1"), 2, 3).unwrap(),
+            Admission::Stored
+        );
+    }
+    assert_eq!(
+        s.put_admitted(&mine("c", "s1"), 2, 3).unwrap(),
+        Admission::CreatorFull(2)
+    );
+    assert_eq!(s.get("c").unwrap(), None, "a refused job is not stored");
+    assert_eq!(
+        s.put_admitted(&mine("d", "s2"), 2, 3).unwrap(),
+        Admission::Stored
+    );
+    assert_eq!(
+        s.put_admitted(&mine("e", "s3"), 2, 3).unwrap(),
+        Admission::AgentFull(3)
+    );
+    assert_eq!(s.count_for_agent("alpha").unwrap(), 3);
+    assert_eq!(
+        s.put_admitted(&job("f", "beta", None), 2, 3).unwrap(),
+        Admission::Stored,
+        "another agent's count is its own"
+    );
+}
+
 pub(crate) fn jobs_and_runs_survive_reopen(e: &mut Engine) {
     let j = job("keep", "main", Some(T0 + 9));
     e.store.put(&j).unwrap();
@@ -337,5 +371,6 @@ store_tests!(
     a_slot_runs_at_most_once,
     interrupted_runs_are_marked_and_never_finished_later,
     jobs_and_runs_survive_reopen,
+    admission_counts_and_stores_in_one_step,
     a_newer_schema_is_refused,
 );
