@@ -313,6 +313,11 @@ struct Inner {
     last_tick: Mutex<Option<(i64, tokio::time::Instant)>>,
 }
 
+/// How many times a fleet member retries recording a run's outcome while
+/// the shared database is unreachable, and the pause between tries.
+const STORE_RETRIES: u32 = 60;
+const STORE_RETRY_PAUSE: Duration = Duration::from_millis(500);
+
 /// How far the wall clock may run behind the monotonic clock between two
 /// ticks before recurring jobs are rescheduled from the new time.
 const CLOCK_STEP_BACK_TOLERANCE_MS: i64 = 1_000;
@@ -817,6 +822,11 @@ impl Inner {
                         grant,
                         until: asked + ttl,
                     });
+                    // A tick that found the hold run out (a slow renewal)
+                    // left no timer: the renewed hold arms it again.
+                    if lock(&this.timer).is_none() {
+                        Inner::arm(this);
+                    }
                     None
                 }
                 Ok(None) => {
@@ -1256,7 +1266,19 @@ impl Inner {
         let job_id = job.id.clone();
         let handle = tokio::spawn(async move {
             let result = Inner::execute(&inner, &job, &record, token).await;
-            Inner::complete(&inner, &job.id, record, result);
+            if inner.fleet.is_some() {
+                // A shared database may be unreachable for a while: the
+                // outcome is recorded (with retries) off the async threads.
+                let (done, id) = (Arc::clone(&inner), job.id.clone());
+                if tokio::task::spawn_blocking(move || Inner::complete(&done, &id, record, result))
+                    .await
+                    .is_err()
+                {
+                    tracing::error!(job = %job.id, "cron: recording a run's outcome failed to run");
+                }
+            } else {
+                Inner::complete(&inner, &job.id, record, result);
+            }
             lock(&inner.in_flight).remove(&job.id);
             lock(&inner.stats).runs_finished += 1;
             Inner::arm(&inner);
@@ -1351,6 +1373,24 @@ impl Inner {
         }
     }
 
+    /// Whether to try a failed store call again after a pause: only in a
+    /// fleet (where this runs on a blocking thread), only while the shared
+    /// database is unreachable and this gateway still owns the timer (a
+    /// new owner settles the run otherwise), at most
+    /// [`STORE_RETRIES`] times.
+    fn retry_store(this: &Arc<Inner>, e: &CronError, attempts: &mut u32) -> bool {
+        let again = this.fleet.is_some()
+            && e.is_unavailable()
+            && *attempts < STORE_RETRIES
+            && matches!(this.fire_right(), FireRight::Token(_));
+        if again {
+            *attempts += 1;
+            tracing::warn!(error = %e, attempt = *attempts, "cron: the store is unreachable; recording the run's outcome again shortly");
+            std::thread::sleep(STORE_RETRY_PAUSE);
+        }
+        again
+    }
+
     /// Record the outcome and compute the next run (backoff, one-shot rules).
     fn complete(
         this: &Arc<Inner>,
@@ -1361,18 +1401,28 @@ impl Inner {
         let now = this.opts.clock.now_ms();
         let opts = &this.opts;
         record.ended_at_ms = Some(now);
-        let mut store = lock(&this.store);
-        // The job may have been changed or removed while it ran.
-        let current = match store.get(job_id) {
-            Ok(j) => j,
-            Err(e) => {
-                tracing::error!(error = %e, job = %job_id, "cron: cannot reload the job after its run");
-                None
-            }
-        };
-        let mut task_status = TaskStatus::Succeeded;
-        let mut task_error = None;
-        let next_job = current.and_then(|mut job| {
+        let started = record;
+        let mut attempts = 0_u32;
+        let (record, task_status, task_error) = loop {
+            let mut record = started.clone();
+            let mut store = lock(&this.store);
+            // The job may have been changed or removed while it ran.
+            let current = match store.get(job_id) {
+                Ok(j) => j,
+                Err(e) => {
+                    drop(store);
+                    if Inner::retry_store(this, &e, &mut attempts) {
+                        continue;
+                    }
+                    // Never finish without the job: that would delete it. The
+                    // run stays `running` for the next recovery to mark.
+                    tracing::error!(error = %e, job = %job_id, "cron: cannot reload the job after its run; its outcome is not recorded");
+                    return;
+                }
+            };
+            let mut task_status = TaskStatus::Succeeded;
+            let mut task_error = None;
+            let next_job = current.and_then(|mut job| {
             job.state.running_at_ms = None;
             job.state.last_duration_ms = Some(now - record.started_at_ms);
             let natural = |job: &mut CronJob| match job.schedule.next_after(now, &job.id) {
@@ -1442,16 +1492,21 @@ impl Inner {
             job.updated_at_ms = now;
             Some(job)
         });
-        match store.finish_run(job_id, next_job.as_ref(), &record) {
-            Ok(true) => {}
-            Ok(false) => {
-                tracing::warn!(job = %job_id, run = %record.run_id, "cron: the run was already recorded ended (interrupted by a new timer owner); its outcome is not written");
+            match store.finish_run(job_id, next_job.as_ref(), &record) {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::warn!(job = %job_id, run = %record.run_id, "cron: the run was already recorded ended (interrupted by a new timer owner); its outcome is not written");
+                }
+                Err(e) => {
+                    drop(store);
+                    if Inner::retry_store(this, &e, &mut attempts) {
+                        continue;
+                    }
+                    tracing::error!(error = %e, job = %job_id, "cron: cannot record the run's outcome");
+                }
             }
-            Err(e) => {
-                tracing::error!(error = %e, job = %job_id, "cron: cannot record the run's outcome");
-            }
-        }
-        drop(store);
+            break (record, task_status, task_error);
+        };
         if let Some(ledger) = &opts.ledger
             && let Err(e) = ledger.finalize_by_run_id(
                 &record.run_id,

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use talon_cron::postgres::{PgTimerLease, open_store};
 use talon_cron::*;
 use talon_state::PgPool;
-use talon_test_support::postgres::{TestDb, shared_database};
+use talon_test_support::postgres::{PgServer, TestDb, shared_database};
 
 use super::common::*;
 
@@ -49,7 +49,16 @@ fn options(ttl: Duration, renew: Duration) -> CronOptions {
 impl Member {
     /// A gateway on `db` with its own pool and runtime, started.
     fn start(db: &TestDb, id: &str, runner: Arc<Scripted>, opts: CronOptions) -> Member {
-        let pool = db.pool().unwrap();
+        Member::start_on(&db.config(), id, runner, opts)
+    }
+
+    fn start_on(
+        config: &talon_state::PgConfig,
+        id: &str,
+        runner: Arc<Scripted>,
+        opts: CronOptions,
+    ) -> Member {
+        let pool = PgPool::connect(config.clone()).unwrap();
         let svc = CronService::open_postgres(&pool, id, runner.clone(), opts).unwrap();
         Member::run(id, svc, runner)
     }
@@ -111,6 +120,21 @@ fn wait_until(limit: Duration, mut what: impl FnMut() -> bool) -> Option<Duratio
     None
 }
 
+/// `f`, tried again while the store answers `unavailable` (a pooled
+/// connection that died with the server fails one call), for up to 10 s.
+fn retry_unavailable<T>(mut f: impl FnMut() -> Result<T>) -> T {
+    let start = Instant::now();
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(e) if e.is_unavailable() && start.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
 /// Every recorded run's slot, checked distinct.
 fn slots(runs: &[RunRecord]) -> Vec<i64> {
     let mut by_slot: BTreeMap<i64, Vec<&str>> = BTreeMap::new();
@@ -126,6 +150,63 @@ fn slots(runs: &[RunRecord]) -> Vec<i64> {
 
 fn calls(members: &[&Member]) -> usize {
     members.iter().map(|m| m.runner.calls().len()).sum()
+}
+
+/// Every runner call fleet-wide is one recorded run (no run is executed
+/// twice or unrecorded), and every run that ended `ok` was called. A run
+/// recorded but never handed to a runner (its gateway lost the lease
+/// first) is one a new owner marked interrupted.
+fn calls_match_runs(members: &[&Member], runs: &[RunRecord]) {
+    calls_match_runs_except(members, runs, &[]);
+}
+
+/// [`calls_match_runs`], but the runs in `lost` may be missing from the
+/// history (see the database-loss test).
+fn calls_match_runs_except(members: &[&Member], runs: &[RunRecord], lost: &[String]) {
+    let mut called: Vec<String> = members
+        .iter()
+        .flat_map(|m| m.runner.calls().into_iter().map(|c| c.run_id))
+        .collect();
+    called.sort();
+    let n = called.len();
+    called.dedup();
+    assert_eq!(called.len(), n, "a run handed to a runner twice");
+    for id in &called {
+        assert!(
+            runs.iter().any(|r| &r.run_id == id) || lost.contains(id),
+            "run {id} ran unrecorded"
+        );
+    }
+    for r in runs {
+        let was_called = called.contains(&r.run_id);
+        match r.status {
+            RunStatus::Ok => assert!(was_called, "run {} ok but never called", r.run_id),
+            RunStatus::Interrupted => {}
+            other => panic!("run {} ended {other:?}", r.run_id),
+        }
+    }
+}
+
+/// The slots follow the job's grid with none skipped while the job was
+/// idle: a slot is passed over only while the run before it was still
+/// going (a run that ends after the next slot moves the job to the slot
+/// after that, the rule one process follows too).
+fn no_slot_skipped_while_idle(runs: &[RunRecord]) {
+    let mut by_slot: Vec<&RunRecord> = runs.iter().collect();
+    by_slot.sort_by_key(|r| r.slot_ms);
+    for w in by_slot.windows(2) {
+        let (prev, next) = (w[0], w[1]);
+        let (s0, s1) = (prev.slot_ms.unwrap(), next.slot_ms.unwrap());
+        assert_eq!((s1 - s0) % EVERY_MS, 0, "off the grid: {s0} then {s1}");
+        if s1 - s0 > EVERY_MS {
+            let ended = prev.ended_at_ms.unwrap_or(i64::MAX);
+            assert!(
+                ended >= s1 - EVERY_MS,
+                "slot {} skipped although the run of {s0} ended at {ended}",
+                s1 - EVERY_MS
+            );
+        }
+    }
 }
 
 #[test]
@@ -180,20 +261,20 @@ fn three_gateways_fire_every_slot_exactly_once() {
             .map(|r| (r.slot_ms, r.status))
             .collect::<Vec<_>>()
     );
-    assert_eq!(
-        calls(&members.iter().collect::<Vec<_>>()),
-        runs.len(),
-        "one runner call per recorded run, fleet-wide"
-    );
+    calls_match_runs(&members.iter().collect::<Vec<_>>(), &runs);
     assert_eq!(members[1].runner.calls().len(), 0, "only the owner fires");
     assert_eq!(members[2].runner.calls().len(), 0, "only the owner fires");
-    for w in slots.windows(2) {
-        assert_eq!(w[1] - w[0], EVERY_MS, "no slot skipped: {slots:?}");
+    no_slot_skipped_while_idle(&runs);
+    let skipped = slots.windows(2).filter(|w| w[1] - w[0] != EVERY_MS).count();
+    if skipped > 0 {
+        eprintln!(
+            "{skipped} slot(s) passed over while a run was still going (a loaded machine): {slots:?}"
+        );
     }
     let expected = i64::try_from(FLEET_RUN.as_secs()).unwrap();
     let n = i64::try_from(slots.len()).unwrap();
     assert!(
-        (expected - 2..=expected + 1).contains(&n),
+        (expected - 3..=expected + 1).contains(&n),
         "{n} slots in {expected} s"
     );
 }
@@ -519,4 +600,138 @@ fn a_stale_token_is_fenced_in_the_store() {
             .unwrap(),
         BeginRun::Started
     );
+}
+
+/// `cron.run` on a gateway that does not own the timer makes the job due
+/// on the owner, which runs it; nothing runs on the asking gateway.
+#[test]
+fn a_manual_run_on_a_non_owner_runs_on_the_owner() {
+    let db = shared_database().unwrap();
+    let opts = || options(DEFAULT_LEASE_TTL, Duration::from_millis(300));
+    let a = Member::start(&db, "gw-a", Scripted::new([]), opts());
+    let b = Member::start(&db, "gw-b", Scripted::new([]), opts());
+    assert!(a.owns() && !b.owns());
+    let job = {
+        let _in = b.enter();
+        b.svc
+            .add(agent_turn("daily", every(86_400_000)), &operator())
+            .unwrap()
+            .job
+    };
+    let asked = {
+        let _in = b.enter();
+        b.svc.run_now(&job.id, true).unwrap()
+    };
+    assert_eq!(
+        (asked.ran, asked.reason.as_str()),
+        (false, "queued-on-timer-owner")
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || a.runner.calls().len() == 1).is_some(),
+        "the owner runs it within a renewal period"
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(b.runner.calls().is_empty());
+    assert_eq!(a.runner.calls().len(), 1, "once");
+    let after = a.svc.get(&job.id).unwrap().unwrap();
+    assert!(
+        after.state.next_run_at_ms.unwrap() > job.state.next_run_at_ms.unwrap() - 1,
+        "back on its daily schedule"
+    );
+}
+
+/// The database goes away mid-run and comes back: calls fail as
+/// `unavailable` meanwhile, the timer stops, and afterwards one gateway
+/// owns it again and the job runs on, each slot at most once and no run
+/// left `running`.
+#[test]
+fn the_database_lost_mid_run_stops_the_timer_until_it_returns() {
+    let mut server = PgServer::start().unwrap();
+    let name = server.create_database().unwrap();
+    let config = server.config(&name);
+    let ttl = Duration::from_secs(2);
+    let renew = Duration::from_millis(400);
+    let a = Member::start_on(&config, "gw-a", Scripted::new([]), options(ttl, renew));
+    let b = Member::start_on(&config, "gw-b", Scripted::new([]), options(ttl, renew));
+    let job = {
+        let _in = b.enter();
+        b.svc
+            .add(agent_turn("every-second", every(EVERY_MS)), &operator())
+            .unwrap()
+            .job
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || a.runner.calls().len() >= 2).is_some(),
+        "A fires: a {} b {} calls, a owns {}, b owns {}, runs {:?}",
+        a.runner.calls().len(),
+        b.runner.calls().len(),
+        a.owns(),
+        b.owns(),
+        b.svc.runs(&job.id, 0).unwrap()
+    );
+
+    // The test server runs with `synchronous_commit=off` (speed), so its
+    // immediate stop may lose the last commits, run records among them:
+    // only runs called before the stop may be missing afterwards.
+    let before_stop: Vec<String> = [&a, &b]
+        .iter()
+        .flat_map(|m| m.runner.calls().into_iter().map(|c| c.run_id))
+        .collect();
+    server.stop().unwrap();
+    let err = b.svc.list(true).unwrap_err();
+    assert!(err.is_unavailable(), "{err}");
+    // Past the lease time nobody trusts its hold any more: nothing fires.
+    std::thread::sleep(ttl + renew * 2);
+    assert!(
+        !a.svc
+            .status()
+            .is_ok_and(|s| s.lease.is_some_and(|l| l.owner_here))
+    );
+    let during = calls(&[&a, &b]);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        calls(&[&a, &b]),
+        during,
+        "no run while the database is gone"
+    );
+
+    server.start_again().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            a.svc.timer_lease().is_ok_and(|l| l.unwrap().owner_here)
+                || b.svc.timer_lease().is_ok_and(|l| l.unwrap().owner_here)
+        })
+        .is_some(),
+        "a gateway owns the timer again"
+    );
+    assert!(
+        wait_until(Duration::from_secs(10), || calls(&[&a, &b]) >= during + 2).is_some(),
+        "the job runs on: job {:?}\nruns {:?}\na {:?} {:?}\nb {:?} {:?}",
+        b.svc.get(&job.id),
+        b.svc.runs(&job.id, 0),
+        a.svc.timer_lease(),
+        a.svc.status(),
+        b.svc.timer_lease(),
+        b.svc.status(),
+    );
+    // A pooled connection that died with the server fails its next call
+    // (`unavailable`) and is reopened: a caller tries again.
+    let disabled = wait_until(Duration::from_secs(10), || {
+        let _in = b.enter();
+        let patch = JobPatch {
+            enabled: Some(false),
+            ..JobPatch::default()
+        };
+        match b.svc.update(&job.id, patch, &operator()) {
+            Ok(_) => true,
+            Err(e) if e.is_unavailable() => false,
+            Err(e) => panic!("{e}"),
+        }
+    });
+    assert!(disabled.is_some(), "the store answers again");
+    std::thread::sleep(Duration::from_millis(1_500));
+    let runs = retry_unavailable(|| b.svc.runs(&job.id, 0));
+    slots(&runs);
+    // Runs cut off by the outage are interrupted, none left `running`.
+    calls_match_runs_except(&[&a, &b], &runs, &before_stop);
 }
