@@ -13,6 +13,13 @@ pub enum CronError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A job kept changing under an update (another gateway fired or
+    /// finished it between the read and the write, again and again):
+    /// nothing was written.
+    #[error(
+        "cron job `{0}` changed while it was being updated (it was firing); nothing was changed, try again"
+    )]
+    Changed(String),
     /// No job has this id.
     #[error("no cron job with id `{0}`; list jobs with the `list` action or `talon cron list`")]
     NotFound(String),

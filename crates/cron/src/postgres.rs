@@ -293,6 +293,35 @@ impl CronBackend for PgCronBackend {
         })
     }
 
+    fn put_if_unchanged(
+        &self,
+        job: &CronJob,
+        read_running_at: Option<i64>,
+        read_next_run_at: Option<i64>,
+    ) -> Result<bool> {
+        let j = JobRow::of(job)?;
+        self.run(move |c| {
+            let n = c.execute(
+                "UPDATE cron_jobs SET agent_id = $2, enabled = $3, next_run_at = $4,
+                     running_at = $5, creator_session_key = $6, data = $7
+                 WHERE id = $1 AND running_at IS NOT DISTINCT FROM $8
+                   AND next_run_at IS NOT DISTINCT FROM $9",
+                &[
+                    &j.id,
+                    &j.agent_id,
+                    &j.enabled,
+                    &j.next_run_at,
+                    &j.running_at,
+                    &j.creator,
+                    &j.data,
+                    &read_running_at,
+                    &read_next_run_at,
+                ],
+            )?;
+            Ok(n > 0)
+        })
+    }
+
     fn put_many(&self, jobs: &[CronJob]) -> Result<()> {
         let rows = jobs.iter().map(JobRow::of).collect::<Result<Vec<_>>>()?;
         self.run(move |c| {

@@ -318,6 +318,10 @@ struct Inner {
 const STORE_RETRIES: u32 = 60;
 const STORE_RETRY_PAUSE: Duration = Duration::from_millis(500);
 
+/// How many times an update is re-read and re-applied when a fire or a
+/// finish moved the job between its read and its write.
+const UPDATE_ATTEMPTS: u32 = 5;
+
 /// How far the wall clock may run behind the monotonic clock between two
 /// ticks before recurring jobs are rescheduled from the new time.
 const CLOCK_STEP_BACK_TOLERANCE_MS: i64 = 1_000;
@@ -599,11 +603,14 @@ impl CronService {
     /// Change a job (re-capped by its creator's and `creator`'s tools).
     pub fn update(&self, id: &str, patch: JobPatch, creator: &Creator) -> Result<JobChange> {
         let now = self.now();
-        let job = {
+        let mut attempts = 0;
+        let job = loop {
             let mut store = lock(&self.inner.store);
             let mut job = store
                 .get(id)?
                 .ok_or_else(|| CronError::NotFound(id.to_owned()))?;
+            let read = (job.state.running_at_ms, job.state.next_run_at_ms);
+            let patch = patch.clone();
             let before = job.schedule.clone();
             let dropped_tools = apply_patch(&mut job, patch, creator, now)?;
             self.inner
@@ -618,8 +625,15 @@ impl CronService {
                     .quotas
                     .check_interval(&job.schedule, now, "patch.schedule")?;
             }
-            store.put(&job)?;
-            JobChange { job, dropped_tools }
+            // Written only if no fire or finish (here or on another
+            // gateway) moved the job since it was read.
+            if store.put_if_unchanged(&job, read.0, read.1)? {
+                break JobChange { job, dropped_tools };
+            }
+            attempts += 1;
+            if attempts >= UPDATE_ATTEMPTS {
+                return Err(CronError::Changed(id.to_owned()));
+            }
         };
         Inner::arm(&self.inner);
         Ok(job)

@@ -79,6 +79,18 @@ pub trait CronBackend: Send + Sync + Debug {
         max_per_agent: u64,
     ) -> Result<Admission>;
 
+    /// Replace a stored job only if its scheduling columns still hold what
+    /// the caller read (`running_at`, `next_run_at`): a compare-and-set, so
+    /// an edit made from a stale read cannot undo a fire or a finish that
+    /// another process wrote meanwhile. `false`: it changed (or is gone);
+    /// nothing written.
+    fn put_if_unchanged(
+        &self,
+        job: &CronJob,
+        read_running_at: Option<i64>,
+        read_next_run_at: Option<i64>,
+    ) -> Result<bool>;
+
     /// Insert or replace many jobs in one transaction.
     fn put_many(&self, jobs: &[CronJob]) -> Result<()>;
 
@@ -183,6 +195,18 @@ impl CronStore {
     ) -> Result<Admission> {
         self.backend
             .put_admitted(job, max_per_creator, max_per_agent)
+    }
+
+    /// Replace a job only if its running marker and next run still hold
+    /// the values read ([`CronBackend::put_if_unchanged`]).
+    pub fn put_if_unchanged(
+        &mut self,
+        job: &CronJob,
+        read_running_at: Option<i64>,
+        read_next_run_at: Option<i64>,
+    ) -> Result<bool> {
+        self.backend
+            .put_if_unchanged(job, read_running_at, read_next_run_at)
     }
 
     /// Insert many jobs in one transaction.

@@ -209,6 +209,34 @@ impl CronBackend for SqliteCronBackend {
         Ok(Admission::Stored)
     }
 
+    fn put_if_unchanged(
+        &self,
+        job: &CronJob,
+        read_running_at: Option<i64>,
+        read_next_run_at: Option<i64>,
+    ) -> Result<bool> {
+        let data = encode(job)?;
+        let n = self
+            .conn()
+            .execute(
+                "UPDATE cron_jobs SET agent_id = ?2, enabled = ?3, next_run_at = ?4,
+                     running_at = ?5, data = ?6
+                 WHERE id = ?1 AND running_at IS ?7 AND next_run_at IS ?8",
+                params![
+                    job.id,
+                    job.agent_id,
+                    job.enabled,
+                    job.state.next_run_at_ms,
+                    job.state.running_at_ms,
+                    data,
+                    read_running_at,
+                    read_next_run_at
+                ],
+            )
+            .map_err(|e| self.db(e))?;
+        Ok(n > 0)
+    }
+
     fn put_many(&self, jobs: &[CronJob]) -> Result<()> {
         let db = |e| self.db(e);
         let mut conn = self.conn();

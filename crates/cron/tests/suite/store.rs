@@ -314,6 +314,44 @@ pub(crate) fn admission_counts_and_stores_in_one_step(e: &mut Engine) {
     );
 }
 
+pub(crate) fn an_edit_from_a_stale_read_does_not_undo_a_fire(e: &mut Engine) {
+    let s = &mut e.store;
+    let j = job("j", "main", Some(T0));
+    s.put(&j).unwrap();
+    // An editor reads the job, then the timer owner fires it.
+    let read = s.get("j").unwrap().unwrap();
+    assert!(
+        s.begin_run(&claimed(j.clone(), T0), &run("r", "j", Some(T0), T0))
+            .unwrap()
+    );
+    let mut renamed = read.clone();
+    renamed.name = "renamed".into();
+    assert!(
+        !s.put_if_unchanged(
+            &renamed,
+            read.state.running_at_ms,
+            read.state.next_run_at_ms
+        )
+        .unwrap(),
+        "the stale edit is refused"
+    );
+    let now = s.get("j").unwrap().unwrap();
+    assert_eq!(now.state.running_at_ms, Some(T0), "the fire stands");
+    assert_eq!(now.name, "j");
+    // Re-read and re-applied, it goes through.
+    let mut renamed = now.clone();
+    renamed.name = "renamed".into();
+    assert!(
+        s.put_if_unchanged(&renamed, now.state.running_at_ms, now.state.next_run_at_ms)
+            .unwrap()
+    );
+    assert_eq!(s.get("j").unwrap().unwrap(), renamed);
+    assert!(
+        !s.put_if_unchanged(&job("gone", "main", None), None, None)
+            .unwrap()
+    );
+}
+
 pub(crate) fn jobs_and_runs_survive_reopen(e: &mut Engine) {
     let j = job("keep", "main", Some(T0 + 9));
     e.store.put(&j).unwrap();
@@ -370,6 +408,7 @@ store_tests!(
     a_job_runs_once_at_a_time_and_its_outcome_is_recorded,
     a_slot_runs_at_most_once,
     interrupted_runs_are_marked_and_never_finished_later,
+    an_edit_from_a_stale_read_does_not_undo_a_fire,
     jobs_and_runs_survive_reopen,
     admission_counts_and_stores_in_one_step,
     a_newer_schema_is_refused,
