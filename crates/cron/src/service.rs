@@ -722,16 +722,23 @@ impl CronService {
                 });
             }
             let mut store = lock(&self.inner.store);
+            let mut queued = false;
             if let Some(mut current) = store.get(id)?
                 && current.state.running_at_ms.is_none()
             {
-                current.state.next_run_at_ms =
-                    Some(current.state.next_run_at_ms.map_or(now, |t| t.min(now)));
-                store.put(&current)?;
+                let read = current.state.next_run_at_ms;
+                current.state.next_run_at_ms = Some(read.map_or(now, |t| t.min(now)));
+                // Not if the owner fired it meanwhile.
+                queued = store.put_if_unchanged(&current, None, read)?;
             }
             return Ok(RunNow {
                 ran: false,
-                reason: "queued-on-timer-owner".into(),
+                reason: if queued {
+                    "queued-on-timer-owner"
+                } else {
+                    "already-running"
+                }
+                .into(),
                 run_id: None,
             });
         }
