@@ -13,6 +13,13 @@ pub enum CronError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A job kept changing under an update (another gateway fired or
+    /// finished it between the read and the write, again and again):
+    /// nothing was written.
+    #[error(
+        "cron job `{0}` changed while it was being updated (it was firing); nothing was changed, try again"
+    )]
+    Changed(String),
     /// No job has this id.
     #[error("no cron job with id `{0}`; list jobs with the `list` action or `talon cron list`")]
     NotFound(String),
@@ -24,6 +31,33 @@ pub enum CronError {
         /// The SQLite error.
         #[source]
         source: rusqlite::Error,
+    },
+    /// The store's schema is newer than this binary knows: a newer Talon
+    /// wrote it. Nothing is changed; run the newer binary.
+    #[error(
+        "cron store at {location} has schema version {found}, newer than the {known} this binary knows; run the Talon that wrote it (or a newer one)"
+    )]
+    SchemaNewer {
+        /// Where the store lives.
+        location: String,
+        /// The version found.
+        found: i64,
+        /// The newest version this binary knows.
+        known: i64,
+    },
+    /// The shared state database failed (PostgreSQL): unreachable
+    /// (`unavailable`), fenced (this gateway no longer holds the cron
+    /// timer lease, so its write was refused), a conflict, a query error.
+    /// Keeps the state error with its kind and code.
+    #[cfg(feature = "postgres")]
+    #[error("cron store at {location}: {source}")]
+    State {
+        /// Where the store lives (`postgres user@host:port/db`, never the
+        /// password).
+        location: String,
+        /// The state error.
+        #[source]
+        source: talon_state::StateError,
     },
     /// A stored job could not be decoded.
     #[error("invalid persisted cron job `{id}`: {message}")]
@@ -104,6 +138,30 @@ impl CronError {
             field: field.into(),
             message: message.into(),
         }
+    }
+
+    /// Whether the shared store refused a write because this process no
+    /// longer holds the cron timer lease (always `false` on SQLite).
+    pub fn is_fenced(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if let CronError::State {
+            source: talon_state::StateError::Fenced { .. },
+            ..
+        } = self
+        {
+            return true;
+        }
+        false
+    }
+
+    /// Whether the store could not be reached (retry later): the shared
+    /// state database is down or the connection was lost.
+    pub fn is_unavailable(&self) -> bool {
+        #[cfg(feature = "postgres")]
+        if let CronError::State { source, .. } = self {
+            return source.is_unavailable();
+        }
+        false
     }
 
     /// The field path of an input error.

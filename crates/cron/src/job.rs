@@ -269,4 +269,8 @@ pub struct RunRecord {
     /// The runner's summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// The schedule slot this run fired (the job's `nextRunAtMs` that was
+    /// due); absent for a manual run. A job has at most one run per slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_ms: Option<i64>,
 }

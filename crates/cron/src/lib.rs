@@ -9,9 +9,14 @@
 //!   expressions keep their real cadence through both passes; see
 //!   [`CronExpr::next_after`]). Bad input is a
 //!   [`CronError::Invalid`] naming the field.
-//! - [`CronStore`]: jobs and their run history in SQLite (the shared state
-//!   database, WAL, one transaction per change); next-due selection is an
-//!   index range scan.
+//! - [`CronStore`]: jobs and their run history behind one storage seam,
+//!   [`CronBackend`], with two engines: SQLite (the embedded default, the
+//!   shared state database, WAL, one transaction per change) and, with the
+//!   `postgres` feature, PostgreSQL shared by a fleet of gateways
+//!   (module `postgres`). Next-due selection is an index range scan. Both
+//!   engines enforce in storage that a job runs once at a time, each
+//!   schedule slot at most once (runs unique on `(job_id, slot)`), and that
+//!   a run's first terminal record wins.
 //! - [`CronService`]: one timer re-armed after every change (at least
 //!   [`MIN_REFIRE_GAP_MS`] when already due, at most [`MAX_TIMER_DELAY_MS`]),
 //!   a non-async timer callback, isolated runs through the embedder's
@@ -21,6 +26,16 @@
 //!   [`CronService::start`]). A run is over at its deadline
 //!   (`timeoutSeconds`): its token fires and it is recorded
 //!   [`RunStatus::Timeout`].
+//! - A fleet (`CronService::open_postgres`, or
+//!   [`CronService::open_fleet`] over any store and [`TimerLease`]): every
+//!   gateway edits jobs in the shared store, but only the holder of the
+//!   `cron` lease has a timer (ttl [`DEFAULT_LEASE_TTL`], renewed every
+//!   [`DEFAULT_LEASE_RENEW`]). It re-reads the due jobs from the database
+//!   at least every renewal, and fires each under the lease's fencing
+//!   token: the claim and the run record are one transaction that checks
+//!   the token first, so a gateway that lost the lease runs nothing. A new
+//!   owner marks the runs of earlier owners interrupted and never re-runs
+//!   them; [`CronService::timer_lease`] says who owns the timer.
 //! - [`CronQuotas`]: jobs per creating session and per agent, and the
 //!   shortest recurring interval (`cron.quotas`); a job over a limit is
 //!   refused with [`CronError::Quota`] naming the limit and its key.
@@ -73,12 +88,13 @@ pub use crate::schedule::{
     parse_absolute_time_ms, parse_tz, stagger_offset,
 };
 pub use crate::service::{
-    CronOptions, CronService, CronStatus, DEFAULT_RUN_TIMEOUT, DEFERRED_MISSED_DELAY_MS,
-    ERROR_BACKOFF_MS, JobChange, MAX_MISSED_JOBS_PER_RESTART, MAX_TIMER_DELAY_MS,
-    MIN_REFIRE_GAP_MS, MISSED_JOB_STAGGER_MS, RecoveryReport, RunNow, SCHEDULE_ERROR_LIMIT,
-    STUCK_RUN_MS, TimerStats, parse_wake_mode,
+    CronOptions, CronService, CronStatus, DEFAULT_LEASE_RENEW, DEFAULT_LEASE_TTL,
+    DEFAULT_RUN_TIMEOUT, DEFERRED_MISSED_DELAY_MS, ERROR_BACKOFF_MS, JobChange,
+    MAX_MISSED_JOBS_PER_RESTART, MAX_TIMER_DELAY_MS, MIN_REFIRE_GAP_MS, MISSED_JOB_STAGGER_MS,
+    RecoveryReport, RunNow, SCHEDULE_ERROR_LIMIT, STUCK_RUN_MS, TimerGrant, TimerLease,
+    TimerLeaseStatus, TimerStats, parse_wake_mode,
 };
-pub use crate::store::CronStore;
+pub use crate::store::{Admission, BeginRun, CronBackend, CronStore};
 pub use crate::webhook::{WEBHOOK_ALLOWLIST_KEY, WebhookGuard};
 pub use talon_tasks::{Clock, ManualClock, SystemClock};
 
@@ -88,6 +104,8 @@ mod cron_tool;
 mod error;
 mod input;
 mod job;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod quota;
 mod runner;
 mod schedule;

@@ -7,7 +7,7 @@ use crate::config::CronQuotasConfig;
 use crate::error::{CronError, QuotaLimit, Result};
 use crate::job::CronJob;
 use crate::schedule::{CronExpr, Schedule};
-use crate::store::CronStore;
+use crate::store::{Admission, CronStore};
 
 /// Default of `cron.quotas.maxJobsPerCreator`.
 pub const DEFAULT_MAX_JOBS_PER_CREATOR: u64 = 100;
@@ -80,6 +80,18 @@ impl CronQuotas {
             self.check_creator(store.count_for_creator(session)?, session)?;
         }
         self.check_agent(store.count_for_agent(&job.agent_id)?, &job.agent_id)
+    }
+
+    /// The refusal of a job the store did not admit
+    /// ([`CronStore::put_admitted`]), or `Ok` when it was stored.
+    pub fn refusal(self, admission: Admission, job: &CronJob) -> Result<()> {
+        match admission {
+            Admission::CreatorFull(held) => {
+                self.check_creator(held, job.creator_session_key.as_deref().unwrap_or_default())
+            }
+            Admission::AgentFull(held) => self.check_agent(held, &job.agent_id),
+            Admission::Stored => Ok(()),
+        }
     }
 
     /// Refuse one more job for a creating session that holds `held`.

@@ -1,436 +1,316 @@
-//! The SQLite job store: jobs as JSON with indexed scheduling columns, and
-//! the run history. Next-due selection is an index range scan
-//! (`enabled, next_run_at`), never a scan of every job.
+//! The job store: one seam ([`CronBackend`]), two engines. SQLite (the
+//! embedded default, [`sqlite`]) and, behind the `postgres` feature,
+//! PostgreSQL shared by a fleet of gateways. Jobs are JSON with indexed
+//! scheduling columns; next-due selection is an index range scan
+//! (`enabled, next_run_at`), never a scan of every job. The rules both
+//! engines enforce in their own storage, not in this process: a job runs
+//! at most once at a time (`running_at` claimed in the same transaction
+//! that writes the `running` history row), at most one run per schedule
+//! slot (`cron_runs` unique on `(job_id, slot)`), and a run's first terminal
+//! record wins (a run a new timer owner marked `interrupted` is never
+//! overwritten by the process that started it).
 
-use std::path::{Path, PathBuf};
+use std::fmt::Debug;
+use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, params};
-use talon_tasks::{open_database, schema_version, set_schema_version};
+use crate::error::Result;
+use crate::job::{CronJob, RunRecord};
 
-use crate::error::{CronError, Result};
-use crate::job::{CronJob, RunRecord, RunStatus};
+pub(crate) mod sqlite;
 
-const COMPONENT: &str = "cron";
-const SCHEMA_VERSION: i64 = 1;
+/// The outcome of [`CronBackend::begin_run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BeginRun {
+    /// The job was claimed and its `running` row written.
+    Started,
+    /// The job is already running (or no longer exists): nothing written.
+    AlreadyRunning,
+    /// A run of this job for this slot is already recorded: nothing
+    /// written (the slot ran; it never runs twice).
+    SlotTaken,
+}
 
-/// The job store (one SQLite connection; not `Sync` by itself — the
-/// service wraps it in a mutex).
+/// The outcome of [`CronBackend::put_admitted`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Admission {
+    /// Under both limits: stored.
+    Stored,
+    /// The creating session already holds this many jobs (the limit or
+    /// more): nothing stored.
+    CreatorFull(u64),
+    /// The agent already holds this many jobs: nothing stored.
+    AgentFull(u64),
+}
+
+/// The storage of cron jobs and their runs. Synchronous and `Send + Sync`:
+/// the service calls it under its own lock, from its timer task or a
+/// blocking thread. Persistence only: clocks, schedules, backoff and
+/// recovery decisions live once, above it, in [`crate::CronService`].
+///
+/// `fence` is the cron timer lease token the calling process holds, on an
+/// engine several processes share. Such an engine checks it first in the
+/// same transaction (`talon_state::lease::fence`): a token that is no
+/// longer current fails the call with a fenced error and writes nothing.
+/// `None` writes unfenced (the SQLite engine, which one process owns,
+/// ignores the token).
+pub trait CronBackend: Send + Sync + Debug {
+    /// Where the store lives, for messages (a file path, or `postgres`).
+    fn location(&self) -> String;
+
+    /// The database file, for an engine that has one.
+    fn path(&self) -> Option<&Path> {
+        None
+    }
+
+    /// Insert or replace a job (one transaction).
+    fn put(&self, job: &CronJob) -> Result<()>;
+
+    /// Store a new job only if its creating session holds fewer than
+    /// `max_per_creator` jobs and its agent fewer than `max_per_agent`:
+    /// counted and inserted in one transaction, serialised against every
+    /// other admission on the store (across processes on a shared engine),
+    /// so concurrent adds cannot both pass the count.
+    fn put_admitted(
+        &self,
+        job: &CronJob,
+        max_per_creator: u64,
+        max_per_agent: u64,
+    ) -> Result<Admission>;
+
+    /// Replace a stored job only if its scheduling columns still hold what
+    /// the caller read (`running_at`, `next_run_at`): a compare-and-set, so
+    /// an edit made from a stale read cannot undo a fire or a finish that
+    /// another process wrote meanwhile. `false`: it changed (or is gone);
+    /// nothing written.
+    fn put_if_unchanged(
+        &self,
+        job: &CronJob,
+        read_running_at: Option<i64>,
+        read_next_run_at: Option<i64>,
+    ) -> Result<bool>;
+
+    /// Insert or replace many jobs in one transaction.
+    fn put_many(&self, jobs: &[CronJob]) -> Result<()>;
+
+    /// Delete a job (its run history stays). `false` when it did not exist.
+    fn delete(&self, id: &str) -> Result<bool>;
+
+    /// One job.
+    fn get(&self, id: &str) -> Result<Option<CronJob>>;
+
+    /// All jobs (optionally only enabled ones), ordered by next run, then id.
+    fn list(&self, include_disabled: bool) -> Result<Vec<CronJob>>;
+
+    /// Enabled jobs due at `now_ms` that are not running, earliest first,
+    /// at most `limit`.
+    fn due(&self, now_ms: i64, limit: usize) -> Result<Vec<CronJob>>;
+
+    /// The earliest next run of any enabled job (running ones included).
+    fn next_wake(&self) -> Result<Option<i64>>;
+
+    /// All jobs, enabled jobs, and enabled jobs with no next run.
+    fn counts(&self) -> Result<(usize, usize, usize)>;
+
+    /// How many jobs `agent_id` holds.
+    fn count_for_agent(&self, agent_id: &str) -> Result<u64>;
+
+    /// How many jobs the session `session_key` created.
+    fn count_for_creator(&self, session_key: &str) -> Result<u64>;
+
+    /// Jobs whose `running_at` is set.
+    fn running(&self) -> Result<Vec<CronJob>>;
+
+    /// Start a run in one transaction: claim the job (`running_at`, only if
+    /// not running) and insert the `running` history row (unique on
+    /// `(job_id, slot)` when `run.slot_ms` is set), checking `fence` first.
+    fn begin_run(&self, job: &CronJob, run: &RunRecord, fence: Option<i64>) -> Result<BeginRun>;
+
+    /// Finish a run in one transaction: its history row (only while it is
+    /// still `running`: the first terminal record wins) and the job
+    /// (updated, or deleted when `job` is `None`). `false` when the run was
+    /// no longer `running` (a new timer owner marked it interrupted): then
+    /// nothing is written.
+    fn finish_run(&self, job_id: &str, job: Option<&CronJob>, run: &RunRecord) -> Result<bool>;
+
+    /// Run history of a job, newest first (`limit` 0 = all).
+    fn runs(&self, job_id: &str, limit: usize) -> Result<Vec<RunRecord>>;
+
+    /// Mark `running` history rows `interrupted` and return them (as now
+    /// stored). With `fence`, only rows started under an older lease token
+    /// (or none), after checking `fence` is current; without, every
+    /// `running` row.
+    fn interrupt_running_runs(&self, now_ms: i64, fence: Option<i64>) -> Result<Vec<RunRecord>>;
+}
+
+/// The job store: a [`CronBackend`] behind the API the service, the CLI and
+/// the audit use. Its changes take `&mut self`: the service keeps it under
+/// one lock, so "count then store" (quotas) is one step in this process.
 #[derive(Debug)]
 pub struct CronStore {
-    path: PathBuf,
-    conn: Connection,
+    backend: Box<dyn CronBackend>,
 }
 
 impl CronStore {
-    /// Open (or create) the store in the database at `path`.
+    /// Open (or create) the store in the SQLite database at `path`.
     pub fn open(path: &Path) -> Result<Self> {
-        let db = |source| CronError::Db {
-            path: path.display().to_string(),
-            source,
-        };
-        let mut conn = open_database(path).map_err(db)?;
-        let tx = conn.transaction().map_err(db)?;
-        if schema_version(&tx, COMPONENT).map_err(db)? < 1 {
-            tx.execute_batch(
-                "CREATE TABLE IF NOT EXISTS cron_jobs (
-                     id TEXT PRIMARY KEY,
-                     agent_id TEXT NOT NULL,
-                     enabled INTEGER NOT NULL,
-                     next_run_at INTEGER,
-                     running_at INTEGER,
-                     data TEXT NOT NULL
-                 );
-                 CREATE INDEX IF NOT EXISTS cron_jobs_due ON cron_jobs(enabled, next_run_at);
-                 CREATE TABLE IF NOT EXISTS cron_runs (
-                     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                     run_id TEXT NOT NULL UNIQUE,
-                     job_id TEXT NOT NULL,
-                     session_key TEXT,
-                     reason TEXT NOT NULL,
-                     started_at INTEGER NOT NULL,
-                     ended_at INTEGER,
-                     status TEXT NOT NULL,
-                     error TEXT,
-                     summary TEXT
-                 );
-                 CREATE INDEX IF NOT EXISTS cron_runs_job ON cron_runs(job_id, seq);
-                 CREATE INDEX IF NOT EXISTS cron_runs_status ON cron_runs(status);",
-            )
-            .map_err(db)?;
-            set_schema_version(&tx, COMPONENT, SCHEMA_VERSION).map_err(db)?;
-        }
-        tx.commit().map_err(db)?;
-        Ok(CronStore {
-            path: path.to_path_buf(),
-            conn,
-        })
+        Ok(CronStore::from_backend(Box::new(
+            sqlite::SqliteCronBackend::open(path)?,
+        )))
     }
 
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// A store over any engine.
+    pub fn from_backend(backend: Box<dyn CronBackend>) -> Self {
+        CronStore { backend }
     }
 
-    fn db(&self, source: rusqlite::Error) -> CronError {
-        CronError::Db {
-            path: self.path.display().to_string(),
-            source,
-        }
+    /// The engine.
+    pub fn backend(&self) -> &dyn CronBackend {
+        self.backend.as_ref()
+    }
+
+    /// The database file (SQLite), `None` on a server engine.
+    pub fn path(&self) -> Option<&Path> {
+        self.backend.path()
+    }
+
+    /// Where the store lives, for messages.
+    pub fn location(&self) -> String {
+        self.backend.location()
     }
 
     /// Insert or replace a job (one transaction).
     pub fn put(&mut self, job: &CronJob) -> Result<()> {
-        let data = serde_json::to_string(job).map_err(|e| CronError::Persisted {
-            id: job.id.clone(),
-            message: e.to_string(),
-        })?;
-        self.conn
-            .execute(
-                "INSERT INTO cron_jobs (id, agent_id, enabled, next_run_at, running_at, data)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT(id) DO UPDATE SET agent_id = excluded.agent_id,
-                   enabled = excluded.enabled, next_run_at = excluded.next_run_at,
-                   running_at = excluded.running_at, data = excluded.data",
-                params![
-                    job.id,
-                    job.agent_id,
-                    job.enabled,
-                    job.state.next_run_at_ms,
-                    job.state.running_at_ms,
-                    data
-                ],
-            )
-            .map_err(|e| self.db(e))?;
-        Ok(())
+        self.backend.put(job)
+    }
+
+    /// Store a new job under the job-count limits, counted and inserted in
+    /// one step ([`CronBackend::put_admitted`]).
+    pub fn put_admitted(
+        &mut self,
+        job: &CronJob,
+        max_per_creator: u64,
+        max_per_agent: u64,
+    ) -> Result<Admission> {
+        self.backend
+            .put_admitted(job, max_per_creator, max_per_agent)
+    }
+
+    /// Replace a job only if its running marker and next run still hold
+    /// the values read ([`CronBackend::put_if_unchanged`]).
+    pub fn put_if_unchanged(
+        &mut self,
+        job: &CronJob,
+        read_running_at: Option<i64>,
+        read_next_run_at: Option<i64>,
+    ) -> Result<bool> {
+        self.backend
+            .put_if_unchanged(job, read_running_at, read_next_run_at)
     }
 
     /// Insert many jobs in one transaction.
     pub fn put_many(&mut self, jobs: &[CronJob]) -> Result<()> {
-        let path = self.path.clone();
-        let db = |source| CronError::Db {
-            path: path.display().to_string(),
-            source,
-        };
-        let tx = self.conn.transaction().map_err(db)?;
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO cron_jobs (id, agent_id, enabled, next_run_at, running_at, data)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(db)?;
-            for job in jobs {
-                let data = serde_json::to_string(job).map_err(|e| CronError::Persisted {
-                    id: job.id.clone(),
-                    message: e.to_string(),
-                })?;
-                stmt.execute(params![
-                    job.id,
-                    job.agent_id,
-                    job.enabled,
-                    job.state.next_run_at_ms,
-                    job.state.running_at_ms,
-                    data
-                ])
-                .map_err(db)?;
-            }
-        }
-        tx.commit().map_err(db)
+        self.backend.put_many(jobs)
     }
 
     /// Delete a job (its run history stays). `false` when it did not exist.
     pub fn delete(&mut self, id: &str) -> Result<bool> {
-        let n = self
-            .conn
-            .execute("DELETE FROM cron_jobs WHERE id = ?1", params![id])
-            .map_err(|e| self.db(e))?;
-        Ok(n > 0)
+        self.backend.delete(id)
     }
 
     /// One job.
     pub fn get(&self, id: &str) -> Result<Option<CronJob>> {
-        let data: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT data FROM cron_jobs WHERE id = ?1",
-                params![id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| self.db(e))?;
-        data.map(|d| decode(id, &d)).transpose()
+        self.backend.get(id)
     }
 
     /// All jobs (optionally only enabled ones), ordered by next run.
     pub fn list(&self, include_disabled: bool) -> Result<Vec<CronJob>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, data FROM cron_jobs WHERE (?1 OR enabled = 1)
-                 ORDER BY next_run_at IS NULL, next_run_at, id",
-            )
-            .map_err(|e| self.db(e))?;
-        let rows = stmt
-            .query_map(params![include_disabled], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .map_err(|e| self.db(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, data) = row.map_err(|e| self.db(e))?;
-            out.push(decode(&id, &data)?);
-        }
-        Ok(out)
+        self.backend.list(include_disabled)
     }
 
     /// Enabled jobs due at `now_ms` that are not running, earliest first,
     /// at most `limit`.
     pub fn due(&self, now_ms: i64, limit: usize) -> Result<Vec<CronJob>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, data FROM cron_jobs
-                 WHERE enabled = 1 AND next_run_at IS NOT NULL AND next_run_at <= ?1
-                   AND running_at IS NULL
-                 ORDER BY next_run_at LIMIT ?2",
-            )
-            .map_err(|e| self.db(e))?;
-        let rows = stmt
-            .query_map(
-                params![now_ms, i64::try_from(limit).unwrap_or(i64::MAX)],
-                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
-            )
-            .map_err(|e| self.db(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, data) = row.map_err(|e| self.db(e))?;
-            out.push(decode(&id, &data)?);
-        }
-        Ok(out)
+        self.backend.due(now_ms, limit)
     }
 
     /// The earliest next run of any enabled job (running ones included, so
     /// a stuck job keeps the timer at the minimum re-fire gap).
     pub fn next_wake(&self) -> Result<Option<i64>> {
-        self.conn
-            .query_row(
-                "SELECT MIN(next_run_at) FROM cron_jobs WHERE enabled = 1 AND next_run_at IS NOT NULL",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.db(e))
+        self.backend.next_wake()
     }
 
-    /// How many jobs are enabled, and how many of those have no next run.
+    /// How many jobs there are, how many are enabled, and how many of those
+    /// have no next run.
     pub fn counts(&self) -> Result<(usize, usize, usize)> {
-        self.conn
-            .query_row(
-                "SELECT COUNT(*), COALESCE(SUM(enabled), 0),
-                        COALESCE(SUM(enabled = 1 AND next_run_at IS NULL), 0)
-                 FROM cron_jobs",
-                [],
-                |r| {
-                    let total: i64 = r.get(0)?;
-                    let enabled: i64 = r.get(1)?;
-                    let idle: i64 = r.get(2)?;
-                    Ok((
-                        usize::try_from(total).unwrap_or(0),
-                        usize::try_from(enabled).unwrap_or(0),
-                        usize::try_from(idle).unwrap_or(0),
-                    ))
-                },
-            )
-            .map_err(|e| self.db(e))
+        self.backend.counts()
     }
 
     /// How many jobs `agent_id` holds.
     pub fn count_for_agent(&self, agent_id: &str) -> Result<u64> {
-        self.conn
-            .query_row(
-                "SELECT COUNT(*) FROM cron_jobs WHERE agent_id = ?1",
-                params![agent_id],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| u64::try_from(n).unwrap_or(0))
-            .map_err(|e| self.db(e))
+        self.backend.count_for_agent(agent_id)
     }
 
     /// How many jobs the session `session_key` created.
     pub fn count_for_creator(&self, session_key: &str) -> Result<u64> {
-        self.conn
-            .query_row(
-                "SELECT COUNT(*) FROM cron_jobs
-                 WHERE json_extract(data, '$.creatorSessionKey') = ?1",
-                params![session_key],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| u64::try_from(n).unwrap_or(0))
-            .map_err(|e| self.db(e))
+        self.backend.count_for_creator(session_key)
     }
 
     /// Jobs whose `running_at` is set (in flight, or orphaned by a crash).
     pub fn running(&self) -> Result<Vec<CronJob>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id, data FROM cron_jobs WHERE running_at IS NOT NULL")
-            .map_err(|e| self.db(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .map_err(|e| self.db(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, data) = row.map_err(|e| self.db(e))?;
-            out.push(decode(&id, &data)?);
-        }
-        Ok(out)
+        self.backend.running()
     }
 
     /// Start a run: set the job's running marker and write the `running`
     /// history row, in one transaction (write-ahead: a crash leaves a
-    /// record). `false` when the job is already running.
+    /// record). `false` when the job is already running or the run's slot
+    /// already ran.
     pub fn begin_run(&mut self, job: &CronJob, run: &RunRecord) -> Result<bool> {
-        let path = self.path.clone();
-        let db = |source| CronError::Db {
-            path: path.display().to_string(),
-            source,
-        };
-        let data = serde_json::to_string(job).map_err(|e| CronError::Persisted {
-            id: job.id.clone(),
-            message: e.to_string(),
-        })?;
-        let tx = self.conn.transaction().map_err(db)?;
-        let claimed = tx
-            .execute(
-                "UPDATE cron_jobs SET running_at = ?2, data = ?3 WHERE id = ?1 AND running_at IS NULL",
-                params![job.id, job.state.running_at_ms, data],
-            )
-            .map_err(db)?;
-        if claimed == 0 {
-            return Ok(false);
-        }
-        tx.execute(
-            "INSERT INTO cron_runs (run_id, job_id, session_key, reason, started_at, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, 'running')",
-            params![
-                run.run_id,
-                run.job_id,
-                run.session_key,
-                run.reason,
-                run.started_at_ms
-            ],
-        )
-        .map_err(db)?;
-        tx.commit().map_err(db)?;
-        Ok(true)
+        Ok(self.backend.begin_run(job, run, None)? == BeginRun::Started)
+    }
+
+    /// [`begin_run`](Self::begin_run) under the timer lease token `fence`
+    /// (a stale token fails with a fenced error, nothing written), telling
+    /// why a run did not start.
+    pub fn begin_fenced_run(
+        &mut self,
+        job: &CronJob,
+        run: &RunRecord,
+        fence: Option<i64>,
+    ) -> Result<BeginRun> {
+        self.backend.begin_run(job, run, fence)
     }
 
     /// Finish a run: the history row and the job (updated, or deleted when
-    /// `job` is `None`), in one transaction.
+    /// `job` is `None`), in one transaction. `false` (nothing written) when
+    /// the run already has a terminal record.
     pub fn finish_run(
         &mut self,
         job_id: &str,
         job: Option<&CronJob>,
         run: &RunRecord,
-    ) -> Result<()> {
-        let path = self.path.clone();
-        let db = |source| CronError::Db {
-            path: path.display().to_string(),
-            source,
-        };
-        let tx = self.conn.transaction().map_err(db)?;
-        tx.execute(
-            "UPDATE cron_runs SET ended_at = ?2, status = ?3, error = ?4, summary = ?5 WHERE run_id = ?1",
-            params![
-                run.run_id,
-                run.ended_at_ms,
-                run.status.as_str(),
-                run.error,
-                run.summary
-            ],
-        )
-        .map_err(db)?;
-        match job {
-            Some(job) => {
-                let data = serde_json::to_string(job).map_err(|e| CronError::Persisted {
-                    id: job.id.clone(),
-                    message: e.to_string(),
-                })?;
-                tx.execute(
-                    "UPDATE cron_jobs SET enabled = ?2, next_run_at = ?3, running_at = ?4, data = ?5 WHERE id = ?1",
-                    params![
-                        job.id,
-                        job.enabled,
-                        job.state.next_run_at_ms,
-                        job.state.running_at_ms,
-                        data
-                    ],
-                )
-                .map_err(db)?;
-            }
-            None => {
-                tx.execute("DELETE FROM cron_jobs WHERE id = ?1", params![job_id])
-                    .map_err(db)?;
-            }
-        }
-        tx.commit().map_err(db)
+    ) -> Result<bool> {
+        self.backend.finish_run(job_id, job, run)
     }
 
     /// Run history of a job, newest first (`limit` 0 = all).
     pub fn runs(&self, job_id: &str, limit: usize) -> Result<Vec<RunRecord>> {
-        let limit = if limit == 0 {
-            -1
-        } else {
-            i64::try_from(limit).unwrap_or(i64::MAX)
-        };
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT run_id, job_id, session_key, reason, started_at, ended_at, status, error, summary
-                 FROM cron_runs WHERE job_id = ?1 ORDER BY seq DESC LIMIT ?2",
-            )
-            .map_err(|e| self.db(e))?;
-        let rows = stmt
-            .query_map(params![job_id, limit], row_to_run)
-            .map_err(|e| self.db(e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            out.push(row.map_err(|e| self.db(e))?);
-        }
-        Ok(out)
+        self.backend.runs(job_id, limit)
     }
 
     /// Mark every `running` history row `interrupted` (at start-up: the
     /// process that ran them is gone). Returns how many.
     pub fn interrupt_running_runs(&mut self, now_ms: i64) -> Result<usize> {
-        self.conn
-            .execute(
-                "UPDATE cron_runs SET status = 'interrupted', ended_at = ?1,
-                   error = 'the process stopped while this run was in flight'
-                 WHERE status = 'running'",
-                params![now_ms],
-            )
-            .map_err(|e| self.db(e))
+        Ok(self.backend.interrupt_running_runs(now_ms, None)?.len())
+    }
+
+    /// Mark the `running` rows of earlier timer owners `interrupted` under
+    /// the lease token `fence` (a new owner taking over), returning them.
+    pub fn interrupt_runs_before(&mut self, now_ms: i64, fence: i64) -> Result<Vec<RunRecord>> {
+        self.backend.interrupt_running_runs(now_ms, Some(fence))
     }
 }
 
-fn row_to_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunRecord> {
-    let status: String = r.get(6)?;
-    Ok(RunRecord {
-        run_id: r.get(0)?,
-        job_id: r.get(1)?,
-        session_key: r.get(2)?,
-        reason: r.get(3)?,
-        started_at_ms: r.get(4)?,
-        ended_at_ms: r.get(5)?,
-        status: RunStatus::parse(&status).unwrap_or(RunStatus::Error),
-        error: r.get(7)?,
-        summary: r.get(8)?,
-    })
-}
-
-fn decode(id: &str, data: &str) -> Result<CronJob> {
-    serde_json::from_str(data).map_err(|e| CronError::Persisted {
-        id: id.to_owned(),
-        message: e.to_string(),
-    })
-}
+/// The text every engine stores for a run cut off by its process.
+pub(crate) const INTERRUPTED_ERROR: &str = "the process stopped while this run was in flight";

@@ -252,11 +252,21 @@ impl Gateway {
         ));
         let db = state_dir.join(talon_tasks::DB_FILE_NAME);
         let cron_options = cron_options(&loaded.config);
-        let cron = talon_cron::CronService::open(&db, Arc::clone(&runners) as _, cron_options)
-            .map_err(|e| GatewayError::State {
-                path: db.clone(),
-                message: format!("cron: {e}"),
-            })?;
+        let cron = match &fleet {
+            // One timer owner across the fleet, by the `cron` lease.
+            Some(fleet) => talon_cron::CronService::open_postgres(
+                fleet.pool(),
+                fleet.member_id(),
+                Arc::clone(&runners) as _,
+                cron_options,
+            )
+            .map_err(|e| fleet.store_error("cron", e))?,
+            None => talon_cron::CronService::open(&db, Arc::clone(&runners) as _, cron_options)
+                .map_err(|e| GatewayError::State {
+                    path: db.clone(),
+                    message: format!("cron: {e}"),
+                })?,
+        };
         let (tasks, session_store) = match &fleet {
             Some(fleet) => (
                 talon_tasks::TaskLedger::open_postgres(fleet.pool())

@@ -378,3 +378,125 @@ async fn an_approval_raised_on_one_gateway_is_resolved_on_another() {
         .await;
     assert_eq!(dup["applied"], false, "{dup}");
 }
+
+/// Runs of `job` as the fleet recorded them (read through `gw`).
+async fn fleet_runs(gw: &Gw, job: &str) -> Vec<Value> {
+    let runs = gw
+        .ws()
+        .await
+        .ok("cron.runs", json!({"jobId": job, "limit": 200}))
+        .await;
+    runs["runs"].as_array().cloned().unwrap_or_default()
+}
+
+/// A runner on `gw` that completes every run it is handed at once (a
+/// run goes to the runners of the member that fires it).
+async fn answering_runner(gw: &Gw) -> tokio::task::JoinHandle<()> {
+    let mut ws = gw.ws().await;
+    ws.ok("runner.subscribe", json!({})).await;
+    tokio::spawn(async move {
+        loop {
+            let run = ws.notification("runner.run").await;
+            let id = run["params"]["runId"].clone();
+            ws.call("runner.complete", json!({"runId": id, "status": "ok"}))
+                .await;
+        }
+    })
+}
+
+/// Every recorded run has its own slot: no slot ran twice.
+fn assert_each_slot_once(runs: &[Value]) {
+    let mut slots: Vec<i64> = runs.iter().filter_map(|r| r["slotMs"].as_i64()).collect();
+    let n = slots.len();
+    slots.sort_unstable();
+    slots.dedup();
+    assert_eq!(slots.len(), n, "a slot ran twice: {runs:?}");
+}
+
+/// Three gateways on one database, a job every second: one timer owner
+/// (the `cron` lease), each slot fired once across the fleet; the owner
+/// SIGKILLed: another member holds the lease within its time, the job
+/// keeps firing, still once per slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_gateways_fire_each_cron_slot_once_and_survive_the_owner_dying() {
+    let db = shared_database().unwrap();
+    let cfg = db.config();
+    let password = cfg.password.clone().unwrap();
+    let extra = json!({"cron": {"quotas": {"minIntervalSeconds": 1}}});
+    let mut members: Vec<Gw> = (0..3)
+        .map(|_| start_member_with(&cfg.url, &password, extra.clone()))
+        .collect();
+    let mut runners = Vec::new();
+    for m in &members {
+        runners.push(answering_runner(m).await);
+    }
+    let added = members[1]
+        .ws()
+        .await
+        .ok(
+            "cron.add",
+            json!({"job": {"name": "tick", "schedule": {"kind": "every", "everyMs": 1000},
+                   "payload": {"kind": "systemEvent", "text": "tick"}}}),
+        )
+        .await;
+    let job = added["job"]["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let runs = fleet_runs(&members[0], &job).await;
+    assert!(runs.len() >= 3, "the job hardly ran: {runs:?}");
+    assert_each_slot_once(&runs);
+    // Exactly one member holds the timer lease; find and kill it.
+    let h = health(&members[0]).await;
+    let holder = h["state"]["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "cron")
+        .map(|l| l["holder"].as_str().unwrap().to_owned())
+        .unwrap_or_else(|| panic!("nobody holds the cron lease: {h}"));
+    let mut owner_index = None;
+    for (i, m) in members.iter().enumerate() {
+        if health(m).await["state"]["memberId"] == holder.as_str() {
+            owner_index = Some(i);
+        }
+    }
+    let owner_index = owner_index.expect("the holder is one of the members");
+    let mut owner = members.remove(owner_index);
+    owner.signal(9);
+    owner.wait_exit(Duration::from_secs(10));
+    let before = fleet_runs(&members[0], &job).await.len();
+    // Lease time 5 s: another member holds it well within 10 s.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let new_holder = loop {
+        let h = health(&members[0]).await;
+        let held = h["state"]["leases"].as_array().and_then(|l| {
+            l.iter()
+                .find(|l| l["name"] == "cron" && l["holder"] != holder.as_str())
+                .map(|l| l["holder"].as_str().unwrap_or_default().to_owned())
+        });
+        if let Some(h) = held {
+            break h;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no member took the cron lease over: {h}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_ne!(new_holder, holder);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let after = fleet_runs(&members[1], &job).await;
+    assert!(
+        after.len() > before,
+        "the job stopped after the takeover: {after:?}"
+    );
+    assert_each_slot_once(&after);
+    // Runs end: at most the newest one is still running, and one the dead
+    // owner had in flight is interrupted, never run again.
+    let running = after.iter().filter(|r| r["status"] == "running").count();
+    assert!(running <= 1, "runs left running: {after:?}");
+    let ok = after.iter().filter(|r| r["status"] == "ok").count();
+    assert!(ok + 2 >= after.len(), "runs did not complete: {after:?}");
+    for r in runners {
+        r.abort();
+    }
+}

@@ -1,6 +1,9 @@
 mod common;
+mod engines;
+mod fleet;
 mod limits;
 mod recovery;
 mod schedule;
 mod service;
+mod store;
 mod webhook;

@@ -65,6 +65,14 @@ pub(crate) fn cron_error(e: CronError) -> RpcError {
         .with_data(json!({"errorCode": limit.code(), "configKey": config_key, "limit": max})),
         CronError::Egress { field, blocked } => RpcError::params(format!("{field}: {blocked}"))
             .with_data(json!({"param": field, "errorCode": blocked.code()})),
+        // The shared database is down, or this member just lost the timer
+        // lease: nothing was changed; retry.
+        other if other.is_unavailable() || other.is_fenced() => {
+            RpcError::unavailable(other.to_string())
+        }
+        // Another member fired or finished the job since it was read.
+        CronError::Changed(_) => RpcError::unavailable(e.to_string())
+            .with_data(json!({"errorCode": "cron.changed", "retryable": true})),
         other => RpcError::internal(other.to_string()),
     }
 }
