@@ -183,8 +183,6 @@ impl Cdp {
             .map_err(|e| BrowserError::Unavailable(format!("DevTools connection failed: {e}")))?;
         let (mut sink, mut stream) = ws.split();
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-        let (event_tx, event_rx) = mpsc::unbounded_channel::<Event>();
-        let pending: Arc<Pending> = Arc::new(Mutex::new(HashMap::new()));
         tokio::spawn(async move {
             while let Some(text) = out_rx.recv().await {
                 if sink.send(Message::text(text)).await.is_err() {
@@ -193,7 +191,7 @@ impl Cdp {
             }
             let _ = sink.close().await;
         });
-        let reader_pending = Arc::clone(&pending);
+        let (in_tx, in_rx) = mpsc::unbounded_channel::<String>();
         tokio::spawn(async move {
             while let Some(msg) = stream.next().await {
                 let text = match msg {
@@ -201,7 +199,76 @@ impl Cdp {
                     Ok(Message::Close(_)) | Err(_) => break,
                     Ok(_) => continue,
                 };
-                match parse_message(text.as_str()) {
+                if in_tx.send(text.as_str().to_owned()).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Cdp::over(out_tx, in_rx))
+    }
+
+    /// Talk to a browser started with `--remote-debugging-pipe` over its
+    /// pipes (`reader` is the browser's descriptor 4, `writer` its
+    /// descriptor 3): each message is JSON ended by a NUL byte, both
+    /// ways. No port is opened anywhere. A message over
+    /// [`MAX_MESSAGE_BYTES`] ends the connection.
+    pub fn connect_pipe<R, W>(reader: R, writer: W) -> (Cdp, mpsc::UnboundedReceiver<Event>)
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            let mut writer = writer;
+            while let Some(text) = out_rx.recv().await {
+                let mut bytes = text.into_bytes();
+                bytes.push(0);
+                if writer.write_all(&bytes).await.is_err() || writer.flush().await.is_err() {
+                    break;
+                }
+            }
+            let _ = writer.shutdown().await;
+        });
+        let (in_tx, in_rx) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            // One byte past the limit tells an oversized message apart.
+            let limit = MAX_MESSAGE_BYTES as u64 + 1;
+            let mut reader = tokio::io::BufReader::new(reader);
+            loop {
+                let mut buf = Vec::new();
+                let mut bounded = (&mut reader).take(limit);
+                match bounded.read_until(0, &mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if buf.last() != Some(&0) {
+                    tracing::warn!(target: "talon::browser", "DevTools pipe message over {MAX_MESSAGE_BYTES} bytes, or cut short; closing the connection");
+                    break;
+                }
+                buf.pop();
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                if in_tx.send(text).is_err() {
+                    break;
+                }
+            }
+        });
+        Cdp::over(out_tx, in_rx)
+    }
+
+    /// A connection over two channels of whole messages: what is sent
+    /// goes to `out`, what comes from `incoming` is parsed and answered
+    /// or handed on as an event.
+    fn over(
+        out: mpsc::UnboundedSender<String>,
+        mut incoming: mpsc::UnboundedReceiver<String>,
+    ) -> (Cdp, mpsc::UnboundedReceiver<Event>) {
+        let (event_tx, event_rx) = mpsc::unbounded_channel::<Event>();
+        let pending: Arc<Pending> = Arc::new(Mutex::new(HashMap::new()));
+        let reader_pending = Arc::clone(&pending);
+        tokio::spawn(async move {
+            while let Some(text) = incoming.recv().await {
+                match parse_message(&text) {
                     Ok(Incoming::Response { id, outcome }) => {
                         let waiter = reader_pending.lock().ok().and_then(|mut p| p.remove(&id));
                         if let Some(w) = waiter {
@@ -229,16 +296,16 @@ impl Cdp {
                 p.clear();
             }
         });
-        Ok((
+        (
             Cdp {
                 inner: Arc::new(Inner {
                     next_id: AtomicU64::new(1),
                     pending,
-                    out: out_tx,
+                    out,
                 }),
             },
             event_rx,
-        ))
+        )
     }
 
     /// Call `method` (in `session`, or on the browser) and wait at most

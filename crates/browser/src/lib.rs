@@ -32,13 +32,15 @@
 
 pub use crate::browser::{
     BlockedRequest, Browser, BrowserSettings, ConsoleEntry, DEFAULT_MAX_DOWNLOAD_BYTES,
-    FinishedDownload, PendingDialog, RefusedDownload, locate_chromium,
+    FinishedDownload, PendingDialog, RefusedDownload, SANDBOX_DOWNLOAD_STAGING, SANDBOX_PROXY_URL,
+    SandboxTarget, locate_chromium,
 };
 pub use crate::error::{BrowserError, Result};
 pub use crate::ops::{Act, Loaded, MAX_CAPTURE_BYTES, TabInfo};
+pub use crate::sandbox_config::SandboxBrowserConfig;
 pub use crate::snapshot::{Snapshot, SnapshotOptions};
 pub use crate::tool::{
-    BrowserManager, BrowserTool, MAX_UPLOAD_BYTES, browser_spec, download_file_name,
+    BrowserManager, BrowserTool, MAX_UPLOAD_BYTES, SandboxBrowser, browser_spec, download_file_name,
 };
 pub use talon_egress::EgressGuard;
 
@@ -46,5 +48,6 @@ mod browser;
 pub mod cdp;
 mod error;
 mod ops;
+mod sandbox_config;
 pub mod snapshot;
 mod tool;

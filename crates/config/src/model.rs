@@ -729,6 +729,41 @@ impl TalonConfig {
     }
 }
 
+impl TalonConfig {
+    /// The `sandbox.browser` settings of `agent_id`: the agent's keys over
+    /// `agents.defaults.sandbox.browser`, field by field (the agent's block
+    /// is ignored when the scope is `shared`, as OpenClaw does). An error
+    /// names the keys Talon cannot honour (load refuses them first).
+    pub fn sandbox_browser(
+        &self,
+        agent_id: &str,
+    ) -> Result<crate::sections::sandbox_browser::SandboxBrowserSettings, String> {
+        let wanted = agent_id.trim().to_lowercase();
+        let agent = self
+            .agent_refs()
+            .into_iter()
+            .find(|a| a.id == wanted)
+            .and_then(|a| a.sandbox);
+        let defaults = self
+            .agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.sandbox.as_ref());
+        let agent = agent.filter(|_| self.resolved_sandbox(agent_id).scope != SandboxScope::Shared);
+        let merged = crate::sections::sandbox_browser::merge(
+            defaults.and_then(|d| d.browser.as_ref()),
+            agent.and_then(|a| a.browser.as_ref()),
+        );
+        crate::sections::sandbox_browser::parse(&merged).map_err(|problems| {
+            problems
+                .iter()
+                .map(|p| format!("sandbox.browser.{}: {}", p.key, p.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+}
+
 /// The agent's value of a field if set, else the defaults'.
 fn layered<T>(
     agent: Option<&SandboxConfig>,

@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod plugins;
+pub mod sandbox_browser;
 pub mod sessions;
 pub mod skills;
 pub mod subagents;

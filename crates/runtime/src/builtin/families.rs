@@ -558,8 +558,9 @@ pub const BROWSER_FAMILY_ID: &str = "browser";
 /// `browser`: one headless Chromium per agent (profiles under
 /// `<state dir>/browser`), every request vetted with web_fetch's rules
 /// (`tools.web.fetch.ssrfAllowlist`). Chromium gets the agent's exec-env
-/// policy applied to this process's environment. A sandboxed run is
-/// refused by the tool. Built on first use.
+/// policy applied to this process's environment. A sandboxed run gets
+/// the browser inside its sandbox (`sandbox.browser`; the local backend
+/// only, see `talon_browser`), never the host's. Built on first use.
 #[cfg(feature = "browser")]
 #[derive(Debug)]
 pub(crate) struct BrowserFamily {
@@ -642,10 +643,34 @@ impl ToolFamily for BrowserFamily {
                 "the browser family has no tool `{name}`"
             )));
         }
-        let bridge = self.targets.for_run(run)?.bridge;
-        Ok(Arc::new(talon_browser::BrowserTool::new(
-            self.manager(run)?,
-            bridge,
+        let target = self.targets.for_run(run)?;
+        let manager = self.manager(run)?;
+        // A sandboxed run gets the browser inside its sandbox (per
+        // `sandbox.browser`), never the host's.
+        let Some(name) = target.sandbox_name else {
+            return Ok(Arc::new(talon_browser::BrowserTool::new(
+                manager,
+                target.bridge,
+            )));
+        };
+        let settings = self
+            .targets
+            .sandbox_browser(&run.context.agent_id)
+            .map_err(ToolError::execution)?;
+        Ok(Arc::new(talon_browser::BrowserTool::sandboxed(
+            manager,
+            talon_browser::SandboxBrowser {
+                target: talon_browser::SandboxTarget {
+                    launcher: target.launcher,
+                    bridge: target.bridge,
+                    name,
+                },
+                config: talon_browser::SandboxBrowserConfig {
+                    enabled: settings.enabled,
+                    auto_start: settings.auto_start,
+                    start_timeout: settings.start_timeout,
+                },
+            },
         )))
     }
 
