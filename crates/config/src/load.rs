@@ -369,6 +369,14 @@ pub fn config_schema() -> Value {
         &keys_of(openclaw_keys::ROOT_NARROWING),
         narrowing,
     );
+    // OpenClaw's other `browser` keys load (dropped or refused by the
+    // OpenClaw-key pass); an editor should not flag them.
+    if let Some(Value::Object(def)) = schema.pointer_mut("/$defs/BrowserConfig") {
+        def.insert(
+            "additionalProperties".to_owned(),
+            serde_json::json!({ "description": narrowing }),
+        );
+    }
     // A channel's other OpenClaw settings (bot tokens, `dmPolicy`, ...)
     // load with a notice; an editor should not flag them.
     for def in [

@@ -100,6 +100,57 @@ fn openclaw_browser_switches_are_refused_not_dropped() {
 }
 
 #[test]
+fn browser_max_download_bytes_is_talon_s_own_key_with_a_range() {
+    let ok = load_str("{ browser: { maxDownloadBytes: 1048576 } }", "t.json").unwrap();
+    assert!(ok.notices.is_empty(), "{:?}", ok.notices);
+    let browser = ok.config.browser.clone().expect("browser section");
+    assert_eq!(browser.max_download_bytes(), 1_048_576);
+    assert_eq!(
+        crate::sections::browser::BrowserConfig::default().max_download_bytes(),
+        100 * 1024 * 1024
+    );
+    // Beside OpenClaw's keys: those are dropped with a notice (or refused
+    // when they restrict), Talon's stays.
+    let mixed = load_str(
+        "{ browser: { headless: true, maxDownloadBytes: 2048 } }",
+        "t.json",
+    )
+    .unwrap();
+    assert_eq!(
+        mixed
+            .config
+            .browser
+            .as_ref()
+            .and_then(|b| b.max_download_bytes),
+        Some(2048)
+    );
+    assert!(mixed.notices.iter().any(|n| n.key_path == "browser"));
+    let err = load_str(
+        "{ browser: { enabled: false, maxDownloadBytes: 2048 } }",
+        "t.json",
+    )
+    .unwrap_err();
+    assert!(
+        err.issues().iter().any(|i| i.key_path == "browser"),
+        "{err}"
+    );
+    // Out of range, or not a number: refused at the key.
+    for bad in ["0", "4294967297", "-1", "'big'", "1.5"] {
+        let err = load_str(
+            &format!("{{ browser: {{ maxDownloadBytes: {bad} }} }}"),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(
+            err.issues()
+                .iter()
+                .any(|i| i.key_path == "browser.maxDownloadBytes"),
+            "{bad}: {err}"
+        );
+    }
+}
+
+#[test]
 fn tools_exec_and_web_are_typed_with_their_ranges() {
     let err = load_str(
         "{ tools: { exec: { timeoutSec: 0 }, web: { fetch: { maxChars: 'x' }, serch: {} } } }",

@@ -58,6 +58,11 @@ pub struct TalonConfig {
     /// Agents: shared defaults and the agents themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<AgentsConfig>,
+    /// Talon's browser settings: `maxDownloadBytes` (the download limit).
+    /// OpenClaw's other `browser` keys are dropped with a notice, or
+    /// refused when they restrict the browser.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<crate::sections::browser::BrowserConfig>,
     /// Sandbox backends (accepted; not validated by this version of Talon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<Value>,

@@ -4,6 +4,7 @@
 //! depend on `rmcp`, `reqwest` or `rusqlite`; each consumer crate
 //! re-exports its section under its old path.
 
+pub mod browser;
 pub mod cron;
 pub mod exec;
 pub mod fs;

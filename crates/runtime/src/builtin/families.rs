@@ -568,6 +568,8 @@ pub(crate) struct BrowserFamily {
     /// The guard, or the config error every call fails with.
     pub(crate) guard: Result<talon_browser::EgressGuard, ToolError>,
     pub(crate) root: std::path::PathBuf,
+    /// `browser.maxDownloadBytes`.
+    pub(crate) max_download_bytes: u64,
     pub(crate) managers:
         std::sync::Mutex<std::collections::HashMap<String, Arc<talon_browser::BrowserManager>>>,
 }
@@ -578,6 +580,7 @@ impl BrowserFamily {
         targets: Arc<Targets>,
         allowlist: Option<&talon_egress::SsrfAllowlistConfig>,
         state_dir: &std::path::Path,
+        max_download_bytes: u64,
     ) -> Self {
         const KEY: &str = "tools.web.fetch.ssrfAllowlist";
         let guard = match allowlist {
@@ -598,6 +601,7 @@ impl BrowserFamily {
             targets,
             guard,
             root: state_dir.join("browser"),
+            max_download_bytes,
             managers: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
@@ -615,6 +619,7 @@ impl BrowserFamily {
         let policy = self.targets.env_policy(&agent)?;
         let settings = talon_browser::BrowserSettings {
             env: policy.host_env(talon_exec_env::process_env()),
+            max_download_bytes: self.max_download_bytes,
             ..talon_browser::BrowserSettings::default()
         };
         let m = Arc::new(talon_browser::BrowserManager::new(
