@@ -170,6 +170,7 @@ async fn sandbox_fixture(network: &str, config: SandboxBrowserConfig) -> Sandbox
         guard,
         BrowserSettings {
             navigation_timeout: Duration::from_secs(6),
+            max_download_bytes: 1024 * 1024,
             ..BrowserSettings::default()
         },
         dir.path().join("state/browser"),
@@ -194,6 +195,24 @@ fn enabled() -> SandboxBrowserConfig {
 /// The sandboxed browser tests one at a time: each counts the sandboxed
 /// Chromium processes on the machine.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The bytes of every file beneath `dir`.
+fn walk_sizes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                walk_sizes(&p)
+            } else {
+                e.metadata().map(|m| m.len()).unwrap_or(0)
+            }
+        })
+        .sum()
+}
 
 /// Host pids of Chromium processes (not the shell or `bwrap` that
 /// started them) whose command line holds `needle`.
@@ -330,6 +349,30 @@ async fn a_sandboxed_session_browses_inside_bubblewrap_behind_the_guard() {
         .map(|e| e.path())
         .collect();
     assert!(left.is_empty(), "{left:?}");
+
+    // One over the limit (1 MiB here) is cancelled and deleted, and
+    // nothing of it reaches the workspace.
+    let _ = f
+        .call(json!({"action": "navigate", "targetUrl": f.url("/huge")}))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let r = f.ok(json!({"action": "status"})).await;
+        if r.details["refusedDownloads"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not refused: {:?}", r.details);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let downloads: Vec<_> = std::fs::read_dir(f.workspace().join("downloads"))
+        .expect("downloads dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(downloads.len(), 1, "{downloads:?}");
+    let big: u64 = walk_sizes(&staging);
+    assert!(big <= 2 * 1024 * 1024, "{big} bytes left in staging");
 
     // Stop: the whole Chromium tree is gone.
     let stopped = f.ok(json!({"action": "stop"})).await;
