@@ -135,6 +135,48 @@ pub fn parse_message(text: &str) -> Result<Incoming, ParseError> {
     })
 }
 
+/// A message on the DevTools pipe that was over [`MAX_MESSAGE_BYTES`]
+/// before its NUL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a message of over {MAX_MESSAGE_BYTES} bytes (no NUL yet)")]
+pub struct FrameTooLarge;
+
+/// Splits the bytes of a `--remote-debugging-pipe` stream into its
+/// NUL-ended messages (each as text, invalid UTF-8 replaced), holding at
+/// most [`MAX_MESSAGE_BYTES`] of an unfinished one (its own fuzz target,
+/// `cdp_pipe`).
+#[derive(Debug, Default)]
+pub struct PipeFramer {
+    partial: Vec<u8>,
+}
+
+impl PipeFramer {
+    /// Take `bytes`; the messages they finish, in order.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, FrameTooLarge> {
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|b| *b == 0) {
+            if self.partial.len() + end > MAX_MESSAGE_BYTES {
+                return Err(FrameTooLarge);
+            }
+            self.partial.extend_from_slice(&rest[..end]);
+            out.push(String::from_utf8_lossy(&self.partial).into_owned());
+            self.partial.clear();
+            rest = &rest[end + 1..];
+        }
+        if self.partial.len() + rest.len() > MAX_MESSAGE_BYTES {
+            return Err(FrameTooLarge);
+        }
+        self.partial.extend_from_slice(rest);
+        Ok(out)
+    }
+
+    /// Bytes of an unfinished message held.
+    pub fn pending(&self) -> usize {
+        self.partial.len()
+    }
+}
+
 /// An event from the browser, as the receiver gets it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
@@ -217,7 +259,7 @@ impl Cdp {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
         tokio::spawn(async move {
             let mut writer = writer;
@@ -232,23 +274,22 @@ impl Cdp {
         });
         let (in_tx, in_rx) = mpsc::unbounded_channel::<String>();
         tokio::spawn(async move {
-            // One byte past the limit tells an oversized message apart.
-            let limit = MAX_MESSAGE_BYTES as u64 + 1;
-            let mut reader = tokio::io::BufReader::new(reader);
+            let mut reader = reader;
+            let mut framer = PipeFramer::default();
+            let mut buf = vec![0u8; 64 * 1024];
             loop {
-                let mut buf = Vec::new();
-                let mut bounded = (&mut reader).take(limit);
-                match bounded.read_until(0, &mut buf).await {
+                let n = match reader.read(&mut buf).await {
                     Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                if buf.last() != Some(&0) {
-                    tracing::warn!(target: "talon::browser", "DevTools pipe message over {MAX_MESSAGE_BYTES} bytes, or cut short; closing the connection");
-                    break;
-                }
-                buf.pop();
-                let text = String::from_utf8_lossy(&buf).into_owned();
-                if in_tx.send(text).is_err() {
+                    Ok(n) => n,
+                };
+                let frames = match framer.push(&buf[..n]) {
+                    Ok(frames) => frames,
+                    Err(e) => {
+                        tracing::warn!(target: "talon::browser", "DevTools pipe: {e}; closing the connection");
+                        break;
+                    }
+                };
+                if frames.into_iter().any(|text| in_tx.send(text).is_err()) {
                     break;
                 }
             }
@@ -370,6 +411,28 @@ impl Cdp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pipe_frames_split_at_nul_across_reads() {
+        let mut f = PipeFramer::default();
+        assert_eq!(f.push(b"{\"id\":1"), Ok(vec![]));
+        assert_eq!(f.pending(), 7);
+        assert_eq!(
+            f.push(b",\"result\":{}}\0{\"method\":\"A.b\"}\0{"),
+            Ok(vec![
+                r#"{"id":1,"result":{}}"#.to_owned(),
+                r#"{"method":"A.b"}"#.to_owned()
+            ])
+        );
+        assert_eq!(f.pending(), 1);
+        assert_eq!(f.push(b"\0\0"), Ok(vec!["{".to_owned(), String::new()]));
+        let mut big = PipeFramer::default();
+        assert_eq!(
+            big.push(&vec![b'x'; MAX_MESSAGE_BYTES]).map(|v| v.len()),
+            Ok(0)
+        );
+        assert_eq!(big.push(b"x"), Err(FrameTooLarge));
+    }
 
     #[test]
     fn responses_events_and_garbage() {
