@@ -742,7 +742,10 @@ impl TalonConfig {
     pub fn sandbox_browser(
         &self,
         agent_id: &str,
-    ) -> Result<crate::sections::sandbox_browser::SandboxBrowserSettings, String> {
+    ) -> Result<
+        crate::sections::sandbox_browser::SandboxBrowserSettings,
+        crate::sections::sandbox_browser::SandboxBrowserError,
+    > {
         let wanted = agent_id.trim().to_lowercase();
         let agent = self
             .agent_refs()
@@ -759,13 +762,8 @@ impl TalonConfig {
             defaults.and_then(|d| d.browser.as_ref()),
             agent.and_then(|a| a.browser.as_ref()),
         );
-        crate::sections::sandbox_browser::parse(&merged).map_err(|problems| {
-            problems
-                .iter()
-                .map(|p| format!("sandbox.browser.{}: {}", p.key, p.message))
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
+        crate::sections::sandbox_browser::parse(&merged)
+            .map_err(crate::sections::sandbox_browser::SandboxBrowserError)
     }
 }
 

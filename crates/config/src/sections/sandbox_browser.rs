@@ -46,6 +46,12 @@ pub struct SandboxBrowserProblem {
     pub message: String,
 }
 
+/// The `sandbox.browser` keys of an agent that Talon cannot honour (load
+/// refuses them first, each at its key).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(|p| format!("sandbox.browser.{}: {}", p.key, p.message)).collect::<Vec<_>>().join("; "))]
+pub struct SandboxBrowserError(pub Vec<SandboxBrowserProblem>);
+
 /// Keys honoured as they are.
 pub const HONOURED: &[&str] = &[
     "enabled",

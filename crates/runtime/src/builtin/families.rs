@@ -661,7 +661,7 @@ impl ToolFamily for BrowserFamily {
         let settings = self
             .targets
             .sandbox_browser(&run.context.agent_id)
-            .map_err(ToolError::execution)?;
+            .map_err(|e| ToolError::execution(e.to_string()))?;
         Ok(Arc::new(talon_browser::BrowserTool::sandboxed(
             manager,
             talon_browser::SandboxBrowser {

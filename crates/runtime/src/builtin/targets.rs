@@ -169,7 +169,10 @@ impl Targets {
     pub(crate) fn sandbox_browser(
         &self,
         agent_id: &str,
-    ) -> Result<talon_config::sections::sandbox_browser::SandboxBrowserSettings, String> {
+    ) -> Result<
+        talon_config::sections::sandbox_browser::SandboxBrowserSettings,
+        talon_config::sections::sandbox_browser::SandboxBrowserError,
+    > {
         self.config.sandbox_browser(agent_id)
     }
 
