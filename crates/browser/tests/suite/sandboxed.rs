@@ -262,7 +262,36 @@ async fn a_sandboxed_session_browses_inside_bubblewrap_behind_the_guard() {
             "chromium shares the host's {kind} namespace"
         );
     }
-    // No DevTools port: nothing in the browser listens on TCP.
+    // Its filesystem is the sandbox's: the workspace is there, the host
+    // home (with its secret) is not, and the system is read-only.
+    let root = format!("/proc/{}/root", pids[0]);
+    assert!(Path::new(&format!("{root}/workspace")).is_dir());
+    let secret_path = f.dir.path().join("home/secret.txt");
+    assert!(
+        !Path::new(&format!("{root}{}", secret_path.display())).exists(),
+        "the host home is visible to the sandboxed chromium"
+    );
+    assert!(
+        !Path::new(&format!(
+            "{root}{}",
+            f.dir.path().join("state/browser").display()
+        ))
+        .exists()
+    );
+    // No DevTools port: in the browser's network namespace the only TCP
+    // listener is the egress forwarder (127.0.0.1:3128).
+    let mut listening = Vec::new();
+    for table in ["tcp", "tcp6"] {
+        let text =
+            std::fs::read_to_string(format!("/proc/{}/net/{table}", pids[0])).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.get(3) == Some(&"0A") {
+                listening.push(cols[1].to_owned());
+            }
+        }
+    }
+    assert_eq!(listening, ["0100007F:0C38"], "listeners in the sandbox");
     let status = f.ok(json!({"action": "status"})).await;
     assert_eq!(status.details["target"], "sandbox");
 
