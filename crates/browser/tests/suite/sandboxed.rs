@@ -522,3 +522,30 @@ async fn the_docker_backend_is_refused_naming_the_local_one() {
     assert!(err.message().contains("local"), "{}", err.message());
     assert!(f.manager.running("main").await.is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_sandbox_browser_takes_its_process_tree_with_it() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let f = sandbox_fixture("bridge", enabled()).await;
+    f.ok(json!({"action": "start"})).await;
+    assert!(!sandboxed_chromium().is_empty());
+    // No stop: the gateway going away drops the manager (and the tool).
+    let SandboxFixture {
+        tool,
+        manager,
+        sandbox,
+        ..
+    } = f;
+    drop(tool);
+    drop(manager);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !sandboxed_chromium().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "chromium outlived its browser: {:?}",
+            sandboxed_chromium()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    drop(sandbox);
+}
