@@ -143,18 +143,6 @@ impl BrowserManager {
         }
     }
 
-    /// Stop the sandboxed browser of sandbox `name` (and wait until its
-    /// process tree is gone); whether one was running.
-    pub async fn stop_sandboxed(&self, name: &str) -> bool {
-        match self.sandboxed.lock().await.remove(name) {
-            Some(b) => {
-                b.shutdown().await;
-                true
-            }
-            None => false,
-        }
-    }
-
     /// The profile directory of `agent`.
     pub fn profile_dir(&self, agent: &str) -> PathBuf {
         self.root.join(profile_segment(agent)).join("profile")
