@@ -5,6 +5,14 @@
 //!   and a snapshot of the blank tab; floor `floor_raw_chromium_start`:
 //!   Chromium spawned with the same flags (no proxy) until its
 //!   `DevToolsActivePort` file appears.
+//! - `sandboxed_start_to_first_snapshot`: `Browser::launch_in_sandbox`
+//!   in a real local (bubblewrap) sandbox with egress (Chromium as one
+//!   sandbox command, DevTools over its pipes, the download staging dir
+//!   through the bridge) and a snapshot of the blank tab, then `shutdown`;
+//!   its floor is `start_to_first_snapshot` (the host browser) in the
+//!   same run. Needs `/usr/bin/bwrap` and the `talon-sandbox-exec` helper
+//!   built beside this bench (`cargo xtask bench` benches
+//!   `talon-sandbox-local` first, which builds it).
 //! - `snapshot_1000_elements`: `Browser::snapshot` of a page of 1,000
 //!   buttons (AX tree, rendering, refs, location); floor
 //!   `floor_raw_get_full_ax_tree`: the bare `Accessibility.getFullAXTree`
@@ -24,7 +32,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use talon_browser::{Act, Browser, BrowserSettings, EgressGuard, SnapshotOptions};
+use talon_browser::{Act, Browser, BrowserSettings, EgressGuard, SandboxTarget, SnapshotOptions};
+use talon_sandbox_core::{
+    DockerConfig, ResolvedSandboxConfig, SandboxConfig, SandboxHandle, SandboxInputs, SandboxMode,
+    SandboxRequest, WorkspaceAccess,
+};
 
 fn raw_start(dir: &Path) {
     let port_file = dir.join("DevToolsActivePort");
@@ -74,6 +86,64 @@ fn nix_kill(pid: u32) -> std::io::Result<std::process::ExitStatus> {
         .status()
 }
 
+/// A local sandbox with egress, as the runtime makes one.
+fn local_sandbox(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+) -> std::sync::Arc<talon_sandbox_local::LocalSandbox> {
+    assert!(
+        Path::new("/usr/bin/bwrap").exists(),
+        "bubblewrap is missing: install Debian's bubblewrap (`cargo xtask test` does)"
+    );
+    let exe = std::env::current_exe().unwrap();
+    let helper = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("talon-sandbox-exec");
+    assert!(
+        helper.is_file(),
+        "{} is missing: build it with `cargo build --release -p talon-sandbox-local --bin talon-sandbox-exec` (`cargo xtask bench` benches talon-sandbox-local first, which builds it)",
+        helper.display()
+    );
+    std::fs::create_dir_all(dir.join("state/workspace")).unwrap();
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let defaults = SandboxConfig {
+        mode: Some(SandboxMode::All),
+        backend: Some("local".to_owned()),
+        workspace_access: Some(WorkspaceAccess::Rw),
+        docker: Some(DockerConfig {
+            network: Some("bridge".to_owned()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let tools = talon_tool_policy::config::ToolsConfig::default();
+    let resolved = ResolvedSandboxConfig::resolve(&SandboxInputs {
+        agent_id: "main",
+        defaults: Some(&defaults),
+        agent: None,
+        agent_key: None,
+        state_dir: &dir.join("state"),
+        home: Some(&dir.join("home")),
+        tools: &tools,
+        agent_tools: None,
+    });
+    let request = SandboxRequest::new(
+        resolved,
+        "agent:main:main",
+        &dir.join("state/workspace"),
+        None,
+    );
+    let backend = talon_sandbox_local::LocalBackend::new()
+        .unwrap()
+        .with_home_dirs(vec![dir.join("home")])
+        .with_sandbox_exec(helper)
+        .unwrap();
+    rt.block_on(backend.ensure_local(&request)).unwrap()
+}
+
 fn bench(c: &mut Criterion) {
     assert!(
         Path::new("/usr/bin/chromium").exists(),
@@ -101,6 +171,25 @@ fn bench(c: &mut Criterion) {
                 .unwrap();
                 let snap = br.snapshot(None, SnapshotOptions::default()).await.unwrap();
                 br.kill();
+                black_box(snap)
+            })
+        });
+    });
+    let sandbox = local_sandbox(&rt, &dir.path().join("sandbox"));
+    let target = SandboxTarget {
+        launcher: sandbox.launcher(),
+        bridge: sandbox.fs_bridge().unwrap(),
+        name: sandbox.name().to_owned(),
+    };
+    group.bench_function("sandboxed_start_to_first_snapshot", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let br =
+                    Browser::launch_in_sandbox(&target, EgressGuard::strict(), settings.clone())
+                        .await
+                        .unwrap();
+                let snap = br.snapshot(None, SnapshotOptions::default()).await.unwrap();
+                br.shutdown().await;
                 black_box(snap)
             })
         });

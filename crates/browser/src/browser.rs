@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use talon_egress::{EgressError, EgressGuard, EgressProxy, SsrfBlocked};
+use talon_fs_bridge::{Access, FsBridge};
 use talon_proc_tree::{Leaf, Limits, Supervisor};
+use talon_sandbox_core::{LaunchRequest, ProcessControl, ProcessLauncher};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use url::Url;
@@ -173,9 +175,14 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<State>,
     pub(crate) attached: Notify,
     pub(crate) call_timeout: Duration,
-    /// Chromium's download directory (private, in the runtime dir).
+    /// Chromium's download directory: private, in the runtime dir on
+    /// the host; in the sandbox workspace (a sandbox path, reached only
+    /// through `sandbox_bridge`) for a sandboxed browser.
     pub(crate) download_dir: PathBuf,
     pub(crate) max_download_bytes: u64,
+    /// The sandbox's file bridge, for a sandboxed browser: its download
+    /// files are read and deleted through it, never by a host path.
+    pub(crate) sandbox_bridge: Option<Arc<dyn FsBridge>>,
 }
 
 impl Shared {
@@ -198,10 +205,23 @@ pub struct Browser {
     pub(crate) runtime_dir: tempfile::TempDir,
     pub(crate) started: Instant,
     pub(crate) version: String,
-    child: tokio::process::Child,
-    leaf: Leaf,
-    _proxy: EgressProxy,
+    process: Process,
+    _proxy: Option<EgressProxy>,
     tasks: Vec<JoinHandle<()>>,
+}
+
+/// Where Chromium runs, and how its process tree ends.
+#[derive(Debug)]
+enum Process {
+    /// On the host, in a cgroup leaf of its own.
+    Host {
+        child: Box<tokio::process::Child>,
+        leaf: Leaf,
+    },
+    /// Inside the session's sandbox, launched by its launcher (for the
+    /// local backend: one `bwrap` run, whose process group and PID
+    /// namespace end together).
+    Sandbox { control: Arc<dyn ProcessControl> },
 }
 
 impl Drop for Browser {
@@ -209,10 +229,48 @@ impl Drop for Browser {
         for t in &self.tasks {
             t.abort();
         }
-        let _ = self.child.start_kill();
-        let _ = self.leaf.kill();
+        match &mut self.process {
+            Process::Host { child, leaf } => {
+                let _ = child.start_kill();
+                let _ = leaf.kill();
+            }
+            Process::Sandbox { control } => {
+                // Dropping the last handle ends the tree too; a kill now
+                // does not wait for that.
+                let control = Arc::clone(control);
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move {
+                        let _ = control.kill().await;
+                    });
+                }
+            }
+        }
     }
 }
+
+/// Where a sandboxed browser runs: the session's sandbox, reached through
+/// its process launcher and file bridge.
+#[derive(Debug, Clone)]
+pub struct SandboxTarget {
+    /// The sandbox's launcher (`local`: one `bwrap` run per command).
+    pub launcher: Arc<dyn ProcessLauncher>,
+    /// The sandbox's file bridge (the workspace, as the sandbox sees it).
+    pub bridge: Arc<dyn FsBridge>,
+    /// The sandbox's name: one browser per sandbox.
+    pub name: String,
+}
+
+/// The exit code of the sandbox start script when the sandbox has no
+/// egress proxy.
+const NO_EGRESS_EXIT: i32 = 86;
+
+/// The egress forwarder's address inside a local sandbox with
+/// `network: "bridge"` (`talon_sandbox_local::EGRESS_PROXY_URL`).
+pub const SANDBOX_PROXY_URL: &str = "http://127.0.0.1:3128";
+
+/// Where a sandboxed Chromium keeps its downloads until the tool moves
+/// them to `downloads/` (relative to the sandbox workdir).
+pub const SANDBOX_DOWNLOAD_STAGING: &str = ".talon-browser";
 
 /// Whether this process runs as root (Chromium's own sandbox cannot run
 /// then, so `--no-sandbox` is passed).
@@ -316,24 +374,8 @@ impl Browser {
             "XDG_CACHE_HOME".to_owned(),
             home.join(".cache").to_string_lossy().into_owned(),
         );
-        let mut args: Vec<String> = vec![
-            "--headless".into(),
-            "--disable-gpu".into(),
-            "--disable-quic".into(),
-            "--no-first-run".into(),
-            "--no-default-browser-check".into(),
-            "--disable-background-networking".into(),
-            "--disable-component-update".into(),
-            "--disable-sync".into(),
-            "--disable-default-apps".into(),
-            "--disable-extensions".into(),
-            "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider"
-                .into(),
-            "--password-store=basic".into(),
-            "--use-mock-keychain".into(),
-            "--hide-scrollbars".into(),
-            "--mute-audio".into(),
-            format!("--window-size={},{}", settings.window.0, settings.window.1),
+        let mut args: Vec<String> = common_args(&settings);
+        args.extend([
             format!("--user-data-dir={}", profile_dir.display()),
             "--remote-debugging-port=0".into(),
             "--remote-debugging-address=127.0.0.1".into(),
@@ -341,7 +383,7 @@ impl Browser {
             // Loopback goes through the proxy too (Chromium bypasses it by
             // default), so the guard judges it like any other address.
             "--proxy-bypass-list=<-loopback>".into(),
-        ];
+        ]);
         if running_as_root() {
             args.push("--no-sandbox".into());
         }
@@ -402,6 +444,222 @@ impl Browser {
         let download_dir = runtime_dir.path().join("downloads");
         std::fs::create_dir_all(&download_dir)
             .map_err(|e| io("cannot create the download dir", e))?;
+        Browser::finish(
+            Started {
+                cdp,
+                events,
+                guard,
+                settings,
+                profile_dir: profile_dir.to_path_buf(),
+                runtime_dir,
+                started,
+                download_dir,
+                sandbox_bridge: None,
+                process: Process::Host {
+                    child: Box::new(child),
+                    leaf,
+                },
+                proxy: Some(proxy),
+                tasks: vec![relay_task],
+            },
+            true,
+        )
+        .await
+    }
+
+    /// Start Chromium headless inside the session's sandbox (`target`),
+    /// every request vetted by `guard` (DevTools request interception, as
+    /// on the host) and leaving only through the sandbox's egress proxy.
+    ///
+    /// Chromium is one long command of the sandbox's launcher: for the
+    /// local backend a `bwrap` run with the session's whole confinement
+    /// (read-only system, the workspace and a private `/tmp` as the only
+    /// writable places, no home, loopback-only network, seccomp,
+    /// Landlock, cgroup limits). DevTools runs over its standard input
+    /// and output (`--remote-debugging-pipe`): no port is opened. Its
+    /// profile lives in the sandbox's private `/tmp` and ends with it.
+    /// Downloads are staged in the workspace
+    /// ([`SANDBOX_DOWNLOAD_STAGING`]) and reached only through the
+    /// sandbox's file bridge.
+    pub async fn launch_in_sandbox(
+        target: &SandboxTarget,
+        guard: EgressGuard,
+        settings: BrowserSettings,
+    ) -> Result<Browser> {
+        let binary = locate_chromium(&settings)?;
+        let started = Instant::now();
+        let runtime_dir = tempfile::Builder::new()
+            .prefix("talon-browser-")
+            .tempdir()
+            .map_err(|e| io("cannot create the browser's runtime dir", e))?;
+        let id = runtime_dir
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "talon-browser".to_owned());
+        let root = format!("/tmp/{id}");
+        let profile = format!("{root}/profile");
+        // The staging dir for downloads, in the workspace, as the sandbox
+        // sees it.
+        let cwd = target.bridge.cwd().trim_end_matches('/').to_owned();
+        let staging = format!("{cwd}/{SANDBOX_DOWNLOAD_STAGING}/{id}");
+        let download_dir = match target.bridge.mkdir(&staging, true).await {
+            Ok(()) => target
+                .bridge
+                .resolve(&staging, Access::Write)
+                .await
+                .map(|r| PathBuf::from(r.container_path))
+                .ok(),
+            Err(e) => {
+                tracing::warn!(target: "talon::browser", "sandboxed browser: no download dir in the workspace ({e}); downloads are refused");
+                None
+            }
+        };
+        let mut args: Vec<String> = common_args(&settings);
+        args.extend([
+            format!("--user-data-dir={profile}"),
+            "--remote-debugging-pipe".to_owned(),
+            // Chromium's own sandbox cannot nest inside bubblewrap (no new
+            // user namespaces there); the sandbox is the boundary.
+            "--no-sandbox".to_owned(),
+            // `/dev/shm` is not writable in the sandbox.
+            "--disable-dev-shm-usage".to_owned(),
+            format!("--proxy-server={SANDBOX_PROXY_URL}"),
+            "--proxy-bypass-list=<-loopback>".to_owned(),
+            "about:blank".to_owned(),
+        ]);
+        let quoted: Vec<String> = std::iter::once(binary.to_string_lossy().into_owned())
+            .chain(args)
+            .map(|a| shell_quote(&a))
+            .collect();
+        // Descriptors 3 and 4 are the DevTools pipe (Chromium reads 3,
+        // writes 4): the command's standard input and output. Without the
+        // egress forwarder (network "none") nothing is started.
+        let script = format!(
+            "case \"${{HTTPS_PROXY:-}}\" in {SANDBOX_PROXY_URL}) ;; *) echo 'talon-browser: this sandbox has no egress proxy' >&2; exit {NO_EGRESS_EXIT};; esac\n\
+             mkdir -p {root}/home/.config {root}/home/.cache {profile} || exit 1\n\
+             exec 3<&0 4>&1 </dev/null >/dev/null\n\
+             exec {}\n",
+            quoted.join(" ")
+        );
+        let mut env = BTreeMap::new();
+        for key in ["LANG", "LC_ALL", "TZ"] {
+            if let Some(v) = settings.env.get(key) {
+                env.insert(key.to_owned(), v.clone());
+            }
+        }
+        env.insert("XDG_CONFIG_HOME".to_owned(), format!("{root}/home/.config"));
+        env.insert("XDG_CACHE_HOME".to_owned(), format!("{root}/home/.cache"));
+        let launched = target
+            .launcher
+            .launch(LaunchRequest {
+                command: script,
+                workdir: None,
+                env,
+                pty: false,
+            })
+            .await
+            .map_err(|e| {
+                BrowserError::Unavailable(format!("cannot start chromium in the sandbox: {e}"))
+            })?;
+        let control: Arc<dyn ProcessControl> = Arc::from(launched.control);
+        let stderr_log = Arc::new(Mutex::new(String::new()));
+        let mut tasks = Vec::new();
+        if let Some(mut stderr) = launched.stderr {
+            let log = Arc::clone(&stderr_log);
+            tasks.push(tokio::spawn(async move {
+                use tokio::io::AsyncReadExt as _;
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    if let Ok(mut l) = log.lock() {
+                        l.push_str(&String::from_utf8_lossy(&buf[..n]));
+                        if l.len() > 16_384 {
+                            let cut = l.len() - 8192;
+                            let cut = (cut..l.len()).find(|i| l.is_char_boundary(*i)).unwrap_or(0);
+                            l.drain(..cut);
+                        }
+                    }
+                }
+            }));
+        }
+        let Some(stdin) = launched.stdin else {
+            let _ = control.kill().await;
+            return Err(BrowserError::Unavailable(
+                "the sandbox launcher gave no standard input for the DevTools pipe".to_owned(),
+            ));
+        };
+        let (cdp, events) = Cdp::connect_pipe(launched.stdout, stdin);
+        // The first answer says the browser is up.
+        let answered = cdp
+            .call(
+                None,
+                "Browser.getVersion",
+                json!({}),
+                settings.start_timeout,
+            )
+            .await;
+        if let Err(e) = answered {
+            let status = tokio::time::timeout(Duration::from_millis(500), control.wait()).await;
+            let _ = control.kill().await;
+            let tail = tail_lines(&stderr_log.lock().map(|l| l.clone()).unwrap_or_default());
+            return Err(match status {
+                Ok(Ok(talon_sandbox_core::ExitStatus::Code(NO_EGRESS_EXIT))) => {
+                    BrowserError::SandboxNoEgress(no_egress_message())
+                }
+                Ok(Ok(status)) => BrowserError::Unavailable(format!(
+                    "chromium exited during start-up in the sandbox ({status:?}): {tail}"
+                )),
+                _ => match e {
+                    BrowserError::Timeout { millis, .. } => BrowserError::Timeout {
+                        what: format!("chromium start-up in the sandbox (stderr: {tail})"),
+                        millis,
+                    },
+                    other => BrowserError::Unavailable(format!(
+                        "chromium in the sandbox did not answer: {other}; stderr: {tail}"
+                    )),
+                },
+            });
+        }
+        Browser::finish(
+            Started {
+                cdp,
+                events,
+                guard,
+                settings,
+                profile_dir: PathBuf::from(profile),
+                runtime_dir,
+                started,
+                download_dir: download_dir.clone().unwrap_or_default(),
+                sandbox_bridge: Some(Arc::clone(&target.bridge)),
+                process: Process::Sandbox { control },
+                proxy: None,
+                tasks,
+            },
+            download_dir.is_some(),
+        )
+        .await
+    }
+
+    /// Set up a started browser: the event dispatcher, downloads,
+    /// auto-attach, and the first tab.
+    async fn finish(st: Started, downloads: bool) -> Result<Browser> {
+        let Started {
+            cdp,
+            events,
+            guard,
+            settings,
+            profile_dir,
+            runtime_dir,
+            started,
+            download_dir,
+            sandbox_bridge,
+            process,
+            proxy,
+            mut tasks,
+        } = st;
         let shared = Arc::new(Shared {
             cdp: cdp.clone(),
             guard,
@@ -410,9 +668,21 @@ impl Browser {
             call_timeout: settings.action_timeout,
             download_dir: download_dir.clone(),
             max_download_bytes: settings.max_download_bytes,
+            sandbox_bridge,
         });
-        let dispatcher = tokio::spawn(dispatch(Arc::clone(&shared), events));
+        tasks.push(tokio::spawn(dispatch(Arc::clone(&shared), events)));
         let t = settings.action_timeout;
+        let browser = Browser {
+            shared,
+            settings,
+            profile_dir,
+            runtime_dir,
+            started,
+            version: String::new(),
+            process,
+            _proxy: proxy,
+            tasks,
+        };
         let version = cdp
             .call(None, "Browser.getVersion", json!({}), t)
             .await?
@@ -420,22 +690,24 @@ impl Browser {
             .and_then(Value::as_str)
             .unwrap_or("chromium")
             .to_owned();
+        let mut browser = browser;
+        browser.version = version;
         // Downloads go to the private download dir under Chromium's own
         // ids (`allowAndName`: never a name from the page); the
         // dispatcher enforces the size limit and the tool copies finished
         // ones into the workspace. The request itself was vetted like
         // any other.
-        cdp.call(
-            None,
-            "Browser.setDownloadBehavior",
+        let behavior = if downloads {
             json!({
                 "behavior": "allowAndName",
                 "downloadPath": download_dir.to_string_lossy(),
                 "eventsEnabled": true,
-            }),
-            t,
-        )
-        .await?;
+            })
+        } else {
+            json!({ "behavior": "deny", "eventsEnabled": true })
+        };
+        cdp.call(None, "Browser.setDownloadBehavior", behavior, t)
+            .await?;
         cdp.call(
             None,
             "Target.setAutoAttach",
@@ -443,18 +715,6 @@ impl Browser {
             t,
         )
         .await?;
-        let browser = Browser {
-            shared,
-            settings,
-            profile_dir: profile_dir.to_path_buf(),
-            runtime_dir,
-            started,
-            version,
-            child,
-            leaf,
-            _proxy: proxy,
-            tasks: vec![relay_task, dispatcher],
-        };
         // Pages that existed before auto-attach (the first blank tab).
         let targets = cdp.call(None, "Target.getTargets", json!({}), t).await?;
         let attached: Vec<String> = browser
@@ -521,9 +781,92 @@ impl Browser {
             .is_ok()
     }
 
-    /// Kill the browser's whole process tree now.
+    /// Kill the browser's whole process tree now (a sandboxed one: the
+    /// kill is sent, see [`Browser::shutdown`] to wait for it).
     pub fn kill(&self) {
-        let _ = self.leaf.kill();
+        match &self.process {
+            Process::Host { leaf, .. } => {
+                let _ = leaf.kill();
+            }
+            Process::Sandbox { control } => {
+                let control = Arc::clone(control);
+                tokio::spawn(async move {
+                    let _ = control.kill().await;
+                });
+            }
+        }
+    }
+
+    /// Kill the browser's whole process tree and wait until it is gone.
+    pub async fn shutdown(&self) {
+        match &self.process {
+            Process::Host { leaf, .. } => {
+                let _ = leaf.kill();
+            }
+            Process::Sandbox { control } => {
+                let _ = control.kill().await;
+                let _ = tokio::time::timeout(Duration::from_secs(10), control.wait()).await;
+            }
+        }
+        let dir = &self.shared.download_dir;
+        // Only the browser's own staging dir (none when downloads were
+        // refused): never anything else in the workspace.
+        let own = dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("talon-browser-"))
+            && dir
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == SANDBOX_DOWNLOAD_STAGING);
+        if let (Some(bridge), true) = (&self.shared.sandbox_bridge, own) {
+            let _ = bridge.remove(&dir.to_string_lossy(), true).await;
+            // The staging parent, when no other browser uses it.
+            if let Some(parent) = dir.parent() {
+                let _ = bridge.remove(&parent.to_string_lossy(), false).await;
+            }
+        }
+    }
+
+    /// Whether this browser runs inside a sandbox.
+    pub fn sandboxed(&self) -> bool {
+        matches!(self.process, Process::Sandbox { .. })
+    }
+
+    /// The bytes of a finished download (from the private dir on the
+    /// host; through the sandbox's bridge for a sandboxed browser, at most
+    /// the download limit).
+    pub async fn read_download(&self, d: &FinishedDownload) -> Result<Vec<u8>> {
+        match &self.shared.sandbox_bridge {
+            None => {
+                std::fs::read(&d.temp_path).map_err(|e| io("cannot read the downloaded file", e))
+            }
+            Some(bridge) => {
+                let cap = self.shared.max_download_bytes;
+                let file = bridge
+                    .read(&d.temp_path.to_string_lossy(), Some(cap + 1))
+                    .await
+                    .map_err(|e| io("cannot read the downloaded file", e))?;
+                if file.truncated || file.total_size > cap {
+                    return Err(BrowserError::Io(format!(
+                        "the downloaded file is {} bytes, over the download limit of {cap} bytes",
+                        file.total_size
+                    )));
+                }
+                Ok(file.bytes)
+            }
+        }
+    }
+
+    /// Delete a finished download's temp file.
+    pub async fn discard_download(&self, d: &FinishedDownload) {
+        match &self.shared.sandbox_bridge {
+            None => {
+                let _ = std::fs::remove_file(&d.temp_path);
+            }
+            Some(bridge) => {
+                let _ = bridge.remove(&d.temp_path.to_string_lossy(), false).await;
+            }
+        }
     }
 
     /// The refused requests, oldest first.
@@ -581,6 +924,64 @@ impl Browser {
             let _ = tokio::time::timeout(left, notified).await;
         }
     }
+}
+
+/// The switches every Chromium gets, on the host or in a sandbox.
+fn common_args(settings: &BrowserSettings) -> Vec<String> {
+    vec![
+        "--headless".into(),
+        "--disable-gpu".into(),
+        "--disable-quic".into(),
+        "--no-first-run".into(),
+        "--no-default-browser-check".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--disable-default-apps".into(),
+        "--disable-extensions".into(),
+        "--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider".into(),
+        "--password-store=basic".into(),
+        "--use-mock-keychain".into(),
+        "--hide-scrollbars".into(),
+        "--mute-audio".into(),
+        format!("--window-size={},{}", settings.window.0, settings.window.1),
+    ]
+}
+
+/// `s` as one POSIX shell word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The last few non-empty lines of a log, for an error.
+fn tail_lines(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("dbus") && !l.trim().is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(5);
+    lines[start..].join(" | ").chars().take(1500).collect()
+}
+
+/// What a sandbox without egress is told.
+pub(crate) fn no_egress_message() -> String {
+    "this session's sandbox has no network (`docker.network` is \"none\"), so its browser could reach nothing: the sandboxed Chromium goes out only through the sandbox's SSRF-guarded egress proxy, which the local backend runs for `network: \"bridge\"`; set `agents.defaults.sandbox.docker.network` (or the agent's) to \"bridge\", or use web_fetch; nothing was started".to_owned()
+}
+
+/// A started Chromium, before its set-up.
+struct Started {
+    cdp: Cdp,
+    events: mpsc::UnboundedReceiver<Event>,
+    guard: EgressGuard,
+    settings: BrowserSettings,
+    profile_dir: PathBuf,
+    runtime_dir: tempfile::TempDir,
+    started: Instant,
+    download_dir: PathBuf,
+    sandbox_bridge: Option<Arc<dyn FsBridge>>,
+    process: Process,
+    proxy: Option<EgressProxy>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 /// Relay each loopback connection to the proxy's Unix socket.
@@ -795,7 +1196,29 @@ async fn dispatch(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event
 
 /// Delete everything Chromium wrote for download `guid` (the file and
 /// any partial file next to it).
-fn remove_download_files(dir: &Path, guid: &str) {
+fn remove_download_files(shared: &Shared, guid: &str) {
+    let dir = &shared.download_dir;
+    if dir.as_os_str().is_empty() || guid.is_empty() {
+        return;
+    }
+    if let Some(bridge) = &shared.sandbox_bridge {
+        // Never a host path: the sandbox could have swapped the staging
+        // dir for a symlink; the bridge resolves beneath its mounts.
+        let bridge = Arc::clone(bridge);
+        let dir = dir.to_string_lossy().into_owned();
+        let guid = guid.to_owned();
+        tokio::spawn(async move {
+            let Ok(entries) = bridge.list(&dir).await else {
+                return;
+            };
+            for e in entries {
+                if e.name.starts_with(&guid) {
+                    let _ = bridge.remove(&format!("{dir}/{}", e.name), false).await;
+                }
+            }
+        });
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -845,12 +1268,12 @@ fn on_download_progress(shared: &Shared, p: &Value) {
     let Some(pending) = pending else {
         // Not announced (or already finished): nothing of it is kept.
         if state != "inProgress" {
-            remove_download_files(dir, guid);
+            remove_download_files(shared, guid);
         }
         return;
     };
     if pending.cancelled {
-        remove_download_files(dir, guid);
+        remove_download_files(shared, guid);
         if state != "inProgress" {
             let _ = shared.with_state(|s| s.downloads.remove(guid));
         }
@@ -866,7 +1289,7 @@ fn on_download_progress(shared: &Shared, p: &Value) {
                     d.cancelled = true;
                 }
             });
-            remove_download_files(dir, guid);
+            remove_download_files(shared, guid);
             refuse_download(
                 shared,
                 pending.url,
@@ -885,7 +1308,12 @@ fn on_download_progress(shared: &Shared, p: &Value) {
         "completed" => {
             let _ = shared.with_state(|s| s.downloads.remove(guid));
             let path = dir.join(guid);
-            let size = std::fs::metadata(&path).map(|m| m.len());
+            let size = if shared.sandbox_bridge.is_some() {
+                // Checked again when it is read through the bridge.
+                Ok(received.max(total))
+            } else {
+                std::fs::metadata(&path).map(|m| m.len())
+            };
             match size {
                 Ok(size) if size <= cap => {
                     let _ = shared.with_state(|s| {
@@ -898,7 +1326,7 @@ fn on_download_progress(shared: &Shared, p: &Value) {
                     });
                 }
                 Ok(size) => {
-                    remove_download_files(dir, guid);
+                    remove_download_files(shared, guid);
                     refuse_download(
                         shared,
                         pending.url,
@@ -908,7 +1336,7 @@ fn on_download_progress(shared: &Shared, p: &Value) {
                     );
                 }
                 Err(e) => {
-                    remove_download_files(dir, guid);
+                    remove_download_files(shared, guid);
                     refuse_download(
                         shared,
                         pending.url,
@@ -920,7 +1348,7 @@ fn on_download_progress(shared: &Shared, p: &Value) {
         _ => {
             // `canceled` by the page or Chromium (a failed transfer).
             let _ = shared.with_state(|s| s.downloads.remove(guid));
-            remove_download_files(dir, guid);
+            remove_download_files(shared, guid);
             refuse_download(
                 shared,
                 pending.url,

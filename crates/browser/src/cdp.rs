@@ -135,6 +135,48 @@ pub fn parse_message(text: &str) -> Result<Incoming, ParseError> {
     })
 }
 
+/// A message on the DevTools pipe that was over [`MAX_MESSAGE_BYTES`]
+/// before its NUL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a message of over {MAX_MESSAGE_BYTES} bytes (no NUL yet)")]
+pub struct FrameTooLarge;
+
+/// Splits the bytes of a `--remote-debugging-pipe` stream into its
+/// NUL-ended messages (each as text, invalid UTF-8 replaced), holding at
+/// most [`MAX_MESSAGE_BYTES`] of an unfinished one (its own fuzz target,
+/// `cdp_pipe`).
+#[derive(Debug, Default)]
+pub struct PipeFramer {
+    partial: Vec<u8>,
+}
+
+impl PipeFramer {
+    /// Take `bytes`; the messages they finish, in order.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, FrameTooLarge> {
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|b| *b == 0) {
+            if self.partial.len() + end > MAX_MESSAGE_BYTES {
+                return Err(FrameTooLarge);
+            }
+            self.partial.extend_from_slice(&rest[..end]);
+            out.push(String::from_utf8_lossy(&self.partial).into_owned());
+            self.partial.clear();
+            rest = &rest[end + 1..];
+        }
+        if self.partial.len() + rest.len() > MAX_MESSAGE_BYTES {
+            return Err(FrameTooLarge);
+        }
+        self.partial.extend_from_slice(rest);
+        Ok(out)
+    }
+
+    /// Bytes of an unfinished message held.
+    pub fn pending(&self) -> usize {
+        self.partial.len()
+    }
+}
+
 /// An event from the browser, as the receiver gets it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
@@ -183,8 +225,6 @@ impl Cdp {
             .map_err(|e| BrowserError::Unavailable(format!("DevTools connection failed: {e}")))?;
         let (mut sink, mut stream) = ws.split();
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-        let (event_tx, event_rx) = mpsc::unbounded_channel::<Event>();
-        let pending: Arc<Pending> = Arc::new(Mutex::new(HashMap::new()));
         tokio::spawn(async move {
             while let Some(text) = out_rx.recv().await {
                 if sink.send(Message::text(text)).await.is_err() {
@@ -193,7 +233,7 @@ impl Cdp {
             }
             let _ = sink.close().await;
         });
-        let reader_pending = Arc::clone(&pending);
+        let (in_tx, in_rx) = mpsc::unbounded_channel::<String>();
         tokio::spawn(async move {
             while let Some(msg) = stream.next().await {
                 let text = match msg {
@@ -201,7 +241,75 @@ impl Cdp {
                     Ok(Message::Close(_)) | Err(_) => break,
                     Ok(_) => continue,
                 };
-                match parse_message(text.as_str()) {
+                if in_tx.send(text.as_str().to_owned()).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Cdp::over(out_tx, in_rx))
+    }
+
+    /// Talk to a browser started with `--remote-debugging-pipe` over its
+    /// pipes (`reader` is the browser's descriptor 4, `writer` its
+    /// descriptor 3): each message is JSON ended by a NUL byte, both
+    /// ways. No port is opened anywhere. A message over
+    /// [`MAX_MESSAGE_BYTES`] ends the connection.
+    pub fn connect_pipe<R, W>(reader: R, writer: W) -> (Cdp, mpsc::UnboundedReceiver<Event>)
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            let mut writer = writer;
+            while let Some(text) = out_rx.recv().await {
+                let mut bytes = text.into_bytes();
+                bytes.push(0);
+                if writer.write_all(&bytes).await.is_err() || writer.flush().await.is_err() {
+                    break;
+                }
+            }
+            let _ = writer.shutdown().await;
+        });
+        let (in_tx, in_rx) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            let mut reader = reader;
+            let mut framer = PipeFramer::default();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = match reader.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                let frames = match framer.push(&buf[..n]) {
+                    Ok(frames) => frames,
+                    Err(e) => {
+                        tracing::warn!(target: "talon::browser", "DevTools pipe: {e}; closing the connection");
+                        break;
+                    }
+                };
+                if frames.into_iter().any(|text| in_tx.send(text).is_err()) {
+                    break;
+                }
+            }
+        });
+        Cdp::over(out_tx, in_rx)
+    }
+
+    /// A connection over two channels of whole messages: what is sent
+    /// goes to `out`, what comes from `incoming` is parsed and answered
+    /// or handed on as an event.
+    fn over(
+        out: mpsc::UnboundedSender<String>,
+        mut incoming: mpsc::UnboundedReceiver<String>,
+    ) -> (Cdp, mpsc::UnboundedReceiver<Event>) {
+        let (event_tx, event_rx) = mpsc::unbounded_channel::<Event>();
+        let pending: Arc<Pending> = Arc::new(Mutex::new(HashMap::new()));
+        let reader_pending = Arc::clone(&pending);
+        tokio::spawn(async move {
+            while let Some(text) = incoming.recv().await {
+                match parse_message(&text) {
                     Ok(Incoming::Response { id, outcome }) => {
                         let waiter = reader_pending.lock().ok().and_then(|mut p| p.remove(&id));
                         if let Some(w) = waiter {
@@ -229,16 +337,16 @@ impl Cdp {
                 p.clear();
             }
         });
-        Ok((
+        (
             Cdp {
                 inner: Arc::new(Inner {
                     next_id: AtomicU64::new(1),
                     pending,
-                    out: out_tx,
+                    out,
                 }),
             },
             event_rx,
-        ))
+        )
     }
 
     /// Call `method` (in `session`, or on the browser) and wait at most
@@ -303,6 +411,28 @@ impl Cdp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pipe_frames_split_at_nul_across_reads() {
+        let mut f = PipeFramer::default();
+        assert_eq!(f.push(b"{\"id\":1"), Ok(vec![]));
+        assert_eq!(f.pending(), 7);
+        assert_eq!(
+            f.push(b",\"result\":{}}\0{\"method\":\"A.b\"}\0{"),
+            Ok(vec![
+                r#"{"id":1,"result":{}}"#.to_owned(),
+                r#"{"method":"A.b"}"#.to_owned()
+            ])
+        );
+        assert_eq!(f.pending(), 1);
+        assert_eq!(f.push(b"\0\0"), Ok(vec!["{".to_owned(), String::new()]));
+        let mut big = PipeFramer::default();
+        assert_eq!(
+            big.push(&vec![b'x'; MAX_MESSAGE_BYTES]).map(|v| v.len()),
+            Ok(0)
+        );
+        assert_eq!(big.push(b"x"), Err(FrameTooLarge));
+    }
 
     #[test]
     fn responses_events_and_garbage() {

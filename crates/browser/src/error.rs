@@ -61,9 +61,13 @@ pub enum BrowserError {
         "unknown ref `{0}`: refs come from the tab's latest snapshot; take a new snapshot and use one of its refs"
     )]
     UnknownRef(String),
-    /// A sandboxed run asked for the browser.
+    /// A sandboxed run asked for a browser that cannot run in its sandbox
+    /// (or for the host browser).
     #[error("{0}")]
     SandboxUnsupported(String),
+    /// The sandbox has no egress proxy for the browser.
+    #[error("{0}")]
+    SandboxNoEgress(String),
     /// A local file operation (profile, uploads) failed.
     #[error("{0}")]
     Io(String),
@@ -102,6 +106,7 @@ impl BrowserError {
             BrowserError::NoTab(_) | BrowserError::NoCurrentTab => ToolErrorCode::BrowserNoTab,
             BrowserError::UnknownRef(_) => ToolErrorCode::BrowserUnknownRef,
             BrowserError::SandboxUnsupported(_) => ToolErrorCode::BrowserSandboxUnsupported,
+            BrowserError::SandboxNoEgress(_) => ToolErrorCode::BrowserSandboxNoEgress,
             BrowserError::Aborted => ToolErrorCode::Aborted,
         }
     }

@@ -18,8 +18,21 @@
 //!   `pdf` action's output and downloads go through the run's
 //!   [`FsBridge`](talon_fs_bridge::FsBridge).
 //! - Every DevTools call, navigation, wait and action is bounded in time.
-//! - A sandboxed run is refused (`browser.sandbox_unsupported`): this
-//!   version has no sandboxed browser.
+//! - A sandboxed run never gets the host browser. With the local
+//!   (bubblewrap) backend and `sandbox.browser.enabled` it gets its own
+//!   Chromium inside its sandbox ([`Browser::launch_in_sandbox`],
+//!   [`BrowserTool::sandboxed`]): one long command of the session's
+//!   sandbox (its mounts, namespaces, seccomp, Landlock and limits), with
+//!   DevTools over `--remote-debugging-pipe` ([`cdp::Cdp::connect_pipe`]:
+//!   no port at all), its profile in the sandbox's private `/tmp`, its
+//!   network only the sandbox's egress forwarder
+//!   ([`SANDBOX_PROXY_URL`]) while request interception vets every
+//!   request as on the host, and its downloads staged in the workspace
+//!   ([`SANDBOX_DOWNLOAD_STAGING`]) and reached only through the
+//!   sandbox's bridge. A sandbox without egress (`network: "none"`) is
+//!   refused (`browser.sandbox_no_egress`); another backend, or a
+//!   disabled `sandbox.browser`, is refused with
+//!   `browser.sandbox_unsupported`.
 //!
 //! ```
 //! use talon_browser::cdp::{Incoming, parse_message};
@@ -32,13 +45,15 @@
 
 pub use crate::browser::{
     BlockedRequest, Browser, BrowserSettings, ConsoleEntry, DEFAULT_MAX_DOWNLOAD_BYTES,
-    FinishedDownload, PendingDialog, RefusedDownload, locate_chromium,
+    FinishedDownload, PendingDialog, RefusedDownload, SANDBOX_DOWNLOAD_STAGING, SANDBOX_PROXY_URL,
+    SandboxTarget, locate_chromium,
 };
 pub use crate::error::{BrowserError, Result};
 pub use crate::ops::{Act, Loaded, MAX_CAPTURE_BYTES, TabInfo};
+pub use crate::sandbox_config::SandboxBrowserConfig;
 pub use crate::snapshot::{Snapshot, SnapshotOptions};
 pub use crate::tool::{
-    BrowserManager, BrowserTool, MAX_UPLOAD_BYTES, browser_spec, download_file_name,
+    BrowserManager, BrowserTool, MAX_UPLOAD_BYTES, SandboxBrowser, browser_spec, download_file_name,
 };
 pub use talon_egress::EgressGuard;
 
@@ -46,5 +61,6 @@ mod browser;
 pub mod cdp;
 mod error;
 mod ops;
+mod sandbox_config;
 pub mod snapshot;
 mod tool;

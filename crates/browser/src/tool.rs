@@ -18,9 +18,10 @@ use talon_tool_catalog::{
     ToolResult, ToolSpec, json_result,
 };
 
-use crate::browser::{Browser, BrowserSettings};
+use crate::browser::{Browser, BrowserSettings, SandboxTarget};
 use crate::error::{BrowserError, Result};
 use crate::ops::Act;
+use crate::sandbox_config::SandboxBrowserConfig;
 use crate::snapshot::SnapshotOptions;
 
 /// The largest file `upload` takes from the workspace.
@@ -29,8 +30,27 @@ pub const MAX_UPLOAD_BYTES: u64 = 50 * 1024 * 1024;
 /// The profile name the tool answers to (OpenClaw's managed profile).
 const PROFILE: &str = "openclaw";
 
-/// What a sandboxed run is told.
-const SANDBOX_REFUSAL: &str = "the browser runs only on the host in this version of Talon, and this session is sandboxed: a sandboxed browser (`agents.defaults.sandbox.browser`) is not implemented, so nothing was started; use web_fetch, or run this agent without a sandbox";
+/// What a sandboxed run without a sandbox browser is told.
+const SANDBOX_REFUSAL: &str = "this session is sandboxed and no sandboxed browser was set up for it, so nothing was started (the host browser is never used for a sandboxed session); use web_fetch, or enable the sandboxed browser: the local backend (`agents.defaults.sandbox.backend: \"local\"`) with `agents.defaults.sandbox.browser.enabled: true`";
+
+/// Which browser a call drives.
+#[derive(Debug, Clone, Copy)]
+enum Slot<'a> {
+    /// The agent's host browser.
+    Host(&'a str),
+    /// The browser inside a sandbox.
+    Sandbox(&'a SandboxBrowser),
+}
+
+/// The sandboxed browser of one sandboxed run: where it runs and how
+/// (`sandbox.browser`).
+#[derive(Debug, Clone)]
+pub struct SandboxBrowser {
+    /// The run's sandbox.
+    pub target: SandboxTarget,
+    /// Its `sandbox.browser` settings.
+    pub config: SandboxBrowserConfig,
+}
 
 /// One Chromium per agent, started on first use, each with its own
 /// profile under `<state dir>/browser/<agent>/profile`.
@@ -40,6 +60,9 @@ pub struct BrowserManager {
     settings: BrowserSettings,
     root: PathBuf,
     browsers: tokio::sync::Mutex<HashMap<String, Arc<Browser>>>,
+    /// Sandboxed browsers, by sandbox name (never shared with the host
+    /// ones).
+    sandboxed: tokio::sync::Mutex<HashMap<String, Arc<Browser>>>,
 }
 
 /// A file-name-safe form of an agent id.
@@ -67,6 +90,56 @@ impl BrowserManager {
             settings,
             root,
             browsers: tokio::sync::Mutex::new(HashMap::new()),
+            sandboxed: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The running browser of `slot`, if any.
+    async fn running_in(&self, slot: Slot<'_>) -> Option<Arc<Browser>> {
+        match slot {
+            Slot::Host(agent) => self.running(agent).await,
+            Slot::Sandbox(sb) => self.sandboxed.lock().await.get(&sb.target.name).cloned(),
+        }
+    }
+
+    /// The browser of `slot`, started if it is not running.
+    async fn browser_in(&self, slot: Slot<'_>) -> Result<Arc<Browser>> {
+        let sb = match slot {
+            Slot::Host(agent) => return self.browser(agent).await,
+            Slot::Sandbox(sb) => sb,
+        };
+        let mut map = self.sandboxed.lock().await;
+        if let Some(b) = map.get(&sb.target.name) {
+            if b.alive().await {
+                return Ok(Arc::clone(b));
+            }
+            if let Some(dead) = map.remove(&sb.target.name) {
+                dead.shutdown().await;
+            }
+        }
+        let mut settings = self.settings.clone();
+        if let Some(t) = sb.config.start_timeout {
+            settings.start_timeout = t;
+        }
+        let b =
+            Arc::new(Browser::launch_in_sandbox(&sb.target, self.guard.clone(), settings).await?);
+        map.insert(sb.target.name.clone(), Arc::clone(&b));
+        Ok(b)
+    }
+
+    /// Stop the browser of `slot` (and wait until its process tree is
+    /// gone); whether one was running.
+    async fn stop_in(&self, slot: Slot<'_>) -> bool {
+        let b = match slot {
+            Slot::Host(agent) => self.browsers.lock().await.remove(agent),
+            Slot::Sandbox(sb) => self.sandboxed.lock().await.remove(&sb.target.name),
+        };
+        match b {
+            Some(b) => {
+                b.shutdown().await;
+                true
+            }
+            None => false,
         }
     }
 
@@ -133,6 +206,7 @@ pub struct BrowserTool {
     spec: ToolSpec,
     manager: Arc<BrowserManager>,
     bridge: Arc<dyn FsBridge>,
+    sandbox: Option<SandboxBrowser>,
 }
 
 impl BrowserTool {
@@ -143,7 +217,94 @@ impl BrowserTool {
             spec: browser_spec(),
             manager,
             bridge,
+            sandbox: None,
         }
+    }
+
+    /// The tool of a sandboxed run: its browser runs inside `sandbox`
+    /// (never on the host), files go through the sandbox's bridge.
+    pub fn sandboxed(manager: Arc<BrowserManager>, sandbox: SandboxBrowser) -> Self {
+        BrowserTool {
+            spec: browser_spec(),
+            manager,
+            bridge: Arc::clone(&sandbox.target.bridge),
+            sandbox: Some(sandbox),
+        }
+    }
+
+    /// Which browser this run drives, or why it gets none.
+    fn slot<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        target: Option<&str>,
+    ) -> std::result::Result<Slot<'a>, ToolError> {
+        let Some(sb) = &self.sandbox else {
+            if ctx.sandboxed {
+                return Err(
+                    BrowserError::SandboxUnsupported(SANDBOX_REFUSAL.to_owned()).into_tool_error()
+                );
+            }
+            return match target {
+                None | Some("host") => Ok(Slot::Host(&ctx.agent_id)),
+                Some("sandbox") => Err(BrowserError::SandboxUnsupported(
+                    "this session is not sandboxed, so it has no sandbox browser (`sandbox.browser` applies to sandboxed sessions): omit target or use \"host\"".to_owned(),
+                )
+                .into_tool_error()),
+                Some(other) => Err(BrowserError::input(
+                    "target",
+                    format!("target `{other}` is not available: use \"host\" (or omit target)"),
+                )
+                .into_tool_error()),
+            };
+        };
+        let backend = sb.target.launcher.id();
+        if backend != "local" {
+            return Err(BrowserError::SandboxUnsupported(format!(
+                "this session's sandbox runs on the `{backend}` backend, which has no browser in this version of Talon (a browser container is not implemented); the sandboxed browser runs only with the local (bubblewrap) backend: set `agents.defaults.sandbox.backend` to \"local\" with `sandbox.browser.enabled: true`, or use web_fetch; nothing was started, and the host browser is never used for a sandboxed session"
+            ))
+            .into_tool_error());
+        }
+        if !sb.config.enabled {
+            return Err(BrowserError::SandboxUnsupported(
+                "this session is sandboxed and its sandboxed browser is off: set `agents.defaults.sandbox.browser.enabled: true` (the local backend runs Chromium inside the session's bubblewrap sandbox), or use web_fetch; the host browser is never used for a sandboxed session".to_owned(),
+            )
+            .into_tool_error());
+        }
+        match target {
+            None | Some("sandbox") => Ok(Slot::Sandbox(sb)),
+            Some("host") => Err(BrowserError::SandboxUnsupported(
+                "a sandboxed session never drives the host browser (`sandbox.browser.allowHostControl` is not supported by Talon): omit target or use \"sandbox\"".to_owned(),
+            )
+            .into_tool_error()),
+            Some(other) => Err(BrowserError::input(
+                "target",
+                format!("target `{other}` is not available: use \"sandbox\" (or omit target)"),
+            )
+            .into_tool_error()),
+        }
+    }
+
+    /// The browser of `slot` for `action`: started on first use, unless
+    /// the sandbox says `autoStart: false` (then only `start` starts it).
+    async fn get(
+        &self,
+        slot: Slot<'_>,
+        action: &str,
+    ) -> std::result::Result<Arc<Browser>, ToolError> {
+        if let Slot::Sandbox(sb) = slot
+            && !sb.config.auto_start
+            && action != "start"
+            && let None = self.manager.running_in(slot).await
+        {
+            return Err(BrowserError::Unavailable(
+                "the sandbox browser is not running and `sandbox.browser.autoStart` is false: call the `start` action first".to_owned(),
+            )
+            .into_tool_error());
+        }
+        self.manager
+            .browser_in(slot)
+            .await
+            .map_err(BrowserError::into_tool_error)
     }
 }
 
@@ -172,26 +333,8 @@ impl Tool for BrowserTool {
     ) -> std::result::Result<ToolResult, ToolError> {
         let p = &call.params;
         let action = read_string(p, "action", StringOpts::required())?.unwrap_or_default();
-        if ctx.sandboxed {
-            return Err(
-                BrowserError::SandboxUnsupported(SANDBOX_REFUSAL.to_owned()).into_tool_error()
-            );
-        }
-        match string(p, "target")?.as_deref() {
-            None | Some("host") => {}
-            Some("sandbox") => {
-                return Err(
-                    BrowserError::SandboxUnsupported(SANDBOX_REFUSAL.to_owned()).into_tool_error()
-                );
-            }
-            Some(other) => {
-                return Err(BrowserError::input(
-                    "target",
-                    format!("target `{other}` is not available: this version of Talon drives only the host browser (omit target or use \"host\")"),
-                )
-                .into_tool_error());
-            }
-        }
+        let target_param = string(p, "target")?;
+        let slot = self.slot(ctx, target_param.as_deref())?;
         if let Some(profile) = string(p, "profile")?
             && profile != PROFILE
         {
@@ -208,7 +351,7 @@ impl Tool for BrowserTool {
             Some(ms) => Duration::from_millis(ms),
             None => Duration::from_secs(120),
         };
-        let work = self.run(&action, p, &ctx.agent_id);
+        let work = self.run(&action, p, slot);
         let result = tokio::select! {
             _ = abort.cancelled() => Err(BrowserError::Aborted.into_tool_error()),
             r = tokio::time::timeout(limit, work) => match r {
@@ -222,7 +365,7 @@ impl Tool for BrowserTool {
         };
         // Finished downloads go into the workspace after any action.
         let mut result = result?;
-        if let Some(br) = self.manager.running(&ctx.agent_id).await {
+        if let Some(br) = self.manager.running_in(slot).await {
             let saved = self.save_downloads(&br).await;
             if !saved.is_empty() {
                 let lines: Vec<String> = saved
@@ -291,8 +434,8 @@ impl BrowserTool {
         let mut out = Vec::new();
         for (i, d) in br.take_finished_downloads().into_iter().enumerate() {
             let path = download_file_name(&d.suggested_name, &format!("{}-{i}", stamp()));
-            let bytes = std::fs::read(&d.temp_path);
-            let _ = std::fs::remove_file(&d.temp_path);
+            let bytes = br.read_download(&d).await;
+            br.discard_download(&d).await;
             let saved = match bytes {
                 Ok(bytes) => self
                     .bridge
@@ -306,7 +449,7 @@ impl BrowserTool {
                     )
                     .await
                     .map_err(|e| e.to_string()),
-                Err(e) => Err(format!("cannot read the downloaded file: {e}")),
+                Err(e) => Err(e.to_string()),
             };
             out.push(match saved {
                 Ok(report) => json!({
@@ -326,22 +469,21 @@ impl BrowserTool {
         &self,
         action: &str,
         p: &Map<String, Value>,
-        agent: &str,
+        slot: Slot<'_>,
     ) -> std::result::Result<ToolResult, ToolError> {
         let target = string(p, "targetId")?;
         let target = target.as_deref();
         let m = &self.manager;
-        let b = |r: Result<Arc<Browser>>| r.map_err(BrowserError::into_tool_error);
         let e = BrowserError::into_tool_error;
         match action {
             "status" => {
-                let running = m.running(agent).await;
+                let running = m.running_in(slot).await;
                 let mut out = json!({
                     "running": running.is_some(),
                     "profile": PROFILE,
-                    "profileDir": m.profile_dir(agent).display().to_string(),
+                    "profileDir": profile_label(m, slot),
                     "headless": true,
-                    "target": "host",
+                    "target": match slot { Slot::Host(_) => "host", Slot::Sandbox(_) => "sandbox" },
                 });
                 if let Some(br) = running {
                     out["version"] = json!(br.version());
@@ -360,7 +502,7 @@ impl BrowserTool {
                 Ok(ok(out))
             }
             "start" => {
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 Ok(ok(json!({
                     "running": true,
                     "version": br.version(),
@@ -368,16 +510,16 @@ impl BrowserTool {
                     "profileDir": br.profile_dir().display().to_string(),
                 })))
             }
-            "stop" => Ok(ok(json!({ "stopped": m.stop(agent).await }))),
+            "stop" => Ok(ok(json!({ "stopped": m.stop_in(slot).await }))),
             "profiles" => Ok(ok(json!({
                 "profiles": [{
                     "name": PROFILE,
-                    "profileDir": m.profile_dir(agent).display().to_string(),
-                    "running": m.running(agent).await.is_some(),
+                    "profileDir": profile_label(m, slot),
+                    "running": m.running_in(slot).await.is_some(),
                 }]
             }))),
             "tabs" => {
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 let mut tabs = br.tabs().await.map_err(e)?;
                 if let Some(n) = read_positive_integer(p, "limit", Bounds::default())? {
                     tabs.truncate(n as usize);
@@ -390,7 +532,7 @@ impl BrowserTool {
             }
             "open" | "navigate" => {
                 let url = read_string(p, "targetUrl", StringOpts::required())?.unwrap_or_default();
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 let loaded = if action == "open" {
                     br.open(&url).await
                 } else {
@@ -406,17 +548,17 @@ impl BrowserTool {
             }
             "focus" => {
                 let id = read_string(p, "targetId", StringOpts::required())?.unwrap_or_default();
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 br.focus(&id).await.map_err(e)?;
                 Ok(ok(json!({ "focused": id })))
             }
             "close" => {
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 let id = br.close_tab(target).await.map_err(e)?;
                 Ok(ok(json!({ "closed": id })))
             }
             "snapshot" => {
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 let mut options = SnapshotOptions::default();
                 if let Some(n) =
                     read_positive_integer(p, "maxChars", Bounds::inclusive(100.0, 1_000_000.0))?
@@ -448,7 +590,7 @@ impl BrowserTool {
                 })
             }
             "screenshot" => {
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 let jpeg = match string(p, "type")?.as_deref() {
                     None | Some("png") => false,
                     Some("jpeg") => true,
@@ -476,7 +618,7 @@ impl BrowserTool {
                 })
             }
             "console" => {
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 let limit =
                     read_positive_integer(p, "limit", Bounds::default())?.unwrap_or(100) as usize;
                 let level = string(p, "level")?;
@@ -488,7 +630,7 @@ impl BrowserTool {
                 })))
             }
             "pdf" => {
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 let bytes = br.pdf(target).await.map_err(e)?;
                 let path = format!("browser/page-{}.pdf", stamp());
                 let report = self
@@ -525,41 +667,37 @@ impl BrowserTool {
                         )
                     })?,
                 };
-                let br = b(m.browser(agent).await)?;
-                let dir = br.runtime_dir.path().join("uploads").join(stamp());
-                std::fs::create_dir_all(&dir).map_err(|err| {
-                    BrowserError::Io(format!("cannot create the upload dir: {err}"))
-                        .into_tool_error()
-                })?;
-                let mut local = Vec::new();
-                for (i, path) in paths.iter().enumerate() {
-                    let file = self
-                        .bridge
-                        .read(path, Some(MAX_UPLOAD_BYTES + 1))
-                        .await
-                        .map_err(|err| talon_tools::fs_error("paths", err))?;
-                    if file.truncated || file.total_size > MAX_UPLOAD_BYTES {
-                        return Err(ToolError::input(
-                            "paths",
-                            format!(
-                                "{path} is {} bytes, over the upload limit of {MAX_UPLOAD_BYTES}",
-                                file.total_size
-                            ),
-                        ));
+                let br = self.get(slot, action).await?;
+                let local = if br.sandboxed() {
+                    // Chromium sees the sandbox's own files: each path as
+                    // the sandbox names it, checked through its bridge.
+                    let mut local = Vec::new();
+                    for path in &paths {
+                        let stat = self
+                            .bridge
+                            .stat(path)
+                            .await
+                            .map_err(|err| talon_tools::fs_error("paths", err))?;
+                        if stat.size > MAX_UPLOAD_BYTES {
+                            return Err(ToolError::input(
+                                "paths",
+                                format!(
+                                    "{path} is {} bytes, over the upload limit of {MAX_UPLOAD_BYTES}",
+                                    stat.size
+                                ),
+                            ));
+                        }
+                        let resolved = self
+                            .bridge
+                            .resolve(path, talon_fs_bridge::Access::Read)
+                            .await
+                            .map_err(|err| talon_tools::fs_error("paths", err))?;
+                        local.push(PathBuf::from(resolved.container_path));
                     }
-                    let name = Path::new(path)
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_else(|| format!("file-{i}"));
-                    let sub = dir.join(i.to_string());
-                    std::fs::create_dir_all(&sub)
-                        .and_then(|()| std::fs::write(sub.join(&name), &file.bytes))
-                        .map_err(|err| {
-                            BrowserError::Io(format!("cannot stage {path}: {err}"))
-                                .into_tool_error()
-                        })?;
-                    local.push(sub.join(name));
-                }
+                    local
+                } else {
+                    self.stage_uploads(&br, &paths).await?
+                };
                 br.upload(target, &input, &local).await.map_err(e)?;
                 Ok(ok(json!({ "uploaded": paths, "inputRef": input })))
             }
@@ -570,7 +708,7 @@ impl BrowserTool {
                     "promptText",
                     StringOpts::default().allow_empty().untrimmed(),
                 )?;
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 let answered = br.dialog(target, accept, prompt).await.map_err(e)?;
                 Ok(ok(match answered {
                     Some(d) => {
@@ -599,7 +737,7 @@ impl BrowserTool {
                     Some(t) => Some(t),
                     None => target.map(str::to_owned),
                 };
-                let br = b(m.browser(agent).await)?;
+                let br = self.get(slot, action).await?;
                 if kind == "close" {
                     let id = br.close_tab(target.as_deref()).await.map_err(e)?;
                     return Ok(ok(json!({ "closed": id })));
@@ -619,6 +757,58 @@ impl BrowserTool {
                 ),
             )),
         }
+    }
+}
+
+/// The profile directory a status names.
+fn profile_label(m: &BrowserManager, slot: Slot<'_>) -> String {
+    match slot {
+        Slot::Host(agent) => m.profile_dir(agent).display().to_string(),
+        Slot::Sandbox(_) => "(inside the sandbox's private /tmp)".to_owned(),
+    }
+}
+
+impl BrowserTool {
+    /// Copy the files to upload from the workspace (through the bridge)
+    /// into the host browser's private runtime dir.
+    async fn stage_uploads(
+        &self,
+        br: &Browser,
+        paths: &[String],
+    ) -> std::result::Result<Vec<PathBuf>, ToolError> {
+        let dir = br.runtime_dir.path().join("uploads").join(stamp());
+        std::fs::create_dir_all(&dir).map_err(|err| {
+            BrowserError::Io(format!("cannot create the upload dir: {err}")).into_tool_error()
+        })?;
+        let mut local = Vec::new();
+        for (i, path) in paths.iter().enumerate() {
+            let file = self
+                .bridge
+                .read(path, Some(MAX_UPLOAD_BYTES + 1))
+                .await
+                .map_err(|err| talon_tools::fs_error("paths", err))?;
+            if file.truncated || file.total_size > MAX_UPLOAD_BYTES {
+                return Err(ToolError::input(
+                    "paths",
+                    format!(
+                        "{path} is {} bytes, over the upload limit of {MAX_UPLOAD_BYTES}",
+                        file.total_size
+                    ),
+                ));
+            }
+            let name = Path::new(path)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| format!("file-{i}"));
+            let sub = dir.join(i.to_string());
+            std::fs::create_dir_all(&sub)
+                .and_then(|()| std::fs::write(sub.join(&name), &file.bytes))
+                .map_err(|err| {
+                    BrowserError::Io(format!("cannot stage {path}: {err}")).into_tool_error()
+                })?;
+            local.push(sub.join(name));
+        }
+        Ok(local)
     }
 }
 

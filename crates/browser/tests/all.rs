@@ -25,6 +25,9 @@ use talon_tool_catalog::{
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+#[path = "suite/sandboxed.rs"]
+mod sandboxed;
+
 /// Panic, naming the fix, unless Chromium is installed.
 fn require_chromium() {
     assert!(

@@ -227,9 +227,6 @@ fn accepted_unenforced(root: &Value) -> Vec<String> {
 
 const NOT_VALIDATED: &str = "accepted; not validated by this version of Talon";
 
-/// `sandbox.browser.enabled: true`: refused, never run unsandboxed.
-const SANDBOX_BROWSER_REFUSED: &str = "the sandboxed browser is not implemented by this version of Talon: the `browser` tool runs Chromium on the host only and refuses every sandboxed session (it never starts the host browser for one); remove this key or set it to false, and use the browser from an unsandboxed agent";
-
 /// Notices for the sections typed as free-form JSON.
 fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
     let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
@@ -273,29 +270,24 @@ fn accepted_notices(root: &Value, spans: &SpanNode, out: &mut Findings) {
             }
         }
     }
+    // `sandbox.browser`: every key is checked; one Talon cannot honour
+    // is refused by name (see `sections::sandbox_browser`).
     for (mut path, sandbox) in sandboxes {
-        for key in ["browser"] {
-            if present(sandbox.get(key)) {
-                path.push(Seg::Key(key.to_owned()));
-                let enabled = sandbox
-                    .get(key)
-                    .and_then(|b| b.get("enabled"))
-                    .and_then(Value::as_bool)
-                    == Some(true);
-                if enabled {
-                    path.push(Seg::Key("enabled".to_owned()));
+        let Some(browser) = sandbox.get("browser").filter(|v| !v.is_null()) else {
+            continue;
+        };
+        path.push(Seg::Key("browser".to_owned()));
+        if let Err(problems) = crate::sections::sandbox_browser::parse(browser) {
+            for problem in problems {
+                let mut at = path.clone();
+                if !problem.key.is_empty() {
+                    at.push(Seg::Key(problem.key.clone()));
                 }
                 let pos = spans
-                    .lookup(&path)
+                    .lookup(&at)
                     .map(SpanNode::key_or_value)
                     .unwrap_or_default();
-                if enabled {
-                    out.issue(&path, pos, SANDBOX_BROWSER_REFUSED);
-                    path.pop();
-                } else {
-                    out.notice(&path, pos, NOT_VALIDATED);
-                }
-                path.pop();
+                out.issue(&at, pos, problem.message);
             }
         }
     }
@@ -377,6 +369,14 @@ pub fn config_schema() -> Value {
         &keys_of(openclaw_keys::ROOT_NARROWING),
         narrowing,
     );
+    // OpenClaw's other `browser` keys load (dropped or refused by the
+    // OpenClaw-key pass); an editor should not flag them.
+    if let Some(Value::Object(def)) = schema.pointer_mut("/$defs/BrowserConfig") {
+        def.insert(
+            "additionalProperties".to_owned(),
+            serde_json::json!({ "description": narrowing }),
+        );
+    }
     // A channel's other OpenClaw settings (bot tokens, `dmPolicy`, ...)
     // load with a notice; an editor should not flag them.
     for def in [

@@ -27,49 +27,57 @@ fn accepted_sections_get_notices() {
         "t.json",
     )
     .unwrap();
-    let got: Vec<String> = loaded.notices.iter().map(ToString::to_string).collect();
-    assert_eq!(
-        got,
-        vec![
-            "line 2: agents.entries.a.sandbox.browser: accepted; not validated by this version of Talon",
-        ]
-    );
+    // `sandbox.browser` is validated now: an empty one loads quietly.
+    assert!(loaded.notices.is_empty(), "{:?}", loaded.notices);
 }
 
 #[test]
-fn an_enabled_sandbox_browser_is_refused_at_its_key() {
-    // Never a silently unsandboxed browser for a sandboxed run.
-    for (text, key) in [
-        (
-            "{ agents: { defaults: { sandbox: { mode: 'all', browser: { enabled: true } } } } }",
-            "agents.defaults.sandbox.browser.enabled",
-        ),
-        (
-            "{ agents: { list: [ { id: 'a', sandbox: { browser: { enabled: true, headless: true } } } ] } }",
-            "agents.list[0].sandbox.browser.enabled",
-        ),
-    ] {
-        let err = load_str(text, "t.json").unwrap_err();
-        let issue = err
-            .issues()
-            .iter()
-            .find(|i| i.key_path == key)
-            .unwrap_or_else(|| panic!("no issue at {key}: {err}"));
-        assert!(
-            issue
-                .message
-                .starts_with("the sandboxed browser is not implemented"),
-            "{}",
-            issue.message
-        );
-    }
-    // Present but off: accepted with the usual notice.
+fn sandbox_browser_keys_talon_cannot_honour_are_refused_at_their_key() {
+    // The honoured keys load (the local backend runs the browser).
     let ok = load_str(
-        "{ agents: { defaults: { sandbox: { browser: { enabled: false } } } } }",
+        "{ agents: { defaults: { sandbox: { mode: 'all', backend: 'local', browser: { enabled: true, headless: true, autoStart: false, autoStartTimeoutMs: 15000, allowHostControl: false, enableNoVnc: false, binds: [] } } } } }",
         "t.json",
     )
     .unwrap();
-    assert_eq!(ok.notices.len(), 1);
+    assert!(ok.notices.is_empty(), "{:?}", ok.notices);
+    // The container's keys, a host-browser escape and bad values are
+    // refused by name, never dropped.
+    for (text, key) in [
+        (
+            "{ agents: { defaults: { sandbox: { browser: { enabled: true, image: 'x' } } } } }",
+            "agents.defaults.sandbox.browser.image",
+        ),
+        (
+            "{ agents: { list: [ { id: 'a', sandbox: { browser: { allowHostControl: true } } } ] } }",
+            "agents.list[0].sandbox.browser.allowHostControl",
+        ),
+        (
+            "{ agents: { entries: { a: { sandbox: { browser: { headless: false } } } } } }",
+            "agents.entries.a.sandbox.browser.headless",
+        ),
+        (
+            "{ agents: { defaults: { sandbox: { browser: { cdpPort: 9222 } } } } }",
+            "agents.defaults.sandbox.browser.cdpPort",
+        ),
+        (
+            "{ agents: { defaults: { sandbox: { browser: { autoStartTimeoutMs: 0 } } } } }",
+            "agents.defaults.sandbox.browser.autoStartTimeoutMs",
+        ),
+        (
+            "{ agents: { defaults: { sandbox: { browser: { enabeld: true } } } } }",
+            "agents.defaults.sandbox.browser.enabeld",
+        ),
+        (
+            "{ agents: { defaults: { sandbox: { browser: true } } } }",
+            "agents.defaults.sandbox.browser",
+        ),
+    ] {
+        let err = load_str(text, "t.json").unwrap_err();
+        assert!(
+            err.issues().iter().any(|i| i.key_path == key),
+            "no issue at {key}: {err}"
+        );
+    }
 }
 
 #[test]
@@ -89,6 +97,57 @@ fn openclaw_browser_switches_are_refused_not_dropped() {
     }
     let inert = load_str("{ browser: { headless: true, color: '#fff' } }", "t.json").unwrap();
     assert!(inert.notices.iter().any(|n| n.key_path == "browser"));
+}
+
+#[test]
+fn browser_max_download_bytes_is_talon_s_own_key_with_a_range() {
+    let ok = load_str("{ browser: { maxDownloadBytes: 1048576 } }", "t.json").unwrap();
+    assert!(ok.notices.is_empty(), "{:?}", ok.notices);
+    let browser = ok.config.browser.clone().expect("browser section");
+    assert_eq!(browser.max_download_bytes(), 1_048_576);
+    assert_eq!(
+        crate::sections::browser::BrowserConfig::default().max_download_bytes(),
+        100 * 1024 * 1024
+    );
+    // Beside OpenClaw's keys: those are dropped with a notice (or refused
+    // when they restrict), Talon's stays.
+    let mixed = load_str(
+        "{ browser: { headless: true, maxDownloadBytes: 2048 } }",
+        "t.json",
+    )
+    .unwrap();
+    assert_eq!(
+        mixed
+            .config
+            .browser
+            .as_ref()
+            .and_then(|b| b.max_download_bytes),
+        Some(2048)
+    );
+    assert!(mixed.notices.iter().any(|n| n.key_path == "browser"));
+    let err = load_str(
+        "{ browser: { enabled: false, maxDownloadBytes: 2048 } }",
+        "t.json",
+    )
+    .unwrap_err();
+    assert!(
+        err.issues().iter().any(|i| i.key_path == "browser"),
+        "{err}"
+    );
+    // Out of range, or not a number: refused at the key.
+    for bad in ["0", "4294967297", "-1", "'big'", "1.5"] {
+        let err = load_str(
+            &format!("{{ browser: {{ maxDownloadBytes: {bad} }} }}"),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(
+            err.issues()
+                .iter()
+                .any(|i| i.key_path == "browser.maxDownloadBytes"),
+            "{bad}: {err}"
+        );
+    }
 }
 
 #[test]

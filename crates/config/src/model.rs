@@ -58,6 +58,11 @@ pub struct TalonConfig {
     /// Agents: shared defaults and the agents themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<AgentsConfig>,
+    /// Talon's browser settings: `maxDownloadBytes` (the download limit).
+    /// OpenClaw's other `browser` keys are dropped with a notice, or
+    /// refused when they restrict the browser.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<crate::sections::browser::BrowserConfig>,
     /// Sandbox backends (accepted; not validated by this version of Talon).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<Value>,
@@ -730,6 +735,39 @@ impl TalonConfig {
             backend: backend.unwrap_or_else(|| DEFAULT_SANDBOX_BACKEND.to_owned()),
             workspace_root,
         }
+    }
+}
+
+impl TalonConfig {
+    /// The `sandbox.browser` settings of `agent_id`: the agent's keys over
+    /// `agents.defaults.sandbox.browser`, field by field (the agent's block
+    /// is ignored when the scope is `shared`, as OpenClaw does). An error
+    /// names the keys Talon cannot honour (load refuses them first).
+    pub fn sandbox_browser(
+        &self,
+        agent_id: &str,
+    ) -> Result<
+        crate::sections::sandbox_browser::SandboxBrowserSettings,
+        crate::sections::sandbox_browser::SandboxBrowserError,
+    > {
+        let wanted = agent_id.trim().to_lowercase();
+        let agent = self
+            .agent_refs()
+            .into_iter()
+            .find(|a| a.id == wanted)
+            .and_then(|a| a.sandbox);
+        let defaults = self
+            .agents
+            .as_ref()
+            .and_then(|a| a.defaults.as_ref())
+            .and_then(|d| d.sandbox.as_ref());
+        let agent = agent.filter(|_| self.resolved_sandbox(agent_id).scope != SandboxScope::Shared);
+        let merged = crate::sections::sandbox_browser::merge(
+            defaults.and_then(|d| d.browser.as_ref()),
+            agent.and_then(|a| a.browser.as_ref()),
+        );
+        crate::sections::sandbox_browser::parse(&merged)
+            .map_err(crate::sections::sandbox_browser::SandboxBrowserError)
     }
 }
 

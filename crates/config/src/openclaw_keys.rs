@@ -379,6 +379,27 @@ fn enabled_restricts(v: &Value) -> bool {
     }
 }
 
+/// Take Talon's own keys ([`crate::sections::browser::TALON_KEYS`]) out
+/// of `browser`; a section left empty goes too (nothing to note).
+fn take_talon_browser_keys(root: &mut Value) -> Option<serde_json::Map<String, Value>> {
+    let Value::Object(map) = root else {
+        return None;
+    };
+    let Some(Value::Object(browser)) = map.get_mut("browser") else {
+        return None;
+    };
+    let mut talon = serde_json::Map::new();
+    for key in crate::sections::browser::TALON_KEYS {
+        if let Some(v) = browser.remove(*key) {
+            talon.insert((*key).to_owned(), v);
+        }
+    }
+    if browser.is_empty() {
+        map.remove("browser");
+    }
+    (!talon.is_empty()).then_some(talon)
+}
+
 /// The notice for a `commands.*` key other than `ownerAllowFrom`.
 const COMMANDS_IGNORED_NOTE: &str =
     "OpenClaw chat-command setting not used by Talon (it has no chat commands); ignored";
@@ -387,6 +408,9 @@ const COMMANDS_IGNORED_NOTE: &str =
 /// report restricting keys Talon cannot enforce.
 pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
     crate::channels::strip(root, spans, out);
+    // Talon's own `browser` keys stay (typed); OpenClaw's are classified
+    // with the rest of the section below.
+    let talon_browser = take_talon_browser_keys(root);
     let mut path = Vec::new();
     strip_keys(
         root,
@@ -397,6 +421,9 @@ pub(crate) fn strip(root: &mut Value, spans: &SpanNode, out: &mut Findings) {
         SECTION_IGNORED,
         out,
     );
+    if let (Some(talon), Value::Object(map)) = (talon_browser, &mut *root) {
+        map.insert("browser".to_owned(), Value::Object(talon));
+    }
     let Value::Object(map) = root else {
         return;
     };
@@ -769,6 +796,12 @@ pub(crate) fn classified_keys_markdown() -> String {
         "commands.*".to_owned(),
         "not narrowing: dropped with a notice (Talon has no chat commands), except `commands.ownerAllowFrom`",
     ));
+    for key in crate::sections::browser::TALON_KEYS {
+        rows.push((
+            format!("browser.{key}"),
+            "Talon-only: kept and typed (the `browser` tool's download limit, 1 byte to 4 GiB); OpenClaw's other `browser` keys are classified as the `browser` row says",
+        ));
+    }
     for key in COMMANDS_IMPLEMENTED {
         rows.push((
             format!("commands.{key}"),

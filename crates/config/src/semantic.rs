@@ -52,6 +52,16 @@ pub(crate) fn check(root: &Value, spans: &SpanNode, out: &mut Findings) {
         }
     }
     w.typed::<CronConfig>(root, Some(spans), &path, "cron");
+    if let Some(browser) =
+        w.typed::<crate::sections::browser::BrowserConfig>(root, Some(spans), &path, "browser")
+    {
+        let span = spans.member("browser");
+        for (key, message) in browser.validate() {
+            let at = span.and_then(|s| s.member(&key)).or(span);
+            let full = vec![Seg::Key("browser".to_owned()), Seg::Key(key)];
+            w.out.issue(&full, pos(at), message);
+        }
+    }
     if let Some(gateway) = w.typed::<GatewayConfig>(root, Some(spans), &path, "gateway") {
         let gateway_span = spans.member("gateway");
         for (key, message) in gateway.validate() {

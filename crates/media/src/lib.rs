@@ -4,7 +4,9 @@
 //!   optional layout) and its pages as PNG (`pdftoppm`), with limits on
 //!   input bytes, pages, resolution and output characters
 //!   ([`PdfLimits`]). A malformed or encrypted PDF is a
-//!   `media.invalid` error.
+//!   `media.invalid` error. poppler runs in bubblewrap when it works on
+//!   the host ([`Isolation`]): no network, a read-only view of the system
+//!   dirs, its private directory the only writable place.
 //! - [`TtsTool`] (`tts`): speech through a [`TtsProvider`]; the default
 //!   [`EspeakProvider`] runs Debian's `espeak-ng` locally (no network). The
 //!   WAV is written into the workspace through the run's bridge and its
@@ -38,7 +40,7 @@
 
 #![deny(missing_docs)]
 
-pub use crate::engine::{EngineLimits, EngineRunner};
+pub use crate::engine::{DEFAULT_BWRAP, EngineLimits, EngineRunner, Isolation};
 pub use crate::error::{Error, Result};
 pub use crate::generate::{GenerateTool, GenerationKind, GenerationProvider};
 pub use crate::pdf::{PageRange, PdfLimits, PdfTool, pdf_spec};

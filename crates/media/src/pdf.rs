@@ -144,7 +144,7 @@ impl PdfTool {
     ) -> Result<PdfInfo> {
         let out = self
             .runner
-            .run(
+            .run_isolated(
                 "pdfinfo",
                 POPPLER,
                 &["in.pdf".to_owned()],
@@ -223,7 +223,7 @@ impl PdfTool {
         args.extend(["in.pdf".to_owned(), "-".to_owned()]);
         let out = self
             .runner
-            .run("pdftotext", POPPLER, &args, dir, Vec::new(), abort)
+            .run_isolated("pdftotext", POPPLER, &args, dir, Vec::new(), abort)
             .await?;
         if out.code != Some(0) {
             return Err(Error::EngineFailed {
@@ -264,7 +264,7 @@ impl PdfTool {
         .collect();
         let out = self
             .runner
-            .run("pdftoppm", POPPLER, &args, dir, Vec::new(), abort)
+            .run_isolated("pdftoppm", POPPLER, &args, dir, Vec::new(), abort)
             .await?;
         if out.code != Some(0) {
             return Err(Error::EngineFailed {

@@ -128,6 +128,90 @@ fn pdf_tool(bridge: &Arc<dyn FsBridge>) -> PdfTool {
     PdfTool::new(Arc::clone(bridge), runner(), PdfLimits::default())
 }
 
+/// Panic, naming the fix, unless bubblewrap is installed (poppler runs
+/// in it).
+fn require_bwrap() {
+    assert!(
+        Path::new(talon_media::DEFAULT_BWRAP).exists(),
+        "{} is missing: poppler runs in bubblewrap without network, and these tests check it; install Debian's bubblewrap (`cargo xtask test` does)",
+        talon_media::DEFAULT_BWRAP
+    );
+}
+
+#[tokio::test]
+async fn poppler_runs_in_bubblewrap_without_network_or_host_files() {
+    require_engines();
+    require_bwrap();
+    let runner = runner();
+    // bubblewrap works on this host, so poppler runs in it.
+    assert_eq!(
+        runner.isolation_in_use().await.as_deref(),
+        Some(Path::new(talon_media::DEFAULT_BWRAP))
+    );
+    let host = tempfile::tempdir().expect("tempdir");
+    std::fs::write(host.path().join("secret.txt"), "HOST-SECRET").expect("secret");
+    let work = tempfile::tempdir().expect("work dir");
+    std::fs::write(work.path().join("mine.txt"), "MINE").expect("own file");
+    let abort = talon_tool_catalog::CancellationToken::new();
+    let sh = |script: &str| vec!["-c".to_owned(), script.to_owned()];
+    // Only loopback: no interface to reach anything.
+    let out = runner
+        .run_isolated(
+            "sh",
+            "dash",
+            &sh("cat /proc/net/dev"),
+            work.path(),
+            Vec::new(),
+            &abort,
+        )
+        .await
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let interfaces: Vec<&str> = text
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next())
+        .map(str::trim)
+        .collect();
+    assert_eq!(interfaces, ["lo"], "{text}");
+    // Its own dir is there (and writable); a host file elsewhere is not,
+    // and the system is read-only.
+    let script = format!(
+        "cat mine.txt; echo out > made.txt; cat {} 2>/dev/null && echo LEAK; touch /usr/x 2>/dev/null && echo RW; true",
+        host.path().join("secret.txt").display()
+    );
+    let out = runner
+        .run_isolated("sh", "dash", &sh(&script), work.path(), Vec::new(), &abort)
+        .await
+        .expect("run");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "MINE", "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("made.txt")).expect("written"),
+        "out\n"
+    );
+    // Isolation off runs on the host (the same script leaks the file).
+    let open = runner.clone().with_isolation(talon_media::Isolation::Off);
+    assert_eq!(open.isolation_in_use().await, None);
+    let out = open
+        .run_isolated("sh", "dash", &sh(&script), work.path(), Vec::new(), &abort)
+        .await
+        .expect("run");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("HOST-SECRET"));
+    // A bubblewrap that cannot run: Auto falls back, Bwrap refuses.
+    let missing = host.path().join("no-bwrap");
+    let auto = runner
+        .clone()
+        .with_isolation(talon_media::Isolation::Auto(missing.clone()));
+    assert_eq!(auto.isolation_in_use().await, None);
+    let forced = runner.with_isolation(talon_media::Isolation::Bwrap(missing));
+    assert!(
+        forced
+            .run_isolated("sh", "dash", &sh("true"), work.path(), Vec::new(), &abort)
+            .await
+            .is_err()
+    );
+}
+
 #[tokio::test]
 async fn pdf_text_of_a_page_range() {
     require_engines();

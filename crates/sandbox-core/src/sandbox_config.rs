@@ -104,7 +104,10 @@ pub struct SandboxConfig {
     /// SSH backend settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh: Option<SshConfig>,
-    /// Sandbox browser settings (accepted; not validated by this version of Talon).
+    /// The sandboxed browser (`enabled`, `autoStart`,
+    /// `autoStartTimeoutMs`, ...): every key is checked at load by
+    /// `talon-config` (`sections::sandbox_browser`), which refuses the keys
+    /// Talon cannot honour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<Value>,
     /// When idle or old sandboxes are removed (`idleHours`, `maxAgeDays`).

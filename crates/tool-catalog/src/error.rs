@@ -317,9 +317,16 @@ tool_error_codes! {
     BrowserNoTab = "browser.no_tab" => Input,
     /// The element ref is not in the tab's latest snapshot.
     BrowserUnknownRef = "browser.unknown_ref" => Input,
-    /// A sandboxed run asked for the browser, which this version of Talon
-    /// runs only on the host; nothing was started.
+    /// A sandboxed run asked for the browser where no sandboxed browser
+    /// can run (a backend other than `local`, or `sandbox.browser` not
+    /// enabled), or asked a sandboxed session for the host browser;
+    /// nothing was started, and the host browser is never used instead.
     BrowserSandboxUnsupported = "browser.sandbox_unsupported" => Unauthorized,
+    /// The sandbox has no way out for the browser (`docker.network:
+    /// "none"`): the sandboxed Chromium reaches the network only through
+    /// the sandbox's egress proxy (`network: "bridge"`); nothing was
+    /// started.
+    BrowserSandboxNoEgress = "browser.sandbox_no_egress" => Unauthorized,
 
     /// The MCP server cannot be started or reached.
     McpServerUnavailable = "mcp.server_unavailable" => Unavailable,

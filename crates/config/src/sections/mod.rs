@@ -4,6 +4,7 @@
 //! depend on `rmcp`, `reqwest` or `rusqlite`; each consumer crate
 //! re-exports its section under its old path.
 
+pub mod browser;
 pub mod cron;
 pub mod exec;
 pub mod fs;
@@ -11,6 +12,7 @@ pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod plugins;
+pub mod sandbox_browser;
 pub mod sessions;
 pub mod skills;
 pub mod state;

@@ -558,8 +558,9 @@ pub const BROWSER_FAMILY_ID: &str = "browser";
 /// `browser`: one headless Chromium per agent (profiles under
 /// `<state dir>/browser`), every request vetted with web_fetch's rules
 /// (`tools.web.fetch.ssrfAllowlist`). Chromium gets the agent's exec-env
-/// policy applied to this process's environment. A sandboxed run is
-/// refused by the tool. Built on first use.
+/// policy applied to this process's environment. A sandboxed run gets
+/// the browser inside its sandbox (`sandbox.browser`; the local backend
+/// only, see `talon_browser`), never the host's. Built on first use.
 #[cfg(feature = "browser")]
 #[derive(Debug)]
 pub(crate) struct BrowserFamily {
@@ -567,6 +568,8 @@ pub(crate) struct BrowserFamily {
     /// The guard, or the config error every call fails with.
     pub(crate) guard: Result<talon_browser::EgressGuard, ToolError>,
     pub(crate) root: std::path::PathBuf,
+    /// `browser.maxDownloadBytes`.
+    pub(crate) max_download_bytes: u64,
     pub(crate) managers:
         std::sync::Mutex<std::collections::HashMap<String, Arc<talon_browser::BrowserManager>>>,
 }
@@ -577,6 +580,7 @@ impl BrowserFamily {
         targets: Arc<Targets>,
         allowlist: Option<&talon_egress::SsrfAllowlistConfig>,
         state_dir: &std::path::Path,
+        max_download_bytes: u64,
     ) -> Self {
         const KEY: &str = "tools.web.fetch.ssrfAllowlist";
         let guard = match allowlist {
@@ -597,6 +601,7 @@ impl BrowserFamily {
             targets,
             guard,
             root: state_dir.join("browser"),
+            max_download_bytes,
             managers: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
@@ -614,6 +619,7 @@ impl BrowserFamily {
         let policy = self.targets.env_policy(&agent)?;
         let settings = talon_browser::BrowserSettings {
             env: policy.host_env(talon_exec_env::process_env()),
+            max_download_bytes: self.max_download_bytes,
             ..talon_browser::BrowserSettings::default()
         };
         let m = Arc::new(talon_browser::BrowserManager::new(
@@ -642,10 +648,34 @@ impl ToolFamily for BrowserFamily {
                 "the browser family has no tool `{name}`"
             )));
         }
-        let bridge = self.targets.for_run(run)?.bridge;
-        Ok(Arc::new(talon_browser::BrowserTool::new(
-            self.manager(run)?,
-            bridge,
+        let target = self.targets.for_run(run)?;
+        let manager = self.manager(run)?;
+        // A sandboxed run gets the browser inside its sandbox (per
+        // `sandbox.browser`), never the host's.
+        let Some(name) = target.sandbox_name else {
+            return Ok(Arc::new(talon_browser::BrowserTool::new(
+                manager,
+                target.bridge,
+            )));
+        };
+        let settings = self
+            .targets
+            .sandbox_browser(&run.context.agent_id)
+            .map_err(|e| ToolError::execution(e.to_string()))?;
+        Ok(Arc::new(talon_browser::BrowserTool::sandboxed(
+            manager,
+            talon_browser::SandboxBrowser {
+                target: talon_browser::SandboxTarget {
+                    launcher: target.launcher,
+                    bridge: target.bridge,
+                    name,
+                },
+                config: talon_browser::SandboxBrowserConfig {
+                    enabled: settings.enabled,
+                    auto_start: settings.auto_start,
+                    start_timeout: settings.start_timeout,
+                },
+            },
         )))
     }
 

@@ -196,6 +196,11 @@ impl Builtins {
             Arc::clone(&targets),
             web.fetch.as_ref().and_then(|f| f.ssrf_allowlist.as_ref()),
             &state_dir,
+            config
+                .browser
+                .as_ref()
+                .map(talon_config::sections::browser::BrowserConfig::max_download_bytes)
+                .unwrap_or(talon_config::sections::browser::DEFAULT_MAX_DOWNLOAD_BYTES),
         )));
         Ok(Builtins {
             families,

@@ -26,6 +26,10 @@ use crate::target::{LazySandbox, LazySandboxBridge, LazySandboxLauncher};
 pub(crate) struct RunTarget {
     pub(crate) bridge: Arc<dyn FsBridge>,
     pub(crate) launcher: Arc<dyn ProcessLauncher>,
+    /// The sandbox's name, for a sandboxed run (the browser runs one
+    /// Chromium per sandbox).
+    #[cfg_attr(not(feature = "browser"), allow(dead_code))]
+    pub(crate) sandbox_name: Option<String>,
 }
 
 /// Resolves runs to targets, caching host bridges per workspace and
@@ -160,6 +164,18 @@ impl Targets {
         Ok(target)
     }
 
+    /// The `sandbox.browser` settings of `agent_id`.
+    #[cfg(feature = "browser")]
+    pub(crate) fn sandbox_browser(
+        &self,
+        agent_id: &str,
+    ) -> Result<
+        talon_config::sections::sandbox_browser::SandboxBrowserSettings,
+        talon_config::sections::sandbox_browser::SandboxBrowserError,
+    > {
+        self.config.sandbox_browser(agent_id)
+    }
+
     /// The exec environment policy of `agent_id` (`tools.exec.env` with the
     /// agent's layered over it).
     pub(crate) fn env_policy(
@@ -192,6 +208,7 @@ impl Targets {
         let target = RunTarget {
             bridge: Arc::new(bridge),
             launcher: Arc::new(launcher),
+            sandbox_name: None,
         };
         if let Ok(mut map) = self.hosts.lock() {
             map.insert(key, target.clone());
@@ -292,6 +309,7 @@ impl Targets {
                 inner: Arc::new(LazySandboxLauncher(lazy)),
                 refresher,
             }),
+            sandbox_name: Some(name.clone()),
         };
         if let Ok(mut map) = self.sandboxes.lock() {
             map.insert(name, target.clone());

@@ -132,3 +132,67 @@ async fn bridge_with_an_invalid_allowlist_fails_naming_the_allowlist_key() {
         "{text}"
     );
 }
+
+/// `browser` in a sandboxed run of `config` (workspace `./ws`): the
+/// failure's code, after checking nothing was started on the host.
+#[cfg(feature = "browser")]
+async fn sandboxed_browser_refusal(config: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("ws")).unwrap();
+    let loaded = talon_config::load_str(config, "talon.json").unwrap();
+    let state = d.join("state");
+    let rt = RuntimeBuilder::from_config_in(&loaded.config, d, state.clone())
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut ctx = RunContext::new("main");
+    ctx.sandboxed = true;
+    ctx.sender_is_owner = Some(true);
+    let table = rt.assemble(RunSpec::new(ctx));
+    assert!(table.names().contains(&"browser"), "{:?}", table.names());
+    let out = table
+        .invoke(ModelToolCall::new(
+            "c1",
+            "browser",
+            json!({ "action": "start" }),
+        ))
+        .await;
+    // The host browser's profile dir was never made.
+    assert!(!state.join("browser").join("main").exists());
+    match out {
+        InvokeOutcome::Failed(e) => e.code().as_str().to_owned(),
+        other => panic!("a sandboxed browser started where it must not: {other:?}"),
+    }
+}
+
+#[cfg(feature = "browser")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_run_gets_the_sandbox_browser_or_a_typed_refusal() {
+    // The local backend with no egress: the browser (run inside the
+    // sandbox, where the start script sees no proxy) is not started.
+    let code = sandboxed_browser_refusal(
+        r#"{ tools: { sandbox: { tools: { allow: ["browser"] } } },
+           agents: { defaults: { workspace: "./ws", sandbox: { mode: "all", backend: "local",
+             workspaceAccess: "rw", browser: { enabled: true } } } } }"#,
+    )
+    .await;
+    assert_eq!(code, "browser.sandbox_no_egress");
+    // The Docker backend has no browser: refused before anything starts
+    // (no container is made, so no Docker engine is needed here).
+    let code = sandboxed_browser_refusal(
+        r#"{ tools: { sandbox: { tools: { allow: ["browser"] } } },
+           agents: { defaults: { workspace: "./ws", sandbox: { mode: "all", backend: "docker",
+             browser: { enabled: true } } } } }"#,
+    )
+    .await;
+    assert_eq!(code, "browser.sandbox_unsupported");
+    // `sandbox.browser` not enabled: refused, never the host browser.
+    let code = sandboxed_browser_refusal(
+        r#"{ tools: { sandbox: { tools: { allow: ["browser"] } } },
+           agents: { defaults: { workspace: "./ws", sandbox: { mode: "all", backend: "local",
+             workspaceAccess: "rw" } } } }"#,
+    )
+    .await;
+    assert_eq!(code, "browser.sandbox_unsupported");
+}
