@@ -90,15 +90,29 @@ pub(crate) fn run(cli: &Cli, out: &mut String) -> Result<Status> {
             Some(_) if !matches!(c.command, crate::cli::CronCommand::Next { .. }) => {
                 crate::gateway_cmd::cron_remote(&c.target.with_config(&cli.ctx), &c.command, out)
             }
+            _ if !matches!(c.command, crate::cli::CronCommand::Next { .. }) => {
+                refuse_shared_state(&cli.ctx, "cron", "add --gateway URL (a fleet member)")?;
+                crate::cron_cmd::run(&cli.ctx, &c.command, out)
+            }
             _ => crate::cron_cmd::run(&cli.ctx, &c.command, out),
         },
         Command::Tasks(c) => match &c.target.gateway {
             Some(_) => {
                 crate::gateway_cmd::tasks_remote(&c.target.with_config(&cli.ctx), &c.command, out)
             }
-            None => crate::tasks_cmd::run(&c.command, out),
+            None => {
+                refuse_shared_state(&cli.ctx, "tasks", "add --gateway URL (a fleet member)")?;
+                crate::tasks_cmd::run(&c.command, out)
+            }
         },
-        Command::Sessions(c) => crate::sessions_cmd::run(c, out),
+        Command::Sessions(c) => {
+            refuse_shared_state(
+                &cli.ctx,
+                "sessions",
+                "ask a fleet member: talon gateway call sessions.list",
+            )?;
+            crate::sessions_cmd::run(c, out)
+        }
         Command::Memory(c) => crate::memory_cmd::run(&cli.ctx, c, out),
         Command::Gateway(c) => crate::gateway_cmd::run(&cli.ctx, c, out),
         Command::Approvals(a) => match &a.command {
@@ -757,4 +771,27 @@ fn config_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<St
         );
     }
     Ok(status)
+}
+
+/// The offline store readers (`talon cron|tasks|sessions` without a
+/// gateway) read the state directory's SQLite files. When the config keeps
+/// the state in PostgreSQL (`state.backend: "postgres"`) those files are
+/// not the fleet's state: refuse rather than show a stale or empty view.
+/// A config that does not load is left to the command (it reports it).
+fn refuse_shared_state(ctx: &crate::cli::ContextArgs, command: &str, instead: &str) -> Result<()> {
+    let Ok(loaded) = load_config(ctx) else {
+        return Ok(());
+    };
+    if loaded
+        .config
+        .state
+        .as_ref()
+        .is_some_and(|s| s.backend == talon_config::sections::state::StateBackend::Postgres)
+    {
+        bail!(
+            "state.backend is \"postgres\" in {}: the gateways keep their state in PostgreSQL, not in the state directory's files that `talon {command}` reads offline; {instead}",
+            loaded.origin
+        );
+    }
+    Ok(())
 }

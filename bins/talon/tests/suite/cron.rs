@@ -298,3 +298,32 @@ fn cron_add_is_refused_over_the_quotas() {
         list.stdout
     );
 }
+
+/// With the state in PostgreSQL (a fleet), the offline readers refuse
+/// instead of showing the state directory's unrelated SQLite files; `cron
+/// next` (no store) still works.
+#[test]
+fn the_offline_store_readers_refuse_a_config_whose_state_is_in_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(
+        state.join("talon.json"),
+        r#"{"state": {"backend": "postgres", "url": "postgres://talon@127.0.0.1:1/talon"}}"#,
+    )
+    .unwrap();
+    for (args, hint) in [
+        (&["tasks", "list"][..], "--gateway"),
+        (&["cron", "list"][..], "--gateway"),
+        (&["sessions", "list"][..], "sessions.list"),
+    ] {
+        let r = talon(dir.path(), args);
+        assert_ne!(r.code, 0, "{args:?}: {}", r.stdout);
+        assert!(r.stderr.contains("state.backend"), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(hint), "{args:?}: {}", r.stderr);
+    }
+    let r = talon(dir.path(), &["cron", "next", "0 9 * * *", "--count", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Nothing was created in the state directory by the refusals.
+    assert!(!state.join("talon.db").exists());
+}
