@@ -88,7 +88,7 @@ impl SessionsHandler {
             let outcome = if is_cron_run_key(&record.key) {
                 Err("a cron run does not survive a restart".to_owned())
             } else {
-                self.reopen(g, &record).map(drop)
+                self.reopen(g, &record).map(drop).map_err(|e| e.message)
             };
             match outcome {
                 Ok(_) => reopened += 1,
@@ -105,16 +105,14 @@ impl SessionsHandler {
 
     /// Rebuild a stored session from its creation parameters under the
     /// current configuration.
-    fn reopen(&self, g: &Generation, record: &SessionRecord) -> Result<Arc<Session>, String> {
+    fn reopen(&self, g: &Generation, record: &SessionRecord) -> Result<Arc<Session>, RpcError> {
         let mut raw = record.params.clone();
         let opener = take_opener(&mut raw);
-        serde_json::from_value::<SessionParams>(raw)
-            .map_err(|e| format!("its stored parameters are unreadable: {e}"))
-            .and_then(|mut params| {
-                params.session_key = Some(record.key.clone());
-                self.open_inner(g, params, None, Some((record, opener.as_ref())))
-                    .map_err(|e| e.message)
-            })
+        let mut params = serde_json::from_value::<SessionParams>(raw).map_err(|e| {
+            RpcError::internal(format!("its stored parameters are unreadable: {e}"))
+        })?;
+        params.session_key = Some(record.key.clone());
+        self.open_inner(g, params, None, Some((record, opener.as_ref())))
     }
 
     /// A session another gateway of the fleet opened (it is open in the
@@ -150,7 +148,7 @@ impl SessionsHandler {
             // Another request opened it here meanwhile.
             Err(_) if self.registry.get(key).is_some() => self.registry.get(key),
             Err(why) => {
-                tracing::warn!(session = %key, reason = %why, "a stored session could not be opened here");
+                tracing::warn!(session = %key, reason = %why.message, "a stored session could not be opened here");
                 None
             }
         }
