@@ -144,7 +144,7 @@ fn labels_value(identity: &ClaimIdentity, keys: &[&str]) -> Value {
 /// The ingress and egress rules of `network`: none at all for `none`
 /// (deny everything, DNS included), the egress proxy only for `bridge`.
 fn policy_rules(docker: &DockerSettings, settings: &KubernetesSettings) -> (Value, Value) {
-    let egress = match (&*docker.network, &settings.egress_proxy) {
+    let egress = match (docker.network.trim(), &settings.egress_proxy) {
         ("bridge", Some(proxy)) => json!([{
             "to": [{
                 "namespaceSelector": {
