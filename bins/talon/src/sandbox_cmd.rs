@@ -12,10 +12,11 @@ use talon_config::{TalonConfig, home_dir, state_dir};
 use talon_fs_bridge::Access;
 use talon_runtime::RunSandbox;
 use talon_sandbox_core::{
-    BindSpec, DockerSettings, MountKind, SandboxRequest, SecurityEnv, mode_str,
+    BindSpec, DockerSettings, MountKind, SandboxBackend, SandboxRequest, SecurityEnv, mode_str,
     validate_request_security, validate_sandbox_security,
 };
 use talon_sandbox_local::Protections;
+use talon_sandbox_ssh::SshBackend;
 use talon_tool_policy::ListSource;
 
 use crate::Status;
@@ -83,6 +84,12 @@ fn docker_for_display(docker: &DockerSettings) -> DockerSettings {
     shown
 }
 
+/// The scope's remote workdir, as the SSH backend answers it (the backend
+/// owns the rule; nothing is connected to).
+fn ssh_workdir(request: &SandboxRequest) -> String {
+    SshBackend::new(home_dir()).workdir(request)
+}
+
 /// The SSH settings as `explain` shows them (`null` unless the backend is
 /// `ssh`): the target, the remote root and the scope's remote workdir.
 fn ssh_for_display(request: &SandboxRequest) -> Value {
@@ -100,7 +107,7 @@ fn ssh_for_display(request: &SandboxRequest) -> Value {
         "hostKeyPolicy": cfg.ssh.host_key_policy.as_str(),
         "remoteRoot": cfg.ssh.workspace_root,
         "remoteDir": cfg.ssh.remote_sandbox_dir(&request.sandbox_name),
-        "remoteWorkdir": request.workdir(),
+        "remoteWorkdir": ssh_workdir(request),
         "connectTimeoutSeconds": cfg.ssh.connect_timeout_seconds,
         "commandTimeoutSeconds": cfg.ssh.command_timeout_seconds,
         "keepaliveSeconds": cfg.ssh.keepalive_seconds,
@@ -234,7 +241,7 @@ pub(crate) fn sandbox_explain(ctx: &ContextArgs, json: bool, out: &mut String) -
             out,
             "remote root: {}  remote workdir: {}",
             cfg.ssh.workspace_root,
-            request.workdir()
+            ssh_workdir(&request)
         );
         if cfg.ssh.host.is_none() {
             let _ = writeln!(

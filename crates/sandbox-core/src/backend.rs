@@ -137,15 +137,14 @@ impl SandboxRequest {
         }
     }
 
-    /// Where commands start and relative file paths resolve: the remote
-    /// workspace copy (`<ssh.workspaceRoot>/<name>/workspace`) for the
-    /// `ssh` backend, the container workdir otherwise.
-    pub fn workdir(&self) -> String {
-        if self.config.backend == "ssh" {
-            self.config.ssh.remote_workdir(&self.sandbox_name)
-        } else {
-            self.config.docker.workdir.clone()
-        }
+    /// The container workdir the configuration names
+    /// (`sandbox.docker.workdir`, `/workspace` by default): where commands
+    /// start in a backend whose sandbox mounts the workspace at that path
+    /// (Docker, local). It is the default of [`SandboxBackend::workdir`];
+    /// ask the backend, not the request, where a sandbox's commands start
+    /// (a remote backend keeps its copy elsewhere).
+    pub fn config_workdir(&self) -> &str {
+        &self.config.docker.workdir
     }
 
     /// The bind roots security validation allows: the scope's sandbox
@@ -208,6 +207,18 @@ pub trait SandboxBackend: Send + Sync + std::fmt::Debug {
         &[]
     }
 
+    /// Where the sandbox of `request` starts its commands and resolves
+    /// relative file paths, known before it is ensured (the runtime shows
+    /// it and hands it to lazy handles). The default is the configured
+    /// container workdir ([`SandboxRequest::config_workdir`]), right for a
+    /// backend that mounts the workspace there; a backend that keeps a
+    /// copy elsewhere (SSH's `<workspaceRoot>/<name>/workspace`) answers
+    /// with that path. It must equal the ensured handle's
+    /// [`SandboxHandle::workdir`].
+    fn workdir(&self, request: &SandboxRequest) -> String {
+        request.config_workdir().to_owned()
+    }
+
     /// Create the sandbox for `request` (or reuse it when its config hash
     /// matches; see the backend's docs for its recreate policy), start it,
     /// and hand out its handle. Implementations validate the request with
@@ -224,3 +235,7 @@ pub trait SandboxBackend: Send + Sync + std::fmt::Debug {
     /// it does not own.
     async fn remove(&self, name: &str) -> Result<(), SandboxError>;
 }
+
+#[cfg(test)]
+#[path = "backend_tests.rs"]
+mod tests;

@@ -133,7 +133,8 @@ impl SshBackend {
         self.remember(target.clone());
         let conn = Arc::new(SshConnection::new(target.clone()));
         let remote_dir = target.sandbox_dir(&name);
-        let workdir = format!("{remote_dir}/workspace");
+        // The path the runtime was told before ensuring (one rule).
+        let workdir = SandboxBackend::workdir(self, request);
         let sftp = conn.sftp().await?;
 
         // Ownership: an existing directory must carry our marker.
@@ -386,6 +387,13 @@ impl SandboxBackend for SshBackend {
         &self.capabilities
     }
 
+    /// The scope's remote workspace copy,
+    /// `<ssh.workspaceRoot>/<name>/workspace`: commands run there and
+    /// relative paths resolve there, not at the container workdir.
+    fn workdir(&self, request: &SandboxRequest) -> String {
+        request.config.ssh.remote_workdir(&request.sandbox_name)
+    }
+
     async fn ensure(
         &self,
         request: &SandboxRequest,
@@ -418,3 +426,7 @@ impl SandboxBackend for SshBackend {
         }))
     }
 }
+
+#[cfg(test)]
+#[path = "backend_tests.rs"]
+mod tests;

@@ -266,8 +266,9 @@ impl Targets {
             &workspace,
             Some(&skills.root),
         );
-        // The container workdir, or the remote workspace copy for `ssh`.
-        let workdir = request.workdir();
+        // The backend's answer: the container workdir, or a remote
+        // backend's workspace copy (`ssh`).
+        let workdir = backend.workdir(&request);
         let name = request.sandbox_name.clone();
         if let Some(hit) = self
             .sandboxes

@@ -39,14 +39,14 @@ async fn rw_uploads_syncs_back_and_keeps_both_sides_of_a_conflict() {
     let ws = host_dir(host.path(), "ws");
     seed(&ws);
     let request = sshd.request(WorkspaceAccess::Rw, &ws, &host.path().join("state"));
+    let backend = SshBackend::new(None);
     assert_eq!(
-        request.workdir(),
+        backend.workdir(&request),
         format!("{}/{}/workspace", sshd.remote_root(), request.sandbox_name)
     );
-    let backend = SshBackend::new(None);
     let sandbox = backend.ensure_sandbox(&request).await.unwrap();
     let remote_ws = Path::new(sandbox.workdir()).to_path_buf();
-    assert_eq!(sandbox.workdir(), request.workdir());
+    assert_eq!(sandbox.workdir(), backend.workdir(&request));
     assert_eq!(
         std::fs::read(remote_ws.join("sub/b.txt")).unwrap(),
         b"host b"
