@@ -112,7 +112,7 @@ impl Gateway {
     ) -> Result<Value, RpcError> {
         let areas = &self.inner;
         match request {
-            Request::Health(_) => reply::<m::Health>(Ok(gateway::health(areas))),
+            Request::Health(_) => reply::<m::Health>(Ok(gateway::health(areas).await)),
             Request::ConfigGet(_) => reply::<m::ConfigGet>(Ok(areas.config.get())),
             Request::ConfigSchemaLookup(p) => {
                 reply::<m::ConfigSchemaLookup>(areas.config.schema_lookup(p).await)

@@ -356,7 +356,7 @@ impl crate::gateway::Gateway {
                             Err(e) => tracing::warn!(error = %e, "cannot recover the approvals of gone members"),
                         }
                         if let Some(live) = fleet.live_member_ids() {
-                            crate::subagents::mark_lost_at_start(ledger, Some(&live));
+                            crate::subagents::mark_lost_left_running(ledger, Some(&live));
                         }
                         if due {
                             if let Err(e) = ledger.sweep() {

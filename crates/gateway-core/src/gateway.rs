@@ -315,10 +315,10 @@ impl Gateway {
         // fleet, only tasks of members that are gone (the maintenance owner
         // sweeps them).
         match &fleet {
-            None => crate::subagents::mark_lost_at_start(&tasks, None),
+            None => crate::subagents::mark_lost_left_running(&tasks, None),
             Some(fleet) => {
                 if let Some(live) = fleet.live_member_ids() {
-                    crate::subagents::mark_lost_at_start(&tasks, Some(&live));
+                    crate::subagents::mark_lost_left_running(&tasks, Some(&live));
                 }
             }
         }

@@ -83,7 +83,7 @@ async fn a_broken_hook_degrades_health_until_a_reload_finds_it_fixed() {
         dir.path(),
         r#"{ "tools": { "hooks": { "beforeToolCall": [{ "id": "guard", "command": ["./guard.sh"] }] } } }"#,
     );
-    let health = crate::handlers::gateway::health(&gw.inner);
+    let health = crate::handlers::gateway::health(&gw.inner).await;
     assert_eq!((health.ok, health.status.as_str()), (true, "degraded"));
     let found: Vec<(&str, &str, &str, &str)> = health
         .hook_problems
@@ -118,7 +118,7 @@ async fn a_broken_hook_degrades_health_until_a_reload_finds_it_fixed() {
     std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o755)).unwrap();
     let report = gw.reload();
     assert!(report.ok, "{:?}", report.error);
-    let health = crate::handlers::gateway::health(&gw.inner);
+    let health = crate::handlers::gateway::health(&gw.inner).await;
     assert_eq!((health.ok, health.status.as_str()), (true, "ok"));
     assert_eq!(health.hook_problems, vec![]);
 
@@ -130,7 +130,7 @@ async fn a_broken_hook_degrades_health_until_a_reload_finds_it_fixed() {
     .unwrap();
     let report = gw.reload();
     assert!(report.ok, "{:?}", report.error);
-    let health = crate::handlers::gateway::health(&gw.inner);
+    let health = crate::handlers::gateway::health(&gw.inner).await;
     assert_eq!(health.status, "degraded");
     assert_eq!(
         health

@@ -6,8 +6,29 @@ use talon_gateway_protocol::{Containment, HealthResponse, HookProblem, StateStat
 
 use crate::gateway::{Areas, Generation};
 
-/// `health`.
-pub(crate) fn health(areas: &Areas) -> HealthResponse {
+/// `health`. The fleet (on a shared database) is read on a blocking
+/// thread, never on the runtime's.
+pub(crate) async fn health(areas: &Areas) -> HealthResponse {
+    let state = match areas.fleet.clone() {
+        Some(fleet) => tokio::task::spawn_blocking(move || fleet.status())
+            .await
+            .unwrap_or_else(|e| StateStatus {
+                backend: "postgres".into(),
+                target: None,
+                member_id: None,
+                members: Vec::new(),
+                leases: Vec::new(),
+                error: Some(format!("the fleet could not be read: {e}")),
+            }),
+        None => StateStatus {
+            backend: "sqlite".into(),
+            target: None,
+            member_id: None,
+            members: Vec::new(),
+            leases: Vec::new(),
+            error: None,
+        },
+    };
     let g = areas.config.generation();
     let draining = areas.calls.is_shutting_down();
     let hook_problems = hook_problems(&g);
@@ -26,17 +47,7 @@ pub(crate) fn health(areas: &Areas) -> HealthResponse {
         approvals_denied_at_start: areas.approvals.denied_at_start.len(),
         containment: containment(),
         hook_problems,
-        state: Some(match &areas.fleet {
-            Some(fleet) => fleet.status(),
-            None => StateStatus {
-                backend: "sqlite".into(),
-                target: None,
-                member_id: None,
-                members: Vec::new(),
-                leases: Vec::new(),
-                error: None,
-            },
-        }),
+        state: Some(state),
     }
 }
 

@@ -26,7 +26,7 @@ mod spawn;
 mod suggest;
 
 pub(crate) use manage::{subagents, yield_turn};
-pub(crate) use run::mark_lost_at_start;
+pub(crate) use run::mark_lost_left_running;
 pub(crate) use send::send;
 pub(crate) use spawn::spawn;
 pub(crate) use suggest::{dismiss_task, spawn_task};

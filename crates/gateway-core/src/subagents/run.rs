@@ -12,11 +12,12 @@ use crate::gateway::{Areas, Gateway};
 
 use super::RunEntry;
 
-/// Sub-agent and send tasks a previous gateway left running cannot have
-/// survived it: they are recorded `lost` (terminal) at start. With `live`
-/// (a fleet), only tasks run by a member not in it: a live member's task
-/// is running there.
-pub(crate) fn mark_lost_at_start(
+/// Sub-agent and send tasks a gateway left running cannot have survived
+/// it: they are recorded `lost` (terminal). Alone (`live` is `None`, at
+/// start) every such task; in a fleet (at start and on the maintenance
+/// holder's tick) only tasks run by a member not in `live`: a live
+/// member's task is running there.
+pub(crate) fn mark_lost_left_running(
     ledger: &talon_tasks::TaskLedger,
     live: Option<&std::collections::HashSet<String>>,
 ) {
