@@ -125,3 +125,26 @@ pub fn run(seconds: u64) -> Result<(), String> {
     );
     Ok(())
 }
+
+/// Deletes the fuzz targets' build trees when the disk is short of room
+/// (see `disk`); the corpus and the saved crash inputs stay.
+pub fn reclaim_builds() -> Result<(), String> {
+    let root = Path::new("target").join("fuzz");
+    crate::disk::reclaim(&root.join("debug"))?;
+    let entries = match std::fs::read_dir(&root) {
+        Ok(entries) => entries,
+        Err(_) => return Ok(()),
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        // The per-triple trees (`x86_64-unknown-linux-gnu`, …).
+        let is_triple = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.matches('-').count() >= 2);
+        if is_triple && path.is_dir() {
+            crate::disk::reclaim(&path)?;
+        }
+    }
+    Ok(())
+}

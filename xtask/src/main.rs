@@ -27,25 +27,29 @@
 //!   the local backend's tests use) for the local sandbox backend (also
 //!   run by `cargo xtask test` and `cargo xtask bench`).
 //! - `cargo xtask media-install`: install `poppler-utils` and `espeak-ng`
-//!   for `talon-media`'s tests and bench (also run by `cargo xtask test`
-//!   and `cargo xtask bench`).
+//!   for `talon-media`'s tests and bench, and `chromium` for
+//!   `talon-browser`'s (also run by `cargo xtask test` and `cargo xtask
+//!   bench`).
 //! - `cargo xtask postgres-install`: install Debian's `postgresql` for
 //!   the state stores' PostgreSQL tests (`cargo xtask test` also starts one
 //!   server for the whole run).
 //! - `cargo xtask ngircd-install`: install Debian's `ngircd` for
 //!   `talon-channels`' IRC tests (also run by `cargo xtask test`).
-//!   for `talon-media`'s tests and bench, and `chromium` for
-//!   `talon-browser`'s (also run by `cargo xtask test` and `cargo xtask
-//!   bench`).
+//!
+//! `cargo xtask test` deletes the one-shot build trees (MSRV, packaging,
+//! fuzz builds) after their step when the disk has less than 48 GiB free,
+//! so a clean run fits on a small CI disk (`disk`).
 
 #![allow(
     clippy::disallowed_methods,
     reason = "test and tooling code starts its probes, engines and binaries directly; Talon's own children go through talon_proc_tree::ChildCommand"
 )]
+use std::path::Path;
 use std::process::{Command, ExitCode};
 
 mod bubblewrap;
 mod checks;
+mod disk;
 mod docker_engine;
 mod fuzz;
 mod media;
@@ -68,6 +72,7 @@ pub(crate) fn cargo(args: &[&str]) -> Result<(), String> {
 }
 
 fn test() -> Result<(), String> {
+    disk::warn_if_short();
     cargo(&["fmt", "--all", "--check"])?;
     cargo(&[
         "clippy",
@@ -81,8 +86,10 @@ fn test() -> Result<(), String> {
     cargo(&["deny", "check", "bans", "licenses", "sources"])?;
     checks::unused_dependencies()?;
     checks::package()?;
+    disk::reclaim(Path::new("target/package"))?;
     checks::light_runtime()?;
     checks::msrv()?;
+    disk::reclaim(Path::new("target/msrv"))?;
     // Broken intra-doc links are errors: the crate docs are the API guide.
     let status = Command::new("cargo")
         .args(["doc", "--no-deps", "--workspace"])
@@ -96,6 +103,7 @@ fn test() -> Result<(), String> {
     }
     // Every parser of untrusted input, briefly (`cargo xtask fuzz` for longer).
     fuzz::run(fuzz::TEST_SECONDS)?;
+    fuzz::reclaim_builds()?;
     docker_engine::up()?;
     let python = python_env::up()?;
     sshd::install()?;
