@@ -14,7 +14,8 @@
 
 use std::time::Duration;
 
-use talon_state::postgres::{Client, Row};
+use talon_state::Conn;
+use talon_state::postgres::Row;
 use talon_state::{PgPool, StateError, lease};
 
 use crate::error::{CronError, Result};
@@ -98,7 +99,7 @@ impl PgCronBackend {
     fn run<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Client) -> std::result::Result<T, Fail> + Send + 'static,
+        F: FnOnce(&mut Conn) -> std::result::Result<T, Fail> + Send + 'static,
     {
         // Decode errors travel through the pool as a state error's message
         // would lose their type, so the closure returns `Fail`.
@@ -238,7 +239,7 @@ impl CronBackend for PgCronBackend {
 
     fn put(&self, job: &CronJob) -> Result<()> {
         let row = JobRow::of(job)?;
-        self.run(move |c| upsert(c, &row))
+        self.run(move |c| upsert(c.client(), &row))
     }
 
     fn put_admitted(

@@ -291,7 +291,8 @@ impl Fleet {
 
 impl crate::gateway::Gateway {
     /// Every second, on each member: fire the tokens of tasks this member
-    /// runs that were cancelled on another member. On the holder of the
+    /// runs that were cancelled on another member, and close the sessions
+    /// open here that another member closed. On the holder of the
     /// `maintenance` lease only: mark `lost` the sub-agent tasks of members
     /// that are gone, sweep the task ledger (stale runs, retention) every
     /// [`talon_tasks::SWEEP_INTERVAL_MS`], and forget long-silent members.
@@ -328,6 +329,7 @@ impl crate::gateway::Gateway {
                     if let Err(e) = ledger.poll_cancelled() {
                         tracing::warn!(code = e.code(), error = %e, "cannot poll for tasks cancelled elsewhere");
                     }
+                    inner.sessions.close_those_closed_elsewhere();
                     let grant = match &previous {
                         Some(g) => lease::renew(fleet.pool(), g, MAINTENANCE_LEASE),
                         None => lease::acquire(

@@ -33,6 +33,8 @@ pub(crate) struct Session {
     mcp_ready: AtomicU64,
     /// After a failed start: the generation and when to try again.
     mcp_retry: Mutex<Option<(u64, Instant)>>,
+    /// When this gateway built it (before it was recorded in the store).
+    pub(crate) opened: Instant,
 }
 
 /// How long a session waits before trying again to start an MCP server
@@ -409,6 +411,7 @@ pub(crate) fn build_session(
         table: RwLock::new(None),
         mcp_ready: AtomicU64::new(0),
         mcp_retry: Mutex::new(None),
+        opened: Instant::now(),
     })
 }
 

@@ -23,8 +23,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use talon_state::Conn;
 use talon_state::postgres::types::{ToSql, Type};
-use talon_state::postgres::{Client, Row, Transaction};
+use talon_state::postgres::{Row, Transaction};
 use talon_state::{PgPool, StateError};
 
 use crate::backend::{JournalBackend, Location, RawRow, Write, finish_row};
@@ -421,10 +422,7 @@ impl PostgresBackend {
     fn run<T, F>(&self, during: &'static str, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: Fn(&mut Client, &AtomicU8) -> std::result::Result<T, StateError>
-            + Clone
-            + Send
-            + 'static,
+        F: Fn(&mut Conn, &AtomicU8) -> std::result::Result<T, StateError> + Clone + Send + 'static,
     {
         let mut retries = 0;
         loop {
@@ -452,7 +450,7 @@ impl PostgresBackend {
     fn read<T, F>(&self, during: &'static str, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: Fn(&mut Client) -> std::result::Result<T, StateError> + Clone + Send + 'static,
+        F: Fn(&mut Conn) -> std::result::Result<T, StateError> + Clone + Send + 'static,
     {
         self.run(during, move |client, _| f(client))
     }
@@ -464,7 +462,7 @@ impl PostgresBackend {
 
 /// A read with typed parameters: one round trip, no separate prepare.
 fn query_rows(
-    client: &mut Client,
+    client: &mut Conn,
     sql: &str,
     params: &[(&(dyn ToSql + Sync), Type)],
 ) -> std::result::Result<Vec<RawRow>, StateError> {

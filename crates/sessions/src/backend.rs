@@ -52,6 +52,10 @@ pub trait SessionBackend: Send + Sync + Debug {
     /// The session `key`.
     fn get(&self, key: &str) -> Result<Option<SessionRecord>>;
 
+    /// Those of `keys` that the store holds closed, in no set order (keys
+    /// it does not hold are left out).
+    fn closed_among(&self, keys: &[String]) -> Result<Vec<String>>;
+
     /// Sessions matching `query`, most recently updated first, then by key.
     fn list(&self, query: &ListQuery) -> Result<Vec<SessionRecord>>;
 

@@ -15,8 +15,9 @@
 //! versioned ([`PgPool::migrate`]`("sessions", …)`) and a newer schema is
 //! refused.
 
+use talon_state::Conn;
+use talon_state::postgres::Row;
 use talon_state::postgres::types::ToSql;
-use talon_state::postgres::{Client, Row};
 use talon_state::{PgPool, StateError};
 
 use crate::backend::{
@@ -76,7 +77,7 @@ impl PgSessions {
 
     fn messages_where<F>(&self, query: F) -> Result<Vec<MessageRecord>>
     where
-        F: FnOnce(&mut Client) -> std::result::Result<Vec<Row>, StateError> + Send + 'static,
+        F: FnOnce(&mut Conn) -> std::result::Result<Vec<Row>, StateError> + Send + 'static,
     {
         let raw: Vec<RawMessage> = self.pool.run(move |c| {
             query(c)?
@@ -90,7 +91,7 @@ impl PgSessions {
 
     fn sessions_where<F>(&self, query: F) -> Result<Vec<SessionRecord>>
     where
-        F: FnOnce(&mut Client) -> std::result::Result<Vec<Row>, StateError> + Send + 'static,
+        F: FnOnce(&mut Conn) -> std::result::Result<Vec<Row>, StateError> + Send + 'static,
     {
         let raw: Vec<RawSession> = self.pool.run(move |c| {
             query(c)?
@@ -173,6 +174,22 @@ impl SessionBackend for PgSessions {
                 )?)
             })?
             .pop())
+    }
+
+    fn closed_among(&self, keys: &[String]) -> Result<Vec<String>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = keys.to_vec();
+        Ok(self.pool.run(move |c| {
+            Ok(c.query(
+                "SELECT key FROM sessions WHERE key = ANY($1) AND status = 'closed'",
+                &[&keys],
+            )?
+            .iter()
+            .map(|row| row.try_get::<_, String>(0))
+            .collect::<std::result::Result<Vec<_>, _>>()?)
+        })?)
     }
 
     fn list(&self, query: &ListQuery) -> Result<Vec<SessionRecord>> {

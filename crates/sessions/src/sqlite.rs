@@ -156,6 +156,24 @@ impl SessionBackend for SqliteSessions {
         row.map(RawSession::into_record).transpose()
     }
 
+    fn closed_among(&self, keys: &[String]) -> Result<Vec<String>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached("SELECT status FROM sessions WHERE key = ?1")
+            .map_err(|e| self.db(e))?;
+        let mut closed = Vec::new();
+        for key in keys {
+            let status: Option<String> = stmt
+                .query_row(params![key], |row| row.get(0))
+                .optional()
+                .map_err(|e| self.db(e))?;
+            if status.as_deref() == Some(crate::record::SessionStatus::Closed.as_str()) {
+                closed.push(key.clone());
+            }
+        }
+        Ok(closed)
+    }
+
     fn list(&self, query: &ListQuery) -> Result<Vec<SessionRecord>> {
         let conn = self.conn();
         let mut stmt = conn

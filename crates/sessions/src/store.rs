@@ -118,6 +118,13 @@ impl SessionStore {
         self.backend().get(key)
     }
 
+    /// Those of `keys` that the store holds closed: a gateway of a fleet
+    /// asks this of the sessions it has open, to close those another
+    /// gateway closed.
+    pub fn closed_among(&self, keys: &[String]) -> Result<Vec<String>> {
+        self.backend().closed_among(keys)
+    }
+
     /// Sessions matching `query`, most recently updated first.
     pub fn list(&self, query: &ListQuery) -> Result<Vec<SessionRecord>> {
         self.backend().list(query)

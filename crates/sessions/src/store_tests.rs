@@ -99,6 +99,7 @@ on_every_engine!(
     search_folds_ascii_case_only,
     a_nul_character_is_stored_as_a_replacement_character,
     a_session_saved_through_one_store_is_used_through_another,
+    a_close_through_one_store_is_seen_through_another,
 );
 
 fn record(key: &str, parent: Option<&str>, at: u64) -> SessionRecord {
@@ -475,4 +476,24 @@ fn a_lost_postgres_database_fails_calls_as_unavailable() {
             StoreError::State(talon_state::StateError::Unavailable { .. })
         ));
     }
+}
+
+fn a_close_through_one_store_is_seen_through_another(e: &dyn Engine) {
+    let a = e.open();
+    let b = e.open();
+    for key in ["agent:ops:one", "agent:ops:two", "agent:ops:three"] {
+        a.save(&record(key, None, 10)).unwrap();
+    }
+    let keys: Vec<String> = ["agent:ops:one", "agent:ops:two", "agent:ops:nowhere"]
+        .map(str::to_owned)
+        .to_vec();
+    assert!(b.closed_among(&keys).unwrap().is_empty());
+    assert!(b.closed_among(&[]).unwrap().is_empty());
+    assert!(a.close("agent:ops:two", 20).unwrap());
+    assert!(a.close("agent:ops:three", 20).unwrap());
+    // Only the asked keys, only the closed ones; an unknown key is left out.
+    assert_eq!(
+        b.closed_among(&keys).unwrap(),
+        vec!["agent:ops:two".to_owned()]
+    );
 }

@@ -23,7 +23,7 @@ pub use self::config::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT, MAX_POOL_SIZE, PgConfig,
 };
 pub use self::error::StateError;
-pub use self::pool::PgPool;
+pub use self::pool::{Conn, PgPool};
 
 mod config;
 mod error;

@@ -10,7 +10,10 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use postgres::{Client, NoTls};
+use std::collections::HashMap;
+
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Row, Statement};
 
 use crate::{PgConfig, StateError};
 
@@ -27,6 +30,105 @@ const IDLE_CHECK_AFTER: Duration = Duration::from_secs(1);
 const VALIDITY_TIMEOUT: Duration = Duration::from_secs(2);
 
 type Job = Box<dyn FnOnce(&mut Slot) + Send>;
+
+/// The most statements one connection keeps prepared; past it the cache
+/// starts over (the stores' statements are a fixed set well below it).
+const MAX_CACHED_STATEMENTS: usize = 256;
+
+/// A pooled connection: the driver's [`Client`] (reached through `Deref`
+/// for transactions, typed queries and the rest) and the statements
+/// already prepared on it. [`Conn::query`], [`Conn::execute`],
+/// [`Conn::query_one`] and [`Conn::query_opt`] prepare their SQL once per
+/// connection and then run it in one round trip, where the driver's own
+/// methods given SQL text prepare it again on every call (two round
+/// trips). A statement from [`Conn::prepared`] may also be run inside a
+/// transaction of the same connection.
+pub struct Conn {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("statements", &self.statements.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for Conn {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
+
+impl Conn {
+    /// `sql`, prepared on this connection on first use.
+    pub fn prepared(&mut self, sql: &str) -> Result<Statement, postgres::Error> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(sql)?;
+        if self.statements.len() >= MAX_CACHED_STATEMENTS {
+            self.statements.clear();
+        }
+        self.statements.insert(sql.to_owned(), statement.clone());
+        Ok(statement)
+    }
+
+    /// The rows of `sql` (prepared once per connection).
+    pub fn query(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.client.query(&statement, params)
+    }
+
+    /// The one row of `sql`; an error when there is none or more.
+    pub fn query_one(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.client.query_one(&statement, params)
+    }
+
+    /// The row of `sql`, if any; an error when there are more.
+    pub fn query_opt(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.client.query_opt(&statement, params)
+    }
+
+    /// Run `sql`; the number of rows it changed.
+    pub fn execute(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        self.client.execute(&statement, params)
+    }
+
+    /// The driver's client, for a helper generic over
+    /// [`postgres::GenericClient`].
+    pub fn client(&mut self) -> &mut Client {
+        &mut self.client
+    }
+}
 
 /// Pooled connections to one database; cheap to clone, every clone is the
 /// same pool. The workers end when the last clone is dropped.
@@ -53,15 +155,15 @@ impl std::fmt::Debug for PgPool {
 struct Slot {
     config: postgres::Config,
     statement_timeout: Duration,
-    client: Option<Client>,
+    client: Option<Conn>,
     next_attempt: Instant,
     backoff: Duration,
     last_used: Instant,
 }
 
 impl Slot {
-    fn client(&mut self) -> Result<&mut Client, StateError> {
-        if self.client.as_ref().is_some_and(Client::is_closed) {
+    fn client(&mut self) -> Result<&mut Conn, StateError> {
+        if self.client.as_ref().is_some_and(|c| c.is_closed()) {
             self.client = None;
         }
         // The sync driver notices a connection the server dropped (a
@@ -86,7 +188,10 @@ impl Slot {
             match self.connect() {
                 Ok(client) => {
                     self.backoff = FIRST_BACKOFF;
-                    self.client = Some(client);
+                    self.client = Some(Conn {
+                        client,
+                        statements: HashMap::new(),
+                    });
                 }
                 Err(e) => {
                     self.next_attempt = Instant::now() + self.backoff;
@@ -176,15 +281,15 @@ impl PgPool {
         &self.inner.target
     }
 
-    /// Run `f` on a pooled connection, on the pool's worker thread, and
-    /// wait for its answer. A lost connection is dropped and reopened with
+    /// Run `f` on a pooled connection (its statements prepared once, see
+    /// [`Conn`]), on the pool's worker thread, and wait for its answer. A lost connection is dropped and reopened with
     /// backoff by a later call; meanwhile calls fail with
     /// [`StateError::Unavailable`]. A caller never waits longer than the
     /// connect and statement timeouts plus a few seconds.
     pub fn run<T, F>(&self, f: F) -> Result<T, StateError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Client) -> Result<T, StateError> + Send + 'static,
+        F: FnOnce(&mut Conn) -> Result<T, StateError> + Send + 'static,
     {
         let (reply, answer): (SyncSender<Result<T, StateError>>, _) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |slot: &mut Slot| {
@@ -193,7 +298,7 @@ impl PgPool {
                 Err(e) => Err(e),
             };
             if result.as_ref().is_err_and(StateError::is_unavailable)
-                && slot.client.as_ref().is_some_and(Client::is_closed)
+                && slot.client.as_ref().is_some_and(|c| c.is_closed())
             {
                 slot.client = None;
             }

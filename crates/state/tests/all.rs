@@ -209,10 +209,51 @@ fn after_a_server_restart_idle_connections_are_replaced_before_use() -> anyhow::
     server.stop()?;
     server.start_again()?;
     std::thread::sleep(Duration::from_millis(1200));
-    // Every call after the idle spell lands on a live connection.
+    // Every call after the idle spell lands on a live connection, and a
+    // statement cached on the old connections is prepared again on the new.
     for _ in 0..4 {
         pool.run(|c| Ok(c.simple_query("SELECT 1").map(drop)?))?;
+        let row = pool.run(|c| Ok(c.query_one("SELECT $1::INT + 1", &[&41_i32])?))?;
+        assert_eq!(row.get::<_, i32>(0), 42);
     }
+    Ok(())
+}
+
+#[test]
+fn a_connection_prepares_each_statement_once() -> anyhow::Result<()> {
+    let db = shared_database()?;
+    let pool = PgPool::connect(db.config().with_pool_size(1))?;
+    const SQL: &str = "SELECT $1::TEXT || 'x'";
+    let prepared = |pool: &PgPool| -> anyhow::Result<i64> {
+        Ok(pool.run(|c| {
+            Ok(c.query_one(
+                "SELECT COUNT(*) FROM pg_prepared_statements WHERE statement = $1",
+                &[&SQL],
+            )?
+            .get::<_, i64>(0))
+        })?)
+    };
+    assert_eq!(prepared(&pool)?, 0);
+    for n in 0..3 {
+        let rows = pool.run(move |c| Ok(c.query(SQL, &[&format!("{n}")])?))?;
+        assert_eq!(rows[0].get::<_, String>(0), format!("{n}x"));
+        let changed = pool.run(|c| Ok(c.execute("SELECT $1::TEXT || 'x'", &[&"y"])?))?;
+        assert_eq!(changed, 1);
+        let none = pool.run(|c| Ok(c.query_opt("SELECT 1 WHERE $1::TEXT = 'z'", &[&"y"])?))?;
+        assert!(none.is_none());
+    }
+    // Kept on the connection after the first call, not prepared again.
+    assert_eq!(prepared(&pool)?, 1);
+    // A statement handed out is usable inside a transaction.
+    let value = pool.run(|c| {
+        let statement = c.prepared(SQL)?;
+        let mut tx = c.transaction()?;
+        let row = tx.query_one(&statement, &[&"t"])?;
+        tx.commit()?;
+        Ok(row.get::<_, String>(0))
+    })?;
+    assert_eq!(value, "tx");
+    assert_eq!(prepared(&pool)?, 1);
     Ok(())
 }
 

@@ -55,7 +55,7 @@ impl PgLedger {
 
     fn data_rows<F>(&self, query: F) -> Result<Vec<TaskRecord>>
     where
-        F: FnOnce(&mut talon_state::postgres::Client) -> std::result::Result<Vec<Row>, StateError>
+        F: FnOnce(&mut talon_state::Conn) -> std::result::Result<Vec<Row>, StateError>
             + Send
             + 'static,
     {

@@ -315,6 +315,34 @@ async fn a_session_created_on_one_gateway_is_used_on_another_with_its_own_policy
         )
         .await;
     assert!(v.get("error").is_some(), "{v}");
+    // Closed on a, it closes on b too, within a few of b's fleet ticks,
+    // and is not reopened from the store.
+    wa.ok("sessions.close", json!({"sessionKey": KEY})).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v = wb
+            .call(
+                "tools.invoke",
+                json!({"sessionKey": KEY, "toolName": "session_status"}),
+            )
+            .await;
+        if v.get("error").is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session closed on a still runs calls on b: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let listed = wb.ok("sessions.list", json!({})).await;
+    let keys: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["sessionKey"].as_str())
+        .collect();
+    assert!(!keys.contains(&KEY), "{listed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

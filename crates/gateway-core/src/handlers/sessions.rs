@@ -34,6 +34,9 @@ pub(crate) struct SessionsHandler {
 /// id and scope), beside the creation parameters.
 const OPENER_ACCOUNT: &str = "openerAccountId";
 const OPENER_SCOPE: &str = "openerScope";
+/// How long after a session is built here before a close in the shared
+/// store is taken as meant for it (its own open is recorded by then).
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Take the opener out of stored parameters (so they read back as
 /// `SessionParams`), as the identity that opened the session.
@@ -207,6 +210,49 @@ impl SessionsHandler {
                 false
             }
         }
+    }
+
+    /// In a fleet, the sessions open here that another gateway closed in
+    /// the shared store close here too, their calls in flight cancelled
+    /// (as `sessions.close` does), so a close holds on every member within
+    /// a tick of [`crate::fleet`]'s follower. A session built here in the
+    /// last [`SETTLE`] is left for the next tick: the store may still hold
+    /// an earlier close of its key until its open is recorded. Returns the
+    /// keys closed.
+    pub(crate) fn close_those_closed_elsewhere(&self) -> Vec<String> {
+        let Some(store) = &self.store else {
+            return Vec::new();
+        };
+        let keys: Vec<String> = self
+            .registry
+            .list()
+            .iter()
+            .filter(|s| s.opened.elapsed() >= SETTLE)
+            .map(|s| s.info.session_key.clone())
+            .collect();
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let closed = match store.closed_among(&keys) {
+            Ok(closed) => closed,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read which sessions other gateways closed");
+                return Vec::new();
+            }
+        };
+        let mut done = Vec::new();
+        for key in closed {
+            if let Some(s) = self.registry.remove(&key) {
+                if let Some(t) = s.current_table() {
+                    t.table
+                        .canceller()
+                        .cancel("the session was closed on another gateway");
+                }
+                tracing::info!(session = %key, "closed here: another gateway closed it");
+                done.push(key);
+            }
+        }
+        done
     }
 
     /// Record that `key` closed (kept as history).

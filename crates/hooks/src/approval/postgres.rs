@@ -9,7 +9,8 @@
 //! decision keeps the human's, and a recovery denies only what a member
 //! that is gone left waiting.
 
-use talon_state::postgres::{Client, Row};
+use talon_state::Conn;
+use talon_state::postgres::Row;
 use talon_state::{PgPool, StateError, members};
 
 use crate::approval::pending::{Entry, refusal};
@@ -135,7 +136,7 @@ impl PostgresGrantStore {
     fn run<T, F>(&self, what: &'static str, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Client) -> std::result::Result<T, StateError> + Send + 'static,
+        F: FnOnce(&mut Conn) -> std::result::Result<T, StateError> + Send + 'static,
     {
         self.pool.run(f).map_err(|source| self.error(what, source))
     }
