@@ -710,6 +710,15 @@ fn config_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<St
                 Ok(problems) => errors.extend(problems.into_iter().map(Finding::hook)),
                 Err(e) => errors.push(Finding::whole_file(e.to_string())),
             }
+            // Docker settings the backend would refuse at the first
+            // sandboxed call (sizes, ulimits, image): refused here instead.
+            for e in crate::sandbox_cmd::docker_setting_errors(ctx, &loaded.config) {
+                errors.push(Finding::whole_file(format!(
+                    "{} (sandbox of {})",
+                    e.message,
+                    e.scopes.join(", ")
+                )));
+            }
             notices = loaded
                 .notices
                 .into_iter()

@@ -326,8 +326,53 @@ fn write_exec_env(env: &talon_exec_env::EnvPolicyExplain, out: &mut String) {
     let _ = writeln!(out, "  inherited now: {}", none(&env.inherited_names));
 }
 
+/// A Docker setting the Docker backend would refuse when it creates the
+/// container, and the sandboxes (`defaults`, agent ids) that have it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct DockerSettingError {
+    /// The backend's own message (what, which key, how to fix).
+    pub(crate) message: String,
+    /// `defaults`, or the agent ids whose sandbox has it.
+    pub(crate) scopes: Vec<String>,
+}
+
+/// The Docker backend's own checks of its settings
+/// ([`talon_sandbox_docker::check_settings`]), run for the defaults and
+/// every agent whose sandbox uses the `docker` backend, deduplicated by
+/// message: what a sandboxed call would otherwise meet first.
+pub(crate) fn docker_setting_errors(
+    ctx: &ContextArgs,
+    config: &TalonConfig,
+) -> Vec<DockerSettingError> {
+    let home = home_dir();
+    let mut errors: Vec<DockerSettingError> = Vec::new();
+    let subjects = talon_audit::sandbox_subjects(
+        config,
+        crate::commands::config_file(ctx).as_deref(),
+        &crate::commands::config_dir(ctx),
+        &state_dir(),
+        home.as_deref(),
+    );
+    for subject in subjects {
+        if subject.request.config.backend != "docker" {
+            continue;
+        }
+        for e in talon_sandbox_docker::check_settings(&subject.request) {
+            match errors.iter_mut().find(|x| x.message == e.message()) {
+                Some(existing) => existing.scopes.push(subject.label.clone()),
+                None => errors.push(DockerSettingError {
+                    message: e.message().to_owned(),
+                    scopes: vec![subject.label.clone()],
+                }),
+            }
+        }
+    }
+    errors
+}
+
 pub(crate) fn sandbox_validate(ctx: &ContextArgs, json: bool, out: &mut String) -> Result<Status> {
     let loaded = load_config(ctx)?;
+    let docker_errors = docker_setting_errors(ctx, &loaded.config);
     let home = home_dir();
     // The defaults alone, then every agent: one function, shared with
     // `talon security audit`.
@@ -339,16 +384,14 @@ pub(crate) fn sandbox_validate(ctx: &ContextArgs, json: bool, out: &mut String) 
         home.as_deref(),
         &home_dirs(),
     );
-    let status = if findings.is_empty() {
-        Status::Ok
-    } else {
-        Status::No
-    };
+    let valid = findings.is_empty() && docker_errors.is_empty();
+    let status = if valid { Status::Ok } else { Status::No };
     if json {
         let doc = json!({
             "config": loaded.origin,
-            "valid": findings.is_empty(),
+            "valid": valid,
             "findings": findings,
+            "dockerSettings": docker_errors,
         });
         out.push_str(&serde_json::to_string_pretty(&doc)?);
         out.push('\n');
@@ -368,6 +411,24 @@ pub(crate) fn sandbox_validate(ctx: &ContextArgs, json: bool, out: &mut String) 
                 .map_or_else(String::new, |r| format!(" (resolves to {r})")),
             f.scopes.join(", "),
             f.finding.message
+        );
+    }
+    for e in &docker_errors {
+        let _ = writeln!(
+            out,
+            "{}: {}\n  applies to: {}",
+            loaded.origin,
+            e.message,
+            e.scopes.join(", ")
+        );
+    }
+    if !docker_errors.is_empty() {
+        let n = docker_errors.len();
+        let _ = writeln!(
+            out,
+            "{}: {n} Docker setting{} the Docker backend would refuse",
+            loaded.origin,
+            if n == 1 { "" } else { "s" }
         );
     }
     if findings.is_empty() {

@@ -76,7 +76,9 @@ pub use crate::error::{AuditError, Result};
 pub use crate::fix::{FixChange, SecretMove, SecretsFix, fix_permissions, fix_secrets};
 pub use crate::input::{AuditInput, AuditOptions, process_home_dirs};
 pub use crate::probe::GatewayProbe;
-pub use crate::sandbox::{ScopedSecurityFinding, sandbox_findings};
+pub use crate::sandbox::{
+    SandboxSubject, ScopedSecurityFinding, sandbox_findings, sandbox_subjects,
+};
 pub use talon_gateway_protocol::{AuditFinding, AuditSeverity, AuditSummary};
 
 /// The audit's report: `security.audit`'s response type.

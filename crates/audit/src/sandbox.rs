@@ -27,20 +27,31 @@ pub struct ScopedSecurityFinding {
     pub scopes: Vec<String>,
 }
 
-/// The sandbox security findings of the defaults alone (as the default
-/// agent would see them with no sandbox block of its own) and of every
-/// agent, each judged by `validate_request_security` with the scope's
-/// workspace and the agent workspace as allowed roots, deduplicated by
-/// code, key and value. `config_dir` resolves relative agent workspaces;
-/// `config_file` is kept out of every mount.
-pub fn sandbox_findings(
+/// One sandbox the config describes, as the validators judge it: the
+/// defaults alone (as the default agent would see them with no sandbox
+/// block of its own) or one agent's, for its main session.
+#[derive(Debug, Clone)]
+pub struct SandboxSubject {
+    /// `defaults`, or the agent id.
+    pub label: String,
+    /// The request a sandbox for the agent's main session would get.
+    pub request: SandboxRequest,
+    /// The scope's workspace dir (for a per-session scope, the whole
+    /// workspace root stands in for it).
+    pub scope_dir: PathBuf,
+    /// The agent's own workspace.
+    pub workspace: PathBuf,
+}
+
+/// The defaults and every agent, each as the request its main session's
+/// sandbox would get. `config_dir` resolves relative agent workspaces.
+pub fn sandbox_subjects(
     config: &TalonConfig,
     config_file: Option<&Path>,
     config_dir: &Path,
     state_dir: &Path,
     home: Option<&Path>,
-    home_dirs: &[PathBuf],
-) -> Vec<ScopedSecurityFinding> {
+) -> Vec<SandboxSubject> {
     let default_agent = config.default_agent_id();
     let defaults_only = {
         let tools = config
@@ -75,23 +86,57 @@ pub fn sandbox_findings(
         let ws = workspace(&agent);
         subjects.push((agent, resolved, ws));
     }
-    let mut findings: Vec<ScopedSecurityFinding> = Vec::new();
-    for (label, resolved, workspace) in subjects {
-        // The scope's dir; a per-session scope is only known per session,
-        // so the whole workspace root stands in for it here.
-        let scope_dir = match resolved.scope {
-            SandboxScope::Session => resolved.workspace_root.clone(),
-            SandboxScope::Agent | SandboxScope::Shared => {
-                let key = talon_sandbox_core::scope_key(resolved.scope, &resolved.agent_id, "main");
-                scope_workspace_dir(&resolved.workspace_root, resolved.scope, &key)
+    subjects
+        .into_iter()
+        .map(|(label, resolved, workspace)| {
+            // The scope's dir; a per-session scope is only known per
+            // session, so the whole workspace root stands in for it here.
+            let scope_dir = match resolved.scope {
+                SandboxScope::Session => resolved.workspace_root.clone(),
+                SandboxScope::Agent | SandboxScope::Shared => {
+                    let key =
+                        talon_sandbox_core::scope_key(resolved.scope, &resolved.agent_id, "main");
+                    scope_workspace_dir(&resolved.workspace_root, resolved.scope, &key)
+                }
+            };
+            let request = SandboxRequest::new(
+                resolved.with_config_file(config_file.map(Path::to_path_buf)),
+                "main",
+                &workspace,
+                None,
+            );
+            SandboxSubject {
+                label,
+                request,
+                scope_dir,
+                workspace,
             }
-        };
-        let request = SandboxRequest::new(
-            resolved.with_config_file(config_file.map(Path::to_path_buf)),
-            "main",
-            &workspace,
-            None,
-        );
+        })
+        .collect()
+}
+
+/// The sandbox security findings of the defaults alone (as the default
+/// agent would see them with no sandbox block of its own) and of every
+/// agent, each judged by `validate_request_security` with the scope's
+/// workspace and the agent workspace as allowed roots, deduplicated by
+/// code, key and value. `config_dir` resolves relative agent workspaces;
+/// `config_file` is kept out of every mount.
+pub fn sandbox_findings(
+    config: &TalonConfig,
+    config_file: Option<&Path>,
+    config_dir: &Path,
+    state_dir: &Path,
+    home: Option<&Path>,
+    home_dirs: &[PathBuf],
+) -> Vec<ScopedSecurityFinding> {
+    let mut findings: Vec<ScopedSecurityFinding> = Vec::new();
+    for subject in sandbox_subjects(config, config_file, config_dir, state_dir, home) {
+        let SandboxSubject {
+            label,
+            request,
+            scope_dir,
+            workspace,
+        } = subject;
         let mut env = SecurityEnv::for_request(&request, home_dirs);
         env.allowed_roots = vec![scope_dir.clone(), workspace];
         env.managed_dirs.push(scope_dir);

@@ -82,6 +82,7 @@ pub use crate::backend::{DockerBackend, HOT_WINDOW, recreate_hint};
 pub use crate::exec::{DockerLauncher, PREPEND_PATH_VAR, SCRIPT_MAX_OUTPUT_BYTES};
 pub use crate::handle::DockerSandbox;
 pub use crate::manage::SandboxContainer;
+pub use crate::request::check_settings;
 pub use crate::spec::{
     BindMount, CREATE_ARGS_EPOCH, ContainerSpec, DEFAULT_IMAGE, DEFAULT_WORKDIR, Limits,
     MOUNT_FORMAT_VERSION, Ulimit,

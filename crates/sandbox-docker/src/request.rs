@@ -183,12 +183,7 @@ impl ContainerSpec {
             .collect();
         spec.dns = docker.dns.clone().unwrap_or_default();
         spec.extra_hosts = docker.extra_hosts.clone().unwrap_or_default();
-        if docker.gpus.is_some() {
-            return Err(SandboxError::config(
-                "sandbox docker.gpus is not supported by Talon's Docker backend yet; remove it"
-                    .to_owned(),
-            ));
-        }
+        check_gpus(docker)?;
         spec.limits = Limits {
             pids_limit: docker.pids_limit,
             memory_bytes: docker
@@ -218,6 +213,87 @@ impl ContainerSpec {
         spec.require_current_config = request.require_current_config;
         Ok(spec)
     }
+}
+
+/// Everything the Docker backend would refuse in `request`'s settings
+/// before it touches the engine (empty when nothing): the sizes (`memory`, `memorySwap`, `tmpfsSize`, and
+/// tmpfs mounts that together could hold all of `memory`), `ulimits`,
+/// `gpus`, the image reference and the container name. The validators
+/// (`talon sandbox validate`, `talon config validate`) call it, so a
+/// config that cannot start a container is refused before the first
+/// sandboxed call, with the same message that call would get.
+pub fn check_settings(request: &SandboxRequest) -> Vec<SandboxError> {
+    let docker = &request.config.docker;
+    let origins = &request.config.docker_origins;
+    let memory = docker
+        .memory
+        .as_ref()
+        .map(|m| size_bytes(m, &origins.key("memory")));
+    let mut checks: Vec<Result<(), SandboxError>> = vec![
+        check_gpus(docker),
+        crate::spec::check_image_ref(&docker.image),
+        crate::spec::check_container_name(&request.sandbox_name),
+        docker.memory_swap.as_ref().map_or(Ok(()), |m| {
+            size_bytes(m, &origins.key("memorySwap")).map(drop)
+        }),
+    ];
+    // The tmpfs limit is judged against `memory` only when that parses.
+    match memory {
+        Some(Err(e)) => {
+            checks.push(Err(e));
+            checks.push(
+                tmpfs_size(
+                    docker,
+                    None,
+                    &origins.key("tmpfsSize"),
+                    &origins.key("memory"),
+                )
+                .map(drop),
+            );
+        }
+        Some(Ok(bytes)) => checks.push(
+            tmpfs_size(
+                docker,
+                Some(bytes),
+                &origins.key("tmpfsSize"),
+                &origins.key("memory"),
+            )
+            .map(drop),
+        ),
+        None => checks.push(
+            tmpfs_size(
+                docker,
+                None,
+                &origins.key("tmpfsSize"),
+                &origins.key("memory"),
+            )
+            .map(drop),
+        ),
+    }
+    checks.extend(
+        docker
+            .ulimits
+            .iter()
+            .map(|(name, value)| ulimit(name, value).map(drop)),
+    );
+    let mut errors: Vec<SandboxError> = checks.into_iter().filter_map(Result::err).collect();
+    // Whatever the list above misses, building the spec still refuses.
+    if errors.is_empty()
+        && let Err(e) = ContainerSpec::from_request(request)
+    {
+        errors.push(e);
+    }
+    errors
+}
+
+fn check_gpus(docker: &DockerSettings) -> Result<(), SandboxError> {
+    if docker.gpus.is_some() {
+        return Err(SandboxError::config(
+            "sandbox docker.gpus is not supported by Talon's Docker backend yet; remove it"
+                .to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 /// The home directories whose credentials no bind may reach: `$HOME`,

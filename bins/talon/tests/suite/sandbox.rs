@@ -864,3 +864,90 @@ fn validate_reports_a_home_workspace_an_empty_cap_drop_and_the_config_file_in_th
     let text = doc.to_string();
     assert!(text.contains("workspace-home-dir"), "{text}");
 }
+
+/// Docker settings the Docker backend would refuse when it creates the
+/// container are refused by both validators, every one of them, before
+/// any sandboxed call; the same values on an agent using another backend
+/// are not Docker's to judge.
+#[test]
+fn validators_refuse_docker_settings_the_backend_would_refuse() {
+    let (_t, home) = temp_home();
+    let config = home.join("talon.json");
+    std::fs::write(
+        &config,
+        r#"{
+          agents: {
+            defaults: { sandbox: { mode: "all", docker: {
+              memory: "lots", tmpfsSize: "huge", ulimits: { nofile: "abc" },
+              image: "bad image", gpus: "all"
+            } } },
+            list: [
+              { id: "main", default: true },
+              { id: "local", sandbox: { backend: "local", docker: { memory: "lots" } } }
+            ]
+          }
+        }"#,
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let run = talon(
+        &home,
+        &["--config", config, "sandbox", "validate", "--json"],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let doc = run.json();
+    assert_eq!(doc["valid"], Value::Bool(false));
+    let errors = doc["dockerSettings"].as_array().unwrap();
+    let messages: Vec<&str> = errors
+        .iter()
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    for needle in [
+        "docker.gpus",
+        "\"bad image\"",
+        "agents.defaults.sandbox.docker.memory: `lots`",
+        "agents.defaults.sandbox.docker.tmpfsSize: `huge`",
+        "ulimits.nofile",
+    ] {
+        assert!(
+            messages.iter().any(|m| m.contains(needle)),
+            "{needle} not in {messages:#?}"
+        );
+    }
+    assert_eq!(messages.len(), 5, "{messages:#?}");
+    for e in errors {
+        let scopes: Vec<&str> = e["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        assert!(scopes.contains(&"main"), "{e}");
+        assert!(
+            !scopes.contains(&"local"),
+            "the local backend's sandbox: {e}"
+        );
+    }
+    let run = talon(&home, &["--config", config, "config", "validate", "--json"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let doc = run.json();
+    assert_eq!(doc["valid"], Value::Bool(false));
+    let text = doc["errors"].to_string();
+    assert!(text.contains("docker.memory: `lots`"), "{text}");
+    // Fixed, both pass.
+    std::fs::write(
+        home.join("talon.json"),
+        r#"{ agents: { defaults: { sandbox: { mode: "all", docker: {
+              memory: "1g", tmpfsSize: "64m", ulimits: { nofile: "1024:2048" }
+           } } } } }"#,
+    )
+    .unwrap();
+    let run = talon(
+        &home,
+        &["--config", config, "sandbox", "validate", "--json"],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.json()["dockerSettings"], Value::Array(vec![]));
+    let run = talon(&home, &["--config", config, "config", "validate"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+}
