@@ -238,38 +238,23 @@ pub fn check_settings(request: &SandboxRequest) -> Vec<SandboxError> {
         }),
     ];
     // The tmpfs limit is judged against `memory` only when that parses.
-    match memory {
+    let memory_bytes = match memory {
+        Some(Ok(bytes)) => Some(bytes),
         Some(Err(e)) => {
             checks.push(Err(e));
-            checks.push(
-                tmpfs_size(
-                    docker,
-                    None,
-                    &origins.key("tmpfsSize"),
-                    &origins.key("memory"),
-                )
-                .map(drop),
-            );
+            None
         }
-        Some(Ok(bytes)) => checks.push(
-            tmpfs_size(
-                docker,
-                Some(bytes),
-                &origins.key("tmpfsSize"),
-                &origins.key("memory"),
-            )
-            .map(drop),
-        ),
-        None => checks.push(
-            tmpfs_size(
-                docker,
-                None,
-                &origins.key("tmpfsSize"),
-                &origins.key("memory"),
-            )
-            .map(drop),
-        ),
-    }
+        None => None,
+    };
+    checks.push(
+        tmpfs_size(
+            docker,
+            memory_bytes,
+            &origins.key("tmpfsSize"),
+            &origins.key("memory"),
+        )
+        .map(drop),
+    );
     checks.extend(
         docker
             .ulimits
