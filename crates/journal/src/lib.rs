@@ -53,8 +53,10 @@
 //! [`JournalError::Unavailable`] (code `unavailable`): a `started` fails
 //! with it and its call must not run, terminal records are kept and
 //! retried, and writes resume once the pool has reconnected. Every
-//! transaction sets `synchronous_commit` from [`Durability`] itself, so a
-//! `started` survives a database crash whatever the server's default.
+//! transaction commits with `synchronous_commit` from [`Durability`]
+//! (`on`, every pooled connection's own setting, or `off` set for the
+//! transaction), so a `started` survives a database crash whatever the
+//! server's default.
 //! Migrations are versioned (`talon_schema` store `journal`); a newer
 //! schema is refused ([`JournalError::code`] `schema_newer`).
 //!

@@ -488,15 +488,14 @@ impl JournalBackend for PostgresBackend {
             // is reported, never retried.
             stage.store(COMMITTED_TO_TRY, Ordering::Release);
             // The journal's durability is its own, whatever the server's
-            // default: `on` returns after the WAL flush (and the standbys
+            // default: `on` (every pooled connection's own setting, see
+            // `talon_state`) returns after the WAL flush (and the standbys
             // the server waits for); `off` once the server has the commit
             // in memory, which survives this gateway dying but not the
             // database server crashing.
-            tx.batch_execute(if relaxed {
-                "SET LOCAL synchronous_commit = off"
-            } else {
-                "SET LOCAL synchronous_commit = on"
-            })?;
+            if relaxed {
+                tx.batch_execute("SET LOCAL synchronous_commit = off")?;
+            }
             let changed = apply_all(&mut tx, &member_id, &owned)?;
             tx.commit()?;
             Ok(changed)

@@ -13,6 +13,10 @@
 //!   cannot write.
 //! - [`members`]: the fleet's members and their heartbeats.
 //!
+//! Every pooled connection commits synchronously (`synchronous_commit =
+//! on` for its session, whatever the server's default); a store that
+//! accepts less sets it for its own transaction (`SET LOCAL`).
+//!
 //! Every time (lease expiry, heartbeat) is the database's clock, so the
 //! members' clocks need not agree. The URL's password is never logged:
 //! [`PgConfig`]'s `Debug` and [`PgPool::target`] show `user@host:port/db`.

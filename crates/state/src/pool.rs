@@ -210,9 +210,11 @@ impl Slot {
             .config
             .connect(NoTls)
             .map_err(|e| StateError::unavailable(format!("cannot connect: {e}")))?;
+        // Every commit waits for its WAL flush, whatever the server's
+        // default (a store that wants less says so per transaction).
         client
             .batch_execute(&format!(
-                "SET statement_timeout = {}",
+                "SET statement_timeout = {}; SET synchronous_commit = on",
                 self.statement_timeout.as_millis()
             ))
             .map_err(StateError::from)?;

@@ -22,7 +22,8 @@ use crate::record::{TaskRecord, TaskRuntime, TaskStatus, decode, encode};
 pub const STORE: &str = "tasks";
 
 /// The ledger's migrations: version `i + 1` is `MIGRATIONS[i]`.
-pub const MIGRATIONS: &[&str] = &["
+pub const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE tasks (
         seq BIGINT GENERATED ALWAYS AS IDENTITY,
         task_id TEXT PRIMARY KEY,
@@ -37,7 +38,12 @@ pub const MIGRATIONS: &[&str] = &["
     CREATE INDEX tasks_run_id ON tasks (run_id, created_at DESC, seq DESC);
     CREATE INDEX tasks_status ON tasks (status, created_at);
     CREATE INDEX tasks_created ON tasks (created_at DESC, seq DESC);
-"];
+",
+    "
+    -- A session's tasks (`session_status` on every call, `subagents list`).
+    CREATE INDEX tasks_owner ON tasks (owner_key, created_at DESC, seq DESC);
+",
+];
 
 /// The ledger's rows in a PostgreSQL database.
 #[derive(Debug, Clone)]

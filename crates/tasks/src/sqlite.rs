@@ -237,5 +237,9 @@ fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
         )?;
         set_schema_version(&tx, COMPONENT, SCHEMA_VERSION)?;
     }
+    // A session's tasks (`session_status` on every call, `subagents
+    // list`); an index, so a file without it reads the same to an older
+    // build and no version step is needed.
+    tx.execute_batch("CREATE INDEX IF NOT EXISTS tasks_owner ON tasks(owner_key, created_at);")?;
     tx.commit()
 }

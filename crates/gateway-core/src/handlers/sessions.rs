@@ -633,6 +633,18 @@ impl SessionsHandler {
         if let Some(s) = self.registry.get(key) {
             return Ok(s);
         }
+        let default_agent = g.config.default_agent_id();
+        let main = g.config.main_session();
+        let main_agent = main_session_agent(key, &default_agent, &main);
+        // An alias of a main session held here (`main`): no store lookup
+        // of the alias, which is never a stored key, on every call.
+        if let Some(agent) = &main_agent
+            && let Some(s) = self
+                .registry
+                .get(&format!("agent:{agent}:{}", main.main_key()))
+        {
+            return Ok(s);
+        }
         // Opened by another gateway of the fleet (or before a restart).
         if let Some(s) = self.open_from_store(g, key) {
             return Ok(s);
@@ -648,9 +660,7 @@ impl SessionsHandler {
             };
             return self.open(g, params, None);
         }
-        let default_agent = g.config.default_agent_id();
-        let main = g.config.main_session();
-        let Some(agent) = main_session_agent(key, &default_agent, &main) else {
+        let Some(agent) = main_agent else {
             return Err(RpcError::not_found(format!(
                 "unknown session `{key}`: create it with sessions.create (an agent's main session, agent:<id>:main or agent:<id>:<session.mainKey>, is created on first use)"
             )));

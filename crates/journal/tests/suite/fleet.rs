@@ -111,8 +111,8 @@ fn a_lost_database_fails_started_typed_and_heals_after_restart() {
     assert!(healed);
     rt.block_on(journal.flush()).unwrap();
     // The `started` record committed before the crash survived it (the
-    // test server runs with `synchronous_commit = off`; the journal sets
-    // `on` for its own transactions), the kept terminal record landed, and
+    // pool's connections commit with `synchronous_commit = on`), the kept
+    // terminal record landed, and
     // the refused call left no row: its id is still free.
     assert_eq!(
         journal.get("before").unwrap().unwrap().outcome(),
