@@ -114,6 +114,9 @@ fn test() -> Result<(), String> {
     // Stopped and deleted when this function returns.
     let (_postgres, postgres_env) = postgres::shared()?;
     checks::ensure_cargo_tool("nextest", "cargo-nextest", NEXTEST_VERSION)?;
+    // The MCP fixture server, which `talon-mcp`'s tests run: built here,
+    // not by the first test that needs it while the others run.
+    cargo(&["build", "--quiet", "-p", "talon-mcp-fixture-server"])?;
     // nextest runs every test in its own process, by the groups and
     // timeouts of `.config/nextest.toml`; it does not run doctests.
     for args in [
