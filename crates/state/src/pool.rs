@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use std::collections::HashMap;
 
+use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
@@ -83,14 +84,34 @@ impl Conn {
         Ok(statement)
     }
 
+    /// Run `sql`'s cached statement with `f`. A statement the server no
+    /// longer accepts as prepared (a migration changed what it returns, or
+    /// the server forgot it) is dropped from the cache on that error, so
+    /// the next call prepares it again.
+    fn with_statement<T>(
+        &mut self,
+        sql: &str,
+        f: impl FnOnce(&mut Client, &Statement) -> Result<T, postgres::Error>,
+    ) -> Result<T, postgres::Error> {
+        let statement = self.prepared(sql)?;
+        let result = f(&mut self.client, &statement);
+        if let Err(e) = &result
+            && e.code().is_some_and(|c| {
+                *c == SqlState::FEATURE_NOT_SUPPORTED || *c == SqlState::INVALID_SQL_STATEMENT_NAME
+            })
+        {
+            self.statements.remove(sql);
+        }
+        result
+    }
+
     /// The rows of `sql` (prepared once per connection).
     pub fn query(
         &mut self,
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, postgres::Error> {
-        let statement = self.prepared(sql)?;
-        self.client.query(&statement, params)
+        self.with_statement(sql, |c, s| c.query(s, params))
     }
 
     /// The one row of `sql`; an error when there is none or more.
@@ -99,8 +120,7 @@ impl Conn {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Row, postgres::Error> {
-        let statement = self.prepared(sql)?;
-        self.client.query_one(&statement, params)
+        self.with_statement(sql, |c, s| c.query_one(s, params))
     }
 
     /// The row of `sql`, if any; an error when there are more.
@@ -109,8 +129,7 @@ impl Conn {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<Row>, postgres::Error> {
-        let statement = self.prepared(sql)?;
-        self.client.query_opt(&statement, params)
+        self.with_statement(sql, |c, s| c.query_opt(s, params))
     }
 
     /// Run `sql`; the number of rows it changed.
@@ -119,8 +138,7 @@ impl Conn {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<u64, postgres::Error> {
-        let statement = self.prepared(sql)?;
-        self.client.execute(&statement, params)
+        self.with_statement(sql, |c, s| c.execute(s, params))
     }
 
     /// The driver's client, for a helper generic over

@@ -258,6 +258,26 @@ fn a_connection_prepares_each_statement_once() -> anyhow::Result<()> {
 }
 
 #[test]
+fn a_cached_statement_a_migration_broke_is_prepared_again() -> anyhow::Result<()> {
+    let db = shared_database()?;
+    let pool = PgPool::connect(db.config().with_pool_size(1))?;
+    pool.run(|c| Ok(c.batch_execute("CREATE TABLE t (a INT); INSERT INTO t VALUES (1)")?))?;
+    const SQL: &str = "SELECT * FROM t";
+    let width = |pool: &PgPool| pool.run(|c| Ok(c.query_one(SQL, &[])?.len()));
+    assert_eq!(width(&pool)?, 1);
+    // Another member's migration changes what the statement returns.
+    pool.run(|c| Ok(c.batch_execute("ALTER TABLE t ADD COLUMN b INT")?))?;
+    // The server refuses the old plan once; the next call prepares anew.
+    let first = width(&pool);
+    assert!(
+        matches!(first, Ok(2) | Err(StateError::Query { .. })),
+        "{first:?}"
+    );
+    assert_eq!(width(&pool)?, 2);
+    Ok(())
+}
+
+#[test]
 fn a_query_error_carries_the_database_message() -> anyhow::Result<()> {
     let db = shared_database()?;
     let pool = db.pool()?;
