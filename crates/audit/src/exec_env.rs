@@ -52,6 +52,51 @@ fn layers<'a>(
     out
 }
 
+/// A `set` entry with a credential-looking name and a literal value.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct LiteralSet {
+    /// Its layer's key (`tools.exec.env`, `agents.list[1].tools.exec.env`).
+    pub(crate) layer: String,
+    /// `exec` for the global layer, `exec-<agent>` for an agent's.
+    pub(crate) owner: String,
+    pub(crate) name: String,
+    pub(crate) value: String,
+}
+
+/// Every `set` entry `talon.exec.env.literal_secret` reports, once each.
+pub(crate) fn literal_set_secrets(config: &TalonConfig) -> Vec<LiteralSet> {
+    let exec = config.exec_config();
+    let mut out: Vec<LiteralSet> = Vec::new();
+    for agent in crate::audited_agents(config) {
+        let agent_env = config
+            .agent(&agent)
+            .and_then(|a| a.tools)
+            .and_then(|t| t.exec)
+            .and_then(|e| e.env);
+        for (i, layer) in layers(config, &exec.env, &agent, agent_env.as_ref())
+            .into_iter()
+            .enumerate()
+        {
+            for (name, value) in layer.set {
+                let found = LiteralSet {
+                    layer: layer.key.clone(),
+                    owner: if i == 0 {
+                        "exec".to_owned()
+                    } else {
+                        format!("exec-{agent}")
+                    },
+                    name: name.clone(),
+                    value: value.clone(),
+                };
+                if is_credential_like(name) && literal_value(value) && !out.contains(&found) {
+                    out.push(found);
+                }
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn check(input: &AuditInput<'_>, out: &mut Findings) {
     let config = input.config;
     let exec = config.exec_config();
@@ -174,7 +219,7 @@ fn layer_findings(layer: &Layer<'_>, out: &mut Findings) {
                 literal.join(", "),
                 if literal.len() == 1 { "holds" } else { "hold" }
             ),
-            "Remove it from set; give the credential only to the tool that needs it (an MCP server's env as `${VAR}`), or to a sandboxed agent that needs it, never to every exec child.",
+            "Move it to the secrets file (`talon security audit --fix` writes `${secret:NAME}` in its place), or better remove it from set and give the credential only to the tool that needs it (an MCP server's env), or to a sandboxed agent that needs it, never to every exec child.",
         );
     }
 }

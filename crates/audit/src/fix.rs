@@ -115,7 +115,8 @@ impl SecretsFix {
 }
 
 /// Move each plain-text secret the audit reports in MCP servers' `env` and
-/// `headers` (`talon.mcp.literal_secret`) into `<state dir>/secrets.json`
+/// `headers` (`talon.mcp.literal_secret`) and in `tools.exec.env.set`
+/// (`talon.exec.env.literal_secret`) into `<state dir>/secrets.json`
 /// (mode 0600) and write `${secret:NAME}` in its place, and replace each
 /// plain-text `gateway.auth.tokens[].token` by its `tokenSha256` (the same
 /// token keeps working and keeps its default id; a running gateway picks
@@ -213,6 +214,36 @@ pub fn fix_secrets(
                     Err(e) => fix.left.push(format!("{key}: {e}")),
                 }
             }
+        }
+    }
+    // `tools.exec.env.set` (global and each agent's): the same move, the
+    // secret named after the layer (`exec_GH_TOKEN`, `exec-ops_GH_TOKEN`).
+    for found in crate::exec_env::literal_set_secrets(config) {
+        let crate::exec_env::LiteralSet {
+            layer,
+            owner,
+            name,
+            value,
+        } = found;
+        let key = format!("{layer}.set.{name}");
+        let secret = secret_name_for(&secrets, &owner, &name, &value);
+        let mut path: Vec<String> = layer
+            .split('.')
+            .flat_map(|part| match part.split_once('[') {
+                Some((k, i)) => vec![k.to_owned(), i.trim_end_matches(']').to_owned()],
+                None => vec![part.to_owned()],
+            })
+            .collect();
+        path.extend(["set".to_owned(), name.clone()]);
+        let path: Vec<&str> = path.iter().map(String::as_str).collect();
+        let reference = format!("${{secret:{secret}}}");
+        match talon_config::edit::replace_string_value(&text, &path, &value, &reference) {
+            Ok(new_text) => {
+                text = new_text;
+                secrets.insert(secret.clone(), value);
+                fix.moved.push(SecretMove { key, secret });
+            }
+            Err(e) => fix.left.push(format!("{key}: {e}")),
         }
     }
     if !fix.changed() {

@@ -525,6 +525,50 @@ impl TalonConfig {
         self.exec_config().env_policy(agent.as_ref())
     }
 
+    /// The exec environment policy as exec children get it: `agent_id`'s
+    /// ([`TalonConfig::exec_env_policy`]), or the global one with `None`,
+    /// with the `${secret:NAME}` (from `secrets`, the state directory's
+    /// secrets file) and `${VAR}` (this process's environment) references
+    /// of `set` expanded. A reference that does not resolve is an error at
+    /// `set.NAME` naming the secret or variable, never its value.
+    pub fn exec_env_policy_expanded(
+        &self,
+        agent_id: Option<&str>,
+        secrets: &crate::secrets::SecretStore,
+    ) -> Result<talon_exec_env::EnvPolicy, talon_exec_env::EnvConfigError> {
+        let policy = match agent_id {
+            Some(id) => self.exec_env_policy(id)?,
+            None => self.exec_config().env_policy(None)?,
+        };
+        let lookup = secrets.lookup(|name| std::env::var(name).ok());
+        policy.expand_set(|value| {
+            // Talon's own settings (the gateway token among them) never
+            // reach exec children, not even by a reference.
+            let upper = value.to_uppercase();
+            if ["${TALON_", "${OPENCLAW_"].iter().any(|p| upper.contains(p)) {
+                return Err("a reference to Talon's reserved namespace (TALON_*, OPENCLAW_*) would hand Talon's own settings to every exec child; use another variable or a ${secret:NAME}".to_owned());
+            }
+            crate::sections::mcp::expand_env_refs(value, &lookup).map_err(|e| e.to_string())
+        })
+    }
+
+    /// Whether any `tools.exec.env.set` value (global or an agent's) holds
+    /// a `${…}` reference, so the secrets file is needed to build the exec
+    /// environment.
+    pub fn exec_env_has_refs(&self) -> bool {
+        let global = self.exec_config().env.set;
+        let agents = self.agent_ids().into_iter().filter_map(|id| {
+            self.agent(&id)
+                .and_then(|a| a.tools)
+                .and_then(|t| t.exec)
+                .and_then(|e| e.env)
+                .map(|env| env.set)
+        });
+        std::iter::once(global)
+            .chain(agents)
+            .any(|set| set.values().any(|v| v.contains("${")))
+    }
+
     /// What the policy pipeline reads: the `tools` section and, per agent id
     /// (lowercased, from both `agents.list` and `agents.entries`), that
     /// agent's `tools` block (empty when it has none).

@@ -50,7 +50,7 @@ pub enum Withheld {
 /// ]);
 /// assert_eq!(env.keys().collect::<Vec<_>>(), ["PATH"]);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct EnvPolicy {
     inherit: InheritMode,
     default_exclude: Vec<NamePattern>,
@@ -60,6 +60,19 @@ pub struct EnvPolicy {
     /// match every layer.
     include_only: Vec<Vec<NamePattern>>,
     set: BTreeMap<String, String>,
+}
+
+/// The `set` values are not shown (they may be expanded secrets): only
+/// their names.
+impl std::fmt::Debug for EnvPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvPolicy")
+            .field("inherit", &self.inherit)
+            .field("exclude", &self.exclude)
+            .field("include_only", &self.include_only)
+            .field("set", &self.set.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for EnvPolicy {
@@ -134,6 +147,32 @@ impl EnvPolicy {
     /// The configured variables every child gets.
     pub fn set_vars(&self) -> &BTreeMap<String, String> {
         &self.set
+    }
+
+    /// The policy with every `set` value passed through `expand` (the
+    /// config's `${secret:NAME}` and `${VAR}` references, which this crate
+    /// does not resolve itself). A value `expand` refuses, or one that
+    /// expands to a NUL byte, is an error at `set.NAME`; nothing is
+    /// dropped.
+    pub fn expand_set(
+        mut self,
+        expand: impl Fn(&str) -> Result<String, String>,
+    ) -> Result<EnvPolicy, EnvConfigError> {
+        for (name, value) in &mut self.set {
+            let error = |message: String| EnvConfigError {
+                key: format!("set.{name}"),
+                message,
+            };
+            let expanded = expand(value).map_err(error)?;
+            if expanded.contains('\0') {
+                return Err(error(
+                    "the value a reference gave contains a NUL byte, which no environment can carry"
+                        .to_owned(),
+                ));
+            }
+            *value = expanded;
+        }
+        Ok(self)
     }
 
     /// Why the inherited variable `name` is withheld, or `None` when the

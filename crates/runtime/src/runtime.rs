@@ -161,8 +161,9 @@ impl RuntimeBuilder {
         );
         builder.sandbox.config = Arc::new(config.clone());
         builder.sandbox.state_dir = state_dir.clone();
-        // `${secret:NAME}` references in MCP servers' env and headers.
-        #[cfg(feature = "mcp")]
+        // `${secret:NAME}` references in MCP servers' env and headers, and
+        // in `tools.exec.env.set` (which stdio MCP servers and command
+        // hooks get as exec children do).
         let secrets = talon_config::secrets::SecretStore::load(&state_dir)?;
         let builtins = Builtins::from_config(config, config_dir, state_dir)?;
         builder.families.extend(builtins.families.iter().cloned());
@@ -179,12 +180,16 @@ impl RuntimeBuilder {
             let agent_env = config
                 .agent_ids()
                 .into_iter()
-                .map(|id| config.exec_env_policy(&id).map(|p| (id, p)))
+                .map(|id| {
+                    config
+                        .exec_env_policy_expanded(Some(&id), &secrets)
+                        .map(|p| (id, p))
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             builder.mcp = Arc::new(
                 talon_mcp::McpManager::new(config.mcp.clone().unwrap_or_default(), agent_mcp)
-                    .with_env_policies(config.exec_config().env_policy(None)?, agent_env)
-                    .with_secrets(secrets),
+                    .with_env_policies(config.exec_env_policy_expanded(None, &secrets)?, agent_env)
+                    .with_secrets(secrets.clone()),
             );
         }
         // Without the `mcp` feature, configured MCP servers are an error:
@@ -207,7 +212,7 @@ impl RuntimeBuilder {
         if let Some(hooks) = tools.and_then(|t| t.hooks.as_ref()) {
             // Hook programs get the global exec environment policy (hooks
             // are not per agent).
-            let env_policy = config.exec_config().env_policy(None)?;
+            let env_policy = config.exec_env_policy_expanded(None, &secrets)?;
             builder
                 .hooks
                 .add_command_hooks_with_env(hooks, config_dir, &env_policy);
@@ -748,7 +753,13 @@ pub fn check_hooks(config: &TalonConfig, config_dir: &Path) -> Result<Vec<HookPr
     let Some(hooks) = config.tools.as_ref().and_then(|t| t.hooks.as_ref()) else {
         return Ok(Vec::new());
     };
-    let env_policy = config.exec_config().env_policy(None)?;
+    // `${VAR}` references in `set` (a `PATH` built from the environment)
+    // as the runtime expands them; with a `${secret:NAME}` one, which needs
+    // the state directory, the values as written (the runtime's own build
+    // reports a reference that does not resolve).
+    let env_policy = config
+        .exec_env_policy_expanded(None, &talon_config::secrets::SecretStore::default())
+        .or_else(|_| config.exec_config().env_policy(None))?;
     Ok(hooks.check(config_dir, &env_policy))
 }
 

@@ -125,3 +125,66 @@ fn fix_moves_literal_secrets_into_the_secrets_file_once() {
     assert_eq!(again, talon_audit::SecretsFix::default());
     assert_eq!(std::fs::read_to_string(&setup.config).unwrap(), want);
 }
+
+/// The same move for `tools.exec.env.set` (global and an agent's): the
+/// runtime expands `${secret:NAME}` there, so the fixed config gives exec
+/// children the same values; a second run changes nothing.
+#[test]
+fn fix_moves_exec_env_set_literals_into_the_secrets_file() {
+    let text = r#"{
+  tools: { exec: { env: { set: { GH_TOKEN: "ghp-GLOBAL", EDITOR: "vi" } } } },
+  agents: { list: [
+    { id: "main", default: true },
+    { id: "ops", tools: { exec: { env: { set: { DEPLOY_PASSWORD: "pw-OPS", REF_TOKEN: "${secret:kept}" } } } } },
+  ] },
+}
+"#;
+    let setup = Setup::new(text, 0o600);
+    let before = setup.audit(false);
+    assert!(
+        before
+            .findings
+            .iter()
+            .any(|f| f.check_id == "talon.exec.env.literal_secret")
+    );
+    let loaded = talon_config::load(&setup.config).unwrap();
+    let fix = talon_audit::fix_secrets(&setup.config, &loaded.config, &setup.state).unwrap();
+    let moved: Vec<(&str, &str)> = fix
+        .moved
+        .iter()
+        .map(|m| (m.key.as_str(), m.secret.as_str()))
+        .collect();
+    assert_eq!(
+        moved,
+        [
+            ("tools.exec.env.set.GH_TOKEN", "exec_GH_TOKEN"),
+            (
+                "agents.list[1].tools.exec.env.set.DEPLOY_PASSWORD",
+                "exec-ops_DEPLOY_PASSWORD"
+            ),
+        ]
+    );
+    assert!(fix.left.is_empty(), "{:?}", fix.left);
+    let want = text
+        .replace("\"ghp-GLOBAL\"", "\"${secret:exec_GH_TOKEN}\"")
+        .replace("\"pw-OPS\"", "\"${secret:exec-ops_DEPLOY_PASSWORD}\"");
+    assert_eq!(std::fs::read_to_string(&setup.config).unwrap(), want);
+    let stored: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(setup.state.join("secrets.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        stored,
+        serde_json::json!({"exec_GH_TOKEN": "ghp-GLOBAL", "exec-ops_DEPLOY_PASSWORD": "pw-OPS"})
+    );
+    assert!(
+        !setup
+            .audit(false)
+            .findings
+            .iter()
+            .any(|f| f.check_id == "talon.exec.env.literal_secret")
+    );
+    let loaded = talon_config::load(&setup.config).unwrap();
+    let again = talon_audit::fix_secrets(&setup.config, &loaded.config, &setup.state).unwrap();
+    assert_eq!(again, talon_audit::SecretsFix::default());
+}

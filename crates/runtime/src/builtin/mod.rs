@@ -97,12 +97,26 @@ impl Builtins {
         );
         #[cfg(feature = "ssh")]
         backends.register("ssh", ssh::backend(talon_config::home_dir()));
+        // `${secret:NAME}` and `${VAR}` in `tools.exec.env.set`: the file
+        // is read only when a value holds a reference, and every policy
+        // (global, each agent's) must expand now, so a reference that does
+        // not resolve stops the build instead of the first exec.
+        let exec_secrets = if config.exec_env_has_refs() {
+            talon_config::secrets::SecretStore::load(&state_dir)?
+        } else {
+            talon_config::secrets::SecretStore::default()
+        };
+        config.exec_env_policy_expanded(None, &exec_secrets)?;
+        for id in config.agent_ids() {
+            config.exec_env_policy_expanded(Some(&id), &exec_secrets)?;
+        }
         let targets = Arc::new(Targets::new(
             Arc::new(config.clone()),
             config_dir.to_path_buf(),
             state_dir.clone(),
             talon_config::home_dir(),
             Arc::clone(&backends),
+            exec_secrets,
         ));
         let config_file = Arc::clone(&targets.config_file);
         let registry = Arc::new(ProcessRegistry::new(RegistryOptions::from_config(&exec)));

@@ -44,6 +44,9 @@ pub(crate) struct Targets {
     state_dir: PathBuf,
     home: Option<PathBuf>,
     backends: Arc<SandboxBackendRegistry>,
+    /// What `${secret:NAME}` in `tools.exec.env.set` reads (empty when no
+    /// value holds a reference).
+    exec_secrets: talon_config::secrets::SecretStore,
     /// Host targets by workspace, `workspaceOnly` and agent (the agent's
     /// exec environment policy is part of its launcher).
     hosts: Mutex<HashMap<(PathBuf, bool, String), RunTarget>>,
@@ -78,6 +81,7 @@ impl Targets {
         state_dir: PathBuf,
         home: Option<PathBuf>,
         backends: Arc<SandboxBackendRegistry>,
+        exec_secrets: talon_config::secrets::SecretStore,
     ) -> Self {
         Targets {
             config,
@@ -86,6 +90,7 @@ impl Targets {
             state_dir,
             home,
             backends,
+            exec_secrets,
             hosts: Mutex::new(HashMap::new()),
             sandboxes: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
@@ -177,13 +182,13 @@ impl Targets {
     }
 
     /// The exec environment policy of `agent_id` (`tools.exec.env` with the
-    /// agent's layered over it).
+    /// agent's layered over it, its `set` references expanded).
     pub(crate) fn env_policy(
         &self,
         agent_id: &str,
     ) -> Result<Arc<talon_exec_env::EnvPolicy>, ToolError> {
         self.config
-            .exec_env_policy(agent_id)
+            .exec_env_policy_expanded(Some(agent_id), &self.exec_secrets)
             .map(Arc::new)
             .map_err(|e| ToolError::execution(format!("tools.exec.env.{e}")))
     }

@@ -182,3 +182,85 @@ fn a_readable_secrets_file_stops_the_build() {
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
     assert!(RuntimeBuilder::from_config_in(&config, dir.path(), state).is_ok());
 }
+
+/// `tools.exec.env.set` values may be `${secret:NAME}` (the state
+/// directory's secrets file) or `${VAR}` (the process environment)
+/// references: exec children get the value, the policy's `Debug` shows
+/// only names, and a reference that does not resolve stops the build at
+/// its key, naming the secret, never a value.
+#[tokio::test]
+async fn exec_env_set_references_are_expanded_from_the_secrets_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::create_dir(dir.path().join("ws")).unwrap();
+    let file = state.join(talon_config::secrets::SECRETS_FILE);
+    std::fs::write(&file, r#"{"gh": "ghp-SECRET-VALUE"}"#).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // The test binary's own environment: HOME is always set.
+    let home = std::env::var("HOME").unwrap();
+    let text = r#"{
+      agents: { defaults: { workspace: "./ws" } },
+      tools: { exec: { env: { set: {
+        GH_TOKEN: "${secret:gh}",
+        WHERE: "home=${HOME}",
+        PLAIN: "as-is",
+      } } } },
+    }"#;
+    let config = talon_config::load_str(text, "talon.json").unwrap().config;
+    let policy = config
+        .exec_env_policy_expanded(
+            None,
+            &talon_config::secrets::SecretStore::load(&state).unwrap(),
+        )
+        .unwrap();
+    assert!(!format!("{policy:?}").contains("ghp-SECRET-VALUE"), "{policy:?}");
+    let runtime = RuntimeBuilder::from_config_in(&config, dir.path(), state.clone())
+        .unwrap()
+        .build()
+        .unwrap();
+    let table = runtime.assemble(RunSpec::new(RunContext::new("main")));
+    let out = table
+        .invoke(ModelToolCall::new(
+            "c1",
+            "exec",
+            json!({ "command": "printf '%s|%s|%s' \"$GH_TOKEN\" \"$WHERE\" \"$PLAIN\"" }),
+        ))
+        .await;
+    match &out {
+        InvokeOutcome::Completed { result, .. } => assert_eq!(
+            result.text().trim(),
+            format!("ghp-SECRET-VALUE|home={home}|as-is")
+        ),
+        other => panic!("expected a result, got {other:?}"),
+    }
+    // A secret the file does not hold: the build stops at the key.
+    let text = r#"{ tools: { exec: { env: { set: { GH_TOKEN: "${secret:missing}" } } } } }"#;
+    let config = talon_config::load_str(text, "talon.json").unwrap().config;
+    let err = RuntimeBuilder::from_config_in(&config, dir.path(), state.clone())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("set.GH_TOKEN") && err.contains("`missing`"),
+        "{err}"
+    );
+    // So does an agent's own reference to an unset variable.
+    let text = r#"{ agents: { list: [ { id: "ops", tools: { exec: { env: { set: {
+        X: "${SURELY_UNSET_TEST_VAR_41}" } } } } } ] } }"#;
+    let config = talon_config::load_str(text, "talon.json").unwrap().config;
+    let err = RuntimeBuilder::from_config_in(&config, dir.path(), state)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("set.X") && err.contains("SURELY_UNSET_TEST_VAR_41"),
+        "{err}"
+    );
+    // Talon's own variables are not reachable by a reference.
+    let text = r#"{ tools: { exec: { env: { set: { T: "${TALON_GATEWAY_TOKEN}" } } } } }"#;
+    let config = talon_config::load_str(text, "talon.json").unwrap().config;
+    let err = RuntimeBuilder::from_config_in(&config, dir.path(), dir.path().join("state"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("set.T") && err.contains("reserved"), "{err}");
+}
