@@ -169,10 +169,9 @@ fn fix_moves_exec_env_set_literals_into_the_secrets_file() {
         .replace("\"ghp-GLOBAL\"", "\"${secret:exec_GH_TOKEN}\"")
         .replace("\"pw-OPS\"", "\"${secret:exec-ops_DEPLOY_PASSWORD}\"");
     assert_eq!(std::fs::read_to_string(&setup.config).unwrap(), want);
-    let stored: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(setup.state.join("secrets.json")).unwrap(),
-    )
-    .unwrap();
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(setup.state.join("secrets.json")).unwrap())
+            .unwrap();
     assert_eq!(
         stored,
         serde_json::json!({"exec_GH_TOKEN": "ghp-GLOBAL", "exec-ops_DEPLOY_PASSWORD": "pw-OPS"})

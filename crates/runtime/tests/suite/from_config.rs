@@ -215,7 +215,10 @@ async fn exec_env_set_references_are_expanded_from_the_secrets_file() {
             &talon_config::secrets::SecretStore::load(&state).unwrap(),
         )
         .unwrap();
-    assert!(!format!("{policy:?}").contains("ghp-SECRET-VALUE"), "{policy:?}");
+    assert!(
+        !format!("{policy:?}").contains("ghp-SECRET-VALUE"),
+        "{policy:?}"
+    );
     let runtime = RuntimeBuilder::from_config_in(&config, dir.path(), state.clone())
         .unwrap()
         .build()
