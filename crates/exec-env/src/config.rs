@@ -55,7 +55,9 @@ pub struct ExecEnvConfig {
     pub include_only: Option<Vec<String>>,
     /// Variables every child gets (after the inherited base; a sandboxed
     /// run gets them too). Values are the operator's: they are not
-    /// filtered by the excludes.
+    /// filtered by the excludes. A value may hold `${secret:NAME}` (the
+    /// state directory's secrets file) and `${VAR}` (the gateway's
+    /// environment) references, expanded when the runtime is built.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub set: BTreeMap<String, String>,
 }
