@@ -541,15 +541,7 @@ impl TalonConfig {
             None => self.exec_config().env_policy(None)?,
         };
         let lookup = secrets.lookup(|name| std::env::var(name).ok());
-        policy.expand_set(|value| {
-            // Talon's own settings (the gateway token among them) never
-            // reach exec children, not even by a reference.
-            let upper = value.to_uppercase();
-            if ["${TALON_", "${OPENCLAW_"].iter().any(|p| upper.contains(p)) {
-                return Err("a reference to Talon's reserved namespace (TALON_*, OPENCLAW_*) would hand Talon's own settings to every exec child; use another variable or a ${secret:NAME}".to_owned());
-            }
-            crate::sections::mcp::expand_env_refs(value, &lookup).map_err(|e| e.to_string())
-        })
+        policy.expand_set(|value| crate::sections::mcp::expand_env_refs(value, &lookup))
     }
 
     /// Whether any `tools.exec.env.set` value (global or an agent's) holds

@@ -151,19 +151,30 @@ impl EnvPolicy {
 
     /// The policy with every `set` value passed through `expand` (the
     /// config's `${secret:NAME}` and `${VAR}` references, which this crate
-    /// does not resolve itself). A value `expand` refuses, or one that
-    /// expands to a NUL byte, is an error at `set.NAME`; nothing is
-    /// dropped.
-    pub fn expand_set(
+    /// does not resolve itself). A value referring to Talon's reserved
+    /// namespace (`${TALON_…}`, `${OPENCLAW_…}`: the gateway's own
+    /// settings), one `expand` refuses, or one that expands to a NUL byte
+    /// is an error at `set.NAME`; nothing is dropped.
+    pub fn expand_set<E: std::fmt::Display>(
         mut self,
-        expand: impl Fn(&str) -> Result<String, String>,
+        expand: impl Fn(&str) -> Result<String, E>,
     ) -> Result<EnvPolicy, EnvConfigError> {
         for (name, value) in &mut self.set {
             let error = |message: String| EnvConfigError {
                 key: format!("set.{name}"),
                 message,
             };
-            let expanded = expand(value).map_err(error)?;
+            let upper = value.to_uppercase();
+            if crate::config::RESERVED_PREFIXES
+                .iter()
+                .any(|p| upper.contains(&format!("${{{p}")))
+            {
+                return Err(error(
+                    "a reference to Talon's reserved namespace (TALON_*, OPENCLAW_*) would hand Talon's own settings to every exec child; use another variable or a ${secret:NAME}"
+                        .to_owned(),
+                ));
+            }
+            let expanded = expand(value).map_err(|e| error(e.to_string()))?;
             if expanded.contains('\0') {
                 return Err(error(
                     "the value a reference gave contains a NUL byte, which no environment can carry"
