@@ -183,13 +183,7 @@ pub fn fix_secrets(
         .filter_map(|n| store.get(n).map(|v| (n.to_owned(), v.to_owned())))
         .collect();
     for (section, mcp) in crate::secrets::mcp_sections(config) {
-        let section_path: Vec<String> = section
-            .split('.')
-            .flat_map(|part| match part.split_once('[') {
-                Some((k, i)) => vec![k.to_owned(), i.trim_end_matches(']').to_owned()],
-                None => vec![part.to_owned()],
-            })
-            .collect();
+        let section_path = key_path(&section);
         for (server, cfg) in &mcp.servers.0 {
             let values = cfg
                 .env
@@ -227,13 +221,7 @@ pub fn fix_secrets(
         } = found;
         let key = format!("{layer}.set.{name}");
         let secret = secret_name_for(&secrets, &owner, &name, &value);
-        let mut path: Vec<String> = layer
-            .split('.')
-            .flat_map(|part| match part.split_once('[') {
-                Some((k, i)) => vec![k.to_owned(), i.trim_end_matches(']').to_owned()],
-                None => vec![part.to_owned()],
-            })
-            .collect();
+        let mut path = key_path(&layer);
         path.extend(["set".to_owned(), name.clone()]);
         let path: Vec<&str> = path.iter().map(String::as_str).collect();
         let reference = format!("${{secret:{secret}}}");
@@ -269,6 +257,17 @@ pub fn fix_secrets(
 
 /// A free secret name for `server`'s `key` (`<server>_<key>`, sanitised),
 /// or the name already holding this very value.
+/// A config key (`agents.list[1].tools.exec.env`) as the path of members
+/// and indexes the editor walks (`agents`, `list`, `1`, `tools`, …).
+fn key_path(key: &str) -> Vec<String> {
+    key.split('.')
+        .flat_map(|part| match part.split_once('[') {
+            Some((k, i)) => vec![k.to_owned(), i.trim_end_matches(']').to_owned()],
+            None => vec![part.to_owned()],
+        })
+        .collect()
+}
+
 fn secret_name_for(
     secrets: &std::collections::BTreeMap<String, String>,
     server: &str,
