@@ -194,35 +194,6 @@ fn allowed_from_sql(allowed: &str) -> Vec<ApprovalDecision> {
         .collect()
 }
 
-/// A pending request's columns, owned, for a closure on a pool worker.
-struct PendingRow {
-    id: String,
-    call_id: String,
-    params_hash: String,
-    tool_name: String,
-    plugin_id: String,
-    scope: String,
-    agent_id: String,
-    session_key: String,
-    allowed: String,
-    request: String,
-    requested_at_ms: i64,
-}
-
-/// A decision row's columns, owned.
-struct DecisionRow {
-    id: String,
-    call_id: String,
-    params_hash: String,
-    tool_name: String,
-    plugin_id: String,
-    scope: String,
-    agent_id: String,
-    session_key: String,
-    decision: String,
-    requested_at_ms: i64,
-}
-
 impl GrantStore for PostgresGrantStore {
     fn is_granted(&self, key: &GrantKey) -> Result<bool> {
         let [scope, value, plugin, tool, fingerprint] = key_parts(key);
@@ -299,18 +270,9 @@ impl GrantStore for PostgresGrantStore {
     /// request's pending row, if it somehow still waits, ends with the
     /// same decision. Old audit rows and ended requests are pruned.
     fn record_decision(&self, request: &ApprovalRequest, decision: ApprovalDecision) -> Result<()> {
-        let row = DecisionRow {
-            id: request.id.clone(),
-            call_id: request.call_id.clone(),
-            params_hash: request.params_hash.clone(),
-            tool_name: request.tool_name.clone(),
-            plugin_id: request.plugin_id.clone(),
-            scope: request.scope.as_str().to_owned(),
-            agent_id: request.agent_id.clone(),
-            session_key: request.session_key.clone(),
-            decision: decision.as_str().to_owned(),
-            requested_at_ms: ms_to_sql(request.created_at_ms),
-        };
+        // Owned for the closure on a pool worker.
+        let request = request.clone();
+        let decision = decision.as_str();
         let member = self.member_id.clone();
         self.run("record a decision", move |c| {
             let mut tx = c.transaction()?;
@@ -323,16 +285,16 @@ impl GrantStore for PostgresGrantStore {
             tx.execute(
                 &insert,
                 &[
-                    &row.id,
-                    &row.call_id,
-                    &row.params_hash,
-                    &row.tool_name,
-                    &row.plugin_id,
-                    &row.scope,
-                    &row.agent_id,
-                    &row.session_key,
-                    &row.decision,
-                    &row.requested_at_ms,
+                    &request.id,
+                    &request.call_id,
+                    &request.params_hash,
+                    &request.tool_name,
+                    &request.plugin_id,
+                    &request.scope.as_str(),
+                    &request.agent_id,
+                    &request.session_key,
+                    &decision,
+                    &ms_to_sql(request.created_at_ms),
                     &member,
                 ],
             )?;
@@ -341,7 +303,7 @@ impl GrantStore for PostgresGrantStore {
                  SET decision = $2, decided_at_ms = {NOW_MS}, decided_by = $3, request = NULL
                  WHERE approval_id = $1 AND decision IS NULL"
             );
-            tx.execute(&end, &[&row.id, &row.decision, &member])?;
+            tx.execute(&end, &[&request.id, &decision, &member])?;
             tx.execute(
                 "DELETE FROM approval_decisions
                  WHERE id <= (SELECT max(id) FROM approval_decisions) - $1",
@@ -365,19 +327,9 @@ impl GrantStore for PostgresGrantStore {
                 StateError::query(format!("cannot encode the request: {e}")),
             )
         })?;
-        let row = PendingRow {
-            id: request.id.clone(),
-            call_id: request.call_id.clone(),
-            params_hash: request.params_hash.clone(),
-            tool_name: request.tool_name.clone(),
-            plugin_id: request.plugin_id.clone(),
-            scope: request.scope.as_str().to_owned(),
-            agent_id: request.agent_id.clone(),
-            session_key: request.session_key.clone(),
-            allowed: allowed_to_sql(&request.allowed_decisions),
-            request: json,
-            requested_at_ms: ms_to_sql(request.created_at_ms),
-        };
+        // Owned for the closure on a pool worker.
+        let allowed = allowed_to_sql(&request.allowed_decisions);
+        let request = request.clone();
         let member = self.member_id.clone();
         self.run("record a pending approval", move |c| {
             let added = c.execute(
@@ -387,18 +339,18 @@ impl GrantStore for PostgresGrantStore {
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
                  ON CONFLICT (approval_id) DO NOTHING",
                 &[
-                    &row.id,
+                    &request.id,
                     &member,
-                    &row.call_id,
-                    &row.params_hash,
-                    &row.tool_name,
-                    &row.plugin_id,
-                    &row.scope,
-                    &row.agent_id,
-                    &row.session_key,
-                    &row.allowed,
-                    &row.request,
-                    &row.requested_at_ms,
+                    &request.call_id,
+                    &request.params_hash,
+                    &request.tool_name,
+                    &request.plugin_id,
+                    &request.scope.as_str(),
+                    &request.agent_id,
+                    &request.session_key,
+                    &allowed,
+                    &json,
+                    &ms_to_sql(request.created_at_ms),
                 ],
             )?;
             Ok(added == 1)
